@@ -1,0 +1,76 @@
+//! The built-in catalog that plain `baremcp` serves: `hello` and `calculate`.
+
+mod calculate;
+
+pub use calculate::{CalcError, evaluate};
+
+use serde_json::{Value, json};
+
+use crate::server::Server;
+use crate::tool::{Context, Tool, ToolOutput};
+
+/// The binary's server with its built-in tools registered.
+pub fn builtin() -> Server {
+    let mut server = Server::new("baremcp", env!("CARGO_PKG_VERSION"))
+        .title("baremcp")
+        .description("A strict, synchronous MCP server: built-in hello and calculate tools");
+    for tool in [hello(), calculate()] {
+        if let Err(e) = server.add_tool(tool) {
+            unreachable!("built-in tool does not register: {e}");
+        }
+    }
+    server
+}
+
+fn hello() -> Tool {
+    Tool::new(
+        "hello",
+        "Greets someone by name",
+        json!({
+            "type": "object",
+            "properties": { "name": { "type": "string", "minLength": 1, "description": "Who to greet" } },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+        |args: &Value, _: &mut Context| {
+            let name = args["name"].as_str().unwrap_or_default();
+            Ok(ToolOutput::text(format!("Hello, {name}!")))
+        },
+    )
+    .title("Hello")
+    .annotations(json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false }))
+}
+
+fn calculate() -> Tool {
+    Tool::new(
+        "calculate",
+        "Evaluates an arithmetic expression: numbers, + - * / % ^, parentheses, unary minus, \
+         pi, e, and sqrt abs floor ceil round min max ln log10 sin cos tan",
+        json!({
+            "type": "object",
+            "properties": { "expression": { "type": "string", "description": "For example (1 + 2) * sqrt(16)" } },
+            "required": ["expression"],
+            "additionalProperties": false
+        }),
+        |args: &Value, _: &mut Context| {
+            let value = evaluate(args["expression"].as_str().unwrap_or_default()).map_err(|e| e.to_string())?;
+            Ok(ToolOutput::structured(json!({ "value": number(value) })))
+        },
+    )
+    .title("Calculator")
+    .output_schema(json!({
+        "type": "object",
+        "properties": { "value": { "type": "number" } },
+        "required": ["value"]
+    }))
+    .annotations(json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false }))
+}
+
+/// Whole results print as integers (`4`, not `4.0`) where that is exact.
+fn number(value: f64) -> Value {
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
+}

@@ -1,0 +1,140 @@
+//! The binary's command line: argv → [`Command`], with the usage text. Parsing lives in the
+//! library so the transcript tests build their server from the same flags the binary reads.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use lexopt::prelude::*;
+
+use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
+
+pub const USAGE: &str = "\
+usage: baremcp [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
+       baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
+       baremcp --help | --version
+
+Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
+
+options:
+  --max-message-bytes N  longest accepted input line in bytes (default 16777216)
+  --page-size N          items per page of a list result (default: all in one page)
+  --log-level LEVEL      error, warn, info, debug or trace (default: RUST_LOG, else error)
+  -h, --help             print this help
+  -V, --version          print the version
+
+validate:
+  checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
+  line from stdin and prints one {\"valid\", \"errors\"} line per instance.
+  exit 0: all valid, 1: some invalid, 2: schema malformed or unreadable";
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    Serve(ServeOptions),
+    Validate { schema: PathBuf, instances: Vec<PathBuf>, jsonl: bool },
+    Help,
+    Version,
+}
+
+/// Flags of the serving mode.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServeOptions {
+    pub max_message_bytes: usize,
+    pub page_size: Option<usize>,
+    pub log_level: Option<String>,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES, page_size: None, log_level: None }
+    }
+}
+
+impl ServeOptions {
+    /// Applies the limits to a server.
+    pub fn apply(&self, mut server: Server) -> Server {
+        server = server.max_message_bytes(self.max_message_bytes);
+        if let Some(size) = self.page_size {
+            server = server.page_size(size);
+        }
+        server
+    }
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Command, lexopt::Error> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut options = ServeOptions::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
+            Long("page-size") => options.page_size = Some(positive(&mut parser)?),
+            Long("log-level") => {
+                let level: String = parser.value()?.string()?;
+                if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
+                    return Err(lexopt::Error::UnexpectedValue { option: "--log-level".into(), value: level.into() });
+                }
+                options.log_level = Some(level);
+            }
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('V') | Long("version") => return Ok(Command::Version),
+            Value(word) if word == "validate" => return validate(parser),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(Command::Serve(options))
+}
+
+fn validate(mut parser: lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut jsonl = false;
+    let mut paths = Vec::new();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("jsonl") => jsonl = true,
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Value(path) => paths.push(PathBuf::from(path)),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if paths.is_empty() {
+        return Err("validate needs a SCHEMA.json".into());
+    }
+    let schema = paths.remove(0);
+    if jsonl && !paths.is_empty() {
+        return Err("--jsonl reads instances from stdin: give no INSTANCE files".into());
+    }
+    Ok(Command::Validate { schema, instances: paths, jsonl })
+}
+
+fn positive(parser: &mut lexopt::Parser) -> Result<usize, lexopt::Error> {
+    let n: usize = parser.value()?.parse()?;
+    if n == 0 {
+        return Err("the value must be at least 1".into());
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_flags() {
+        assert_eq!(parse(Vec::<String>::new()).unwrap(), Command::Serve(ServeOptions::default()));
+        let Command::Serve(options) = parse(["--page-size", "2", "--max-message-bytes=64", "--log-level", "debug"]).unwrap()
+        else {
+            panic!("not serve")
+        };
+        assert_eq!(options.page_size, Some(2));
+        assert_eq!(options.max_message_bytes, 64);
+        assert_eq!(options.log_level.as_deref(), Some("debug"));
+        assert_eq!(parse(["--version"]).unwrap(), Command::Version);
+        assert_eq!(
+            parse(["validate", "--jsonl", "s.json"]).unwrap(),
+            Command::Validate { schema: "s.json".into(), instances: vec![], jsonl: true }
+        );
+        for bad in [&["--bogus"][..], &["--page-size"], &["--page-size", "0"], &["--page-size", "x"], &["--log-level", "loud"], &["extra"], &["validate"]] {
+            assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
+        }
+    }
+}

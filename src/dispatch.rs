@@ -1,0 +1,148 @@
+//! The method table: one `match` from method name to handler, with the era rules each
+//! method obeys, and the shaping every modern result gets.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+use crate::era::{self, Era, RequestMeta};
+use crate::jsonrpc::{ErrorObject, Id, Reply, is_object, present};
+use crate::methods::{lifecycle, tools};
+use crate::server::{Outbox, Server, Session};
+
+/// One request on its way through dispatch, with what the completion log line needs.
+pub(crate) struct Request<'a> {
+    pub id: &'a Id,
+    pub method: &'a str,
+    pub params: Option<&'a RawValue>,
+    pub meta: Option<RequestMeta<'a>>,
+    /// For tool calls: the tool name and whether the result was an error.
+    pub tool: Option<(String, bool)>,
+}
+
+impl<'a> Request<'a> {
+    pub fn new(id: &'a Id, method: &'a str, params: Option<&'a RawValue>) -> Self {
+        Request { id, method, params, meta: None, tool: None }
+    }
+
+    pub fn era(&self) -> Era {
+        self.meta.as_ref().map_or(Era::Legacy, |m| m.era)
+    }
+
+    pub fn log_completion(&self, reply: &Reply, micros: u128) {
+        let outcome = match reply {
+            Ok(_) => "ok".to_string(),
+            Err(e) => format!("error {}", e.code),
+        };
+        match &self.tool {
+            Some((name, is_error)) => log::info!(
+                "{} id={} {micros}us {outcome} tool={name} isError={is_error}",
+                self.method,
+                self.id
+            ),
+            None => log::info!("{} id={} {micros}us {outcome}", self.method, self.id),
+        }
+    }
+}
+
+/// Answers one request. `None` means the request stays open with no response yet
+/// (`subscriptions/listen`).
+pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request, out: &mut Outbox) -> Option<Reply> {
+    let meta = match era::read_meta(req.params) {
+        Ok(meta) => meta,
+        Err(error) => return Some(Err(error)),
+    };
+    let era = meta.era;
+    req.meta = Some(meta);
+    let reply = match req.method {
+        "initialize" => legacy_only(era, req.method).and_then(|()| lifecycle::initialize(server, session, req)),
+        "ping" => legacy_only(era, req.method).map(|()| json!({})),
+        "server/discover" => modern_only(req).and_then(|()| lifecycle::discover(server)),
+        "subscriptions/listen" => {
+            return match modern_only(req) {
+                Ok(()) => lifecycle::listen(session, req, out),
+                Err(error) => Some(Err(error)),
+            };
+        }
+        "tools/list" => ready(server.has_tools(), session, req).and_then(|()| tools::list(server, req)),
+        "tools/call" => ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req)),
+        other => Err(ErrorObject::method_not_found(other)),
+    };
+    Some(match era {
+        Era::Modern(_) => reply.map(|result| shape_modern(server, result)),
+        Era::Legacy => reply,
+    })
+}
+
+/// Handles a client notification. Notifications are never answered, whatever they hold.
+pub(crate) fn notification(session: &mut Session, method: &str, params: Option<&RawValue>) {
+    match method {
+        "notifications/initialized" => {}
+        "notifications/cancelled" => {
+            #[derive(Deserialize)]
+            struct Cancelled<'a> {
+                #[serde(rename = "requestId", borrow, default, deserialize_with = "present")]
+                request_id: Option<&'a RawValue>,
+            }
+            let id = params
+                .filter(|p| is_object(p))
+                .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
+                .and_then(|c| c.request_id.and_then(Id::from_raw));
+            match id {
+                Some(id) => lifecycle::cancel(session, &id),
+                None => log::debug!("ignored notifications/cancelled without a valid requestId"),
+            }
+        }
+        other => log::debug!("ignored notification {other}"),
+    }
+}
+
+/// `initialize`, `ping` and `logging/setLevel` do not exist in 2026-07-28.
+fn legacy_only(era: Era, method: &str) -> Result<(), ErrorObject> {
+    match era {
+        Era::Legacy => Ok(()),
+        Era::Modern(_) => Err(ErrorObject::method_not_found(method)),
+    }
+}
+
+fn modern_only(req: &Request) -> Result<(), ErrorObject> {
+    match req.era() {
+        Era::Modern(_) => Ok(()),
+        Era::Legacy => Err(ErrorObject::invalid_params(format!(
+            "{} is a 2026-07-28 method: send params._meta with {} and {}",
+            req.method,
+            era::VERSION_KEY,
+            era::CAPABILITIES_KEY
+        ))),
+    }
+}
+
+/// A feature method is served when its capability is declared, and, in the legacy era, once
+/// `initialize` has been answered.
+fn ready(declared: bool, session: &Session, req: &Request) -> Result<(), ErrorObject> {
+    if !declared {
+        return Err(ErrorObject::method_not_found(req.method));
+    }
+    if req.era() == Era::Legacy && session.legacy_version.is_none() {
+        return Err(ErrorObject::invalid_params(
+            "server not initialized: send initialize first (or a 2026-07-28 request with _meta)",
+        ));
+    }
+    Ok(())
+}
+
+/// Every modern result says it is complete and who answered.
+fn shape_modern(server: &Server, mut result: Value) -> Value {
+    if let Some(object) = result.as_object_mut() {
+        object.entry("resultType").or_insert_with(|| json!("complete"));
+        match object.get_mut("_meta").and_then(Value::as_object_mut) {
+            Some(meta) => {
+                meta.insert(era::SERVER_INFO_KEY.into(), server.info.clone());
+            }
+            None => {
+                object.insert("_meta".into(), server.result_meta());
+            }
+        }
+    }
+    result
+}

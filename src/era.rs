@@ -1,0 +1,115 @@
+//! The two MCP eras: deciding per request whether it is legacy (initialize handshake) or
+//! 2026-07-28 (per-request `_meta`), and checking the metadata a modern request must carry.
+
+use serde::Deserialize;
+use serde_json::json;
+use serde_json::value::RawValue;
+
+use crate::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, present, raw_str};
+
+/// Stateless revisions, selected per request by `_meta`.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+/// Handshake revisions, newest first; an unknown version asked for in `initialize` gets the first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Which protocol family a request belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    Legacy,
+    /// A 2026-07-28 request; the version string is one of [`MODERN_VERSIONS`].
+    Modern(&'static str),
+}
+
+/// What the server reads from a request's `params._meta`, still borrowed from the line.
+#[derive(Debug)]
+pub struct RequestMeta<'a> {
+    pub era: Era,
+    pub progress_token: Option<&'a RawValue>,
+    pub client_capabilities: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct ParamsHead<'a> {
+    #[serde(rename = "_meta", borrow, default, deserialize_with = "present")]
+    meta: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize)]
+struct MetaFields<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default, deserialize_with = "present")]
+    version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default, deserialize_with = "present")]
+    capabilities: Option<&'a RawValue>,
+    #[serde(rename = "progressToken", borrow, default, deserialize_with = "present")]
+    progress_token: Option<&'a RawValue>,
+}
+
+/// Every version the server speaks, modern first: what `server/discover` and -32022 list.
+pub fn supported_versions() -> Vec<&'static str> {
+    MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS.iter()).copied().collect()
+}
+
+/// Checks that `params` is an object and reads its `_meta`. A request is modern exactly when
+/// `_meta` names a protocol version; a modern request must then be complete on its own.
+pub fn read_meta(params: Option<&RawValue>) -> Result<RequestMeta<'_>, ErrorObject> {
+    let mut meta = RequestMeta { era: Era::Legacy, progress_token: None, client_capabilities: None };
+    let Some(params) = params else { return Ok(meta) };
+    let head: ParamsHead = Some(params)
+        .filter(|p| is_object(p))
+        .and_then(|p| serde_json::from_str(p.get()).ok())
+        .ok_or_else(|| ErrorObject::invalid_params("params must be an object"))?;
+    let Some(raw_meta) = head.meta else { return Ok(meta) };
+    let fields: MetaFields = Some(raw_meta)
+        .filter(|m| is_object(m))
+        .and_then(|m| serde_json::from_str(m.get()).ok())
+        .ok_or_else(|| ErrorObject::invalid_params("params._meta must be an object with unique keys"))?;
+    meta.progress_token = fields.progress_token;
+    meta.client_capabilities = fields.capabilities;
+    let Some(version) = fields.version else { return Ok(meta) };
+    let Some(version) = raw_str(version) else {
+        return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
+    };
+    let Some(known) = MODERN_VERSIONS.iter().find(|v| **v == version) else {
+        return Err(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version")
+            .with_data(json!({ "supported": supported_versions(), "requested": version })));
+    };
+    if !fields.capabilities.is_some_and(|c| c.get().starts_with('{')) {
+        return Err(ErrorObject::invalid_params(format!(
+            "_meta {CAPABILITIES_KEY} is required on a 2026-07-28 request and must be an object"
+        )));
+    }
+    meta.era = Era::Modern(known);
+    Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn era(params: &str) -> Result<Era, i64> {
+        let raw = RawValue::from_string(params.to_string()).unwrap();
+        read_meta(Some(&raw)).map(|m| m.era).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn decides_era_per_request() {
+        let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+        assert_eq!(era("{}"), Ok(Era::Legacy));
+        assert_eq!(era(r#"{"_meta":{"progressToken":1}}"#), Ok(Era::Legacy));
+        assert_eq!(
+            era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28",{caps}}}}}"#)),
+            Ok(Era::Modern("2026-07-28"))
+        );
+        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}"#)), Err(-32602));
+        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":7,{caps}}}}}"#)), Err(-32602));
+        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"1999-01-01",{caps}}}}}"#)), Err(-32022));
+        assert_eq!(era(r#"{"_meta":[]}"#), Err(-32602));
+        assert_eq!(era("[]"), Err(-32602));
+        assert_eq!(era("null"), Err(-32602));
+    }
+}

@@ -1,0 +1,338 @@
+//! JSON-RPC 2.0: classifying one parsed line, request ids, error objects and writing replies.
+//!
+//! Everything that knows the shape of a JSON-RPC envelope lives here. Parsing borrows from
+//! the line buffer: `params`, `id` and the other members stay `&RawValue` slices until a
+//! handler decodes what it needs, and ids are echoed as the exact bytes the client sent.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::io::{self, Write};
+
+use serde::{Deserialize, Deserializer};
+use serde_json::value::RawValue;
+use serde_json::{Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const METHOD_NOT_FOUND: i64 = -32601;
+pub const INVALID_PARAMS: i64 = -32602;
+pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP 2026-07-28: a request needs a client capability it did not declare.
+pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+/// MCP 2026-07-28: the request's protocol version is not one the server speaks.
+pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ErrorObject {
+    pub code: i64,
+    pub message: String,
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    pub fn new(code: i64, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+
+    pub fn invalid_params(message: impl Into<String>) -> Self {
+        Self::new(INVALID_PARAMS, message)
+    }
+
+    pub fn invalid_request() -> Self {
+        Self::new(INVALID_REQUEST, "invalid request")
+    }
+
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(METHOD_NOT_FOUND, "method not found").with_data(json!(method))
+    }
+
+    pub fn internal() -> Self {
+        Self::new(INTERNAL_ERROR, "internal error")
+    }
+
+    /// Writes `{"code","message","data"?}` in that conventional order.
+    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
+        write!(w, r#"{{"code":{},"message":"#, self.code)?;
+        serde_json::to_writer(&mut *w, &self.message)?;
+        if let Some(data) = &self.data {
+            w.write_all(br#","data":"#)?;
+            serde_json::to_writer(&mut *w, data)?;
+        }
+        w.write_all(b"}")
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+/// What a request handler produces: exactly one of a result or an error.
+pub type Reply = Result<Value, ErrorObject>;
+
+/// A request id as the client wrote it: a JSON string literal or a JSON integer.
+///
+/// Keeping the raw text means a `u64::MAX` or a 40-digit integer is echoed exactly, and a
+/// string with escapes comes back byte for byte.
+#[derive(Debug, Clone)]
+pub struct Id(Box<str>);
+
+impl Id {
+    /// Accepts a string or an integer; null, booleans, floats, arrays and objects are not ids.
+    pub fn from_raw(raw: &RawValue) -> Option<Id> {
+        let text = raw.get();
+        let digits = text.strip_prefix('-').unwrap_or(text);
+        let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+        (text.starts_with('"') || is_integer).then(|| Id(text.into()))
+    }
+
+    /// The id's JSON text, ready to splice into a reply.
+    pub fn as_json(&self) -> &str {
+        &self.0
+    }
+
+    /// The id as a JSON value (for `_meta` fields that carry it).
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+
+    /// Two spellings of one id (`"a"` and `"\u0061"`) are the same request.
+    fn canonical(&self) -> Cow<'_, str> {
+        if self.0.contains('\\') {
+            Cow::Owned(self.to_value().to_string())
+        } else {
+            Cow::Borrowed(&self.0)
+        }
+    }
+}
+
+impl PartialEq for Id {
+    fn eq(&self, other: &Id) -> bool {
+        self.canonical() == other.canonical()
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// One JSON-RPC message, classified. Members stay borrowed from the input line.
+#[derive(Debug)]
+pub enum Message<'a> {
+    Request { id: Id, method: Cow<'a, str>, params: Option<&'a RawValue> },
+    Notification { method: Cow<'a, str>, params: Option<&'a RawValue> },
+    /// A response from the client; only meaningful if it answers a request the server sent.
+    Response { id: Option<Id> },
+    /// A notification too malformed to act on: never answered.
+    BadNotification,
+    /// Not a valid request: answered with -32600 and the id when it could be read.
+    Invalid { id: Option<Id>, error: ErrorObject },
+}
+
+/// A whole line: one message, a batch of raw elements, or something unparseable.
+#[derive(Debug)]
+pub enum Frame<'a> {
+    Single(Message<'a>),
+    Batch(Vec<&'a RawValue>),
+    Error(ErrorObject),
+}
+
+/// The members of an envelope, each kept raw. `present` keeps `"id": null` distinct from a
+/// missing id, which plain `Option` would conflate.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow, default, deserialize_with = "present")]
+    jsonrpc: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    method: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "present")]
+    error: Option<&'a RawValue>,
+}
+
+/// Deserializes a member that is present (even as `null`) into `Some`.
+pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// Whether a member is a JSON object. Checked before decoding one into a struct, because
+/// serde would also accept an array for a struct (fields by position).
+pub fn is_object(raw: &RawValue) -> bool {
+    raw.get().starts_with('{')
+}
+
+/// A JSON string's contents, borrowed when it has no escapes. `None` if `raw` is not a string.
+pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    let text = raw.get();
+    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.contains('\\') {
+        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+    } else {
+        Some(Cow::Borrowed(inner))
+    }
+}
+
+/// Parses one line (already known to be UTF-8) into a frame.
+pub fn parse_line(line: &str) -> Frame<'_> {
+    match line.trim_start().as_bytes().first() {
+        Some(b'[') => match serde_json::from_str::<Vec<&RawValue>>(line) {
+            Ok(items) => Frame::Batch(items),
+            Err(e) => Frame::Error(decode_error(line, &e)),
+        },
+        _ => match parse_message(line) {
+            Ok(message) => Frame::Single(message),
+            Err(error) => Frame::Error(error),
+        },
+    }
+}
+
+/// Parses one message: a whole line, or one element of a batch.
+pub fn parse_message(text: &str) -> Result<Message<'_>, ErrorObject> {
+    if !text.trim_start().starts_with('{') {
+        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
+            Ok(_) => ErrorObject::invalid_request(),
+            Err(_) => ErrorObject::new(PARSE_ERROR, "parse error"),
+        });
+    }
+    let envelope: Envelope = serde_json::from_str(text).map_err(|e| decode_error(text, &e))?;
+    Ok(classify(envelope))
+}
+
+/// A syntax error is a parse error; valid JSON of the wrong shape (a number, a duplicate
+/// member) is an invalid request. serde reports the first problem it meets, so a shape error
+/// is double-checked for syntax errors later in the text.
+fn decode_error(text: &str, e: &serde_json::Error) -> ErrorObject {
+    use serde_json::error::Category;
+    let syntax_ok = match e.classify() {
+        Category::Data => serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
+        Category::Syntax | Category::Eof | Category::Io => false,
+    };
+    if syntax_ok { ErrorObject::invalid_request() } else { ErrorObject::new(PARSE_ERROR, "parse error") }
+}
+
+fn classify(env: Envelope<'_>) -> Message<'_> {
+    let version_ok = env.jsonrpc.and_then(raw_str).is_some_and(|v| v == "2.0");
+    let Some(method_raw) = env.method else {
+        return match (env.id, env.result.is_some() || env.error.is_some()) {
+            (id, true) if version_ok => Message::Response { id: id.and_then(Id::from_raw) },
+            (id, _) => Message::Invalid {
+                id: id.and_then(Id::from_raw),
+                error: ErrorObject::invalid_request(),
+            },
+        };
+    };
+    let method = raw_str(method_raw);
+    let Some(id_raw) = env.id else {
+        return match method {
+            Some(method) if version_ok => Message::Notification { method, params: env.params },
+            _ => Message::BadNotification,
+        };
+    };
+    let id = Id::from_raw(id_raw);
+    match (id, method) {
+        (Some(id), Some(method)) if version_ok && env.result.is_none() && env.error.is_none() => {
+            Message::Request { id, method, params: env.params }
+        }
+        (id, _) => Message::Invalid { id, error: ErrorObject::invalid_request() },
+    }
+}
+
+/// Writes one response object (no trailing newline, so batches can join several).
+pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply) -> io::Result<()> {
+    let id = id.map_or("null", Id::as_json);
+    match reply {
+        Ok(result) => {
+            write!(w, r#"{{"jsonrpc":"2.0","id":{id},"result":"#)?;
+            serde_json::to_writer(&mut *w, result)?;
+        }
+        Err(error) => {
+            write!(w, r#"{{"jsonrpc":"2.0","id":{id},"error":"#)?;
+            error.write(w)?;
+        }
+    }
+    w.write_all(b"}")
+}
+
+/// Writes one notification from the server, newline-terminated.
+pub fn write_notification(w: &mut dyn Write, method: &str, params: &Value) -> io::Result<()> {
+    write!(w, r#"{{"jsonrpc":"2.0","method":"#)?;
+    serde_json::to_writer(&mut *w, method)?;
+    w.write_all(br#","params":"#)?;
+    serde_json::to_writer(&mut *w, params)?;
+    w.write_all(b"}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(line: &str) -> String {
+        match parse_line(line) {
+            Frame::Single(Message::Request { id, method, .. }) => format!("request {id} {method}"),
+            Frame::Single(Message::Notification { method, .. }) => format!("notification {method}"),
+            Frame::Single(Message::Response { id }) => format!("response {id:?}"),
+            Frame::Single(Message::BadNotification) => "bad notification".into(),
+            Frame::Single(Message::Invalid { id, error }) => {
+                format!("invalid {} {}", id.map_or("null".into(), |i| i.to_string()), error.code)
+            }
+            Frame::Batch(items) => format!("batch {}", items.len()),
+            Frame::Error(e) => format!("error {}", e.code),
+        }
+    }
+
+    #[test]
+    fn classifies_envelopes() {
+        let cases = [
+            (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "request 1 ping"),
+            (r#"{"jsonrpc":"2.0","id":"a\"b","method":"p\u0069ng"}"#, r#"request "a\"b" ping"#),
+            (r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"x"}"#, "request 18446744073709551615 x"),
+            (r#"{"jsonrpc":"2.0","id":-9223372036854775808,"method":"x"}"#, "request -9223372036854775808 x"),
+            (r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, "notification notifications/initialized"),
+            (r#"{"jsonrpc":"2.0","method":7}"#, "bad notification"),
+            (r#"{"jsonrpc":"1.0","method":"x"}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","id":null,"method":"x"}"#, "invalid null -32600"),
+            (r#"{"jsonrpc":"2.0","id":1.5,"method":"x"}"#, "invalid null -32600"),
+            (r#"{"jsonrpc":"2.0","id":true,"method":"x"}"#, "invalid null -32600"),
+            (r#"{"jsonrpc":"2.0","id":[1],"method":"x"}"#, "invalid null -32600"),
+            (r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#, "invalid null -32600"),
+            (r#"{"jsonrpc":"2.0","id":3,"method":5}"#, "invalid 3 -32600"),
+            (r#"{"id":3,"method":"x"}"#, "invalid 3 -32600"),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#, "invalid 3 -32600"),
+            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, "error -32600"),
+            (r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, r#"response Some(Id("4"))"#),
+            (r#"{"foo":"bar"}"#, "invalid null -32600"),
+            ("42", "error -32600"),
+            ("42 x", "error -32700"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x""#, "error -32700"),
+            ("[1, 2]", "batch 2"),
+            ("[1, 2", "error -32700"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(kind(line), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn ids_compare_by_value_and_echo_by_bytes() {
+        let a = Id::from_raw(&RawValue::from_string(r#""a""#.into()).unwrap()).unwrap();
+        let b = Id::from_raw(&RawValue::from_string(r#""\u0061""#.into()).unwrap()).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(b.as_json(), r#""\u0061""#);
+        let n = Id::from_raw(&RawValue::from_string("1".into()).unwrap()).unwrap();
+        assert_ne!(a, n);
+    }
+}

@@ -1,0 +1,44 @@
+//! baremcp: a synchronous Model Context Protocol server over stdio, with no async runtime.
+//!
+//! A server is a value: register tools as plain functions, then call [`Server::serve`] with
+//! any `BufRead` and `Write`. One thread reads one line at a time, dispatches it, and writes
+//! the reply. Both MCP eras are spoken on one process, decided per message: the legacy
+//! `initialize` handshake (2024-11-05 to 2025-11-25) and stateless 2026-07-28 requests.
+//!
+//! ```
+//! use baremcp::{Server, Tool, ToolOutput};
+//! use serde_json::json;
+//!
+//! let mut server = Server::new("greeter", "1.0.0");
+//! server.add_tool(Tool::new(
+//!     "hello",
+//!     "Greets someone by name",
+//!     json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+//!     |args, _cx| Ok(ToolOutput::text(format!("Hello, {}!", args["name"].as_str().unwrap_or_default()))),
+//! ))?;
+//!
+//! let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}
+//! {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"hello","arguments":{"name":"World"}}}
+//! "#;
+//! let mut output = Vec::new();
+//! server.serve(&mut &input[..], &mut output)?;
+//! let last = String::from_utf8(output)?.lines().last().unwrap().to_string();
+//! assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"Hello, World!","type":"text"}]}}"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod catalog;
+pub mod cli;
+mod dispatch;
+pub mod era;
+pub mod jsonrpc;
+mod methods;
+pub mod schema;
+mod server;
+mod tool;
+pub mod transport;
+pub mod validate_cmd;
+
+pub use jsonrpc::{ErrorObject, Id};
+pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Error, Server};
+pub use tool::{Content, Context, Handler, Tool, ToolOutput};

@@ -1,0 +1,75 @@
+//! The `baremcp` binary: argv → command, a logger on stderr, locked stdio, exit code.
+
+use std::io::{self, BufReader, BufWriter, Write};
+use std::process::ExitCode;
+
+use baremcp::cli::{self, Command, USAGE};
+
+fn main() -> ExitCode {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(e) => {
+            eprintln!("baremcp: {e}\n{USAGE}");
+            return ExitCode::from(2);
+        }
+    };
+    match command {
+        Command::Help => {
+            println_quiet(USAGE);
+            ExitCode::SUCCESS
+        }
+        Command::Version => {
+            println_quiet(&format!("baremcp {}", env!("CARGO_PKG_VERSION")));
+            ExitCode::SUCCESS
+        }
+        Command::Validate { schema, instances, jsonl } => {
+            init_logger(None);
+            let code = baremcp::validate_cmd::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
+            match code {
+                Ok(code) => ExitCode::from(code as u8),
+                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("baremcp: {e}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+        Command::Serve(options) => {
+            init_logger(options.log_level.as_deref());
+            let server = options.apply(baremcp::catalog::builtin());
+            serve(&server)
+        }
+    }
+}
+
+/// Serves on locked stdio. The input buffer is larger than std's 8 KiB default so a burst
+/// of pipelined requests is read in few system calls.
+fn serve(server: &baremcp::Server) -> ExitCode {
+    let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
+    let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+    match server.serve(&mut input, &mut output) {
+        Ok(()) => ExitCode::SUCCESS,
+        // The client closed our stdout: it is gone, and so are we, quietly.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            log::error!("i/o error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Logs go to stderr: `--log-level` if given, else `RUST_LOG`, else errors only. A panic is
+/// logged as an error line rather than printed by the default hook.
+fn init_logger(level: Option<&str>) {
+    let mut builder = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("error"));
+    if let Some(level) = level {
+        builder.parse_filters(level);
+    }
+    builder.target(env_logger::Target::Stderr).init();
+    std::panic::set_hook(Box::new(|info| log::error!("{info}")));
+}
+
+/// Prints help or version text; a closed stdout is not worth a panic.
+fn println_quiet(text: &str) {
+    let _ = writeln!(io::stdout().lock(), "{text}");
+}

@@ -1,0 +1,72 @@
+//! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
+//! `subscriptions/listen` streams with their cancellation.
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
+
+use crate::dispatch::Request;
+use crate::era::{self, Era, LEGACY_VERSIONS};
+use crate::jsonrpc::{ErrorObject, Id, Reply, present, raw_str};
+use crate::methods::cacheable;
+use crate::server::{Outbox, Server, Session};
+
+/// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
+pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Reply {
+    #[derive(Deserialize)]
+    struct Params<'a> {
+        #[serde(rename = "protocolVersion", borrow, default, deserialize_with = "present")]
+        protocol_version: Option<&'a RawValue>,
+    }
+    let params: Option<Params> = req.params.and_then(|p| serde_json::from_str(p.get()).ok());
+    let requested = params
+        .and_then(|p| p.protocol_version)
+        .ok_or_else(|| ErrorObject::invalid_params("initialize needs params.protocolVersion"))?;
+    let requested = raw_str(requested)
+        .ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
+    let version = LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
+    session.legacy_version = Some(version);
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), json!(version));
+    result.insert("capabilities".into(), server.capabilities());
+    result.insert("serverInfo".into(), server.info.clone());
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    Ok(Value::Object(result))
+}
+
+/// Who the server is and what it speaks, for 2026-07-28 clients.
+pub(crate) fn discover(server: &Server) -> Reply {
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), json!(era::supported_versions()));
+    result.insert("capabilities".into(), server.capabilities());
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    Ok(cacheable(server, Era::Modern(era::MODERN_VERSIONS[0]), Value::Object(result)))
+}
+
+/// Opens a notification stream. The server has nothing that changes at run time yet, so it
+/// agrees to no notification types: the acknowledgment carries an empty filter, and the
+/// request stays open until the client cancels it.
+pub(crate) fn listen(session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
+    if session.listening.contains(req.id) {
+        return Some(Err(ErrorObject::invalid_params("a subscription with this id is already open")));
+    }
+    out.notification(
+        "notifications/subscriptions/acknowledged",
+        &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": {} }),
+    );
+    session.listening.push(req.id.clone());
+    None
+}
+
+/// Ends an open subscription silently. A cancel for anything else is ignored.
+pub(crate) fn cancel(session: &mut Session, id: &Id) {
+    let before = session.listening.len();
+    session.listening.retain(|open| open != id);
+    if session.listening.len() == before {
+        log::debug!("ignored cancellation of {id}: no such request in flight");
+    }
+}

@@ -1,0 +1,458 @@
+//! Compiling a schema document into an arena of nodes: keyword checks at load time, `$ref`
+//! resolution to local JSON Pointers, and warnings for keywords that are known but not enforced.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Number, Value};
+
+use super::regex::Regex;
+use super::{Problem, Schema, escape_token};
+
+/// Which JSON Schema dialect the document is read as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Draft {
+    Draft7,
+    Draft2020_12,
+}
+
+/// Type bits for the `type` keyword.
+pub(super) mod types {
+    pub const NULL: u8 = 1;
+    pub const BOOLEAN: u8 = 2;
+    pub const OBJECT: u8 = 4;
+    pub const ARRAY: u8 = 8;
+    pub const NUMBER: u8 = 16;
+    pub const STRING: u8 = 32;
+    pub const INTEGER: u8 = 64;
+    pub const NAMES: [(&str, u8); 7] = [
+        ("null", NULL),
+        ("boolean", BOOLEAN),
+        ("object", OBJECT),
+        ("array", ARRAY),
+        ("number", NUMBER),
+        ("string", STRING),
+        ("integer", INTEGER),
+    ];
+}
+
+/// Past this nesting a schema is refused rather than risking the stack.
+const MAX_DEPTH: usize = 128;
+
+/// Keywords in the vocabularies that the validator does not enforce. Using one is a warning.
+const NOT_ENFORCED: [&str; 8] = [
+    "unevaluatedProperties",
+    "unevaluatedItems",
+    "$dynamicRef",
+    "$dynamicAnchor",
+    "$recursiveRef",
+    "$recursiveAnchor",
+    "$anchor",
+    "contentSchema",
+];
+
+#[derive(Debug)]
+pub(super) enum Node {
+    Bool(bool),
+    Keywords(Box<Keywords>),
+}
+
+/// One compiled schema object. Subschemas are indices into [`Schema::nodes`].
+#[derive(Debug, Default)]
+pub(super) struct Keywords {
+    /// This schema's JSON Pointer within the document, for keyword paths in errors.
+    pub path: String,
+    pub types: u8,
+    /// The `type` names in the order the schema gives them, for messages.
+    pub type_names: Vec<&'static str>,
+    pub enumeration: Option<Vec<Value>>,
+    pub constant: Option<Value>,
+    pub properties: Vec<(String, usize)>,
+    pub required: Vec<String>,
+    pub additional_properties: Option<usize>,
+    pub pattern_properties: Vec<(String, Regex, usize)>,
+    pub property_names: Option<usize>,
+    pub min_properties: Option<u64>,
+    pub max_properties: Option<u64>,
+    pub dependent_required: Vec<(String, Vec<String>)>,
+    pub dependent_schemas: Vec<(String, usize)>,
+    pub prefix_items: Vec<usize>,
+    /// Applies to every item after `prefix_items` (2020-12 `items`, draft-07 `additionalItems`
+    /// or object-form `items`).
+    pub items: Option<usize>,
+    /// The keyword `items` came from, for error paths.
+    pub items_keyword: &'static str,
+    pub min_items: Option<u64>,
+    pub max_items: Option<u64>,
+    pub unique_items: bool,
+    pub contains: Option<usize>,
+    pub min_contains: Option<u64>,
+    pub max_contains: Option<u64>,
+    pub min_length: Option<u64>,
+    pub max_length: Option<u64>,
+    pub pattern: Option<(String, Regex)>,
+    pub minimum: Option<Number>,
+    pub maximum: Option<Number>,
+    pub exclusive_minimum: Option<Number>,
+    pub exclusive_maximum: Option<Number>,
+    pub multiple_of: Option<Number>,
+    pub all_of: Vec<usize>,
+    pub any_of: Vec<usize>,
+    pub one_of: Vec<usize>,
+    pub not: Option<usize>,
+    pub if_then_else: Option<(usize, Option<usize>, Option<usize>)>,
+    pub reference: Option<usize>,
+}
+
+struct Compiler<'d> {
+    root: &'d Value,
+    draft: Draft,
+    nodes: Vec<Node>,
+    at_pointer: HashMap<String, usize>,
+    /// `(node, ref, pointer of the $ref keyword)` to resolve once every node exists.
+    refs: Vec<(usize, String, String)>,
+    errors: Vec<Problem>,
+    warnings: Vec<Problem>,
+}
+
+pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Problem>> {
+    let draft = match root.get("$schema") {
+        None => default,
+        Some(Value::String(uri)) => match uri.trim_end_matches('#').trim_start_matches("https://").trim_start_matches("http://") {
+            "json-schema.org/draft/2020-12/schema" => Draft::Draft2020_12,
+            "json-schema.org/draft-07/schema" => Draft::Draft7,
+            _ => {
+                return Err(vec![problem(
+                    "/$schema",
+                    format!("unsupported dialect {uri:?}: use JSON Schema 2020-12 or draft-07"),
+                )]);
+            }
+        },
+        Some(_) => return Err(vec![problem("/$schema", "must be a string")]),
+    };
+    let mut c = Compiler {
+        root,
+        draft,
+        nodes: Vec::new(),
+        at_pointer: HashMap::new(),
+        refs: Vec::new(),
+        errors: Vec::new(),
+        warnings: Vec::new(),
+    };
+    c.node(root, String::new(), 0);
+    c.resolve_refs();
+    if c.errors.is_empty() {
+        Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft })
+    } else {
+        Err(c.errors)
+    }
+}
+
+fn problem(pointer: &str, message: impl Into<String>) -> Problem {
+    Problem { pointer: pointer.to_string(), message: message.into() }
+}
+
+impl Compiler<'_> {
+    fn error(&mut self, pointer: &str, message: impl Into<String>) {
+        self.errors.push(problem(pointer, message));
+    }
+
+    /// Compiles the schema at `path` and returns its node index.
+    fn node(&mut self, value: &Value, path: String, depth: usize) -> usize {
+        if let Some(&index) = self.at_pointer.get(&path) {
+            return index;
+        }
+        let index = self.nodes.len();
+        self.nodes.push(Node::Bool(true));
+        self.at_pointer.insert(path.clone(), index);
+        if depth > MAX_DEPTH {
+            self.error(&path, format!("schema nested deeper than {MAX_DEPTH} levels"));
+            return index;
+        }
+        self.nodes[index] = match value {
+            Value::Bool(b) => Node::Bool(*b),
+            Value::Object(map) => Node::Keywords(Box::new(self.keywords(map, &path, index, depth))),
+            _ => {
+                self.error(&path, "a schema must be an object or a boolean");
+                Node::Bool(true)
+            }
+        };
+        index
+    }
+
+    fn keywords(&mut self, map: &Map<String, Value>, path: &str, index: usize, depth: usize) -> Keywords {
+        let mut k = Keywords { path: path.to_string(), items_keyword: "items", ..Keywords::default() };
+        let at = |keyword: &str| format!("{path}/{}", escape_token(keyword));
+        let draft7 = self.draft == Draft::Draft7;
+
+        // Draft-07 ignores every sibling of `$ref`.
+        if let Some(reference) = map.get("$ref") {
+            match reference {
+                Value::String(r) if r.starts_with('#') => self.refs.push((index, r.clone(), at("$ref"))),
+                Value::String(r) => self.warnings.push(problem(
+                    &at("$ref"),
+                    format!("remote $ref {r:?} is not followed: this reference is not enforced"),
+                )),
+                _ => self.error(&at("$ref"), "must be a string"),
+            }
+            if draft7 {
+                return k;
+            }
+        }
+        if !path.is_empty() && map.get("$id").is_some_and(|id| id.as_str().is_some_and(|s| !s.starts_with('#'))) {
+            self.warnings.push(problem(&at("$id"), "$id in a subschema is not supported: $refs resolve against the document root"));
+        }
+        for keyword in NOT_ENFORCED {
+            if map.contains_key(keyword) {
+                self.warnings.push(problem(&at(keyword), format!("{keyword} is not supported and is not enforced")));
+            }
+        }
+        let sub = |c: &mut Self, keyword: &str, value: &Value| c.node(value, at(keyword), depth + 1);
+
+        for (keyword, value) in map {
+            let here = at(keyword);
+            match keyword.as_str() {
+                "type" => (k.types, k.type_names) = self.types(value, &here),
+                "enum" => match value {
+                    Value::Array(values) => k.enumeration = Some(values.clone()),
+                    _ => self.error(&here, "must be an array"),
+                },
+                "const" => k.constant = Some(value.clone()),
+                "properties" => k.properties = self.schema_map(value, &here, depth),
+                "patternProperties" => {
+                    for (pattern, node) in self.schema_map(value, &here, depth) {
+                        match Regex::new(&pattern) {
+                            Ok(regex) => k.pattern_properties.push((pattern, regex, node)),
+                            Err(e) => self.error(&format!("{here}/{}", escape_token(&pattern)), e.to_string()),
+                        }
+                    }
+                }
+                "additionalProperties" => k.additional_properties = Some(sub(self, keyword, value)),
+                "propertyNames" => k.property_names = Some(sub(self, keyword, value)),
+                "required" => k.required = self.strings(value, &here),
+                "minProperties" => k.min_properties = self.count(value, &here),
+                "maxProperties" => k.max_properties = self.count(value, &here),
+                "dependentRequired" if !draft7 => k.dependent_required = self.dependent_required(value, &here),
+                "dependentSchemas" if !draft7 => k.dependent_schemas = self.schema_map(value, &here, depth),
+                "dependencies" if draft7 => match value {
+                    Value::Object(deps) => {
+                        for (name, dep) in deps {
+                            let dep_path = format!("{here}/{}", escape_token(name));
+                            if dep.is_array() {
+                                let names = self.strings(dep, &dep_path);
+                                k.dependent_required.push((name.clone(), names));
+                            } else {
+                                let node = self.node(dep, dep_path, depth + 1);
+                                k.dependent_schemas.push((name.clone(), node));
+                            }
+                        }
+                    }
+                    _ => self.error(&here, "must be an object"),
+                },
+                "prefixItems" if !draft7 => k.prefix_items = self.schema_list(value, &here, depth, true),
+                "items" => match value {
+                    Value::Array(_) if draft7 => k.prefix_items = self.schema_list(value, &here, depth, false),
+                    Value::Array(_) => self.error(&here, "must be a schema in 2020-12 (an array of schemas is prefixItems)"),
+                    _ => k.items = Some(sub(self, keyword, value)),
+                },
+                "minItems" => k.min_items = self.count(value, &here),
+                "maxItems" => k.max_items = self.count(value, &here),
+                "uniqueItems" => match value {
+                    Value::Bool(b) => k.unique_items = *b,
+                    _ => self.error(&here, "must be a boolean"),
+                },
+                "contains" => k.contains = Some(sub(self, keyword, value)),
+                "minContains" if !draft7 => k.min_contains = self.count(value, &here),
+                "maxContains" if !draft7 => k.max_contains = self.count(value, &here),
+                "minLength" => k.min_length = self.count(value, &here),
+                "maxLength" => k.max_length = self.count(value, &here),
+                "pattern" => match value {
+                    Value::String(pattern) => match Regex::new(pattern) {
+                        Ok(regex) => k.pattern = Some((pattern.clone(), regex)),
+                        Err(e) => self.error(&here, e.to_string()),
+                    },
+                    _ => self.error(&here, "must be a string"),
+                },
+                "minimum" => k.minimum = self.number(value, &here),
+                "maximum" => k.maximum = self.number(value, &here),
+                "exclusiveMinimum" => k.exclusive_minimum = self.number(value, &here),
+                "exclusiveMaximum" => k.exclusive_maximum = self.number(value, &here),
+                "multipleOf" => {
+                    k.multiple_of = self.number(value, &here);
+                    if k.multiple_of.as_ref().and_then(Number::as_f64).is_some_and(|m| m <= 0.0) {
+                        self.error(&here, "must be greater than 0");
+                    }
+                }
+                "allOf" => k.all_of = self.schema_list(value, &here, depth, true),
+                "anyOf" => k.any_of = self.schema_list(value, &here, depth, true),
+                "oneOf" => k.one_of = self.schema_list(value, &here, depth, true),
+                "not" => k.not = Some(sub(self, keyword, value)),
+                "$defs" | "definitions" => {
+                    self.schema_map(value, &here, depth);
+                }
+                _ => {}
+            }
+        }
+        if draft7 && let Some(additional) = map.get("additionalItems") {
+            // Only meaningful after array-form `items`; with object-form `items` every item
+            // is already covered.
+            if map.get("items").is_some_and(Value::is_array) {
+                k.items = Some(sub(self, "additionalItems", additional));
+                k.items_keyword = "additionalItems";
+            } else {
+                sub(self, "additionalItems", additional);
+            }
+        }
+        if let Some(condition) = map.get("if") {
+            let condition = sub(self, "if", condition);
+            let then = map.get("then").map(|s| sub(self, "then", s));
+            let otherwise = map.get("else").map(|s| sub(self, "else", s));
+            k.if_then_else = Some((condition, then, otherwise));
+        }
+        k
+    }
+
+    fn types(&mut self, value: &Value, here: &str) -> (u8, Vec<&'static str>) {
+        let names = match value {
+            Value::Array(names) if !names.is_empty() => names.as_slice(),
+            Value::Array(_) => {
+                self.error(here, "must not be an empty array");
+                return (0, Vec::new());
+            }
+            name => std::slice::from_ref(name),
+        };
+        let (mut bits, mut listed) = (0, Vec::new());
+        for name in names {
+            match name.as_str().and_then(|n| types::NAMES.iter().find(|(known, _)| *known == n)) {
+                Some((known, bit)) => {
+                    bits |= bit;
+                    listed.push(*known);
+                }
+                None => self.error(
+                    here,
+                    format!("unknown type {name} (expected one of null, boolean, object, array, number, string, integer)"),
+                ),
+            }
+        }
+        (bits, listed)
+    }
+
+    fn schema_map(&mut self, value: &Value, here: &str, depth: usize) -> Vec<(String, usize)> {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .map(|(name, schema)| (name.clone(), self.node(schema, format!("{here}/{}", escape_token(name)), depth + 1)))
+                .collect(),
+            _ => {
+                self.error(here, "must be an object whose values are schemas");
+                Vec::new()
+            }
+        }
+    }
+
+    fn schema_list(&mut self, value: &Value, here: &str, depth: usize, non_empty: bool) -> Vec<usize> {
+        match value {
+            Value::Array(list) if !(non_empty && list.is_empty()) => list
+                .iter()
+                .enumerate()
+                .map(|(i, schema)| self.node(schema, format!("{here}/{i}"), depth + 1))
+                .collect(),
+            _ => {
+                self.error(here, "must be a non-empty array of schemas");
+                Vec::new()
+            }
+        }
+    }
+
+    fn strings(&mut self, value: &Value, here: &str) -> Vec<String> {
+        let names: Option<Vec<String>> = value.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(String::from)).collect());
+        match names {
+            Some(names) if names.iter().enumerate().all(|(i, n)| !names[..i].contains(n)) => names,
+            _ => {
+                self.error(here, "must be an array of unique strings");
+                Vec::new()
+            }
+        }
+    }
+
+    fn dependent_required(&mut self, value: &Value, here: &str) -> Vec<(String, Vec<String>)> {
+        match value {
+            Value::Object(map) => map
+                .iter()
+                .map(|(name, deps)| (name.clone(), self.strings(deps, &format!("{here}/{}", escape_token(name)))))
+                .collect(),
+            _ => {
+                self.error(here, "must be an object of string arrays");
+                Vec::new()
+            }
+        }
+    }
+
+    /// A non-negative integer (`1.0` counts as an integer).
+    fn count(&mut self, value: &Value, here: &str) -> Option<u64> {
+        let n = value.as_u64().or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
+        if n.is_none() {
+            self.error(here, format!("must be a non-negative integer, got {value}"));
+        }
+        n
+    }
+
+    fn number(&mut self, value: &Value, here: &str) -> Option<Number> {
+        match value {
+            Value::Number(n) => Some(n.clone()),
+            _ => {
+                self.error(here, format!("must be a number, got {value}"));
+                None
+            }
+        }
+    }
+
+    /// Resolves every `#...` reference to a node, compiling targets that are not themselves
+    /// reached as subschemas (a `$ref` may point anywhere in the document).
+    fn resolve_refs(&mut self) {
+        while let Some((node, reference, at)) = self.refs.pop() {
+            let pointer = match decode_fragment(&reference) {
+                Some(pointer) => pointer,
+                None => {
+                    self.error(&at, format!("$ref {reference:?} is not a JSON Pointer fragment ($anchor references are not supported)"));
+                    continue;
+                }
+            };
+            let Some(target) = self.root.pointer(&pointer) else {
+                self.error(&at, format!("$ref {reference:?} does not resolve"));
+                continue;
+            };
+            let canonical: String =
+                pointer.split('/').skip(1).map(|t| format!("/{}", escape_token(&unescape_token(t)))).collect();
+            let index = self.node(target, canonical, 0);
+            if let Node::Keywords(k) = &mut self.nodes[node] {
+                k.reference = Some(index);
+            }
+        }
+    }
+}
+
+/// `#/a%20b/c` → `/a b/c`; `None` for a fragment that is not a JSON Pointer.
+fn decode_fragment(reference: &str) -> Option<String> {
+    let fragment = reference.strip_prefix('#')?;
+    if !(fragment.is_empty() || fragment.starts_with('/')) {
+        return None;
+    }
+    let bytes = fragment.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn unescape_token(token: &str) -> String {
+    token.replace("~1", "/").replace("~0", "~")
+}

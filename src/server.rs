@@ -1,0 +1,306 @@
+//! The server: what is registered, the per-process session, and the loop
+//! bytes → line → message → dispatch → reply → bytes.
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, Write};
+use std::time::Instant;
+
+use serde_json::{Map, Value, json};
+
+use crate::dispatch::{self, Request};
+use crate::era;
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, INVALID_REQUEST, Message, PARSE_ERROR, Reply};
+use crate::schema::Schema;
+use crate::tool::Tool;
+use crate::transport::{self, Line};
+
+/// Default bound on one incoming line.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A registration problem: a duplicate name or a schema that does not load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Error(pub String);
+
+impl std::fmt::Display for Error {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A tool with its schemas compiled and its listing prepared once.
+pub(crate) struct Registered {
+    pub tool: Tool,
+    pub input: Schema,
+    pub output: Option<Schema>,
+    pub listing: Value,
+}
+
+/// An MCP server: identity, registered tools and limits. Build it, then [`Server::serve`].
+pub struct Server {
+    pub(crate) info: Value,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Vec<Registered>,
+    tool_index: HashMap<String, usize>,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) ttl_ms: u64,
+    max_message_bytes: usize,
+}
+
+/// What one process remembers between messages: only the legacy handshake and open
+/// `subscriptions/listen` requests. Modern requests never read the handshake.
+#[derive(Default)]
+pub(crate) struct Session {
+    pub legacy_version: Option<&'static str>,
+    pub listening: Vec<Id>,
+}
+
+impl Server {
+    /// A server that introduces itself as `name` `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Server {
+        Server {
+            info: json!({ "name": name.into(), "version": version.into() }),
+            instructions: None,
+            tools: Vec::new(),
+            tool_index: HashMap::new(),
+            page_size: None,
+            ttl_ms: 0,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        }
+    }
+
+    /// A display name shown in `serverInfo`.
+    pub fn title(mut self, title: impl Into<String>) -> Server {
+        self.info["title"] = json!(title.into());
+        self
+    }
+
+    /// A description shown in `serverInfo`.
+    pub fn description(mut self, description: impl Into<String>) -> Server {
+        self.info["description"] = json!(description.into());
+        self
+    }
+
+    /// Guidance for the model, sent in `initialize` and `server/discover` results.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Server {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Splits lists into pages of `size` items (default: one page with everything).
+    pub fn page_size(mut self, size: usize) -> Server {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// Bounds one incoming line; longer lines are skipped and answered with -32600.
+    pub fn max_message_bytes(mut self, max: usize) -> Server {
+        self.max_message_bytes = max;
+        self
+    }
+
+    /// The `ttlMs` caching hint on modern list and discover results (default 0: always stale).
+    pub fn cache_ttl_ms(mut self, ttl_ms: u64) -> Server {
+        self.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// Registers a tool, compiling its schemas. Schema warnings (keywords that are known but
+    /// not enforced) are logged on stderr with the tool name.
+    pub fn add_tool(&mut self, tool: Tool) -> Result<&mut Server, Error> {
+        if self.tool_index.contains_key(&tool.name) {
+            return Err(Error(format!("duplicate tool name {:?}", tool.name)));
+        }
+        let compile = |what: &str, schema: &Value| {
+            let compiled = Schema::compile(schema).map_err(|errors| {
+                let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
+                Error(format!("tool {:?}: {what} does not load: {}", tool.name, list.join("; ")))
+            })?;
+            for warning in compiled.warnings() {
+                log::warn!("tool {:?}: {what}: {warning}", tool.name);
+            }
+            Ok::<Schema, Error>(compiled)
+        };
+        let input = compile("inputSchema", &tool.input_schema)?;
+        if tool.input_schema.get("type") != Some(&json!("object")) {
+            return Err(Error(format!(r#"tool {:?}: inputSchema must have "type": "object""#, tool.name)));
+        }
+        let output = tool.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
+        self.tool_index.insert(tool.name.clone(), self.tools.len());
+        let listing = tool.listing();
+        self.tools.push(Registered { tool, input, output, listing });
+        Ok(self)
+    }
+
+    pub(crate) fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&Registered> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// What the server serves, declared in `initialize` and `server/discover`.
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut caps = Map::new();
+        if !self.tools.is_empty() {
+            caps.insert("tools".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    /// Serves MCP over newline-delimited JSON-RPC until `reader` ends.
+    ///
+    /// Returns `Ok` at end of input and an error only when reading or writing fails (a
+    /// closed output shows up as `ErrorKind::BrokenPipe`).
+    pub fn serve(&self, reader: &mut dyn BufRead, writer: &mut dyn Write) -> io::Result<()> {
+        let mut session = Session::default();
+        let mut out = Outbox::new(writer);
+        let mut line = Vec::new();
+        loop {
+            match transport::read_line(reader, &mut line, self.max_message_bytes)? {
+                Line::Eof => return out.flush(),
+                Line::TooLong => {
+                    log::warn!("discarded a line longer than {} bytes", self.max_message_bytes);
+                    out.response(None, &Err(ErrorObject::new(INVALID_REQUEST, "message too large")));
+                }
+                Line::Complete => match std::str::from_utf8(&line) {
+                    Ok(text) if text.trim_ascii().is_empty() => continue,
+                    Ok(text) => {
+                        log::debug!("<- {text}");
+                        self.handle_line(text, &mut session, &mut out);
+                    }
+                    Err(_) => out.response(None, &Err(ErrorObject::new(PARSE_ERROR, "parse error"))),
+                },
+            }
+            out.flush()?;
+        }
+    }
+
+    fn handle_line(&self, text: &str, session: &mut Session, out: &mut Outbox) {
+        match jsonrpc::parse_line(text) {
+            Frame::Single(message) => {
+                if let Some((id, reply)) = self.handle_message(message, session, out) {
+                    out.response(id.as_ref(), &reply);
+                }
+            }
+            Frame::Error(error) => out.response(None, &Err(error)),
+            Frame::Batch(items) => self.handle_batch(&items, session, out),
+        }
+    }
+
+    /// JSON-RPC batches exist only in MCP 2025-03-26; elsewhere a batch is one invalid request.
+    fn handle_batch(&self, items: &[&serde_json::value::RawValue], session: &mut Session, out: &mut Outbox) {
+        if items.is_empty() || session.legacy_version != Some("2025-03-26") {
+            let why = if items.is_empty() { "empty batch" } else { "batches need protocol version 2025-03-26" };
+            out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
+            return;
+        }
+        let replies: Vec<(Option<Id>, Reply)> = items
+            .iter()
+            .filter_map(|item| match jsonrpc::parse_message(item.get()) {
+                Ok(message) => self.handle_message(message, session, out),
+                Err(error) => Some((None, Err(error))),
+            })
+            .collect();
+        out.batch(&replies);
+    }
+
+    fn handle_message(&self, message: Message, session: &mut Session, out: &mut Outbox) -> Option<(Option<Id>, Reply)> {
+        match message {
+            Message::Request { id, method, params } => {
+                let started = Instant::now();
+                let mut request = Request::new(&id, &method, params);
+                let reply = dispatch::dispatch(self, session, &mut request, out)?;
+                if log::log_enabled!(log::Level::Info) {
+                    request.log_completion(&reply, started.elapsed().as_micros());
+                }
+                Some((Some(id), reply))
+            }
+            Message::Notification { method, params } => {
+                dispatch::notification(session, &method, params);
+                None
+            }
+            Message::Response { id } => {
+                log::debug!("ignored a response to {} (no request of ours is pending)", id.map_or("null".into(), |i| i.to_string()));
+                None
+            }
+            Message::BadNotification => {
+                log::debug!("ignored a malformed notification");
+                None
+            }
+            Message::Invalid { id, error } => Some((id, Err(error))),
+        }
+    }
+
+    /// serverInfo for a modern result's `_meta`.
+    pub(crate) fn result_meta(&self) -> Value {
+        json!({ (era::SERVER_INFO_KEY): self.info })
+    }
+}
+
+/// Everything the server writes goes through here: one message per line, logged at debug
+/// level, with the first write error kept so handlers need not thread `io::Result` through.
+pub(crate) struct Outbox<'w> {
+    writer: &'w mut dyn Write,
+    scratch: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl<'w> Outbox<'w> {
+    fn new(writer: &'w mut dyn Write) -> Self {
+        Outbox { writer, scratch: Vec::new(), error: None }
+    }
+
+    pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
+        self.send(|w| jsonrpc::write_response(w, id, reply).and_then(|()| w.write_all(b"\n")));
+    }
+
+    pub fn notification(&mut self, method: &str, params: &Value) {
+        self.send(|w| jsonrpc::write_notification(w, method, params));
+    }
+
+    fn batch(&mut self, replies: &[(Option<Id>, Reply)]) {
+        if replies.is_empty() {
+            return;
+        }
+        self.send(|w| {
+            w.write_all(b"[")?;
+            for (i, (id, reply)) in replies.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                jsonrpc::write_response(w, id.as_ref(), reply)?;
+            }
+            w.write_all(b"]\n")
+        });
+    }
+
+    /// Writes one message. At debug level it is staged in a scratch buffer so the exact line
+    /// can be logged; otherwise it goes straight to the writer.
+    fn send(&mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        if self.error.is_some() {
+            return;
+        }
+        let result = if log::log_enabled!(log::Level::Debug) {
+            self.scratch.clear();
+            write(&mut self.scratch).and_then(|()| {
+                log::debug!("-> {}", String::from_utf8_lossy(self.scratch.trim_ascii_end()));
+                self.writer.write_all(&self.scratch)
+            })
+        } else {
+            write(&mut *self.writer)
+        };
+        if let Err(e) = result {
+            self.error = Some(e);
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self.error.take() {
+            Some(e) => Err(e),
+            None => self.writer.flush(),
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! stdio framing: reading one bounded line at a time from a `BufRead`.
+//!
+//! A line longer than the limit is skipped as it streams in: its bytes are consumed from the
+//! reader's buffer and dropped, so memory stays bounded by the limit whatever the client sends.
+
+use std::io::{self, BufRead};
+
+/// What one call to [`read_line`] found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A complete line is in the buffer, without its `\n` or `\r\n`.
+    Complete,
+    /// A line longer than the limit was read and discarded.
+    TooLong,
+    /// End of input. A partial last line (no newline) is dropped: the client went away.
+    Eof,
+}
+
+/// Reads the next line into `buf` (cleared first), keeping at most `max` bytes.
+pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+    buf.clear();
+    let mut too_long = false;
+    loop {
+        let chunk = match reader.fill_buf() {
+            Ok(chunk) => chunk,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        if chunk.is_empty() {
+            return Ok(Line::Eof);
+        }
+        let newline = chunk.iter().position(|&b| b == b'\n');
+        let take = newline.unwrap_or(chunk.len());
+        if !too_long {
+            if buf.len() + take > max {
+                too_long = true;
+                buf.clear();
+                buf.shrink_to(max.min(64 * 1024));
+            } else {
+                buf.extend_from_slice(&chunk[..take]);
+            }
+        }
+        reader.consume(newline.map_or(take, |n| n + 1));
+        if newline.is_some() {
+            if too_long {
+                return Ok(Line::TooLong);
+            }
+            if buf.last() == Some(&b'\r') {
+                buf.pop();
+            }
+            return Ok(Line::Complete);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::BufReader;
+
+    fn lines(input: &[u8], max: usize, capacity: usize) -> Vec<String> {
+        let mut reader = BufReader::with_capacity(capacity, input);
+        let mut buf = Vec::new();
+        let mut out = Vec::new();
+        loop {
+            match read_line(&mut reader, &mut buf, max).unwrap() {
+                Line::Complete => out.push(String::from_utf8_lossy(&buf).into_owned()),
+                Line::TooLong => out.push("<too long>".into()),
+                Line::Eof => return out,
+            }
+        }
+    }
+
+    #[test]
+    fn splits_and_bounds_lines() {
+        let input = b"ab\r\ncdef\n\n0123456789\nxy\npartial";
+        for capacity in [1, 3, 64] {
+            assert_eq!(lines(input, 5, capacity), ["ab", "cdef", "", "<too long>", "xy"]);
+        }
+        assert_eq!(lines(b"12345\n123456\n", 5, 2), ["12345", "<too long>"]);
+    }
+}

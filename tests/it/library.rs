@@ -1,0 +1,100 @@
+//! A server built with the public library API, for what the built-in catalog cannot show:
+//! panicking and failing handlers, every content type, output-schema enforcement, and rich
+//! input schemas whose validation messages a model has to act on.
+
+use baremcp::{Content, Server, Tool, ToolOutput};
+use serde_json::json;
+
+pub fn server(args: &[String]) -> Server {
+    let mut server = Server::new("library-test", "1.0.0").instructions("Test tools for the library API.");
+    let tools = [
+        Tool::new("explode", "Panics", json!({"type": "object"}), |_, _| panic!("kaboom")),
+        Tool::new("fail", "Returns an error", json!({"type": "object"}), |_, _| Err("the disk is full".into())),
+        Tool::new("media", "Returns every content type", json!({"type": "object"}), |_, _| {
+            Ok(ToolOutput::text("all kinds")
+                .with(Content::Image { data: "iVBORw0KGgo=".into(), mime_type: "image/png".into() })
+                .with(Content::Audio { data: "UklGRg==".into(), mime_type: "audio/wav".into() })
+                .with(Content::ResourceLink(json!({"uri": "file:///tmp/a.txt", "name": "a.txt", "mimeType": "text/plain"})))
+                .with(Content::Resource(json!({"uri": "test://embedded", "mimeType": "text/plain", "text": "inline"}))))
+        }),
+        Tool::new("bad_output", "Breaks its output schema", json!({"type": "object"}), |_, _| {
+            Ok(ToolOutput::structured(json!({"value": "not a number"})))
+        })
+        .output_schema(json!({"type": "object", "properties": {"value": {"type": "number"}}, "required": ["value"]})),
+        Tool::new("no_output", "Declares an output schema but returns text", json!({"type": "object"}), |_, _| {
+            Ok(ToolOutput::text("plain"))
+        })
+        .output_schema(json!({"type": "object"})),
+        Tool::new(
+            "tmkb_query",
+            "The seed's strict schema (shared/seeds/001)",
+            json!({
+                "type": "object",
+                "properties": {
+                    "context": {"type": "string", "minLength": 1},
+                    "language": {"type": "string", "enum": ["python"]},
+                    "framework": {"type": "string", "enum": ["flask", "any"]},
+                    "verbosity": {"type": "string", "enum": ["agent", "human"], "default": "agent"}
+                },
+                "required": ["context"],
+                "additionalProperties": false
+            }),
+            |args, _| Ok(ToolOutput::text(format!("patterns for {}", args["context"]))),
+        ),
+        Tool::new(
+            "search",
+            "A generated-style schema with $defs, nullable anyOf, arrays and bounds",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {
+                    "range": {
+                        "type": "object",
+                        "properties": {"since": {"type": "string", "pattern": "^\\d{4}-\\d{2}-\\d{2}$"}},
+                        "additionalProperties": false
+                    }
+                },
+                "properties": {
+                    "query": {"type": "string", "maxLength": 10},
+                    "count": {"type": "integer", "minimum": 1, "maximum": 100},
+                    "tags": {"type": "array", "items": {"type": "string"}, "uniqueItems": true, "maxItems": 2},
+                    "mode": {"anyOf": [{"type": "string"}, {"type": "null"}]},
+                    "range": {"$ref": "#/$defs/range"},
+                    "ratio": {"type": "number", "exclusiveMinimum": 0, "multipleOf": 0.5},
+                    "choice": {"oneOf": [{"type": "string"}, {"type": "object", "required": ["id"]}]}
+                },
+                "required": ["query"],
+                "additionalProperties": false
+            }),
+            |args, _| Ok(ToolOutput::structured(args.clone())),
+        ),
+    ];
+    for tool in tools {
+        server.add_tool(tool).expect("test tools register");
+    }
+    crate::transcripts::apply_args(server, args)
+}
+
+#[test]
+fn library_transcripts() {
+    crate::transcripts::check_dir("transcripts/library", &server, false);
+}
+
+#[test]
+fn registration_refuses_bad_tools() {
+    let mut server = Server::new("x", "1");
+    let noop = |_: &serde_json::Value, _: &mut baremcp::Context| Ok(ToolOutput::text(""));
+    server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap();
+    let duplicate = server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).err().unwrap();
+    assert_eq!(duplicate.to_string(), r#"duplicate tool name "a""#);
+    let not_object = server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).err().unwrap();
+    assert_eq!(not_object.to_string(), r#"tool "b": inputSchema must have "type": "object""#);
+    let malformed = server
+        .add_tool(Tool::new("c", "C", json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}}), noop))
+        .err()
+        .unwrap();
+    assert_eq!(
+        malformed.to_string(),
+        r#"tool "c": inputSchema does not load: /properties/x/minLength: must be a non-negative integer, got -1; /properties/x/type: unknown type "strng" (expected one of null, boolean, object, array, number, string, integer)"#
+    );
+}

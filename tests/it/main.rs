@@ -1,0 +1,54 @@
+//! The one integration-test binary. Modules:
+//!
+//! - `transcripts`: golden request/response files replayed in process and over real pipes
+//! - `library`: a server built with the public API: panics, content types, rich schemas
+//! - `schema_suite`: the official JSON Schema Test Suite, both drafts
+//! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
+//! - `tidy`: formatting, module docs, and the README method table against the dispatch
+
+mod cli;
+mod library;
+mod schema_suite;
+mod tidy;
+mod transcripts;
+
+use std::path::{Path, PathBuf};
+
+/// The repository root, for fixture paths.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+pub fn fixture(path: &str) -> PathBuf {
+    root().join("fixtures").join(path)
+}
+
+/// Whether golden files should be rewritten instead of compared.
+pub fn updating() -> bool {
+    std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1")
+}
+
+/// A line diff of two texts, for failure messages.
+pub fn diff(expected: &str, actual: &str) -> String {
+    let (e, a): (Vec<&str>, Vec<&str>) = (expected.lines().collect(), actual.lines().collect());
+    // Longest common subsequence, then a walk that prints removals and additions.
+    let mut lcs = vec![vec![0usize; a.len() + 1]; e.len() + 1];
+    for i in (0..e.len()).rev() {
+        for j in (0..a.len()).rev() {
+            lcs[i][j] = if e[i] == a[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+        }
+    }
+    let (mut i, mut j, mut out) = (0, 0, String::new());
+    while i < e.len() || j < a.len() {
+        if i < e.len() && j < a.len() && e[i] == a[j] {
+            (i, j) = (i + 1, j + 1);
+        } else if j < a.len() && (i == e.len() || lcs[i][j + 1] >= lcs[i + 1][j]) {
+            out.push_str(&format!("line {:>3} + {}\n", j + 1, a[j]));
+            j += 1;
+        } else {
+            out.push_str(&format!("line {:>3} - {}\n", i + 1, e[i]));
+            i += 1;
+        }
+    }
+    out
+}

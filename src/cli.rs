@@ -121,7 +121,8 @@ mod tests {
     #[test]
     fn parses_flags() {
         assert_eq!(parse(Vec::<String>::new()).unwrap(), Command::Serve(ServeOptions::default()));
-        let Command::Serve(options) = parse(["--page-size", "2", "--max-message-bytes=64", "--log-level", "debug"]).unwrap()
+        let Command::Serve(options) =
+            parse(["--page-size", "2", "--max-message-bytes=64", "--log-level", "debug"]).unwrap()
         else {
             panic!("not serve")
         };
@@ -133,7 +134,15 @@ mod tests {
             parse(["validate", "--jsonl", "s.json"]).unwrap(),
             Command::Validate { schema: "s.json".into(), instances: vec![], jsonl: true }
         );
-        for bad in [&["--bogus"][..], &["--page-size"], &["--page-size", "0"], &["--page-size", "x"], &["--log-level", "loud"], &["extra"], &["validate"]] {
+        for bad in [
+            &["--bogus"][..],
+            &["--page-size"],
+            &["--page-size", "0"],
+            &["--page-size", "x"],
+            &["--log-level", "loud"],
+            &["extra"],
+            &["validate"],
+        ] {
             assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
         }
     }

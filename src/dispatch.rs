@@ -35,11 +35,9 @@ impl<'a> Request<'a> {
             Err(e) => format!("error {}", e.code),
         };
         match &self.tool {
-            Some((name, is_error)) => log::info!(
-                "{} id={} {micros}us {outcome} tool={name} isError={is_error}",
-                self.method,
-                self.id
-            ),
+            Some((name, is_error)) => {
+                log::info!("{} id={} {micros}us {outcome} tool={name} isError={is_error}", self.method, self.id)
+            }
             None => log::info!("{} id={} {micros}us {outcome}", self.method, self.id),
         }
     }

@@ -64,10 +64,11 @@ pub fn read_meta(params: Option<&RawValue>) -> Result<RequestMeta<'_>, ErrorObje
         .and_then(|p| serde_json::from_str(p.get()).ok())
         .ok_or_else(|| ErrorObject::invalid_params("params must be an object"))?;
     let Some(raw_meta) = head.meta else { return Ok(meta) };
-    let fields: MetaFields = Some(raw_meta)
-        .filter(|m| is_object(m))
-        .and_then(|m| serde_json::from_str(m.get()).ok())
-        .ok_or_else(|| ErrorObject::invalid_params("params._meta must be an object with unique keys"))?;
+    let fields: MetaFields =
+        Some(raw_meta)
+            .filter(|m| is_object(m))
+            .and_then(|m| serde_json::from_str(m.get()).ok())
+            .ok_or_else(|| ErrorObject::invalid_params("params._meta must be an object with unique keys"))?;
     meta.progress_token = fields.progress_token;
     meta.client_capabilities = fields.capabilities;
     let Some(version) = fields.version else { return Ok(meta) };

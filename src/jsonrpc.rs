@@ -105,11 +105,7 @@ impl Id {
 
     /// Two spellings of one id (`"a"` and `"\u0061"`) are the same request.
     fn canonical(&self) -> Cow<'_, str> {
-        if self.0.contains('\\') {
-            Cow::Owned(self.to_value().to_string())
-        } else {
-            Cow::Borrowed(&self.0)
-        }
+        if self.0.contains('\\') { Cow::Owned(self.to_value().to_string()) } else { Cow::Borrowed(&self.0) }
     }
 }
 
@@ -128,14 +124,26 @@ impl fmt::Display for Id {
 /// One JSON-RPC message, classified. Members stay borrowed from the input line.
 #[derive(Debug)]
 pub enum Message<'a> {
-    Request { id: Id, method: Cow<'a, str>, params: Option<&'a RawValue> },
-    Notification { method: Cow<'a, str>, params: Option<&'a RawValue> },
+    Request {
+        id: Id,
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
+    Notification {
+        method: Cow<'a, str>,
+        params: Option<&'a RawValue>,
+    },
     /// A response from the client; only meaningful if it answers a request the server sent.
-    Response { id: Option<Id> },
+    Response {
+        id: Option<Id>,
+    },
     /// A notification too malformed to act on: never answered.
     BadNotification,
     /// Not a valid request: answered with -32600 and the id when it could be read.
-    Invalid { id: Option<Id>, error: ErrorObject },
+    Invalid {
+        id: Option<Id>,
+        error: ErrorObject,
+    },
 }
 
 /// A whole line: one message, a batch of raw elements, or something unparseable.
@@ -229,10 +237,7 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
     let Some(method_raw) = env.method else {
         return match (env.id, env.result.is_some() || env.error.is_some()) {
             (id, true) if version_ok => Message::Response { id: id.and_then(Id::from_raw) },
-            (id, _) => Message::Invalid {
-                id: id.and_then(Id::from_raw),
-                error: ErrorObject::invalid_request(),
-            },
+            (id, _) => Message::Invalid { id: id.and_then(Id::from_raw), error: ErrorObject::invalid_request() },
         };
     };
     let method = raw_str(method_raw);

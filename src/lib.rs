@@ -27,6 +27,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod catalog;
 pub mod cli;
 mod dispatch;

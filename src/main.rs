@@ -1,5 +1,7 @@
 //! The `baremcp` binary: argv → command, a logger on stderr, locked stdio, exit code.
 
+#![deny(clippy::print_stdout)]
+
 use std::io::{self, BufReader, BufWriter, Write};
 use std::process::ExitCode;
 
@@ -24,7 +26,8 @@ fn main() -> ExitCode {
         }
         Command::Validate { schema, instances, jsonl } => {
             init_logger(None);
-            let code = baremcp::validate_cmd::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
+            let code =
+                baremcp::validate_cmd::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
             match code {
                 Ok(code) => ExitCode::from(code as u8),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

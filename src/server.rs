@@ -3,13 +3,14 @@
 
 use std::collections::HashMap;
 use std::io::{self, BufRead, Write};
+use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
 use crate::dispatch::{self, Request};
 use crate::era;
-use crate::jsonrpc::{self, ErrorObject, Frame, Id, INVALID_REQUEST, Message, PARSE_ERROR, Reply};
+use crate::jsonrpc::{self, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
 use crate::schema::Schema;
 use crate::tool::Tool;
 use crate::transport::{self, Line};
@@ -212,7 +213,11 @@ impl Server {
             Message::Request { id, method, params } => {
                 let started = Instant::now();
                 let mut request = Request::new(&id, &method, params);
-                let reply = dispatch::dispatch(self, session, &mut request, out)?;
+                // Tool panics are caught closer to the tool; this net catches the rest, so no
+                // request can take the process down.
+                let dispatched =
+                    panic::catch_unwind(AssertUnwindSafe(|| dispatch::dispatch(self, session, &mut request, out)));
+                let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())))?;
                 if log::log_enabled!(log::Level::Info) {
                     request.log_completion(&reply, started.elapsed().as_micros());
                 }
@@ -223,7 +228,10 @@ impl Server {
                 None
             }
             Message::Response { id } => {
-                log::debug!("ignored a response to {} (no request of ours is pending)", id.map_or("null".into(), |i| i.to_string()));
+                log::debug!(
+                    "ignored a response to {} (no request of ours is pending)",
+                    id.map_or("null".into(), |i| i.to_string())
+                );
                 None
             }
             Message::BadNotification => {

@@ -83,9 +83,15 @@ impl Tool {
 pub enum Content {
     Text(String),
     /// Base64 data and its MIME type.
-    Image { data: String, mime_type: String },
+    Image {
+        data: String,
+        mime_type: String,
+    },
     /// Base64 data and its MIME type.
-    Audio { data: String, mime_type: String },
+    Audio {
+        data: String,
+        mime_type: String,
+    },
     /// A link to a resource: `uri` and `name` at least (fields as the MCP `ResourceLink`).
     ResourceLink(Value),
     /// An embedded resource: `{"uri", "mimeType"?, "text" | "blob"}`.

@@ -9,7 +9,13 @@ use serde_json::{Value, json};
 use crate::schema::{Errors, Schema};
 
 /// Runs the command; returns the exit code (0 all valid, 1 some invalid, 2 bad schema).
-pub fn run(schema: &Path, instances: &[PathBuf], jsonl: bool, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<i32> {
+pub fn run(
+    schema: &Path,
+    instances: &[PathBuf],
+    jsonl: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> io::Result<i32> {
     let compiled = match read_json(schema).and_then(|value| {
         Schema::compile(&value).map_err(|problems| {
             problems.iter().map(|p| format!("{}: {p}", schema.display())).collect::<Vec<_>>().join("\n")
@@ -71,7 +77,9 @@ fn jsonl_verdict(verdict: &Result<(), Errors>) -> Value {
             let list: Vec<Value> = errors
                 .errors
                 .iter()
-                .map(|e| json!({ "instancePath": e.instance_path, "keywordPath": e.keyword_path, "message": e.message }))
+                .map(
+                    |e| json!({ "instancePath": e.instance_path, "keywordPath": e.keyword_path, "message": e.message }),
+                )
                 .collect();
             let mut verdict = json!({ "valid": false, "errors": list });
             if errors.total > errors.errors.len() {

@@ -68,7 +68,10 @@ impl Parser {
         self.depth += 1;
         if self.depth > MAX_NESTING {
             // `pos` is past the character that opened one level too many: point at it.
-            return Err(CalcError::Syntax { column: self.pos, message: format!("nested more than {MAX_NESTING} levels deep") });
+            return Err(CalcError::Syntax {
+                column: self.pos,
+                message: format!("nested more than {MAX_NESTING} levels deep"),
+            });
         }
         Ok(())
     }
@@ -227,7 +230,10 @@ impl Parser {
             return Err(self.syntax("expected ')'"));
         }
         if !variadic && args.len() != 1 {
-            return Err(CalcError::Syntax { column: start + 1, message: format!("{name} takes one argument, got {}", args.len()) });
+            return Err(CalcError::Syntax {
+                column: start + 1,
+                message: format!("{name} takes one argument, got {}", args.len()),
+            });
         }
         Ok(function(&args))
     }

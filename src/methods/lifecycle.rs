@@ -22,8 +22,8 @@ pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) 
     let requested = params
         .and_then(|p| p.protocol_version)
         .ok_or_else(|| ErrorObject::invalid_params("initialize needs params.protocolVersion"))?;
-    let requested = raw_str(requested)
-        .ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
+    let requested =
+        raw_str(requested).ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
     let version = LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
     let mut result = Map::new();

@@ -3,8 +3,8 @@
 pub(crate) mod lifecycle;
 pub(crate) mod tools;
 
-use serde_json::{Value, json};
 use serde_json::value::RawValue;
+use serde_json::{Value, json};
 
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, raw_str};

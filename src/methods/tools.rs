@@ -31,8 +31,9 @@ struct CallParams<'a> {
 pub(crate) fn params<'a, T: Deserialize<'a> + Default>(req: &Request<'a>) -> Result<T, ErrorObject> {
     match req.params {
         None => Ok(T::default()),
-        Some(raw) => serde_json::from_str(raw.get())
-            .map_err(|e| ErrorObject::invalid_params(format!("invalid params: {}", e.to_string().replace(" at line 1", "")))),
+        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| {
+            ErrorObject::invalid_params(format!("invalid params: {}", e.to_string().replace(" at line 1", "")))
+        }),
     }
 }
 
@@ -57,9 +58,9 @@ pub(crate) fn call(server: &Server, session: &Session, req: &mut Request) -> Rep
             .filter(Value::is_object)
             .ok_or_else(|| ErrorObject::invalid_params("params.arguments must be an object"))?,
     };
-    let registered = server
-        .tool(&name)
-        .ok_or_else(|| ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name })))?;
+    let registered = server.tool(&name).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }))
+    })?;
 
     let output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
@@ -69,10 +70,9 @@ pub(crate) fn call(server: &Server, session: &Session, req: &mut Request) -> Rep
             match panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx))) {
                 Ok(Ok(output)) => check_output(registered.output.as_ref(), output),
                 Ok(Err(message)) => ToolOutput::error(message),
+                // The panic hook has already reported it on stderr.
                 Err(panic) => {
-                    let why = panic_message(&panic);
-                    log::error!("tool {name} panicked: {why}");
-                    ToolOutput::error(format!("tool {name} failed: internal error ({why})"))
+                    ToolOutput::error(format!("tool {name} failed: internal error ({})", panic_message(&panic)))
                 }
             }
         }

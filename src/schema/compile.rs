@@ -117,16 +117,18 @@ struct Compiler<'d> {
 pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Problem>> {
     let draft = match root.get("$schema") {
         None => default,
-        Some(Value::String(uri)) => match uri.trim_end_matches('#').trim_start_matches("https://").trim_start_matches("http://") {
-            "json-schema.org/draft/2020-12/schema" => Draft::Draft2020_12,
-            "json-schema.org/draft-07/schema" => Draft::Draft7,
-            _ => {
-                return Err(vec![problem(
-                    "/$schema",
-                    format!("unsupported dialect {uri:?}: use JSON Schema 2020-12 or draft-07"),
-                )]);
+        Some(Value::String(uri)) => {
+            match uri.trim_end_matches('#').trim_start_matches("https://").trim_start_matches("http://") {
+                "json-schema.org/draft/2020-12/schema" => Draft::Draft2020_12,
+                "json-schema.org/draft-07/schema" => Draft::Draft7,
+                _ => {
+                    return Err(vec![problem(
+                        "/$schema",
+                        format!("unsupported dialect {uri:?}: use JSON Schema 2020-12 or draft-07"),
+                    )]);
+                }
             }
-        },
+        }
         Some(_) => return Err(vec![problem("/$schema", "must be a string")]),
     };
     let mut c = Compiler {
@@ -140,11 +142,7 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
     };
     c.node(root, String::new(), 0);
     c.resolve_refs();
-    if c.errors.is_empty() {
-        Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft })
-    } else {
-        Err(c.errors)
-    }
+    if c.errors.is_empty() { Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft }) } else { Err(c.errors) }
 }
 
 fn problem(pointer: &str, message: impl Into<String>) -> Problem {
@@ -199,7 +197,10 @@ impl Compiler<'_> {
             }
         }
         if !path.is_empty() && map.get("$id").is_some_and(|id| id.as_str().is_some_and(|s| !s.starts_with('#'))) {
-            self.warnings.push(problem(&at("$id"), "$id in a subschema is not supported: $refs resolve against the document root"));
+            self.warnings.push(problem(
+                &at("$id"),
+                "$id in a subschema is not supported: $refs resolve against the document root",
+            ));
         }
         for keyword in NOT_ENFORCED {
             if map.contains_key(keyword) {
@@ -251,7 +252,9 @@ impl Compiler<'_> {
                 "prefixItems" if !draft7 => k.prefix_items = self.schema_list(value, &here, depth, true),
                 "items" => match value {
                     Value::Array(_) if draft7 => k.prefix_items = self.schema_list(value, &here, depth, false),
-                    Value::Array(_) => self.error(&here, "must be a schema in 2020-12 (an array of schemas is prefixItems)"),
+                    Value::Array(_) => {
+                        self.error(&here, "must be a schema in 2020-12 (an array of schemas is prefixItems)")
+                    }
                     _ => k.items = Some(sub(self, keyword, value)),
                 },
                 "minItems" => k.min_items = self.count(value, &here),
@@ -329,7 +332,9 @@ impl Compiler<'_> {
                 }
                 None => self.error(
                     here,
-                    format!("unknown type {name} (expected one of null, boolean, object, array, number, string, integer)"),
+                    format!(
+                        "unknown type {name} (expected one of null, boolean, object, array, number, string, integer)"
+                    ),
                 ),
             }
         }
@@ -340,7 +345,9 @@ impl Compiler<'_> {
         match value {
             Value::Object(map) => map
                 .iter()
-                .map(|(name, schema)| (name.clone(), self.node(schema, format!("{here}/{}", escape_token(name)), depth + 1)))
+                .map(|(name, schema)| {
+                    (name.clone(), self.node(schema, format!("{here}/{}", escape_token(name)), depth + 1))
+                })
                 .collect(),
             _ => {
                 self.error(here, "must be an object whose values are schemas");
@@ -351,11 +358,9 @@ impl Compiler<'_> {
 
     fn schema_list(&mut self, value: &Value, here: &str, depth: usize, non_empty: bool) -> Vec<usize> {
         match value {
-            Value::Array(list) if !(non_empty && list.is_empty()) => list
-                .iter()
-                .enumerate()
-                .map(|(i, schema)| self.node(schema, format!("{here}/{i}"), depth + 1))
-                .collect(),
+            Value::Array(list) if !(non_empty && list.is_empty()) => {
+                list.iter().enumerate().map(|(i, schema)| self.node(schema, format!("{here}/{i}"), depth + 1)).collect()
+            }
             _ => {
                 self.error(here, "must be a non-empty array of schemas");
                 Vec::new()
@@ -364,7 +369,8 @@ impl Compiler<'_> {
     }
 
     fn strings(&mut self, value: &Value, here: &str) -> Vec<String> {
-        let names: Option<Vec<String>> = value.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(String::from)).collect());
+        let names: Option<Vec<String>> =
+            value.as_array().and_then(|a| a.iter().map(|s| s.as_str().map(String::from)).collect());
         match names {
             Some(names) if names.iter().enumerate().all(|(i, n)| !names[..i].contains(n)) => names,
             _ => {
@@ -413,7 +419,12 @@ impl Compiler<'_> {
             let pointer = match decode_fragment(&reference) {
                 Some(pointer) => pointer,
                 None => {
-                    self.error(&at, format!("$ref {reference:?} is not a JSON Pointer fragment ($anchor references are not supported)"));
+                    self.error(
+                        &at,
+                        format!(
+                            "$ref {reference:?} is not a JSON Pointer fragment ($anchor references are not supported)"
+                        ),
+                    );
                     continue;
                 }
             };

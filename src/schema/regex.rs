@@ -200,10 +200,8 @@ impl Parser<'_> {
             '^' => Node::Assert(Look::Start),
             '$' => Node::Assert(Look::End),
             '(' => {
-                if self.eat('?') {
-                    if !self.eat(':') {
-                        return Err(self.error("lookaround and named groups are not supported"));
-                    }
+                if self.eat('?') && !self.eat(':') {
+                    return Err(self.error("lookaround and named groups are not supported"));
                 }
                 let inner = self.alternation(depth + 1)?;
                 if !self.eat(')') {
@@ -247,7 +245,9 @@ impl Parser<'_> {
             return Err(self.error("an assertion cannot be repeated"));
         }
         self.eat('?'); // lazy: the same language, and a Pike VM only asks whether a match exists
-        if matches!(self.peek(), Some('*' | '+' | '?')) || (self.peek() == Some('{') && self.quantifier_at(self.pos + 1)) {
+        if matches!(self.peek(), Some('*' | '+' | '?'))
+            || (self.peek() == Some('{') && self.quantifier_at(self.pos + 1))
+        {
             return Err(self.error("nothing to repeat"));
         }
         Ok(Node::Repeat { node: Box::new(atom), min, max })
@@ -474,7 +474,8 @@ impl Regex {
                 return Ok(true);
             }
             let Some(c) = chars.next() else { return Ok(false) };
-            let after = Position { prev: Some(c), next: chars.peek().copied(), start: false, end: chars.peek().is_none() };
+            let after =
+                Position { prev: Some(c), next: chars.peek().copied(), start: false, end: chars.peek().is_none() };
             next.clear();
             for i in 0..current.list.len() {
                 let pc = current.list[i];
@@ -495,7 +496,14 @@ impl Regex {
 
     /// Adds the thread at `pc` and everything reachable from it without reading a character.
     /// Returns whether a match state was reached.
-    fn add(&self, threads: &mut Threads, pc: usize, at: Position, steps: &mut u64, budget: u64) -> Result<bool, BudgetExhausted> {
+    fn add(
+        &self,
+        threads: &mut Threads,
+        pc: usize,
+        at: Position,
+        steps: &mut u64,
+        budget: u64,
+    ) -> Result<bool, BudgetExhausted> {
         let mut stack = vec![pc];
         while let Some(pc) = stack.pop() {
             if !threads.insert(pc) {
@@ -627,7 +635,10 @@ mod tests {
 
     #[test]
     fn refuses_what_it_cannot_match_exactly() {
-        for pattern in [r"(?=a)", r"(?!a)", r"(?<=a)b", r"(?<n>a)", r"(a)\1", r"\p{L}", r"\k<n>", "(a", "a)", "[a", "*a", "a**", "a{5,2}", "a{1001}", "[z-a]", "^*", r"\"] {
+        for pattern in [
+            r"(?=a)", r"(?!a)", r"(?<=a)b", r"(?<n>a)", r"(a)\1", r"\p{L}", r"\k<n>", "(a", "a)", "[a", "*a", "a**",
+            "a{5,2}", "a{1001}", "[z-a]", "^*", r"\",
+        ] {
             assert!(Regex::new(pattern).is_err(), "{pattern} should be refused");
         }
     }

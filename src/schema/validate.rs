@@ -9,6 +9,9 @@ use super::compile::{Keywords, Node, types};
 use super::regex::{BudgetExhausted, DEFAULT_BUDGET, Regex};
 use super::{Errors, Schema, ValidationError, escape_token};
 
+/// A numeric bound: its value, keyword, operator as written in messages, and the test.
+type Bound<'k> = (&'k Option<Number>, &'static str, &'static str, fn(Ordering) -> bool);
+
 /// Subschema applications deeper than this end validation (a `$ref` cycle, or a hostile
 /// instance nested as deep as the parser allows).
 const MAX_DEPTH: usize = 256;
@@ -19,7 +22,8 @@ pub(super) fn validate(schema: &Schema, instance: &Value) -> Result<(), Errors> 
     let mut cx = Cx::new(true);
     let ok = Walk { schema }.eval(0, instance, &mut Vec::new(), &mut cx);
     if let Some(stopped) = cx.stopped.take() {
-        cx.errors.insert(0, ValidationError { instance_path: "/".into(), keyword_path: String::new(), message: stopped });
+        cx.errors
+            .insert(0, ValidationError { instance_path: "/".into(), keyword_path: String::new(), message: stopped });
         cx.total += 1;
     }
     if ok && cx.total == 0 {
@@ -203,7 +207,10 @@ impl Walk<'_> {
                     }
                     if let (false, Some(additional)) = (covered, k.additional_properties) {
                         if matches!(self.schema.nodes[additional], Node::Bool(false)) {
-                            fail!("additionalProperties", format!("unknown property {} ({})", quote(key), allowed_names(k)));
+                            fail!(
+                                "additionalProperties",
+                                format!("unknown property {} ({})", quote(key), allowed_names(k))
+                            );
                         } else {
                             path.push(Seg::Key(key));
                             apply!(additional, value);
@@ -222,7 +229,10 @@ impl Walk<'_> {
                         if cx.collect {
                             let errors = self.collect_apart(cx, |cx| self.eval(node, &name, &mut Vec::new(), cx));
                             if let Some(first) = errors.first() {
-                                fail!("propertyNames", format!("property name {} is invalid: {}", quote(key), first.message));
+                                fail!(
+                                    "propertyNames",
+                                    format!("property name {} is invalid: {}", quote(key), first.message)
+                                );
                             }
                         } else if !self.eval(node, &name, &mut Vec::new(), cx) {
                             return false;
@@ -233,18 +243,27 @@ impl Walk<'_> {
                 if let Some(min) = k.min_properties
                     && count < min
                 {
-                    fail!("minProperties", format!("must have at least {min} {}, got {count}", plural(min, "property", "properties")));
+                    fail!(
+                        "minProperties",
+                        format!("must have at least {min} {}, got {count}", plural(min, "property", "properties"))
+                    );
                 }
                 if let Some(max) = k.max_properties
                     && count > max
                 {
-                    fail!("maxProperties", format!("must have at most {max} {}, got {count}", plural(max, "property", "properties")));
+                    fail!(
+                        "maxProperties",
+                        format!("must have at most {max} {}, got {count}", plural(max, "property", "properties"))
+                    );
                 }
                 for (name, needed) in &k.dependent_required {
                     if object.contains_key(name) {
                         for other in needed {
                             if !object.contains_key(other) {
-                                fail!("dependentRequired", format!("property {} requires property {}", quote(name), quote(other)));
+                                fail!(
+                                    "dependentRequired",
+                                    format!("property {} requires property {}", quote(name), quote(other))
+                                );
                             }
                         }
                     }
@@ -257,11 +276,19 @@ impl Walk<'_> {
             }
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
-                    let node = k.prefix_items.get(i).copied().or(if i >= k.prefix_items.len() { k.items } else { None });
+                    let node =
+                        k.prefix_items.get(i).copied().or(if i >= k.prefix_items.len() { k.items } else { None });
                     if let Some(node) = node {
                         if i >= k.prefix_items.len() && matches!(self.schema.nodes[node], Node::Bool(false)) {
                             let allowed = k.prefix_items.len();
-                            fail!(k.items_keyword, format!("must have at most {allowed} {}, got {}", plural(allowed as u64, "item", "items"), items.len()));
+                            fail!(
+                                k.items_keyword,
+                                format!(
+                                    "must have at most {allowed} {}, got {}",
+                                    plural(allowed as u64, "item", "items"),
+                                    items.len()
+                                )
+                            );
                             break;
                         }
                         path.push(Seg::Index(i));
@@ -273,7 +300,10 @@ impl Walk<'_> {
                 if let Some(min) = k.min_items
                     && count < min
                 {
-                    fail!("minItems", format!("must have at least {min} {}, got {count}", plural(min, "item", "items")));
+                    fail!(
+                        "minItems",
+                        format!("must have at least {min} {}, got {count}", plural(min, "item", "items"))
+                    );
                 }
                 if let Some(max) = k.max_items
                     && count > max
@@ -296,13 +326,22 @@ impl Walk<'_> {
                     if matched < min {
                         fail!(
                             if k.min_contains.is_some() { "minContains" } else { "contains" },
-                            format!("must contain at least {min} {} matching the contains schema, found {matched}", plural(min, "item", "items"))
+                            format!(
+                                "must contain at least {min} {} matching the contains schema, found {matched}",
+                                plural(min, "item", "items")
+                            )
                         );
                     }
                     if let Some(max) = k.max_contains
                         && matched > max
                     {
-                        fail!("maxContains", format!("must contain at most {max} {} matching the contains schema, found {matched}", plural(max, "item", "items")));
+                        fail!(
+                            "maxContains",
+                            format!(
+                                "must contain at most {max} {} matching the contains schema, found {matched}",
+                                plural(max, "item", "items")
+                            )
+                        );
                     }
                 }
             }
@@ -312,12 +351,21 @@ impl Walk<'_> {
                     if let Some(min) = k.min_length
                         && length < min
                     {
-                        fail!("minLength", format!("must be at least {min} {} long", plural(min, "character", "characters")));
+                        fail!(
+                            "minLength",
+                            format!("must be at least {min} {} long", plural(min, "character", "characters"))
+                        );
                     }
                     if let Some(max) = k.max_length
                         && length > max
                     {
-                        fail!("maxLength", format!("must be at most {max} {} long, got {length}", plural(max, "character", "characters")));
+                        fail!(
+                            "maxLength",
+                            format!(
+                                "must be at most {max} {} long, got {length}",
+                                plural(max, "character", "characters")
+                            )
+                        );
                     }
                 }
                 if let Some((source, regex)) = &k.pattern
@@ -327,7 +375,7 @@ impl Walk<'_> {
                 }
             }
             Value::Number(n) => {
-                let bounds: [(&Option<Number>, &str, &str, fn(Ordering) -> bool); 4] = [
+                let bounds: [Bound; 4] = [
                     (&k.minimum, "minimum", ">=", |o| o != Ordering::Less),
                     (&k.maximum, "maximum", "<=", |o| o != Ordering::Greater),
                     (&k.exclusive_minimum, "exclusiveMinimum", ">", |o| o == Ordering::Greater),
@@ -355,7 +403,8 @@ impl Walk<'_> {
         if !k.any_of.is_empty() {
             let matched = k.any_of.iter().any(|&node| self.probe(cx, |cx| self.eval(node, inst, path, cx)));
             if !matched {
-                let message = if cx.collect { self.alternatives(&k.any_of, "anyOf", inst, path, cx) } else { String::new() };
+                let message =
+                    if cx.collect { self.alternatives(&k.any_of, "anyOf", inst, path, cx) } else { String::new() };
                 fail!("anyOf", message);
             }
         }
@@ -365,10 +414,14 @@ impl Walk<'_> {
             match matched.len() {
                 1 => {}
                 0 => {
-                    let message = if cx.collect { self.alternatives(&k.one_of, "oneOf", inst, path, cx) } else { String::new() };
+                    let message =
+                        if cx.collect { self.alternatives(&k.one_of, "oneOf", inst, path, cx) } else { String::new() };
                     fail!("oneOf", message);
                 }
-                _ => fail!("oneOf", format!("must match exactly one oneOf alternative, but matched {}", join(&matched, " and "))),
+                _ => fail!(
+                    "oneOf",
+                    format!("must match exactly one oneOf alternative, but matched {}", join(&matched, " and "))
+                ),
             }
         }
         if let Some(node) = k.not
@@ -388,7 +441,14 @@ impl Walk<'_> {
     /// Explains why no alternative matched. When each alternative fails only on `type` (the
     /// common nullable `anyOf`), that reads as one type error; otherwise each alternative's
     /// first error is listed.
-    fn alternatives<'v>(&self, nodes: &[usize], keyword: &str, inst: &'v Value, path: &mut Vec<Seg<'v>>, cx: &mut Cx) -> String {
+    fn alternatives<'v>(
+        &self,
+        nodes: &[usize],
+        keyword: &str,
+        inst: &'v Value,
+        path: &mut Vec<Seg<'v>>,
+        cx: &mut Cx,
+    ) -> String {
         let here = pointer(path);
         let per_branch: Vec<Vec<ValidationError>> =
             nodes.iter().map(|&node| self.collect_apart(cx, |cx| self.eval(node, inst, path, cx))).collect();
@@ -420,7 +480,10 @@ impl Walk<'_> {
         match regex.is_match(text, DEFAULT_BUDGET) {
             Ok(hit) => hit,
             Err(BudgetExhausted) => {
-                cx.stop(format!("validation stopped: a pattern exceeded its match budget on a {}-character string", text.chars().count()));
+                cx.stop(format!(
+                    "validation stopped: a pattern exceeded its match budget on a {}-character string",
+                    text.chars().count()
+                ));
                 false
             }
         }

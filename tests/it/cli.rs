@@ -1,1 +1,212 @@
-//! placeholder
+//! The binary as a process: flags and exit codes, a closed stdout, bounded memory on huge
+//! lines, logging on stderr only, and `baremcp validate`.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn baremcp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_baremcp"))
+}
+
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child =
+        baremcp().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn help_and_version_go_to_stdout() {
+    let help = run(&["--help"], "");
+    assert!(help.status.success());
+    assert!(text(&help.stdout).starts_with("usage: baremcp"));
+    let version = run(&["--version"], "");
+    assert_eq!(text(&version.stdout), format!("baremcp {}\n", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line_and_usage_on_stderr() {
+    for args in [
+        &["--bogus"][..],
+        &["--page-size", "0"],
+        &["--max-message-bytes", "lots"],
+        &["--log-level", "loud"],
+        &["stray"],
+    ] {
+        let out = run(args, "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}: stdout must stay empty");
+        let stderr = text(&out.stderr);
+        assert!(stderr.starts_with("baremcp: "), "{args:?}: {stderr}");
+        assert!(stderr.lines().nth(1).is_some_and(|l| l.starts_with("usage: baremcp")), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn a_closed_stdout_ends_the_server_quietly() {
+    let mut child = baremcp().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    let ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".repeat(100_000);
+    // The server may be gone before all of this is written; that is the point.
+    let _ = stdin.write_all(ping.as_bytes());
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    assert!(!text(&out.stderr).contains("panicked"), "{}", text(&out.stderr));
+}
+
+/// Peak resident memory of a running process, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+#[test]
+fn a_64_mib_line_is_refused_without_being_held() {
+    let mut child = baremcp()
+        .args(["--max-message-bytes", "1048576"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let chunk = vec![b'x'; 1 << 20];
+    stdin.write_all(br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":""#).unwrap();
+    for _ in 0..64 {
+        stdin.write_all(&chunk).unwrap();
+    }
+    stdin.write_all(b"\"}}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let mut lines = Vec::new();
+    for _ in 0..2 {
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        lines.push(line);
+    }
+    let peak = peak_kib(child.id());
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        lines[0],
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n"
+    );
+    assert_eq!(lines[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
+    assert!(peak < 16 * 1024, "peak memory {peak} KiB for a 64 MiB line with a 1 MiB limit");
+}
+
+#[test]
+fn logs_go_to_stderr_and_stdout_stays_protocol() {
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"hello\",\"arguments\":{\"name\":\"log\"}}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}\n";
+    let out = run(&["--log-level", "debug"], input);
+    let stdout = text(&out.stdout);
+    assert_eq!(stdout.lines().count(), 3);
+    assert!(stdout.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
+    let stderr = text(&out.stderr);
+    assert!(stderr.contains(r#"<- {"jsonrpc":"2.0","id":3,"method":"nope"}"#), "{stderr}");
+    assert!(stderr.contains(r#"-> {"jsonrpc":"2.0","id":3,"error":{"code":-32601"#), "{stderr}");
+    let info: Vec<&str> = stderr.lines().filter(|l| l.starts_with("[INFO")).collect();
+    assert_eq!(info.len(), 3, "{stderr}");
+    assert!(info[1].contains("tools/call id=2 ") && info[1].ends_with("ok tool=hello isError=false"), "{}", info[1]);
+    assert!(info[2].contains("nope id=3 ") && info[2].ends_with("error -32601"), "{}", info[2]);
+
+    let quiet = run(&[], input);
+    assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
+    let by_env =
+        baremcp().env("RUST_LOG", "info").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn();
+    let mut child = by_env.unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child.wait().unwrap();
+    assert_eq!(stderr.lines().filter(|l| l.starts_with("[INFO")).count(), 3, "{stderr}");
+}
+
+/// A fresh directory under the target dir for files a test writes.
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn validate_reports_each_instance_and_exits_by_verdict() {
+    let dir = scratch("validate");
+    let schema = dir.join("schema.json");
+    std::fs::write(
+        &schema,
+        r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}"#,
+    )
+    .unwrap();
+    std::fs::write(dir.join("good.json"), r#"{"n": 1}"#).unwrap();
+    std::fs::write(dir.join("bad.json"), r#"{"n": "1", "x": 0}"#).unwrap();
+    let path = |name: &str| dir.join(name).to_string_lossy().into_owned();
+
+    let good = run(&["validate", &path("schema.json"), &path("good.json")], "");
+    assert_eq!(good.status.code(), Some(0));
+    assert_eq!(text(&good.stdout), format!("{}: valid\n", path("good.json")));
+
+    let bad = run(&["validate", &path("schema.json"), &path("good.json"), &path("bad.json")], "");
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        text(&bad.stdout),
+        format!(
+            "{}: valid\n{}: invalid\n  /n: expected integer, got string \"1\"\n  /: unknown property \"x\" (allowed: n)\n",
+            path("good.json"),
+            path("bad.json")
+        )
+    );
+
+    let jsonl = run(&["validate", "--jsonl", &path("schema.json")], "{\"n\":2}\n{}\nnot json\n");
+    assert_eq!(jsonl.status.code(), Some(1));
+    let lines: Vec<serde_json::Value> = text(&jsonl.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0], serde_json::json!({"valid": true, "errors": []}));
+    assert_eq!(
+        lines[1],
+        serde_json::json!({"valid": false, "errors": [{"instancePath": "/", "keywordPath": "/required", "message": "missing required property \"n\""}]})
+    );
+    assert_eq!(lines[2]["valid"], false);
+
+    std::fs::write(dir.join("broken.json"), r##"{"type":"strng","minLength":-1,"$ref":"#/nowhere"}"##).unwrap();
+    let broken = run(&["validate", &path("broken.json"), &path("good.json")], "");
+    assert_eq!(broken.status.code(), Some(2));
+    let stderr = text(&broken.stderr);
+    for expected in [
+        "/type: unknown type \"strng\"",
+        "/minLength: must be a non-negative integer",
+        "/$ref: $ref \"#/nowhere\" does not resolve",
+    ] {
+        assert!(stderr.contains(expected), "{expected} not in {stderr}");
+    }
+    let missing = run(&["validate", &path("absent.json")], "");
+    assert_eq!(missing.status.code(), Some(2));
+
+    std::fs::write(
+        dir.join("warn.json"),
+        r#"{"type":"object","unevaluatedProperties":false,"properties":{"a":{"$ref":"https://example.com/s.json"}}}"#,
+    )
+    .unwrap();
+    let warned = run(&["validate", &path("warn.json"), &path("good.json")], "");
+    assert_eq!(warned.status.code(), Some(0));
+    let stderr = text(&warned.stderr);
+    assert!(
+        stderr.contains("warning: /unevaluatedProperties: unevaluatedProperties is not supported and is not enforced"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("warning: /properties/a/$ref: remote $ref \"https://example.com/s.json\" is not followed"),
+        "{stderr}"
+    );
+}

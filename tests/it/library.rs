@@ -14,7 +14,9 @@ pub fn server(args: &[String]) -> Server {
             Ok(ToolOutput::text("all kinds")
                 .with(Content::Image { data: "iVBORw0KGgo=".into(), mime_type: "image/png".into() })
                 .with(Content::Audio { data: "UklGRg==".into(), mime_type: "audio/wav".into() })
-                .with(Content::ResourceLink(json!({"uri": "file:///tmp/a.txt", "name": "a.txt", "mimeType": "text/plain"})))
+                .with(Content::ResourceLink(
+                    json!({"uri": "file:///tmp/a.txt", "name": "a.txt", "mimeType": "text/plain"}),
+                ))
                 .with(Content::Resource(json!({"uri": "test://embedded", "mimeType": "text/plain", "text": "inline"}))))
         }),
         Tool::new("bad_output", "Breaks its output schema", json!({"type": "object"}), |_, _| {
@@ -90,7 +92,12 @@ fn registration_refuses_bad_tools() {
     let not_object = server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).err().unwrap();
     assert_eq!(not_object.to_string(), r#"tool "b": inputSchema must have "type": "object""#);
     let malformed = server
-        .add_tool(Tool::new("c", "C", json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}}), noop))
+        .add_tool(Tool::new(
+            "c",
+            "C",
+            json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}}),
+            noop,
+        ))
         .err()
         .unwrap();
     assert_eq!(

@@ -260,7 +260,9 @@ pub fn check_dir(dir: &str, make: &dyn Fn(&[String]) -> baremcp::Server, binary:
         if binary {
             match replay_binary(&transcript) {
                 Ok(out) if out == expected_output(&transcript) => {}
-                Ok(out) => failures.push(format!("{name} (binary):\n{}", crate::diff(&expected_output(&transcript), &out))),
+                Ok(out) => {
+                    failures.push(format!("{name} (binary):\n{}", crate::diff(&expected_output(&transcript), &out)))
+                }
                 Err(why) => failures.push(format!("{name} (binary): {why}")),
             }
         }

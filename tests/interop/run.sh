@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Interop: the official MCP SDK clients talk to the release binary over stdio.
+#   Python (PyPI mcp==2.3.0): the SDK's default path (server/discover probe, so 2026-07-28)
+#   and the forced legacy initialize path.
+#   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed.
+# Everything is installed under target/interop/, so a fresh clone needs only python3 (and
+# node with npm for the TypeScript half).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+cargo build --release --quiet
+bin="$PWD/target/release/baremcp"
+work="$PWD/target/interop"
+mkdir -p "$work"
+
+venv="$work/venv"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+"$venv/bin/python" tests/interop/python_client.py "$bin" auto
+"$venv/bin/python" tests/interop/python_client.py "$bin" legacy
+
+if command -v node >/dev/null && command -v npm >/dev/null; then
+  node_dir="$work/node"
+  mkdir -p "$node_dir"
+  if [ ! -d "$node_dir/node_modules/@modelcontextprotocol/sdk" ]; then
+    (cd "$node_dir" && npm install --silent --no-audit --no-fund --no-save "@modelcontextprotocol/sdk@1.32.2")
+  fi
+  cp tests/interop/ts_client.mjs "$node_dir/"
+  node "$node_dir/ts_client.mjs" "$bin"
+else
+  echo "interop: node/npm not found; the TypeScript client was not run"
+fi
+echo "interop: all clients passed"

@@ -239,22 +239,9 @@ impl Walk<'_> {
                         }
                     }
                 }
-                let count = object.len() as u64;
-                if let Some(min) = k.min_properties
-                    && count < min
-                {
-                    fail!(
-                        "minProperties",
-                        format!("must have at least {min} {}, got {count}", plural(min, "property", "properties"))
-                    );
-                }
-                if let Some(max) = k.max_properties
-                    && count > max
-                {
-                    fail!(
-                        "maxProperties",
-                        format!("must have at most {max} {}, got {count}", plural(max, "property", "properties"))
-                    );
+                let bounds = (k.min_properties, k.max_properties);
+                if let Some((keyword, message)) = count_bounds(object.len(), bounds, PROPERTIES) {
+                    fail!(keyword, message);
                 }
                 for (name, needed) in &k.dependent_required {
                     if object.contains_key(name) {
@@ -296,19 +283,8 @@ impl Walk<'_> {
                         path.pop();
                     }
                 }
-                let count = items.len() as u64;
-                if let Some(min) = k.min_items
-                    && count < min
-                {
-                    fail!(
-                        "minItems",
-                        format!("must have at least {min} {}, got {count}", plural(min, "item", "items"))
-                    );
-                }
-                if let Some(max) = k.max_items
-                    && count > max
-                {
-                    fail!("maxItems", format!("must have at most {max} {}, got {count}", plural(max, "item", "items")));
+                if let Some((keyword, message)) = count_bounds(items.len(), (k.min_items, k.max_items), ITEMS) {
+                    fail!(keyword, message);
                 }
                 if k.unique_items
                     && let Some((a, b)) = self.duplicate(items, cx)
@@ -518,6 +494,31 @@ fn type_matches(bits: u8, value: &Value) -> bool {
         Value::Number(_) => types::NUMBER,
     };
     bits & bit != 0
+}
+
+/// The keywords and nouns of a bounded count.
+struct Counted {
+    keywords: [&'static str; 2],
+    one: &'static str,
+    many: &'static str,
+}
+
+const PROPERTIES: Counted =
+    Counted { keywords: ["minProperties", "maxProperties"], one: "property", many: "properties" };
+const ITEMS: Counted = Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
+
+/// A count outside its bounds: the keyword that fails and the message.
+fn count_bounds(count: usize, (min, max): (Option<u64>, Option<u64>), what: Counted) -> Option<(&'static str, String)> {
+    let count = count as u64;
+    let [min_keyword, max_keyword] = what.keywords;
+    if let Some(min) = min.filter(|&min| count < min) {
+        return Some((
+            min_keyword,
+            format!("must have at least {min} {}, got {count}", plural(min, what.one, what.many)),
+        ));
+    }
+    let max = max.filter(|&max| count > max)?;
+    Some((max_keyword, format!("must have at most {max} {}, got {count}", plural(max, what.one, what.many))))
 }
 
 /// `a`, `a or b`, `a, b or c`.

@@ -18,7 +18,7 @@ Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stder
 options:
   --max-message-bytes N  longest accepted input line in bytes (default 16777216)
   --page-size N          items per page of a list result (default: all in one page)
-  --log-level LEVEL      error, warn, info, debug or trace (default: RUST_LOG, else error)
+  --log-level LEVEL      error, warn, info, debug or trace (default: RUST_LOG, else warn)
   -h, --help             print this help
   -V, --version          print the version
 

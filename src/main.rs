@@ -61,10 +61,10 @@ fn serve(server: &baremcp::Server) -> ExitCode {
     }
 }
 
-/// Logs go to stderr: `--log-level` if given, else `RUST_LOG`, else errors only. A panic is
+/// Logs go to stderr: `--log-level` if given, else `RUST_LOG`, else warnings and errors. A panic is
 /// logged as an error line rather than printed by the default hook.
 fn init_logger(level: Option<&str>) {
-    let mut builder = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("error"));
+    let mut builder = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"));
     if let Some(level) = level {
         builder.parse_filters(level);
     }

@@ -116,3 +116,109 @@ impl Schema {
 pub(crate) fn escape_token(token: &str) -> String {
     token.replace('~', "~0").replace('/', "~1")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn errors(schema: Value, instance: Value) -> Vec<String> {
+        let schema = Schema::compile(&schema).unwrap();
+        match schema.validate(&instance) {
+            Ok(()) => Vec::new(),
+            Err(errors) => errors.errors.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    /// An array nested `depth` deep, built without recursion.
+    fn nested(depth: usize) -> Value {
+        let mut value = json!(1);
+        for _ in 0..depth {
+            value = Value::Array(vec![value]);
+        }
+        value
+    }
+
+    #[test]
+    fn ref_cycles_and_deep_instances_stop_with_an_error() {
+        let cycle = errors(json!({"$ref": "#"}), json!(1));
+        assert_eq!(cycle, ["/: validation stopped: schemas applied more than 256 levels deep (a $ref cycle?)"]);
+        let mutual = errors(
+            json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
+            json!(1),
+        );
+        assert_eq!(mutual.len(), 1, "{mutual:?}");
+        let deep = nested(5000);
+        let schema = Schema::compile(&json!({"items": {"$ref": "#"}})).unwrap();
+        assert!(!schema.is_valid(&deep));
+        assert!(schema.validate(&deep).unwrap_err().errors[0].message.starts_with("validation stopped"));
+        // Free the deep value without deep recursion in Drop.
+        let mut deep = deep;
+        while let Value::Array(mut inner) = deep {
+            deep = inner.pop().unwrap_or(Value::Null);
+        }
+    }
+
+    #[test]
+    fn exponential_schemas_hit_the_step_budget() {
+        // Each level doubles the work (two refs to the level below); the budget ends it.
+        let mut defs = serde_json::Map::new();
+        defs.insert("l0".into(), json!({"type": "string"}));
+        for level in 1..=40 {
+            let below = format!("#/$defs/l{}", level - 1);
+            defs.insert(format!("l{level}"), json!({"anyOf": [{"$ref": below}, {"$ref": below}]}));
+        }
+        let schema = json!({"$defs": defs, "$ref": "#/$defs/l40"});
+        let compiled = Schema::compile(&schema).unwrap();
+        let result = compiled.validate(&json!(1)).unwrap_err();
+        assert!(result.errors[0].message.starts_with("validation stopped"), "{:?}", result.errors[0]);
+    }
+
+    #[test]
+    fn schemas_nested_too_deep_are_refused() {
+        let mut schema = json!({"type": "string"});
+        for _ in 0..200 {
+            schema = json!({"not": schema});
+        }
+        let problems = Schema::compile(&schema).unwrap_err();
+        assert!(problems[0].message.contains("nested deeper than 128"), "{problems:?}");
+    }
+
+    #[test]
+    fn dialects_and_warnings() {
+        let unknown = Schema::compile(&json!({"$schema": "http://json-schema.org/draft-04/schema#"})).unwrap_err();
+        assert_eq!(
+            unknown[0].to_string(),
+            "/$schema: unsupported dialect \"http://json-schema.org/draft-04/schema#\": use JSON Schema 2020-12 or draft-07"
+        );
+        let draft7 = Schema::compile(
+            &json!({"$schema": "http://json-schema.org/draft-07/schema#", "items": [{"type": "string"}]}),
+        )
+        .unwrap();
+        assert_eq!(draft7.draft(), Draft::Draft7);
+        assert!(!draft7.is_valid(&json!([1])));
+        let array_items = Schema::compile(&json!({"items": [{"type": "string"}]})).unwrap_err();
+        assert_eq!(array_items[0].pointer, "/items");
+        let warned =
+            Schema::compile(&json!({"properties": {"a": {"unevaluatedItems": false, "$dynamicRef": "#x"}}})).unwrap();
+        let pointers: Vec<&str> = warned.warnings().iter().map(|w| w.pointer.as_str()).collect();
+        assert_eq!(pointers, ["/properties/a/unevaluatedItems", "/properties/a/$dynamicRef"]);
+    }
+
+    #[test]
+    fn refs_resolve_escaped_and_percent_encoded_pointers() {
+        let schema = json!({
+            "$defs": {"a/b": {"type": "integer"}, "c~d": {"type": "string"}, "e f": {"type": "boolean"}},
+            "properties": {
+                "x": {"$ref": "#/$defs/a~1b"},
+                "y": {"$ref": "#/$defs/c~0d"},
+                "z": {"$ref": "#/$defs/e%20f"},
+                "w": {"$ref": "#/properties/x"}
+            }
+        });
+        assert!(errors(schema.clone(), json!({"x": 1, "y": "s", "z": true, "w": 2})).is_empty());
+        assert_eq!(errors(schema, json!({"x": "1", "w": 1.5})).len(), 2);
+        let dangling = Schema::compile(&json!({"$ref": "#/$defs/none"})).unwrap_err();
+        assert_eq!(dangling[0].to_string(), "/$ref: $ref \"#/$defs/none\" does not resolve");
+    }
+}

@@ -9,6 +9,12 @@ use super::compile::{Keywords, Node, types};
 use super::regex::{BudgetExhausted, DEFAULT_BUDGET, Regex};
 use super::{Errors, Schema, ValidationError, escape_token};
 
+#[inline(never)]
+#[cold]
+fn record(cx: &mut Cx, path: &[Seg], base: &str, keyword: &str, message: impl FnOnce() -> String) {
+    cx.error(path, format!("{base}/{keyword}"), message());
+}
+
 /// A numeric bound: its value, keyword, operator as written in messages, and the test.
 type Bound<'k> = (&'k Option<Number>, &'static str, &'static str, fn(Ordering) -> bool);
 
@@ -155,7 +161,9 @@ impl Walk<'_> {
                 if !cx.collect {
                     return false;
                 }
-                cx.error(path, format!("{}/{}", k.path, $keyword), $message);
+                // The message is built in a closure: its temporaries then live in the closure's
+                // frame, not in this recursive one, which keeps deep schemas off the stack.
+                record(cx, path, &k.path, $keyword, || $message);
             }};
         }
         macro_rules! apply {

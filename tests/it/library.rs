@@ -105,3 +105,36 @@ fn registration_refuses_bad_tools() {
         r#"tool "c": inputSchema does not load: /properties/x/minLength: must be a non-negative integer, got -1; /properties/x/type: unknown type "strng" (expected one of null, boolean, object, array, number, string, integer)"#
     );
 }
+
+/// Records log lines so a test can see what the library reports.
+struct Capture(std::sync::Mutex<Vec<String>>);
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata) -> bool {
+        true
+    }
+    fn log(&self, record: &log::Record) {
+        self.0.lock().unwrap().push(format!("{} {}", record.level(), record.args()));
+    }
+    fn flush(&self) {}
+}
+
+static CAPTURE: Capture = Capture(std::sync::Mutex::new(Vec::new()));
+
+#[test]
+fn registration_warns_about_keywords_it_does_not_enforce() {
+    let _ = log::set_logger(&CAPTURE);
+    log::set_max_level(log::LevelFilter::Trace);
+    let mut server = Server::new("x", "1");
+    let schema = json!({"type": "object", "unevaluatedProperties": false, "properties": {"p": {"$ref": "https://example.com/p.json"}}});
+    server.add_tool(Tool::new("lenient", "L", schema, |_, _| Ok(ToolOutput::text("")))).unwrap();
+    let lines = CAPTURE.0.lock().unwrap().clone();
+    let ours: Vec<&String> = lines.iter().filter(|l| l.contains("\"lenient\"")).collect();
+    assert_eq!(
+        ours,
+        [
+            "WARN tool \"lenient\": inputSchema: /unevaluatedProperties: unevaluatedProperties is not supported and is not enforced",
+            "WARN tool \"lenient\": inputSchema: /properties/p/$ref: remote $ref \"https://example.com/p.json\" is not followed: this reference is not enforced",
+        ]
+    );
+}

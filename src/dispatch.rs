@@ -1,32 +1,29 @@
 //! The method table: one `match` from method name to handler, with the era rules each
 //! method obeys, and the shaping every modern result gets.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
+use std::borrow::Cow;
+
 use serde_json::{Value, json};
 
 use crate::era::{self, Era, RequestMeta};
-use crate::jsonrpc::{ErrorObject, Id, Reply, is_object, present};
+use crate::jsonrpc::{Answer, ErrorObject, Id, Reply};
 use crate::methods::{lifecycle, tools};
+use crate::params::{Params, ParamsField};
 use crate::server::{Outbox, Server, Session};
 
 /// One request on its way through dispatch, with what the completion log line needs.
 pub(crate) struct Request<'a> {
-    pub id: &'a Id,
+    pub id: &'a Id<'a>,
     pub method: &'a str,
-    pub params: Option<&'a RawValue>,
-    pub meta: Option<RequestMeta<'a>>,
+    pub params: Params<'a>,
+    pub meta: RequestMeta<'a>,
     /// For tool calls: the tool name and whether the result was an error.
-    pub tool: Option<(String, bool)>,
+    pub tool: Option<(Cow<'a, str>, bool)>,
 }
 
-impl<'a> Request<'a> {
-    pub fn new(id: &'a Id, method: &'a str, params: Option<&'a RawValue>) -> Self {
-        Request { id, method, params, meta: None, tool: None }
-    }
-
+impl Request<'_> {
     pub fn era(&self) -> Era {
-        self.meta.as_ref().map_or(Era::Legacy, |m| m.era)
+        self.meta.era
     }
 
     pub fn log_completion(&self, reply: &Reply, micros: u128) {
@@ -43,18 +40,30 @@ impl<'a> Request<'a> {
     }
 }
 
+/// Checks that `params` is a usable object, then reads its `_meta`.
+pub(crate) fn request<'a>(
+    id: &'a Id<'a>,
+    method: &'a str,
+    params: &ParamsField<'a>,
+) -> Result<Request<'a>, ErrorObject> {
+    let params = match params {
+        ParamsField::NotObject => return Err(ErrorObject::invalid_params("params must be an object")),
+        ParamsField::Object(p) if p.duplicate => {
+            return Err(ErrorObject::invalid_params("params must not name a member twice"));
+        }
+        field => field.object().unwrap_or_default(),
+    };
+    let meta = era::read_meta(params.meta)?;
+    Ok(Request { id, method, params, meta, tool: None })
+}
+
 /// Answers one request. `None` means the request stays open with no response yet
 /// (`subscriptions/listen`).
 pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request, out: &mut Outbox) -> Option<Reply> {
-    let meta = match era::read_meta(req.params) {
-        Ok(meta) => meta,
-        Err(error) => return Some(Err(error)),
-    };
-    let era = meta.era;
-    req.meta = Some(meta);
+    let era = req.era();
     let reply = match req.method {
-        "initialize" => legacy_only(era, req.method).and_then(|()| lifecycle::initialize(server, session, req)),
-        "ping" => legacy_only(era, req.method).map(|()| json!({})),
+        "initialize" => legacy_only(req).and_then(|()| lifecycle::initialize(server, session, req)),
+        "ping" => legacy_only(req).map(|()| json!({})),
         "server/discover" => modern_only(req).and_then(|()| lifecycle::discover(server)),
         "subscriptions/listen" => {
             return match modern_only(req) {
@@ -63,43 +72,37 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
             };
         }
         "tools/list" => ready(server.has_tools(), session, req).and_then(|()| tools::list(server, req)),
-        "tools/call" => ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req)),
+        "tools/call" => {
+            // Tool results are serialized as they are built, modern shaping included.
+            return Some(ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req)));
+        }
         other => Err(ErrorObject::method_not_found(other)),
     };
-    Some(match era {
-        Era::Modern(_) => reply.map(|result| shape_modern(server, result)),
-        Era::Legacy => reply,
-    })
+    Some(reply.map(|result| {
+        Answer::Value(match era {
+            Era::Modern(_) => shape_modern(server, result),
+            Era::Legacy => result,
+        })
+    }))
 }
 
 /// Handles a client notification. Notifications are never answered, whatever they hold.
-pub(crate) fn notification(session: &mut Session, method: &str, params: Option<&RawValue>) {
+pub(crate) fn notification(session: &mut Session, method: &str, params: &ParamsField) {
     match method {
         "notifications/initialized" => {}
-        "notifications/cancelled" => {
-            #[derive(Deserialize)]
-            struct Cancelled<'a> {
-                #[serde(rename = "requestId", borrow, default, deserialize_with = "present")]
-                request_id: Option<&'a RawValue>,
-            }
-            let id = params
-                .filter(|p| is_object(p))
-                .and_then(|p| serde_json::from_str::<Cancelled>(p.get()).ok())
-                .and_then(|c| c.request_id.and_then(Id::from_raw));
-            match id {
-                Some(id) => lifecycle::cancel(session, &id),
-                None => log::debug!("ignored notifications/cancelled without a valid requestId"),
-            }
-        }
+        "notifications/cancelled" => match params.object().and_then(|p| p.request_id).and_then(Id::from_raw) {
+            Some(id) => lifecycle::cancel(session, &id),
+            None => log::debug!("ignored notifications/cancelled without a valid requestId"),
+        },
         other => log::debug!("ignored notification {other}"),
     }
 }
 
 /// `initialize`, `ping` and `logging/setLevel` do not exist in 2026-07-28.
-fn legacy_only(era: Era, method: &str) -> Result<(), ErrorObject> {
-    match era {
+fn legacy_only(req: &Request) -> Result<(), ErrorObject> {
+    match req.era() {
         Era::Legacy => Ok(()),
-        Era::Modern(_) => Err(ErrorObject::method_not_found(method)),
+        Era::Modern(_) => Err(ErrorObject::method_not_found(req.method)),
     }
 }
 

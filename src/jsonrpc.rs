@@ -1,7 +1,7 @@
 //! JSON-RPC 2.0: classifying one parsed line, request ids, error objects and writing replies.
 //!
 //! Everything that knows the shape of a JSON-RPC envelope lives here. Parsing borrows from
-//! the line buffer: `params`, `id` and the other members stay `&RawValue` slices until a
+//! the line buffer: `id` and the known `params` members stay `&RawValue` slices until a
 //! handler decodes what it needs, and ids are echoed as the exact bytes the client sent.
 
 use std::borrow::Cow;
@@ -11,6 +11,8 @@ use std::io::{self, Write};
 use serde::{Deserialize, Deserializer};
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
+
+use crate::params::ParamsField;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -58,7 +60,9 @@ impl ErrorObject {
 
     /// Writes `{"code","message","data"?}` in that conventional order.
     fn write(&self, w: &mut dyn Write) -> io::Result<()> {
-        write!(w, r#"{{"code":{},"message":"#, self.code)?;
+        w.write_all(br#"{"code":"#)?;
+        serde_json::to_writer(&mut *w, &self.code)?;
+        w.write_all(br#","message":"#)?;
         serde_json::to_writer(&mut *w, &self.message)?;
         if let Some(data) = &self.data {
             w.write_all(br#","data":"#)?;
@@ -74,23 +78,37 @@ impl fmt::Display for ErrorObject {
     }
 }
 
+/// A successful result: a JSON value, or JSON text already serialized (tool results are
+/// written field by field rather than built as a map, which is most of a call's cost).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    Value(Value),
+    Json(String),
+}
+
 /// What a request handler produces: exactly one of a result or an error.
-pub type Reply = Result<Value, ErrorObject>;
+pub type Reply = Result<Answer, ErrorObject>;
 
 /// A request id as the client wrote it: a JSON string literal or a JSON integer.
 ///
 /// Keeping the raw text means a `u64::MAX` or a 40-digit integer is echoed exactly, and a
-/// string with escapes comes back byte for byte.
+/// string with escapes comes back byte for byte. It borrows from the input line; only an id
+/// that outlives its request (an open subscription) is copied.
 #[derive(Debug, Clone)]
-pub struct Id(Box<str>);
+pub struct Id<'a>(Cow<'a, str>);
 
-impl Id {
+impl<'a> Id<'a> {
     /// Accepts a string or an integer; null, booleans, floats, arrays and objects are not ids.
-    pub fn from_raw(raw: &RawValue) -> Option<Id> {
+    pub fn from_raw(raw: &'a RawValue) -> Option<Id<'a>> {
         let text = raw.get();
         let digits = text.strip_prefix('-').unwrap_or(text);
         let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
-        (text.starts_with('"') || is_integer).then(|| Id(text.into()))
+        (text.starts_with('"') || is_integer).then_some(Id(Cow::Borrowed(text)))
+    }
+
+    /// A copy that no longer borrows the input line.
+    pub fn into_owned(self) -> Id<'static> {
+        Id(Cow::Owned(self.0.into_owned()))
     }
 
     /// The id's JSON text, ready to splice into a reply.
@@ -109,13 +127,13 @@ impl Id {
     }
 }
 
-impl PartialEq for Id {
+impl PartialEq for Id<'_> {
     fn eq(&self, other: &Id) -> bool {
         self.canonical() == other.canonical()
     }
 }
 
-impl fmt::Display for Id {
+impl fmt::Display for Id<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(&self.0)
     }
@@ -125,23 +143,23 @@ impl fmt::Display for Id {
 #[derive(Debug)]
 pub enum Message<'a> {
     Request {
-        id: Id,
+        id: Id<'a>,
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: ParamsField<'a>,
     },
     Notification {
         method: Cow<'a, str>,
-        params: Option<&'a RawValue>,
+        params: ParamsField<'a>,
     },
     /// A response from the client; only meaningful if it answers a request the server sent.
     Response {
-        id: Option<Id>,
+        id: Option<Id<'a>>,
     },
     /// A notification too malformed to act on: never answered.
     BadNotification,
     /// Not a valid request: answered with -32600 and the id when it could be read.
     Invalid {
-        id: Option<Id>,
+        id: Option<Id<'a>>,
         error: ErrorObject,
     },
 }
@@ -164,8 +182,8 @@ struct Envelope<'a> {
     id: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
     method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    params: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "crate::params::present")]
+    params: ParamsField<'a>,
     #[serde(borrow, default, deserialize_with = "present")]
     result: Option<&'a RawValue>,
     #[serde(borrow, default, deserialize_with = "present")]
@@ -256,16 +274,22 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
     }
 }
 
-/// Writes one response object (no trailing newline, so batches can join several).
+/// Writes one response object (no trailing newline, so batches can join several). Pieces
+/// are written directly: no formatting machinery on the path every reply takes.
 pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply) -> io::Result<()> {
-    let id = id.map_or("null", Id::as_json);
+    w.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
+    w.write_all(id.map_or("null", Id::as_json).as_bytes())?;
     match reply {
-        Ok(result) => {
-            write!(w, r#"{{"jsonrpc":"2.0","id":{id},"result":"#)?;
+        Ok(Answer::Value(result)) => {
+            w.write_all(br#","result":"#)?;
             serde_json::to_writer(&mut *w, result)?;
         }
+        Ok(Answer::Json(result)) => {
+            w.write_all(br#","result":"#)?;
+            w.write_all(result.as_bytes())?;
+        }
         Err(error) => {
-            write!(w, r#"{{"jsonrpc":"2.0","id":{id},"error":"#)?;
+            w.write_all(br#","error":"#)?;
             error.write(w)?;
         }
     }
@@ -274,7 +298,7 @@ pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply) -> io::
 
 /// Writes one notification from the server, newline-terminated.
 pub fn write_notification(w: &mut dyn Write, method: &str, params: &Value) -> io::Result<()> {
-    write!(w, r#"{{"jsonrpc":"2.0","method":"#)?;
+    w.write_all(br#"{"jsonrpc":"2.0","method":"#)?;
     serde_json::to_writer(&mut *w, method)?;
     w.write_all(br#","params":"#)?;
     serde_json::to_writer(&mut *w, params)?;
@@ -333,11 +357,11 @@ mod tests {
 
     #[test]
     fn ids_compare_by_value_and_echo_by_bytes() {
-        let a = Id::from_raw(&RawValue::from_string(r#""a""#.into()).unwrap()).unwrap();
-        let b = Id::from_raw(&RawValue::from_string(r#""\u0061""#.into()).unwrap()).unwrap();
+        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
+        let (a, b, one) = (raw(r#""a""#), raw(r#""\u0061""#), raw("1"));
+        let (a, b, n) = (Id::from_raw(&a).unwrap(), Id::from_raw(&b).unwrap(), Id::from_raw(&one).unwrap());
         assert_eq!(a, b);
         assert_eq!(b.as_json(), r#""\u0061""#);
-        let n = Id::from_raw(&RawValue::from_string("1".into()).unwrap()).unwrap();
         assert_ne!(a, n);
     }
 }

@@ -23,7 +23,7 @@
 //! let mut output = Vec::new();
 //! server.serve(&mut &input[..], &mut output)?;
 //! let last = String::from_utf8(output)?.lines().last().unwrap().to_string();
-//! assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"text":"Hello, World!","type":"text"}]}}"#);
+//! assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Hello, World!"}]}}"#);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
@@ -35,6 +35,7 @@ mod dispatch;
 pub mod era;
 pub mod jsonrpc;
 mod methods;
+mod params;
 pub mod schema;
 mod server;
 mod tool;

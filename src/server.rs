@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
-use crate::dispatch::{self, Request};
+use crate::dispatch;
 use crate::era;
 use crate::jsonrpc::{self, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
 use crate::schema::Schema;
@@ -54,7 +54,7 @@ pub struct Server {
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
-    pub listening: Vec<Id>,
+    pub listening: Vec<Id<'static>>,
 }
 
 impl Server {
@@ -208,23 +208,33 @@ impl Server {
         out.batch(&replies);
     }
 
-    fn handle_message(&self, message: Message, session: &mut Session, out: &mut Outbox) -> Option<(Option<Id>, Reply)> {
+    fn handle_message<'a>(
+        &self,
+        message: Message<'a>,
+        session: &mut Session,
+        out: &mut Outbox,
+    ) -> Option<(Option<Id<'a>>, Reply)> {
         match message {
             Message::Request { id, method, params } => {
-                let started = Instant::now();
-                let mut request = Request::new(&id, &method, params);
+                // Timing costs a clock read per request: only when the line will be logged.
+                let started = log::log_enabled!(log::Level::Info).then(Instant::now);
+                let mut request = match dispatch::request(&id, &method, &params) {
+                    Ok(request) => request,
+                    Err(error) => return Some((Some(id), Err(error))),
+                };
                 // Tool panics are caught closer to the tool; this net catches the rest, so no
                 // request can take the process down.
                 let dispatched =
                     panic::catch_unwind(AssertUnwindSafe(|| dispatch::dispatch(self, session, &mut request, out)));
                 let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())))?;
-                if log::log_enabled!(log::Level::Info) {
+                if let Some(started) = started {
                     request.log_completion(&reply, started.elapsed().as_micros());
                 }
+                drop(request);
                 Some((Some(id), reply))
             }
             Message::Notification { method, params } => {
-                dispatch::notification(session, &method, params);
+                dispatch::notification(session, &method, &params);
                 None
             }
             Message::Response { id } => {

@@ -1,6 +1,7 @@
 //! What a library user writes: a [`Tool`] (name, schema, handler), the [`ToolOutput`] a handler
 //! returns, its [`Content`] blocks, and the [`Context`] a handler is given.
 
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
 use serde_json::{Map, Value, json};
 
 use crate::era::Era;
@@ -98,27 +99,31 @@ pub enum Content {
     Resource(Value),
 }
 
-impl Content {
-    pub(crate) fn to_value(&self) -> Value {
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
         match self {
-            Content::Text(text) => json!({ "type": "text", "text": text }),
-            Content::Image { data, mime_type } => json!({ "type": "image", "data": data, "mimeType": mime_type }),
-            Content::Audio { data, mime_type } => json!({ "type": "audio", "data": data, "mimeType": mime_type }),
-            Content::ResourceLink(link) => {
-                let mut block = json!({ "type": "resource_link" });
-                merge(&mut block, link);
-                block
+            Content::Text(text) => {
+                map.serialize_entry("type", "text")?;
+                map.serialize_entry("text", text)?;
             }
-            Content::Resource(resource) => json!({ "type": "resource", "resource": resource }),
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                map.serialize_entry("type", if matches!(self, Content::Image { .. }) { "image" } else { "audio" })?;
+                map.serialize_entry("data", data)?;
+                map.serialize_entry("mimeType", mime_type)?;
+            }
+            Content::ResourceLink(link) => {
+                map.serialize_entry("type", "resource_link")?;
+                for (key, value) in link.as_object().into_iter().flatten().filter(|(key, _)| *key != "type") {
+                    map.serialize_entry(key, value)?;
+                }
+            }
+            Content::Resource(resource) => {
+                map.serialize_entry("type", "resource")?;
+                map.serialize_entry("resource", resource)?;
+            }
         }
-    }
-}
-
-fn merge(into: &mut Value, from: &Value) {
-    if let (Some(into), Some(from)) = (into.as_object_mut(), from.as_object()) {
-        for (key, value) in from {
-            into.entry(key.clone()).or_insert_with(|| value.clone());
-        }
+        map.end()
     }
 }
 
@@ -153,31 +158,80 @@ impl ToolOutput {
         self
     }
 
-    pub(crate) fn into_value(self) -> Value {
-        let mut content: Vec<Value> = self.content.iter().map(Content::to_value).collect();
-        let mut result = Map::new();
-        if let Some(structured) = self.structured {
-            content.push(json!({ "type": "text", "text": structured.to_string() }));
-            result.insert("structuredContent".into(), structured);
+    /// The `CallToolResult` as JSON text, written in one pass. `server_info` is given for a
+    /// 2026-07-28 request, whose result also carries `_meta` and `resultType`.
+    pub(crate) fn to_json(&self, server_info: Option<&Value>) -> String {
+        serde_json::to_string(&ResultJson { output: self, server_info }).unwrap_or_default()
+    }
+}
+
+/// A tool result's wire form: fields in sorted order, as every other result is written.
+struct ResultJson<'a> {
+    output: &'a ToolOutput,
+    server_info: Option<&'a Value>,
+}
+
+impl Serialize for ResultJson<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let ToolOutput { content, structured, is_error } = self.output;
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(info) = self.server_info {
+            map.serialize_entry("_meta", &ServerInfoMeta(info))?;
         }
-        result.insert("content".into(), Value::Array(content));
-        if self.is_error {
-            result.insert("isError".into(), Value::Bool(true));
+        match structured {
+            // Clients that only read `content` get the structured value as JSON text.
+            Some(value) => {
+                let text = Content::Text(value.to_string());
+                map.serialize_entry("content", &Chain(content, &text))?;
+            }
+            None => map.serialize_entry("content", content)?,
         }
-        Value::Object(result)
+        if *is_error {
+            map.serialize_entry("isError", &true)?;
+        }
+        if self.server_info.is_some() {
+            map.serialize_entry("resultType", "complete")?;
+        }
+        if let Some(value) = structured {
+            map.serialize_entry("structuredContent", value)?;
+        }
+        map.end()
+    }
+}
+
+struct ServerInfoMeta<'a>(&'a Value);
+
+impl Serialize for ServerInfoMeta<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(1))?;
+        map.serialize_entry(crate::era::SERVER_INFO_KEY, self.0)?;
+        map.end()
+    }
+}
+
+/// A list of blocks and one more, serialized as one array.
+struct Chain<'a>(&'a [Content], &'a Content);
+
+impl Serialize for Chain<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(self.0.len() + 1))?;
+        for block in self.0.iter().chain(std::iter::once(self.1)) {
+            seq.serialize_element(block)?;
+        }
+        seq.end()
     }
 }
 
 /// What a handler may know about the request it serves.
 pub struct Context<'a> {
-    pub(crate) id: &'a Id,
+    pub(crate) id: &'a Id<'a>,
     pub(crate) era: Era,
     pub(crate) legacy_version: Option<&'static str>,
 }
 
 impl Context<'_> {
     /// The JSON-RPC id of the request being served.
-    pub fn request_id(&self) -> &Id {
+    pub fn request_id(&self) -> &Id<'_> {
         self.id
     }
 

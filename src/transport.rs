@@ -29,7 +29,7 @@ pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io:
         if chunk.is_empty() {
             return Ok(Line::Eof);
         }
-        let newline = chunk.iter().position(|&b| b == b'\n');
+        let newline = find_newline(chunk);
         let take = newline.unwrap_or(chunk.len());
         if !too_long {
             if buf.len() + take > max {
@@ -53,6 +53,28 @@ pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io:
     }
 }
 
+/// The index of the first `\n`, eight bytes at a time: std's memchr is not public, and a
+/// byte-by-byte scan is the largest cost of reading a line.
+fn find_newline(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in chunks.by_ref() {
+        let word = u64::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7]]);
+        let zeroed = word ^ NEWLINES;
+        // A byte of `zeroed` is zero exactly where `word` has '\n'; the lowest flagged byte is
+        // always a true one (false flags can only appear above it).
+        let flags = zeroed.wrapping_sub(ONES) & !zeroed & HIGHS;
+        if flags != 0 {
+            return Some(offset + flags.trailing_zeros() as usize / 8);
+        }
+        offset += 8;
+    }
+    chunks.remainder().iter().position(|&b| b == b'\n').map(|i| offset + i)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +91,25 @@ mod tests {
                 Line::Eof => return out,
             }
         }
+    }
+
+    #[test]
+    fn finds_the_first_newline() {
+        for len in 0..40 {
+            for at in 0..=len {
+                let mut bytes: Vec<u8> =
+                    (0..len).map(|i| if i % 3 == 0 { 0x8a } else { b'a' + (i % 26) as u8 }).collect();
+                let want = (at < len).then(|| {
+                    bytes[at] = b'\n';
+                    if at + 2 < len {
+                        bytes[at + 2] = b'\n';
+                    }
+                    at
+                });
+                assert_eq!(find_newline(&bytes), want, "len {len} at {at}");
+            }
+        }
+        assert_eq!(find_newline(b"\x0b\x09\x0a"), Some(2));
     }
 
     #[test]

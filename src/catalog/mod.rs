@@ -34,7 +34,9 @@ fn hello() -> Tool {
         }),
         |args: &Value, _: &mut Context| {
             let name = args["name"].as_str().unwrap_or_default();
-            Ok(ToolOutput::text(format!("Hello, {name}!")))
+            let mut greeting = String::with_capacity(name.len() + 8);
+            greeting.extend(["Hello, ", name, "!"]);
+            Ok(ToolOutput::text(greeting))
         },
     )
     .title("Hello")

@@ -1,26 +1,19 @@
 //! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
 //! `subscriptions/listen` streams with their cancellation.
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
-use crate::jsonrpc::{ErrorObject, Id, Reply, present, raw_str};
+use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
 use crate::methods::cacheable;
 use crate::server::{Outbox, Server, Session};
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
-pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Reply {
-    #[derive(Deserialize)]
-    struct Params<'a> {
-        #[serde(rename = "protocolVersion", borrow, default, deserialize_with = "present")]
-        protocol_version: Option<&'a RawValue>,
-    }
-    let params: Option<Params> = req.params.and_then(|p| serde_json::from_str(p.get()).ok());
-    let requested = params
-        .and_then(|p| p.protocol_version)
+pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
+    let requested = req
+        .params
+        .protocol_version
         .ok_or_else(|| ErrorObject::invalid_params("initialize needs params.protocolVersion"))?;
     let requested =
         raw_str(requested).ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
@@ -37,7 +30,7 @@ pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) 
 }
 
 /// Who the server is and what it speaks, for 2026-07-28 clients.
-pub(crate) fn discover(server: &Server) -> Reply {
+pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(era::supported_versions()));
     result.insert("capabilities".into(), server.capabilities());
@@ -58,7 +51,7 @@ pub(crate) fn listen(session: &mut Session, req: &Request, out: &mut Outbox) -> 
         "notifications/subscriptions/acknowledged",
         &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": {} }),
     );
-    session.listening.push(req.id.clone());
+    session.listening.push(req.id.clone().into_owned());
     None
 }
 

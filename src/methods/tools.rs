@@ -1,45 +1,20 @@
 //! `tools/list` and `tools/call`: paging the registry, validating arguments, running the
 //! handler with panics contained, and checking structured output.
 
+use std::borrow::Cow;
 use std::panic::{self, AssertUnwindSafe};
 
-use serde::Deserialize;
-use serde_json::value::RawValue;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::dispatch::Request;
-use crate::jsonrpc::{ErrorObject, Reply, present, raw_str};
+use crate::era::Era;
+use crate::jsonrpc::{Answer, ErrorObject, Reply, raw_str};
 use crate::methods::{cacheable, page};
 use crate::server::{Server, Session};
 use crate::tool::{Context, ToolOutput};
 
-#[derive(Deserialize, Default)]
-struct ListParams<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    cursor: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize, Default)]
-struct CallParams<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    name: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    arguments: Option<&'a RawValue>,
-}
-
-/// Decodes a method's params (already known to be an object, or absent).
-pub(crate) fn params<'a, T: Deserialize<'a> + Default>(req: &Request<'a>) -> Result<T, ErrorObject> {
-    match req.params {
-        None => Ok(T::default()),
-        Some(raw) => serde_json::from_str(raw.get()).map_err(|e| {
-            ErrorObject::invalid_params(format!("invalid params: {}", e.to_string().replace(" at line 1", "")))
-        }),
-    }
-}
-
-pub(crate) fn list(server: &Server, req: &Request) -> Reply {
-    let params: ListParams = params(req)?;
-    let (tools, next) = page(&server.tools, params.cursor, server.page_size, "tools")?;
+pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+    let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
     let mut result = json!({ "tools": tools.iter().map(|t| &t.listing).collect::<Vec<_>>() });
     if let Some(next) = next {
         result["nextCursor"] = json!(next);
@@ -47,12 +22,12 @@ pub(crate) fn list(server: &Server, req: &Request) -> Reply {
     Ok(cacheable(server, req.era(), result))
 }
 
-pub(crate) fn call(server: &Server, session: &Session, req: &mut Request) -> Reply {
-    let params: CallParams = params(req)?;
-    let name = params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
-    let name = raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
-    let arguments = match params.arguments {
-        None => json!({}),
+pub(crate) fn call<'a>(server: &Server, session: &Session, req: &mut Request<'a>) -> Reply {
+    let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
+    let name: Cow<'a, str> =
+        raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
+    let arguments = match req.params.arguments {
+        None => Value::Object(Map::new()),
         Some(raw) => serde_json::from_str::<Value>(raw.get())
             .ok()
             .filter(Value::is_object)
@@ -77,8 +52,10 @@ pub(crate) fn call(server: &Server, session: &Session, req: &mut Request) -> Rep
             }
         }
     };
-    req.tool = Some((name.into_owned(), output.is_error));
-    Ok(output.into_value())
+    let server_info = matches!(req.era(), Era::Modern(_)).then_some(&server.info);
+    let json = output.to_json(server_info);
+    req.tool = Some((name, output.is_error));
+    Ok(Answer::Json(json))
 }
 
 /// A tool with an output schema must return structured content that satisfies it; a result

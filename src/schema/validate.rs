@@ -11,7 +11,7 @@ use super::{Errors, Schema, ValidationError, escape_token};
 
 #[inline(never)]
 #[cold]
-fn record(cx: &mut Cx, path: &[Seg], base: &str, keyword: &str, message: impl FnOnce() -> String) {
+fn record(cx: &mut Cx, path: &Path, base: &str, keyword: &str, message: impl FnOnce() -> String) {
     cx.error(path, format!("{base}/{keyword}"), message());
 }
 
@@ -26,7 +26,7 @@ const MAX_STEPS: u64 = 2_000_000;
 
 pub(super) fn validate(schema: &Schema, instance: &Value) -> Result<(), Errors> {
     let mut cx = Cx::new(true);
-    let ok = Walk { schema }.eval(0, instance, &mut Vec::new(), &mut cx);
+    let ok = Walk { schema }.eval(0, instance, &Path::ROOT, &mut cx);
     if let Some(stopped) = cx.stopped.take() {
         cx.errors
             .insert(0, ValidationError { instance_path: "/".into(), keyword_path: String::new(), message: stopped });
@@ -41,7 +41,7 @@ pub(super) fn validate(schema: &Schema, instance: &Value) -> Result<(), Errors> 
 
 pub(super) fn is_valid(schema: &Schema, instance: &Value) -> bool {
     let mut cx = Cx::new(false);
-    Walk { schema }.eval(0, instance, &mut Vec::new(), &mut cx) && cx.stopped.is_none()
+    Walk { schema }.eval(0, instance, &Path::ROOT, &mut cx) && cx.stopped.is_none()
 }
 
 #[derive(Clone, Copy)]
@@ -50,12 +50,35 @@ enum Seg<'v> {
     Index(usize),
 }
 
-fn pointer(path: &[Seg]) -> String {
-    if path.is_empty() {
+/// Where the walk is in the instance: a list linked through the stack, so descending into a
+/// member costs nothing until an error needs the pointer.
+#[derive(Clone, Copy)]
+struct Path<'p, 'v> {
+    parent: Option<&'p Path<'p, 'v>>,
+    seg: Option<Seg<'v>>,
+}
+
+impl<'p, 'v> Path<'p, 'v> {
+    const ROOT: Path<'static, 'static> = Path { parent: None, seg: None };
+
+    fn child(&'p self, seg: Seg<'v>) -> Path<'p, 'v> {
+        Path { parent: Some(self), seg: Some(seg) }
+    }
+}
+
+/// The JSON Pointer of `path` (`/` for the root).
+fn pointer(path: &Path) -> String {
+    let mut segs = Vec::new();
+    let mut at = Some(path);
+    while let Some(p) = at {
+        segs.extend(p.seg);
+        at = p.parent;
+    }
+    if segs.is_empty() {
         return "/".into();
     }
     let mut out = String::new();
-    for seg in path {
+    for seg in segs.iter().rev() {
         out.push('/');
         match seg {
             Seg::Key(key) => out.push_str(&escape_token(key)),
@@ -80,7 +103,7 @@ impl Cx {
         Cx { collect, errors: Vec::new(), total: 0, steps: 0, depth: 0, stopped: None }
     }
 
-    fn error(&mut self, path: &[Seg], keyword_path: String, message: String) {
+    fn error(&mut self, path: &Path, keyword_path: String, message: String) {
         self.total += 1;
         if self.errors.len() < Errors::CAP {
             self.errors.push(ValidationError { instance_path: pointer(path), keyword_path, message });
@@ -98,7 +121,7 @@ struct Walk<'s> {
 
 impl Walk<'_> {
     /// Whether `inst` satisfies node `node`; in collect mode, records why not.
-    fn eval<'v>(&self, node: usize, inst: &'v Value, path: &mut Vec<Seg<'v>>, cx: &mut Cx) -> bool {
+    fn eval<'v>(&self, node: usize, inst: &'v Value, path: &Path<'_, 'v>, cx: &mut Cx) -> bool {
         if cx.stopped.is_some() {
             return false;
         }
@@ -152,7 +175,7 @@ impl Walk<'_> {
         std::mem::replace(&mut cx.errors, saved_errors)
     }
 
-    fn keywords<'v>(&self, k: &Keywords, inst: &'v Value, path: &mut Vec<Seg<'v>>, cx: &mut Cx) -> bool {
+    fn keywords<'v>(&self, k: &Keywords, inst: &'v Value, path: &Path<'_, 'v>, cx: &mut Cx) -> bool {
         let mut ok = true;
         // Records a failure: stop at once when only validity is asked, else note and go on.
         macro_rules! fail {
@@ -169,6 +192,15 @@ impl Walk<'_> {
         macro_rules! apply {
             ($node:expr, $value:expr) => {{
                 if !self.eval($node, $value, path, cx) {
+                    ok = false;
+                    if !cx.collect {
+                        return false;
+                    }
+                }
+            }};
+            ($node:expr, $value:expr, $seg:expr) => {{
+                let child = path.child($seg);
+                if !self.eval($node, $value, &child, cx) {
                     ok = false;
                     if !cx.collect {
                         return false;
@@ -198,9 +230,7 @@ impl Walk<'_> {
             Value::Object(object) => {
                 for (name, node) in &k.properties {
                     if let Some((key, value)) = object.get_key_value(name) {
-                        path.push(Seg::Key(key));
-                        apply!(*node, value);
-                        path.pop();
+                        apply!(*node, value, Seg::Key(key));
                     }
                 }
                 for (key, value) in object {
@@ -208,9 +238,7 @@ impl Walk<'_> {
                     for (_, regex, node) in &k.pattern_properties {
                         if self.regex(regex, key, cx) {
                             covered = true;
-                            path.push(Seg::Key(key));
-                            apply!(*node, value);
-                            path.pop();
+                            apply!(*node, value, Seg::Key(key));
                         }
                     }
                     if let (false, Some(additional)) = (covered, k.additional_properties) {
@@ -220,9 +248,7 @@ impl Walk<'_> {
                                 format!("unknown property {} ({})", quote(key), allowed_names(k))
                             );
                         } else {
-                            path.push(Seg::Key(key));
-                            apply!(additional, value);
-                            path.pop();
+                            apply!(additional, value, Seg::Key(key));
                         }
                     }
                 }
@@ -235,14 +261,14 @@ impl Walk<'_> {
                     for key in object.keys() {
                         let name = Value::String(key.clone());
                         if cx.collect {
-                            let errors = self.collect_apart(cx, |cx| self.eval(node, &name, &mut Vec::new(), cx));
+                            let errors = self.collect_apart(cx, |cx| self.eval(node, &name, &Path::ROOT, cx));
                             if let Some(first) = errors.first() {
                                 fail!(
                                     "propertyNames",
                                     format!("property name {} is invalid: {}", quote(key), first.message)
                                 );
                             }
-                        } else if !self.eval(node, &name, &mut Vec::new(), cx) {
+                        } else if !self.eval(node, &name, &Path::ROOT, cx) {
                             return false;
                         }
                     }
@@ -286,9 +312,7 @@ impl Walk<'_> {
                             );
                             break;
                         }
-                        path.push(Seg::Index(i));
-                        apply!(node, item);
-                        path.pop();
+                        apply!(node, item, Seg::Index(i));
                     }
                 }
                 if let Some((keyword, message)) = count_bounds(items.len(), (k.min_items, k.max_items), ITEMS) {
@@ -302,7 +326,7 @@ impl Walk<'_> {
                 if let Some(node) = k.contains {
                     let mut matched = 0u64;
                     for item in items {
-                        if self.probe(cx, |cx| self.eval(node, item, &mut Vec::new(), cx)) {
+                        if self.probe(cx, |cx| self.eval(node, item, &Path::ROOT, cx)) {
                             matched += 1;
                         }
                     }
@@ -430,7 +454,7 @@ impl Walk<'_> {
         nodes: &[usize],
         keyword: &str,
         inst: &'v Value,
-        path: &mut Vec<Seg<'v>>,
+        path: &Path<'_, 'v>,
         cx: &mut Cx,
     ) -> String {
         let here = pointer(path);

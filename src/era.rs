@@ -1,11 +1,10 @@
 //! The two MCP eras: deciding per request whether it is legacy (initialize handshake) or
 //! 2026-07-28 (per-request `_meta`), and checking the metadata a modern request must carry.
 
-use serde::Deserialize;
 use serde_json::json;
-use serde_json::value::RawValue;
 
-use crate::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, present, raw_str};
+use crate::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, raw_str};
+use crate::scan::Scanner;
 
 /// Stateless revisions, selected per request by `_meta`.
 pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
@@ -29,18 +28,8 @@ pub enum Era {
 #[derive(Debug)]
 pub struct RequestMeta<'a> {
     pub era: Era,
-    pub progress_token: Option<&'a RawValue>,
-    pub client_capabilities: Option<&'a RawValue>,
-}
-
-#[derive(Deserialize)]
-struct MetaFields<'a> {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", borrow, default, deserialize_with = "present")]
-    version: Option<&'a RawValue>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", borrow, default, deserialize_with = "present")]
-    capabilities: Option<&'a RawValue>,
-    #[serde(rename = "progressToken", borrow, default, deserialize_with = "present")]
-    progress_token: Option<&'a RawValue>,
+    pub progress_token: Option<&'a str>,
+    pub client_capabilities: Option<&'a str>,
 }
 
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.
@@ -48,19 +37,32 @@ pub fn supported_versions() -> Vec<&'static str> {
     MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS.iter()).copied().collect()
 }
 
-/// Reads a request's `params._meta`. A request is modern exactly when `_meta` names a protocol
-/// version; a modern request must then be complete on its own.
-pub fn read_meta(raw_meta: Option<&RawValue>) -> Result<RequestMeta<'_>, ErrorObject> {
+/// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
+/// `_meta` names a protocol version; a modern request must then be complete on its own.
+pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
     let mut meta = RequestMeta { era: Era::Legacy, progress_token: None, client_capabilities: None };
     let Some(raw_meta) = raw_meta else { return Ok(meta) };
-    let fields: MetaFields =
-        Some(raw_meta)
-            .filter(|m| is_object(m))
-            .and_then(|m| serde_json::from_str(m.get()).ok())
-            .ok_or_else(|| ErrorObject::invalid_params("params._meta must be an object with unique keys"))?;
-    meta.progress_token = fields.progress_token;
-    meta.client_capabilities = fields.capabilities;
-    let Some(version) = fields.version else { return Ok(meta) };
+    let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
+    if !is_object(raw_meta) {
+        return Err(bad());
+    }
+    let (mut version, mut duplicate) = (None, false);
+    Scanner::new(raw_meta)
+        .object(|key, s| {
+            let slot = match key.as_ref() {
+                VERSION_KEY => &mut version,
+                CAPABILITIES_KEY => &mut meta.client_capabilities,
+                "progressToken" => &mut meta.progress_token,
+                _ => return s.value().map(drop),
+            };
+            duplicate |= slot.replace(s.value()?).is_some();
+            Ok(())
+        })
+        .map_err(|_| bad())?;
+    if duplicate {
+        return Err(bad());
+    }
+    let Some(version) = version else { return Ok(meta) };
     let Some(version) = raw_str(version) else {
         return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
     };
@@ -68,7 +70,7 @@ pub fn read_meta(raw_meta: Option<&RawValue>) -> Result<RequestMeta<'_>, ErrorOb
         return Err(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version")
             .with_data(json!({ "supported": supported_versions(), "requested": version })));
     };
-    if !fields.capabilities.is_some_and(|c| c.get().starts_with('{')) {
+    if !meta.client_capabilities.is_some_and(is_object) {
         return Err(ErrorObject::invalid_params(format!(
             "_meta {CAPABILITIES_KEY} is required on a 2026-07-28 request and must be an object"
         )));
@@ -82,13 +84,8 @@ mod tests {
     use super::*;
 
     fn era(params: &str) -> Result<Era, i64> {
-        #[derive(Deserialize)]
-        struct Params<'a> {
-            #[serde(rename = "_meta", borrow)]
-            meta: Option<&'a RawValue>,
-        }
-        let params: Params = serde_json::from_str(params).unwrap();
-        read_meta(params.meta).map(|m| m.era).map_err(|e| e.code)
+        let meta = crate::params::ParamsField::scan(&mut Scanner::new(params)).unwrap().object().unwrap().meta;
+        read_meta(meta).map(|m| m.era).map_err(|e| e.code)
     }
 
     #[test]

@@ -1,15 +1,14 @@
 //! JSON-RPC 2.0: classifying one parsed line, request ids, error objects and writing replies.
 //!
 //! Everything that knows the shape of a JSON-RPC envelope lives here. Parsing borrows from
-//! the line buffer: `id` and the known `params` members stay `&RawValue` slices until a
+//! the line buffer: `id` and the known `params` members stay raw JSON text slices until a
 //! handler decodes what it needs, and ids are echoed as the exact bytes the client sent.
 
 use std::borrow::Cow;
 use std::fmt;
 use std::io::{self, Write};
 
-use serde::{Deserialize, Deserializer};
-use serde_json::value::RawValue;
+use crate::scan::{self, Scanner, Syntax};
 use serde_json::{Value, json};
 
 use crate::params::ParamsField;
@@ -78,12 +77,13 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-/// A successful result: a JSON value, or JSON text already serialized (tool results are
-/// written field by field rather than built as a map, which is most of a call's cost).
+/// A successful result: a JSON value, or JSON already serialized (tool results are written
+/// field by field rather than built as a map, which was most of a call's cost).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Answer {
     Value(Value),
-    Json(String),
+    /// UTF-8 JSON text of one object.
+    Json(Vec<u8>),
 }
 
 /// What a request handler produces: exactly one of a result or an error.
@@ -99,8 +99,7 @@ pub struct Id<'a>(Cow<'a, str>);
 
 impl<'a> Id<'a> {
     /// Accepts a string or an integer; null, booleans, floats, arrays and objects are not ids.
-    pub fn from_raw(raw: &'a RawValue) -> Option<Id<'a>> {
-        let text = raw.get();
+    pub fn from_raw(text: &'a str) -> Option<Id<'a>> {
         let digits = text.strip_prefix('-').unwrap_or(text);
         let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
         (text.starts_with('"') || is_integer).then_some(Id(Cow::Borrowed(text)))
@@ -168,86 +167,91 @@ pub enum Message<'a> {
 #[derive(Debug)]
 pub enum Frame<'a> {
     Single(Message<'a>),
-    Batch(Vec<&'a RawValue>),
+    /// The raw text of each element.
+    Batch(Vec<&'a str>),
     Error(ErrorObject),
 }
 
-/// The members of an envelope, each kept raw. `present` keeps `"id": null` distinct from a
-/// missing id, which plain `Option` would conflate.
-#[derive(Deserialize)]
+/// The members of an envelope, each the raw JSON text of its value, read by the scanner in
+/// one pass. A member that is present, even as `null`, is `Some`.
+#[derive(Default)]
 struct Envelope<'a> {
-    #[serde(borrow, default, deserialize_with = "present")]
-    jsonrpc: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    id: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    method: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "crate::params::present")]
+    jsonrpc: Option<&'a str>,
+    id: Option<&'a str>,
+    method: Option<&'a str>,
     params: ParamsField<'a>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    result: Option<&'a RawValue>,
-    #[serde(borrow, default, deserialize_with = "present")]
-    error: Option<&'a RawValue>,
+    result: Option<&'a str>,
+    error: Option<&'a str>,
+    duplicate: bool,
 }
 
-/// Deserializes a member that is present (even as `null`) into `Some`.
-pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
-    <&RawValue>::deserialize(d).map(Some)
-}
-
-/// Whether a member is a JSON object. Checked before decoding one into a struct, because
-/// serde would also accept an array for a struct (fields by position).
-pub fn is_object(raw: &RawValue) -> bool {
-    raw.get().starts_with('{')
+/// Whether a member's raw text is a JSON object.
+pub fn is_object(raw: &str) -> bool {
+    raw.starts_with('{')
 }
 
 /// A JSON string's contents, borrowed when it has no escapes. `None` if `raw` is not a string.
-pub fn raw_str(raw: &RawValue) -> Option<Cow<'_, str>> {
-    let text = raw.get();
-    let inner = text.strip_prefix('"')?.strip_suffix('"')?;
-    if inner.contains('\\') {
-        serde_json::from_str::<String>(text).ok().map(Cow::Owned)
+pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
+    let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
+    if inner.bytes().any(|b| b == b'\\') {
+        serde_json::from_str::<String>(raw).ok().map(Cow::Owned)
     } else {
         Some(Cow::Borrowed(inner))
     }
 }
 
+fn parse_error() -> ErrorObject {
+    ErrorObject::new(PARSE_ERROR, "parse error")
+}
+
 /// Parses one line (already known to be UTF-8) into a frame.
 pub fn parse_line(line: &str) -> Frame<'_> {
-    match line.trim_start().as_bytes().first() {
-        Some(b'[') => match serde_json::from_str::<Vec<&RawValue>>(line) {
-            Ok(items) => Frame::Batch(items),
-            Err(e) => Frame::Error(decode_error(line, &e)),
-        },
-        _ => match parse_message(line) {
+    let mut scanner = Scanner::new(line);
+    if scanner.peek() != Some(b'[') {
+        return match parse_message(line) {
             Ok(message) => Frame::Single(message),
             Err(error) => Frame::Error(error),
-        },
+        };
+    }
+    let mut items = Vec::new();
+    let scanned = scanner.array(|item| items.push(item)).and_then(|()| scanner.end());
+    match scanned {
+        Ok(()) => Frame::Batch(items),
+        Err(Syntax) => Frame::Error(parse_error()),
     }
 }
 
-/// Parses one message: a whole line, or one element of a batch.
+/// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
+/// it a parse error; valid JSON that is not an object, or names a member twice, is an
+/// invalid request.
 pub fn parse_message(text: &str) -> Result<Message<'_>, ErrorObject> {
-    if !text.trim_start().starts_with('{') {
-        return Err(match serde_json::from_str::<serde::de::IgnoredAny>(text) {
-            Ok(_) => ErrorObject::invalid_request(),
-            Err(_) => ErrorObject::new(PARSE_ERROR, "parse error"),
-        });
+    let mut scanner = Scanner::new(text);
+    if scanner.peek() != Some(b'{') {
+        return Err(if scan::is_json(text) { ErrorObject::invalid_request() } else { parse_error() });
     }
-    let envelope: Envelope = serde_json::from_str(text).map_err(|e| decode_error(text, &e))?;
-    Ok(classify(envelope))
-}
-
-/// A syntax error is a parse error; valid JSON of the wrong shape (a number, a duplicate
-/// member) is an invalid request. serde reports the first problem it meets, so a shape error
-/// is double-checked for syntax errors later in the text.
-fn decode_error(text: &str, e: &serde_json::Error) -> ErrorObject {
-    use serde_json::error::Category;
-    let syntax_ok = match e.classify() {
-        Category::Data => serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok(),
-        Category::Syntax | Category::Eof | Category::Io => false,
-    };
-    if syntax_ok { ErrorObject::invalid_request() } else { ErrorObject::new(PARSE_ERROR, "parse error") }
+    let mut env = Envelope::default();
+    let scanned = scanner.object(|key, s| {
+        let slot = match key.as_ref() {
+            "jsonrpc" => &mut env.jsonrpc,
+            "id" => &mut env.id,
+            "method" => &mut env.method,
+            "result" => &mut env.result,
+            "error" => &mut env.error,
+            "params" => {
+                env.duplicate |= !matches!(env.params, ParamsField::Absent);
+                env.params = ParamsField::scan(s)?;
+                return Ok(());
+            }
+            _ => return s.value().map(drop),
+        };
+        env.duplicate |= slot.replace(s.value()?).is_some();
+        Ok(())
+    });
+    scanned.and_then(|()| scanner.end()).map_err(|Syntax| parse_error())?;
+    if env.duplicate {
+        return Err(ErrorObject::invalid_request());
+    }
+    Ok(classify(env))
 }
 
 fn classify(env: Envelope<'_>) -> Message<'_> {
@@ -286,7 +290,7 @@ pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply) -> io::
         }
         Ok(Answer::Json(result)) => {
             w.write_all(br#","result":"#)?;
-            w.write_all(result.as_bytes())?;
+            w.write_all(result)?;
         }
         Err(error) => {
             w.write_all(br#","error":"#)?;
@@ -357,9 +361,8 @@ mod tests {
 
     #[test]
     fn ids_compare_by_value_and_echo_by_bytes() {
-        let raw = |text: &str| RawValue::from_string(text.to_string()).unwrap();
-        let (a, b, one) = (raw(r#""a""#), raw(r#""\u0061""#), raw("1"));
-        let (a, b, n) = (Id::from_raw(&a).unwrap(), Id::from_raw(&b).unwrap(), Id::from_raw(&one).unwrap());
+        let (a, b, n) =
+            (Id::from_raw(r#""a""#).unwrap(), Id::from_raw(r#""\u0061""#).unwrap(), Id::from_raw("1").unwrap());
         assert_eq!(a, b);
         assert_eq!(b.as_json(), r#""\u0061""#);
         assert_ne!(a, n);

@@ -36,6 +36,7 @@ pub mod era;
 pub mod jsonrpc;
 mod methods;
 mod params;
+mod scan;
 pub mod schema;
 mod server;
 mod tool;

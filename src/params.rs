@@ -1,10 +1,8 @@
-//! The members of a message's `params` that methods read, captured as raw slices in the same
-//! pass that parses the envelope, so `params` is scanned once however many members matter.
+//! The members of a message's `params` that methods read, captured as raw JSON text in the
+//! same pass that parses the envelope, so `params` is scanned once however many members
+//! matter.
 
-use std::fmt;
-
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
-use serde_json::value::RawValue;
+use crate::scan::{Scanner, Syntax};
 
 /// `params` as the client sent it.
 #[derive(Debug, Default)]
@@ -17,20 +15,43 @@ pub enum ParamsField<'a> {
     NotObject,
 }
 
-/// The known members, each the raw JSON the client wrote.
+/// The known members, each the exact JSON text the client wrote.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Params<'a> {
-    pub meta: Option<&'a RawValue>,
-    pub protocol_version: Option<&'a RawValue>,
-    pub name: Option<&'a RawValue>,
-    pub arguments: Option<&'a RawValue>,
-    pub cursor: Option<&'a RawValue>,
-    pub request_id: Option<&'a RawValue>,
+    pub meta: Option<&'a str>,
+    pub protocol_version: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+    pub cursor: Option<&'a str>,
+    pub request_id: Option<&'a str>,
     /// A known member appeared twice: ambiguous, so the request is refused.
     pub duplicate: bool,
 }
 
 impl<'a> ParamsField<'a> {
+    /// Reads the `params` value at the scanner's position.
+    pub fn scan(scanner: &mut Scanner<'a>) -> Result<ParamsField<'a>, Syntax> {
+        if scanner.peek() != Some(b'{') {
+            scanner.value()?;
+            return Ok(ParamsField::NotObject);
+        }
+        let mut p = Params::default();
+        scanner.object(|key, s| {
+            let slot = match key.as_ref() {
+                "_meta" => &mut p.meta,
+                "protocolVersion" => &mut p.protocol_version,
+                "name" => &mut p.name,
+                "arguments" => &mut p.arguments,
+                "cursor" => &mut p.cursor,
+                "requestId" => &mut p.request_id,
+                _ => return s.value().map(drop),
+            };
+            p.duplicate |= slot.replace(s.value()?).is_some();
+            Ok(())
+        })?;
+        Ok(ParamsField::Object(p))
+    }
+
     /// The members, or `None` when `params` is not a usable object.
     pub fn object(&self) -> Option<Params<'a>> {
         match self {
@@ -41,118 +62,15 @@ impl<'a> ParamsField<'a> {
     }
 }
 
-/// Which known member a key names, read without allocating even when the key has escapes.
-enum Key {
-    Meta,
-    ProtocolVersion,
-    Name,
-    Arguments,
-    Cursor,
-    RequestId,
-    Other,
-}
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Key, D::Error> {
-        struct KeyVisitor;
-        impl Visitor<'_> for KeyVisitor {
-            type Value = Key;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_str<E: de::Error>(self, key: &str) -> Result<Key, E> {
-                Ok(match key {
-                    "_meta" => Key::Meta,
-                    "protocolVersion" => Key::ProtocolVersion,
-                    "name" => Key::Name,
-                    "arguments" => Key::Arguments,
-                    "cursor" => Key::Cursor,
-                    "requestId" => Key::RequestId,
-                    _ => Key::Other,
-                })
-            }
-        }
-        d.deserialize_str(KeyVisitor)
-    }
-}
-
-impl<'de> Deserialize<'de> for ParamsField<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(FieldVisitor)
-    }
-}
-
-struct FieldVisitor;
-
-impl<'de> Visitor<'de> for FieldVisitor {
-    type Value = ParamsField<'de>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("params")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut p = Params::default();
-        while let Some(key) = map.next_key::<Key>()? {
-            let slot = match key {
-                Key::Meta => &mut p.meta,
-                Key::ProtocolVersion => &mut p.protocol_version,
-                Key::Name => &mut p.name,
-                Key::Arguments => &mut p.arguments,
-                Key::Cursor => &mut p.cursor,
-                Key::RequestId => &mut p.request_id,
-                Key::Other => {
-                    map.next_value::<IgnoredAny>()?;
-                    continue;
-                }
-            };
-            p.duplicate |= slot.replace(map.next_value()?).is_some();
-        }
-        Ok(ParamsField::Object(p))
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(ParamsField::NotObject)
-    }
-}
-
-/// For `#[serde(deserialize_with)]`: a present `params` (even `null`) is never "absent".
-pub fn present<'de, D: Deserializer<'de>>(d: D) -> Result<ParamsField<'de>, D::Error> {
-    // `null` reaches `deserialize_any` as a unit, so it is kept as "not an object".
-    ParamsField::deserialize(d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn field(json: &str) -> ParamsField<'_> {
-        serde_json::from_str(json).unwrap()
+        let mut scanner = Scanner::new(json);
+        let field = ParamsField::scan(&mut scanner).unwrap();
+        scanner.end().unwrap();
+        field
     }
 
     #[test]
@@ -162,12 +80,12 @@ mod tests {
         else {
             panic!("not an object")
         };
-        assert_eq!(p.name.unwrap().get(), r#""x""#);
-        assert_eq!(p.arguments.unwrap().get(), r#"{"a":[1,{"b":2}]}"#);
-        assert_eq!(p.meta.unwrap().get(), "{}");
+        assert_eq!(p.name, Some(r#""x""#));
+        assert_eq!(p.arguments, Some(r#"{"a":[1,{"b":2}]}"#));
+        assert_eq!(p.meta, Some("{}"));
         assert!(p.cursor.is_none() && !p.duplicate);
         let ParamsField::Object(escaped) = field(r#"{"n\u0061me":"y"}"#) else { panic!("not an object") };
-        assert_eq!(escaped.name.unwrap().get(), r#""y""#);
+        assert_eq!(escaped.name, Some(r#""y""#));
         assert!(matches!(field(r#"{"name":1,"name":2}"#), ParamsField::Object(Params { duplicate: true, .. })));
         for not_object in ["[1,2]", "null", "7", "\"s\"", "true", "1.5"] {
             assert!(matches!(field(not_object), ParamsField::NotObject), "{not_object}");

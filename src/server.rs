@@ -192,7 +192,7 @@ impl Server {
     }
 
     /// JSON-RPC batches exist only in MCP 2025-03-26; elsewhere a batch is one invalid request.
-    fn handle_batch(&self, items: &[&serde_json::value::RawValue], session: &mut Session, out: &mut Outbox) {
+    fn handle_batch(&self, items: &[&str], session: &mut Session, out: &mut Outbox) {
         if items.is_empty() || session.legacy_version != Some("2025-03-26") {
             let why = if items.is_empty() { "empty batch" } else { "batches need protocol version 2025-03-26" };
             out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
@@ -200,7 +200,7 @@ impl Server {
         }
         let replies: Vec<(Option<Id>, Reply)> = items
             .iter()
-            .filter_map(|item| match jsonrpc::parse_message(item.get()) {
+            .filter_map(|item| match jsonrpc::parse_message(item) {
                 Ok(message) => self.handle_message(message, session, out),
                 Err(error) => Some((None, Err(error))),
             })

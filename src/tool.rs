@@ -1,7 +1,7 @@
 //! What a library user writes: a [`Tool`] (name, schema, handler), the [`ToolOutput`] a handler
 //! returns, its [`Content`] blocks, and the [`Context`] a handler is given.
 
-use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use crate::era::Era;
@@ -99,32 +99,44 @@ pub enum Content {
     Resource(Value),
 }
 
-impl Serialize for Content {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(None)?;
+impl Content {
+    /// Appends the block as JSON (`type` first, as MCP documents it).
+    fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Content::Text(text) => {
-                map.serialize_entry("type", "text")?;
-                map.serialize_entry("text", text)?;
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                push_json(out, text);
             }
             Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
-                map.serialize_entry("type", if matches!(self, Content::Image { .. }) { "image" } else { "audio" })?;
-                map.serialize_entry("data", data)?;
-                map.serialize_entry("mimeType", mime_type)?;
+                let kind: &[u8] = if matches!(self, Content::Image { .. }) { b"image" } else { b"audio" };
+                out.extend_from_slice(br#"{"type":""#);
+                out.extend_from_slice(kind);
+                out.extend_from_slice(br#"","data":"#);
+                push_json(out, data);
+                out.extend_from_slice(br#","mimeType":"#);
+                push_json(out, mime_type);
             }
             Content::ResourceLink(link) => {
-                map.serialize_entry("type", "resource_link")?;
+                out.extend_from_slice(br#"{"type":"resource_link""#);
                 for (key, value) in link.as_object().into_iter().flatten().filter(|(key, _)| *key != "type") {
-                    map.serialize_entry(key, value)?;
+                    out.push(b',');
+                    push_json(out, key);
+                    out.push(b':');
+                    push_json(out, value);
                 }
             }
             Content::Resource(resource) => {
-                map.serialize_entry("type", "resource")?;
-                map.serialize_entry("resource", resource)?;
+                out.extend_from_slice(br#"{"type":"resource","resource":"#);
+                push_json(out, resource);
             }
         }
-        map.end()
+        out.push(b'}');
     }
+}
+
+/// Appends `value` as JSON. Writing into a `Vec` cannot fail.
+fn push_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(&mut *out, value);
 }
 
 /// What a tool returns: content blocks, optional structured content, and whether it failed.
@@ -158,67 +170,40 @@ impl ToolOutput {
         self
     }
 
-    /// The `CallToolResult` as JSON text, written in one pass. `server_info` is given for a
-    /// 2026-07-28 request, whose result also carries `_meta` and `resultType`.
-    pub(crate) fn to_json(&self, server_info: Option<&Value>) -> String {
-        serde_json::to_string(&ResultJson { output: self, server_info }).unwrap_or_default()
-    }
-}
-
-/// A tool result's wire form: fields in sorted order, as every other result is written.
-struct ResultJson<'a> {
-    output: &'a ToolOutput,
-    server_info: Option<&'a Value>,
-}
-
-impl Serialize for ResultJson<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let ToolOutput { content, structured, is_error } = self.output;
-        let mut map = serializer.serialize_map(None)?;
-        if let Some(info) = self.server_info {
-            map.serialize_entry("_meta", &ServerInfoMeta(info))?;
+    /// The `CallToolResult` as JSON, written in one pass with fields in sorted order, as every
+    /// other result is written. `server_info` is given for a 2026-07-28 request, whose result
+    /// also carries `_meta` and `resultType`.
+    pub(crate) fn to_json(&self, server_info: Option<&Value>) -> Vec<u8> {
+        let texts: usize = self.content.iter().map(|c| if let Content::Text(t) = c { t.len() } else { 0 }).sum();
+        let mut out = Vec::with_capacity(128 + texts);
+        out.push(b'{');
+        if let Some(info) = server_info {
+            out.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
+            push_json(&mut out, info);
+            out.extend_from_slice(b"},");
         }
-        match structured {
-            // Clients that only read `content` get the structured value as JSON text.
-            Some(value) => {
-                let text = Content::Text(value.to_string());
-                map.serialize_entry("content", &Chain(content, &text))?;
+        out.extend_from_slice(br#""content":["#);
+        // Clients that only read `content` get the structured value as JSON text too.
+        let structured_text = self.structured.as_ref().map(|value| Content::Text(value.to_string()));
+        for (i, block) in self.content.iter().chain(structured_text.as_ref()).enumerate() {
+            if i > 0 {
+                out.push(b',');
             }
-            None => map.serialize_entry("content", content)?,
+            block.write_json(&mut out);
         }
-        if *is_error {
-            map.serialize_entry("isError", &true)?;
+        out.push(b']');
+        if self.is_error {
+            out.extend_from_slice(br#","isError":true"#);
         }
-        if self.server_info.is_some() {
-            map.serialize_entry("resultType", "complete")?;
+        if server_info.is_some() {
+            out.extend_from_slice(br#","resultType":"complete""#);
         }
-        if let Some(value) = structured {
-            map.serialize_entry("structuredContent", value)?;
+        if let Some(value) = &self.structured {
+            out.extend_from_slice(br#","structuredContent":"#);
+            push_json(&mut out, value);
         }
-        map.end()
-    }
-}
-
-struct ServerInfoMeta<'a>(&'a Value);
-
-impl Serialize for ServerInfoMeta<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(1))?;
-        map.serialize_entry(crate::era::SERVER_INFO_KEY, self.0)?;
-        map.end()
-    }
-}
-
-/// A list of blocks and one more, serialized as one array.
-struct Chain<'a>(&'a [Content], &'a Content);
-
-impl Serialize for Chain<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut seq = serializer.serialize_seq(Some(self.0.len() + 1))?;
-        for block in self.0.iter().chain(std::iter::once(self.1)) {
-            seq.serialize_element(block)?;
-        }
-        seq.end()
+        out.push(b'}');
+        out
     }
 }
 

@@ -28,7 +28,7 @@ pub(crate) fn call<'a>(server: &Server, session: &Session, req: &mut Request<'a>
         raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
     let arguments = match req.params.arguments {
         None => Value::Object(Map::new()),
-        Some(raw) => serde_json::from_str::<Value>(raw.get())
+        Some(raw) => serde_json::from_str::<Value>(raw)
             .ok()
             .filter(Value::is_object)
             .ok_or_else(|| ErrorObject::invalid_params("params.arguments must be an object"))?,

@@ -1,0 +1,398 @@
+//! The benchmark: the release `baremcp` against floor B (`examples/floor.rs`, a plain
+//! serde_json loop) in one run, rounds interleaved, driver and servers pinned to one CPU.
+//!
+//! `cargo run --release --example bench` measures start-up to the initialize reply,
+//! ping-pong latency, pipelined throughput (every reply checked for its id, its text and its
+//! order), peak memory, instructions per call (when valgrind is installed), the bounded
+//! memory of huge lines, and the static binary (when the musl target is installed), then
+//! prints medians, ratios and whether each target is met. `--quick` runs one short round
+//! without valgrind or the musl build (CI uses it to check that the bench itself works).
+
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::time::Instant;
+
+const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
+
+fn call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"World"}}}}}}"#
+    )
+}
+
+struct Server {
+    child: Child,
+    /// `None` while a writer thread owns the pipe.
+    stdin: Option<BufWriter<ChildStdin>>,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Server {
+    fn start(binary: &Path, args: &[&str]) -> Server {
+        let mut child = Command::new(binary)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e}", binary.display()));
+        let stdin = Some(BufWriter::with_capacity(1 << 16, child.stdin.take().unwrap()));
+        let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().unwrap());
+        Server { child, stdin, stdout, line: String::new() }
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    fn reply(&mut self) -> &str {
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).unwrap();
+        assert!(self.line.ends_with('\n'), "the server closed its output");
+        &self.line
+    }
+
+    fn initialize(&mut self) {
+        self.send(INIT);
+        let reply = self.reply();
+        assert!(reply.contains("\"protocolVersion\":\"2025-11-25\""), "bad initialize reply: {reply}");
+    }
+
+    /// Peak resident memory so far, in KiB.
+    fn peak_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    fn finish(mut self) {
+        drop(self.stdin);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "the server exited with {status}");
+    }
+}
+
+/// A reply is right when it has the request's id and the greeting.
+fn check(reply: &str, id: u64) {
+    let id_field = format!("\"id\":{id},");
+    assert!(
+        reply.contains(&id_field) && reply.contains("\"text\":\"Hello, World!\""),
+        "reply to {id} is wrong: {reply}"
+    );
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values[values.len() / 2]
+}
+
+fn startup(binary: &Path, times: usize) -> f64 {
+    let mut samples: Vec<f64> = (0..times)
+        .map(|_| {
+            let started = Instant::now();
+            let mut server = Server::start(binary, &[]);
+            server.initialize();
+            let elapsed = started.elapsed().as_secs_f64();
+            server.finish();
+            elapsed
+        })
+        .collect();
+    median(&mut samples)
+}
+
+fn ping_pong(binary: &Path, calls: u64) -> f64 {
+    let mut server = Server::start(binary, &[]);
+    server.initialize();
+    let requests: Vec<String> = (1..=calls).map(call).collect();
+    let mut samples = Vec::with_capacity(calls as usize);
+    for (i, request) in requests.iter().enumerate() {
+        let started = Instant::now();
+        server.send(request);
+        let reply = server.reply();
+        samples.push(started.elapsed().as_secs_f64());
+        check(reply, i as u64 + 1);
+    }
+    server.finish();
+    median(&mut samples)
+}
+
+/// Sends `calls` requests without waiting, checks every reply in order; returns calls per
+/// second and the server's peak memory in KiB.
+fn pipelined(binary: &Path, calls: u64) -> (f64, u64) {
+    let mut server = Server::start(binary, &[]);
+    server.initialize();
+    let mut input = Vec::with_capacity(calls as usize * 100);
+    for id in 1..=calls {
+        input.extend_from_slice(call(id).as_bytes());
+        input.push(b'\n');
+    }
+    let mut stdin = server.stdin.take().unwrap();
+    let started = Instant::now();
+    let writer = std::thread::spawn(move || {
+        stdin.write_all(&input).unwrap();
+        stdin.flush().unwrap();
+        stdin
+    });
+    for id in 1..=calls {
+        let reply = server.reply();
+        check(reply, id);
+    }
+    let rate = calls as f64 / started.elapsed().as_secs_f64();
+    let peak = server.peak_kib();
+    // The pipe stays open until the peak is read, so the server is still alive to be read.
+    server.stdin = Some(writer.join().unwrap());
+    server.finish();
+    (rate, peak)
+}
+
+/// Peak memory after a `tools/call hello` whose name is `bytes` long (just under the line
+/// limit), and after a stream of lines twice the limit.
+fn huge_lines(binary: &Path, bytes: usize) -> (u64, u64) {
+    let mut server = Server::start(binary, &[]);
+    server.initialize();
+    let name = "x".repeat(bytes - 200);
+    server.send(&format!(r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"{name}"}}}}}}"#));
+    let reply = server.reply().len();
+    assert!(reply > bytes - 200, "the big call was not answered in full");
+    let call_peak = server.peak_kib();
+    server.finish();
+
+    let mut server = Server::start(binary, &[]);
+    server.initialize();
+    let long = "y".repeat(2 * bytes);
+    for id in 1..=8 {
+        server.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"pad":"{long}"}}}}"#));
+        let reply = server.reply();
+        assert!(reply.contains("message too large") || reply.contains("\"result\""), "{reply}");
+    }
+    let stream_peak = server.peak_kib();
+    server.finish();
+    (call_peak, stream_peak)
+}
+
+/// Instructions per call from valgrind's callgrind: a run with `calls` calls minus a run
+/// with none, so start-up and exit cancel out.
+fn instructions_per_call(binary: &Path, dir: &Path, calls: u64) -> Option<f64> {
+    let count = |input: &Path| -> Option<f64> {
+        let out = Command::new("valgrind")
+            .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
+            .arg(binary)
+            .stdin(std::fs::File::open(input).ok()?)
+            .stdout(Stdio::null())
+            .output()
+            .ok()?;
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let line = stderr.lines().find(|l| l.contains("Collected"))?;
+        line.split_whitespace().last()?.parse().ok()
+    };
+    let write = |name: &str, n: u64| -> PathBuf {
+        let path = dir.join(name);
+        let mut text = format!("{INIT}\n");
+        for id in 1..=n {
+            text.push_str(&call(id));
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        path
+    };
+    let (none, some) = (write("calls-0.jsonl", 0), write(&format!("calls-{calls}.jsonl"), calls));
+    Some((count(&some)? - count(&none)?) / calls as f64)
+}
+
+/// Builds the static musl binary if that target is installed; returns its size and whether
+/// it is statically linked.
+fn static_binary(root: &Path) -> Option<(u64, bool)> {
+    let targets = Command::new("rustup").args(["target", "list", "--installed"]).output().ok()?;
+    if !String::from_utf8_lossy(&targets.stdout).contains("x86_64-unknown-linux-musl") {
+        return None;
+    }
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "--bin", "baremcp", "--target", "x86_64-unknown-linux-musl"])
+        .current_dir(root)
+        .status()
+        .ok()?;
+    if !built.success() {
+        return None;
+    }
+    let path = root.join("target/x86_64-unknown-linux-musl/release/baremcp");
+    let size = std::fs::metadata(&path).ok()?.len();
+    // A static executable has no PT_INTERP program header (no dynamic loader).
+    let mut bytes = Vec::new();
+    std::fs::File::open(&path).ok()?.read_to_end(&mut bytes).ok()?;
+    let interp =
+        bytes.windows(b"ld-linux".len()).any(|w| w == b"ld-linux") || bytes.windows(9).any(|w| w == b"ld-musl-x");
+    Some((size, !interp))
+}
+
+fn pin_to_one_cpu() -> bool {
+    // Children inherit the affinity, so pinning the driver pins the servers too.
+    Command::new("taskset")
+        .args(["-cp", "0", &std::process::id().to_string()])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+struct Row {
+    what: &'static str,
+    unit: &'static str,
+    ours: f64,
+    floor: f64,
+    /// The ratio ours/floor must be at most this (or at least, for throughput).
+    target: f64,
+    higher_is_better: bool,
+}
+
+impl Row {
+    fn ratio(&self) -> f64 {
+        self.ours / self.floor
+    }
+    fn met(&self) -> bool {
+        if self.higher_is_better { self.ratio() >= self.target } else { self.ratio() <= self.target }
+    }
+}
+
+fn main() {
+    let quick = std::env::args().any(|a| a == "--quick");
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let built = Command::new(&cargo)
+        .args(["build", "--release", "--quiet", "--bin", "baremcp", "--example", "floor"])
+        .current_dir(&root)
+        .status()
+        .expect("cargo build");
+    assert!(built.success(), "build failed");
+    let release = root.join("target/release");
+    let (ours, floor) = (release.join("baremcp"), release.join("examples/floor"));
+    let pinned = pin_to_one_cpu();
+
+    let (rounds, starts, pings, pipelined_calls) = if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
+    let mut samples: [[Vec<f64>; 2]; 4] = Default::default();
+    for round in 0..rounds {
+        // Alternate which server goes first so drift in the machine hits both alike.
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for which in order {
+            let binary = if which == 0 { &ours } else { &floor };
+            samples[0][which].push(startup(binary, starts));
+            samples[1][which].push(ping_pong(binary, pings));
+            let (rate, peak) = pipelined(binary, pipelined_calls);
+            samples[2][which].push(rate);
+            samples[3][which].push(peak as f64);
+        }
+        eprintln!("round {} of {rounds} done", round + 1);
+    }
+    let mut m = |i: usize, w: usize| median(&mut samples[i][w]);
+    let mut rows = vec![
+        Row {
+            what: "start-up to initialize reply",
+            unit: "ms",
+            ours: m(0, 0) * 1e3,
+            floor: m(0, 1) * 1e3,
+            target: 1.2,
+            higher_is_better: false,
+        },
+        Row {
+            what: "ping-pong tools/call (median)",
+            unit: "us",
+            ours: m(1, 0) * 1e6,
+            floor: m(1, 1) * 1e6,
+            target: 0.8,
+            higher_is_better: false,
+        },
+        Row {
+            what: "pipelined tools/call",
+            unit: "calls/s",
+            ours: m(2, 0),
+            floor: m(2, 1),
+            target: 1.8,
+            higher_is_better: true,
+        },
+        Row {
+            what: "peak memory, pipelined run",
+            unit: "MiB",
+            ours: m(3, 0) / 1024.0,
+            floor: m(3, 1) / 1024.0,
+            target: 1.1,
+            higher_is_better: false,
+        },
+    ];
+
+    let mut notes = Vec::new();
+    if !quick {
+        let dir = std::env::temp_dir().join(format!("baremcp-bench-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        match (instructions_per_call(&ours, &dir, 10_000), instructions_per_call(&floor, &dir, 10_000)) {
+            (Some(a), Some(b)) => rows.push(Row {
+                what: "instructions per tools/call",
+                unit: "instr",
+                ours: a,
+                floor: b,
+                target: 0.35,
+                higher_is_better: false,
+            }),
+            _ => notes.push("instructions per call: skipped (valgrind not installed)".to_string()),
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+
+        let flat: Vec<(u64, f64)> =
+            [20_000u64, 2_000_000].iter().map(|&n| (n, pipelined(&ours, n).1 as f64 / 1024.0)).collect();
+        let base = m(3, 0) / 1024.0;
+        let spread = flat.iter().map(|(_, p)| (p / base - 1.0).abs()).fold(0.0, f64::max);
+        notes.push(format!(
+            "peak memory by call count: 20k {:.2} MiB, {pipelined_calls} {base:.2} MiB, 2M {:.2} MiB ({})",
+            flat[0].1,
+            flat[1].1,
+            if spread <= 0.05 { "flat: met" } else { "not flat: NOT MET" }
+        ));
+
+        let limit = baremcp::DEFAULT_MAX_MESSAGE_BYTES;
+        let (call_peak, stream_peak) = huge_lines(&ours, limit);
+        let mib = |kib: u64| kib as f64 / 1024.0;
+        notes.push(format!(
+            "a {} MiB-argument call peaks at {:.1} MiB; 8 lines of {} MiB (over the limit) peak at {:.1} MiB",
+            limit >> 20,
+            mib(call_peak),
+            (2 * limit) >> 20,
+            mib(stream_peak)
+        ));
+        match static_binary(&root) {
+            Some((size, is_static)) => notes.push(format!(
+                "static musl binary: {size} bytes ({}), {} ({})",
+                if size <= 1 << 20 { "<= 1 MiB: met" } else { "> 1 MiB: NOT MET" },
+                if is_static { "no dynamic loader" } else { "dynamically linked" },
+                if is_static { "met" } else { "NOT MET" }
+            )),
+            None => notes.push("static musl binary: skipped (rustup target add x86_64-unknown-linux-musl)".into()),
+        }
+    }
+
+    println!(
+        "baremcp vs floor B: {rounds} interleaved round(s), medians; {}",
+        if pinned { "driver and servers pinned to CPU 0" } else { "not pinned (taskset not found)" }
+    );
+    println!("| measure | baremcp | floor B | ratio | target | |");
+    println!("|---|---:|---:|---:|---:|---|");
+    for row in &rows {
+        let cmp = if row.higher_is_better { ">=" } else { "<=" };
+        println!(
+            "| {} | {:.2} {} | {:.2} {} | {:.2}x | {cmp} {}x | {} |",
+            row.what,
+            row.ours,
+            row.unit,
+            row.floor,
+            row.unit,
+            row.ratio(),
+            row.target,
+            if row.met() { "met" } else { "NOT MET" }
+        );
+    }
+    for note in &notes {
+        println!("- {note}");
+    }
+}

@@ -6,16 +6,21 @@ use std::path::PathBuf;
 
 use lexopt::prelude::*;
 
+use crate::files::FileRoot;
 use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
 pub const USAGE: &str = "\
-usage: baremcp [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
+usage: baremcp [--root DIR]... [--include-hidden] [--max-resource-bytes N]
+               [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
        baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
        baremcp --help | --version
 
 Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
 
 options:
+  --root DIR             serve every regular file under DIR as a resource (repeatable)
+  --include-hidden       also serve dot-files and files in dot-directories
+  --max-resource-bytes N largest file a resources/read returns (default 8388608)
   --max-message-bytes N  longest accepted input line in bytes (default 16777216)
   --page-size N          items per page of a list result (default: all in one page)
   --log-level LEVEL      error, warn, info, debug or trace (default: RUST_LOG, else warn)
@@ -39,6 +44,9 @@ pub enum Command {
 /// Flags of the serving mode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServeOptions {
+    pub roots: Vec<PathBuf>,
+    pub include_hidden: bool,
+    pub max_resource_bytes: u64,
     pub max_message_bytes: usize,
     pub page_size: Option<usize>,
     pub log_level: Option<String>,
@@ -46,18 +54,30 @@ pub struct ServeOptions {
 
 impl Default for ServeOptions {
     fn default() -> Self {
-        ServeOptions { max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES, page_size: None, log_level: None }
+        ServeOptions {
+            roots: Vec::new(),
+            include_hidden: false,
+            max_resource_bytes: 8 * 1024 * 1024,
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            page_size: None,
+            log_level: None,
+        }
     }
 }
 
 impl ServeOptions {
-    /// Applies the limits to a server.
-    pub fn apply(&self, mut server: Server) -> Server {
+    /// Applies the roots and limits to a server. Fails when a root is not a readable directory.
+    pub fn apply(&self, mut server: Server) -> Result<Server, String> {
         server = server.max_message_bytes(self.max_message_bytes);
         if let Some(size) = self.page_size {
             server = server.page_size(size);
         }
-        server
+        for dir in &self.roots {
+            let root = FileRoot::new(dir, self.include_hidden, self.max_resource_bytes)
+                .map_err(|e| format!("--root {}: {e}", dir.display()))?;
+            server.add_root(root);
+        }
+        Ok(server)
     }
 }
 
@@ -67,6 +87,9 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
+            Long("include-hidden") => options.include_hidden = true,
+            Long("max-resource-bytes") => options.max_resource_bytes = positive(&mut parser)? as u64,
             Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
             Long("page-size") => options.page_size = Some(positive(&mut parser)?),
             Long("log-level") => {
@@ -130,6 +153,14 @@ mod tests {
         assert_eq!(options.max_message_bytes, 64);
         assert_eq!(options.log_level.as_deref(), Some("debug"));
         assert_eq!(parse(["--version"]).unwrap(), Command::Version);
+        let Command::Serve(options) =
+            parse(["--root", "a", "--root=b", "--include-hidden", "--max-resource-bytes", "9"]).unwrap()
+        else {
+            panic!("not serve")
+        };
+        assert_eq!(options.roots, [PathBuf::from("a"), PathBuf::from("b")]);
+        assert!(options.include_hidden);
+        assert_eq!(options.max_resource_bytes, 9);
         assert_eq!(
             parse(["validate", "--jsonl", "s.json"]).unwrap(),
             Command::Validate { schema: "s.json".into(), instances: vec![], jsonl: true }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::era::{self, Era, RequestMeta};
 use crate::jsonrpc::{Answer, ErrorObject, Id, Reply};
-use crate::methods::{lifecycle, tools};
+use crate::methods::{lifecycle, prompts, resources, tools};
 use crate::params::{Params, ParamsField};
 use crate::server::{Outbox, Server, Session};
 
@@ -67,11 +67,29 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
         "server/discover" => modern_only(req).and_then(|()| lifecycle::discover(server)),
         "subscriptions/listen" => {
             return match modern_only(req) {
-                Ok(()) => lifecycle::listen(session, req, out),
+                Ok(()) => lifecycle::listen(server, session, req, out),
                 Err(error) => Some(Err(error)),
             };
         }
         "tools/list" => ready(server.has_tools(), session, req).and_then(|()| tools::list(server, req)),
+        "resources/list" => ready(server.has_resources(), session, req).and_then(|()| resources::list(server, req)),
+        "resources/templates/list" => {
+            ready(server.has_resources(), session, req).and_then(|()| resources::templates(server, req))
+        }
+        "resources/read" => {
+            ready(server.has_resources(), session, req).and_then(|()| resources::read(server, session, req))
+        }
+        "resources/subscribe" => legacy_only(req)
+            .and_then(|()| ready(server.has_resources(), session, req))
+            .and_then(|()| resources::subscribe(server, session, req, true)),
+        "resources/unsubscribe" => legacy_only(req)
+            .and_then(|()| ready(server.has_resources(), session, req))
+            .and_then(|()| resources::subscribe(server, session, req, false)),
+        "prompts/list" => ready(server.has_prompts(), session, req).and_then(|()| prompts::list(server, req)),
+        "prompts/get" => ready(server.has_prompts(), session, req).and_then(|()| prompts::get(server, session, req)),
+        "completion/complete" => {
+            ready(server.has_completions(), session, req).and_then(|()| prompts::complete(server, req))
+        }
         "tools/call" => {
             // Tool results are serialized as they are built, modern shaping included.
             return Some(ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req)));
@@ -98,7 +116,8 @@ pub(crate) fn notification(session: &mut Session, method: &str, params: &ParamsF
     }
 }
 
-/// `initialize`, `ping` and `logging/setLevel` do not exist in 2026-07-28.
+/// `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` do not exist in
+/// 2026-07-28.
 fn legacy_only(req: &Request) -> Result<(), ErrorObject> {
     match req.era() {
         Era::Legacy => Ok(()),

@@ -18,6 +18,8 @@ pub const INVALID_REQUEST: i64 = -32600;
 pub const METHOD_NOT_FOUND: i64 = -32601;
 pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
+/// MCP up to 2025-11-25: the resource does not exist (2026-07-28 uses -32602 instead).
+pub const RESOURCE_NOT_FOUND: i64 = -32002;
 /// MCP 2026-07-28: a request needs a client capability it did not declare.
 pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
 /// MCP 2026-07-28: the request's protocol version is not one the server speaks.

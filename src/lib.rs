@@ -32,10 +32,14 @@
 pub mod catalog;
 pub mod cli;
 mod dispatch;
+pub mod encoding;
 pub mod era;
+pub mod files;
 pub mod jsonrpc;
 mod methods;
 mod params;
+mod prompt;
+mod resource;
 mod scan;
 pub mod schema;
 mod server;
@@ -43,6 +47,9 @@ mod tool;
 pub mod transport;
 pub mod validate_cmd;
 
+pub use files::FileRoot;
 pub use jsonrpc::{ErrorObject, Id};
+pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
+pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Error, Server};
 pub use tool::{Content, Context, Handler, Tool, ToolOutput};

@@ -39,8 +39,13 @@ fn main() -> ExitCode {
         }
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref());
-            let server = options.apply(baremcp::catalog::builtin());
-            serve(&server)
+            match options.apply(baremcp::catalog::builtin()) {
+                Ok(server) => serve(&server),
+                Err(e) => {
+                    eprintln!("baremcp: {e}");
+                    ExitCode::from(2)
+                }
+            }
         }
     }
 }

@@ -24,6 +24,13 @@ pub struct Params<'a> {
     pub arguments: Option<&'a str>,
     pub cursor: Option<&'a str>,
     pub request_id: Option<&'a str>,
+    pub uri: Option<&'a str>,
+    /// `ref` of `completion/complete`.
+    pub reference: Option<&'a str>,
+    pub argument: Option<&'a str>,
+    pub context: Option<&'a str>,
+    /// The filter of `subscriptions/listen`.
+    pub notifications: Option<&'a str>,
     /// A known member appeared twice: ambiguous, so the request is refused.
     pub duplicate: bool,
 }
@@ -44,6 +51,11 @@ impl<'a> ParamsField<'a> {
                 "arguments" => &mut p.arguments,
                 "cursor" => &mut p.cursor,
                 "requestId" => &mut p.request_id,
+                "uri" => &mut p.uri,
+                "ref" => &mut p.reference,
+                "argument" => &mut p.argument,
+                "context" => &mut p.context,
+                "notifications" => &mut p.notifications,
                 _ => return s.value().map(drop),
             };
             p.duplicate |= slot.replace(s.value()?).is_some();

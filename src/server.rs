@@ -1,7 +1,7 @@
 //! The server: what is registered, the per-process session, and the loop
 //! bytes → line → message → dispatch → reply → bytes.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
@@ -10,7 +10,10 @@ use serde_json::{Map, Value, json};
 
 use crate::dispatch;
 use crate::era;
+use crate::files::FileRoot;
 use crate::jsonrpc::{self, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
+use crate::prompt::Prompt;
+use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
 use crate::tool::Tool;
 use crate::transport::{self, Line};
@@ -44,17 +47,27 @@ pub struct Server {
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<Registered>,
     tool_index: HashMap<String, usize>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+    pub(crate) roots: Vec<FileRoot>,
+    pub(crate) prompts: Vec<Prompt>,
     pub(crate) page_size: Option<usize>,
     pub(crate) ttl_ms: u64,
     max_message_bytes: usize,
 }
 
-/// What one process remembers between messages: only the legacy handshake and open
-/// `subscriptions/listen` requests. Modern requests never read the handshake.
+/// What one process remembers between messages: the legacy handshake and its resource
+/// subscriptions, and open `subscriptions/listen` streams. Modern requests never read the
+/// handshake.
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
-    pub listening: Vec<Id<'static>>,
+    /// Legacy `resources/subscribe` URIs.
+    pub subscribed: BTreeSet<String>,
+    /// Open `subscriptions/listen` streams and the resource URIs each agreed to watch.
+    pub listening: Vec<(Id<'static>, Vec<String>)>,
+    /// Resources that handlers reported changed, to notify after the current response.
+    pub updated: Vec<String>,
 }
 
 impl Server {
@@ -65,6 +78,10 @@ impl Server {
             instructions: None,
             tools: Vec::new(),
             tool_index: HashMap::new(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            roots: Vec::new(),
+            prompts: Vec::new(),
             page_size: None,
             ttl_ms: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
@@ -134,6 +151,52 @@ impl Server {
         Ok(self)
     }
 
+    /// Registers a resource with a fixed URI.
+    pub fn add_resource(&mut self, resource: Resource) -> Result<&mut Server, Error> {
+        if self.resources.iter().any(|r| r.uri == resource.uri) {
+            return Err(Error(format!("duplicate resource uri {:?}", resource.uri)));
+        }
+        self.resources.push(resource);
+        Ok(self)
+    }
+
+    /// Registers a resource template; a read whose URI matches no static resource tries the
+    /// templates in registration order.
+    pub fn add_template(&mut self, template: ResourceTemplate) -> Result<&mut Server, Error> {
+        if template.template.variables().next().is_none() {
+            return Err(Error(format!("resource template {} has no {{variable}}", template.meta["uriTemplate"])));
+        }
+        self.templates.push(template);
+        Ok(self)
+    }
+
+    /// Serves every regular file under a directory (see `files.rs` for the safety rules).
+    pub fn add_root(&mut self, root: FileRoot) -> &mut Server {
+        self.roots.push(root);
+        self
+    }
+
+    pub fn add_prompt(&mut self, prompt: Prompt) -> Result<&mut Server, Error> {
+        if self.prompts.iter().any(|p| p.name == prompt.name) {
+            return Err(Error(format!("duplicate prompt name {:?}", prompt.name)));
+        }
+        self.prompts.push(prompt);
+        Ok(self)
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !(self.resources.is_empty() && self.templates.is_empty() && self.roots.is_empty())
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    /// Completion needs something to complete: a prompt argument or a template variable.
+    pub(crate) fn has_completions(&self) -> bool {
+        self.has_prompts() || !self.templates.is_empty() || !self.roots.is_empty()
+    }
+
     pub(crate) fn has_tools(&self) -> bool {
         !self.tools.is_empty()
     }
@@ -147,6 +210,15 @@ impl Server {
         let mut caps = Map::new();
         if !self.tools.is_empty() {
             caps.insert("tools".into(), json!({}));
+        }
+        if self.has_resources() {
+            caps.insert("resources".into(), json!({ "subscribe": true }));
+        }
+        if self.has_prompts() {
+            caps.insert("prompts".into(), json!({}));
+        }
+        if self.has_completions() {
+            caps.insert("completions".into(), json!({}));
         }
         Value::Object(caps)
     }
@@ -188,6 +260,9 @@ impl Server {
             }
             Frame::Error(error) => out.response(None, &Err(error)),
             Frame::Batch(items) => self.handle_batch(&items, session, out),
+        }
+        if !session.updated.is_empty() {
+            notify_updates(session, out);
         }
     }
 
@@ -255,6 +330,22 @@ impl Server {
     /// serverInfo for a modern result's `_meta`.
     pub(crate) fn result_meta(&self) -> Value {
         json!({ (era::SERVER_INFO_KEY): self.info })
+    }
+}
+
+/// Sends `notifications/resources/updated` for each changed URI to the legacy subscription
+/// and to every `subscriptions/listen` stream that watches it.
+fn notify_updates(session: &mut Session, out: &mut Outbox) {
+    for uri in std::mem::take(&mut session.updated) {
+        if session.subscribed.contains(&uri) {
+            out.notification("notifications/resources/updated", &json!({ "uri": uri }));
+        }
+        for (id, uris) in &session.listening {
+            if uris.contains(&uri) {
+                let meta = json!({ (era::SUBSCRIPTION_ID_KEY): id.to_value() });
+                out.notification("notifications/resources/updated", &json!({ "_meta": meta, "uri": uri }));
+            }
+        }
     }
 }
 

@@ -101,7 +101,7 @@ pub enum Content {
 
 impl Content {
     /// Appends the block as JSON (`type` first, as MCP documents it).
-    fn write_json(&self, out: &mut Vec<u8>) {
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         match self {
             Content::Text(text) => {
                 out.extend_from_slice(br#"{"type":"text","text":"#);
@@ -212,9 +212,22 @@ pub struct Context<'a> {
     pub(crate) id: &'a Id<'a>,
     pub(crate) era: Era,
     pub(crate) legacy_version: Option<&'static str>,
+    /// URIs the handler reported as changed, notified to subscribers after the response.
+    pub(crate) updated: Vec<String>,
 }
 
-impl Context<'_> {
+impl<'a> Context<'a> {
+    pub(crate) fn new(req: &'a crate::dispatch::Request<'a>, session: &crate::server::Session) -> Context<'a> {
+        Context { id: req.id, era: req.era(), legacy_version: session.legacy_version, updated: Vec::new() }
+    }
+
+    /// Reports that a resource changed. Clients subscribed to it (`resources/subscribe`, or a
+    /// `subscriptions/listen` stream naming it) get `notifications/resources/updated` after
+    /// this request's response.
+    pub fn resource_updated(&mut self, uri: impl Into<String>) {
+        self.updated.push(uri.into());
+    }
+
     /// The JSON-RPC id of the request being served.
     pub fn request_id(&self) -> &Id<'_> {
         self.id

@@ -1,4 +1,5 @@
-//! The built-in catalog that plain `baremcp` serves: `hello` and `calculate`.
+//! The built-in catalog that plain `baremcp` serves: the `hello` and `calculate` tools and the
+//! `code_review` prompt.
 
 mod calculate;
 
@@ -6,6 +7,8 @@ pub use calculate::{CalcError, evaluate};
 
 use serde_json::{Value, json};
 
+use crate::prompt::{Prompt, PromptMessage};
+use crate::resource::Completer;
 use crate::server::Server;
 use crate::tool::{Context, Tool, ToolOutput};
 
@@ -13,11 +16,14 @@ use crate::tool::{Context, Tool, ToolOutput};
 pub fn builtin() -> Server {
     let mut server = Server::new("baremcp", env!("CARGO_PKG_VERSION"))
         .title("baremcp")
-        .description("A strict, synchronous MCP server: built-in hello and calculate tools");
+        .description("A strict, synchronous MCP server: built-in hello and calculate tools, a code_review prompt");
     for tool in [hello(), calculate()] {
         if let Err(e) = server.add_tool(tool) {
             unreachable!("built-in tool does not register: {e}");
         }
+    }
+    if let Err(e) = server.add_prompt(code_review()) {
+        unreachable!("built-in prompt does not register: {e}");
     }
     server
 }
@@ -66,6 +72,48 @@ fn calculate() -> Tool {
         "required": ["value"]
     }))
     .annotations(json!({ "readOnlyHint": true, "idempotentHint": true, "openWorldHint": false }))
+}
+
+/// Languages `code_review` suggests for its `language` argument.
+const LANGUAGES: [&str; 20] = [
+    "bash",
+    "c",
+    "c#",
+    "c++",
+    "css",
+    "go",
+    "html",
+    "java",
+    "javascript",
+    "kotlin",
+    "lua",
+    "php",
+    "python",
+    "r",
+    "ruby",
+    "rust",
+    "scala",
+    "sql",
+    "swift",
+    "typescript",
+];
+
+fn code_review() -> Prompt {
+    Prompt::new("code_review", "Asks for a review of code in a given language, with an optional focus", |args, _| {
+        let language = &args["language"];
+        let focus = match args.get("focus").map(|f| f.trim()).filter(|f| !f.is_empty()) {
+            Some(focus) => format!(", focusing on {focus}"),
+            None => String::new(),
+        };
+        Ok(vec![PromptMessage::user(format!(
+            "Please review the following {language} code{focus}. Point out bugs, risky constructs and unclear \
+             parts, and suggest concrete improvements."
+        ))])
+    })
+    .title("Code review")
+    .argument("language", "The programming language of the code", true)
+    .complete(Completer::values(LANGUAGES))
+    .argument("focus", "What to pay most attention to, e.g. security or performance", false)
 }
 
 /// Whole results print as integers (`4`, not `4.0`) where that is exact.

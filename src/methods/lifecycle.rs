@@ -6,7 +6,7 @@ use serde_json::{Map, Value, json};
 use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
 use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
-use crate::methods::cacheable;
+use crate::methods::{Scope, cacheable};
 use crate::server::{Outbox, Server, Session};
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
@@ -37,28 +37,54 @@ pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), json!(instructions));
     }
-    Ok(cacheable(server, Era::Modern(era::MODERN_VERSIONS[0]), Value::Object(result)))
+    Ok(cacheable(server, Era::Modern(era::MODERN_VERSIONS[0]), Scope::Public, Value::Object(result)))
 }
 
-/// Opens a notification stream. The server has nothing that changes at run time yet, so it
-/// agrees to no notification types: the acknowledgment carries an empty filter, and the
-/// request stays open until the client cancels it.
-pub(crate) fn listen(session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
-    if session.listening.contains(req.id) {
+/// Opens a notification stream. Nothing the server lists changes at run time, so it agrees
+/// only to `resourceSubscriptions` (when it serves resources), and the request stays open
+/// until the client cancels it.
+pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
+    if session.listening.iter().any(|(open, _)| open == req.id) {
         return Some(Err(ErrorObject::invalid_params("a subscription with this id is already open")));
     }
+    let filter: Value = match req.params.notifications.map(serde_json::from_str::<Value>) {
+        Some(Ok(filter)) if filter.is_object() => filter,
+        _ => {
+            return Some(Err(ErrorObject::invalid_params(
+                "subscriptions/listen needs params.notifications (an object)",
+            )));
+        }
+    };
+    let uris: Vec<String> = match filter.get("resourceSubscriptions") {
+        None => Vec::new(),
+        Some(list) => match serde_json::from_value(list.clone()) {
+            Ok(uris) => uris,
+            Err(_) => {
+                return Some(Err(ErrorObject::invalid_params(
+                    "notifications.resourceSubscriptions must be an array of strings",
+                )));
+            }
+        },
+    };
+    let mut agreed = Map::new();
+    let uris = if server.has_resources() && filter.get("resourceSubscriptions").is_some() {
+        agreed.insert("resourceSubscriptions".into(), json!(uris));
+        uris
+    } else {
+        Vec::new()
+    };
     out.notification(
         "notifications/subscriptions/acknowledged",
-        &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": {} }),
+        &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": agreed }),
     );
-    session.listening.push(req.id.clone().into_owned());
+    session.listening.push((req.id.clone().into_owned(), uris));
     None
 }
 
 /// Ends an open subscription silently. A cancel for anything else is ignored.
 pub(crate) fn cancel(session: &mut Session, id: &Id) {
     let before = session.listening.len();
-    session.listening.retain(|open| open != id);
+    session.listening.retain(|(open, _)| open != id);
     if session.listening.len() == before {
         log::debug!("ignored cancellation of {id}: no such request in flight");
     }

@@ -1,6 +1,8 @@
 //! Handlers, one file per method family. Each takes typed parameters and returns a `Reply`.
 
 pub(crate) mod lifecycle;
+pub(crate) mod prompts;
+pub(crate) mod resources;
 pub(crate) mod tools;
 
 use serde_json::{Value, json};
@@ -9,11 +11,24 @@ use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, raw_str};
 use crate::server::Server;
 
+/// Who may reuse a cached result.
+#[derive(Clone, Copy)]
+pub(crate) enum Scope {
+    /// The same for every caller: lists and discovery.
+    Public,
+    /// May be the user's own data: resource contents.
+    Private,
+}
+
 /// Adds the caching hints 2026-07-28 requires on discover, list and read results.
-pub(crate) fn cacheable(server: &Server, era: Era, mut result: Value) -> Value {
+pub(crate) fn cacheable(server: &Server, era: Era, scope: Scope, mut result: Value) -> Value {
     if let (Era::Modern(_), Some(object)) = (era, result.as_object_mut()) {
         object.insert("ttlMs".into(), json!(server.ttl_ms));
-        object.insert("cacheScope".into(), json!("public"));
+        let scope = match scope {
+            Scope::Public => "public",
+            Scope::Private => "private",
+        };
+        object.insert("cacheScope".into(), json!(scope));
     }
     result
 }

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{Answer, ErrorObject, Reply, raw_str};
-use crate::methods::{cacheable, page};
+use crate::methods::{Scope, cacheable, page};
 use crate::server::{Server, Session};
 use crate::tool::{Context, ToolOutput};
 
@@ -19,10 +19,10 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
     if let Some(next) = next {
         result["nextCursor"] = json!(next);
     }
-    Ok(cacheable(server, req.era(), result))
+    Ok(cacheable(server, req.era(), Scope::Public, result))
 }
 
-pub(crate) fn call<'a>(server: &Server, session: &Session, req: &mut Request<'a>) -> Reply {
+pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>) -> Reply {
     let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
     let name: Cow<'a, str> =
         raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
@@ -40,9 +40,11 @@ pub(crate) fn call<'a>(server: &Server, session: &Session, req: &mut Request<'a>
     let output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
         Ok(()) => {
-            let mut cx = Context { id: req.id, era: req.era(), legacy_version: session.legacy_version };
+            let mut cx = Context::new(req, session);
             let handler = &registered.tool.handler;
-            match panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx))) {
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
+            session.updated.append(&mut cx.updated);
+            match outcome {
                 Ok(Ok(output)) => check_output(registered.output.as_ref(), output),
                 Ok(Err(message)) => ToolOutput::error(message),
                 // The panic hook has already reported it on stderr.

@@ -1,10 +1,12 @@
 """The official Python SDK client (mcp==2.3.0) against baremcp over stdio.
 
-usage: python_client.py BAREMCP_BINARY auto|legacy
+usage: python_client.py BAREMCP_BINARY ROOT_DIR auto|legacy
 
 'auto' is the SDK's default: it probes server/discover first and stays on 2026-07-28 when
 the server answers. 'legacy' forces the initialize handshake. Either way the client lists
-the tools and calls hello and calculate; any mismatch raises and exits non-zero.
+the tools and calls hello and calculate, lists and reads the files of ROOT_DIR (served with
+--root), completes a path, and gets the code_review prompt; any mismatch raises and exits
+non-zero.
 """
 
 import asyncio
@@ -13,8 +15,8 @@ import sys
 from mcp import Client, StdioServerParameters
 
 
-async def main(binary: str, mode: str) -> None:
-    params = StdioServerParameters(command=binary, args=[])
+async def main(binary: str, root: str, mode: str) -> None:
+    params = StdioServerParameters(command=binary, args=["--root", root])
     async with Client(params, mode=mode) as client:
         version = client.protocol_version
         expected = "2026-07-28" if mode == "auto" else "2025-11-25"
@@ -36,8 +38,26 @@ async def main(binary: str, mode: str) -> None:
         bad = await client.call_tool("hello", {"name": ""})
         assert bad.is_error, bad
         assert "/name: must be at least 1 character long" in bad.content[0].text, bad
-    print(f"python sdk ({mode}, {version}): listed {len(names)} tools, called hello and calculate")
+
+        resources = await client.list_resources()
+        by_name = {r.name: r for r in resources.resources}
+        assert "hello.txt" in by_name and ".hidden" not in by_name, sorted(by_name)
+        text = await client.read_resource(str(by_name["hello.txt"].uri))
+        assert text.contents[0].text == "Hello from the tree.\n", text
+        blob = await client.read_resource(str(by_name["pixel.png"].uri))
+        assert blob.contents[0].mime_type == "image/png" and blob.contents[0].blob.startswith("iVBORw0KGgo"), blob
+        templates = await client.list_resource_templates()
+        assert templates.resource_templates[0].uri_template.endswith("/{+path}"), templates
+
+        prompts = await client.list_prompts()
+        assert [p.name for p in prompts.prompts] == ["code_review"], prompts
+        prompt = await client.get_prompt("code_review", {"language": "rust", "focus": "safety"})
+        assert "rust code, focusing on safety" in prompt.messages[0].content.text, prompt
+    print(
+        f"python sdk ({mode}, {version}): {len(names)} tools called, "
+        f"{len(resources.resources)} resources listed and read, code_review prompt fetched"
+    )
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))

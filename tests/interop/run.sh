@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Interop: the official MCP SDK clients talk to the release binary over stdio.
 #   Python (PyPI mcp==2.3.0): the SDK's default path (server/discover probe, so 2026-07-28)
-#   and the forced legacy initialize path.
+#   and the forced legacy initialize path; tools, resources under --root, and the prompt.
 #   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed.
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
@@ -16,8 +16,9 @@ mkdir -p "$work"
 venv="$work/venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
-"$venv/bin/python" tests/interop/python_client.py "$bin" auto
-"$venv/bin/python" tests/interop/python_client.py "$bin" legacy
+tree="$PWD/fixtures/tree"
+"$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" auto
+"$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" legacy
 
 if command -v node >/dev/null && command -v npm >/dev/null; then
   node_dir="$work/node"

@@ -2,7 +2,10 @@
 //! panicking and failing handlers, every content type, output-schema enforcement, and rich
 //! input schemas whose validation messages a model has to act on.
 
-use baremcp::{Content, Server, Tool, ToolOutput};
+use baremcp::{
+    Completer, Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Server, Tool,
+    ToolOutput,
+};
 use serde_json::json;
 
 pub fn server(args: &[String]) -> Server {
@@ -74,6 +77,67 @@ pub fn server(args: &[String]) -> Server {
     for tool in tools {
         server.add_tool(tool).expect("test tools register");
     }
+    server
+        .add_tool(Tool::new(
+            "touch",
+            "Marks a resource changed",
+            json!({"type": "object", "properties": {"uri": {"type": "string"}}}),
+            |args, cx| {
+                let uri = args["uri"].as_str().unwrap_or("test://static-text").to_string();
+                cx.resource_updated(uri.clone());
+                Ok(ToolOutput::text(format!("touched {uri}")))
+            },
+        ))
+        .unwrap();
+    server
+        .add_resource(
+            Resource::new("test://static-text", "static-text", |_| Ok(Contents::Text("static text".into())))
+                .title("Static Text")
+                .description("A fixed text")
+                .mime_type("text/plain")
+                .size(11)
+                .annotations(json!({"audience": ["user"], "priority": 0.5})),
+        )
+        .unwrap();
+    server
+        .add_resource(
+            Resource::new("test://bytes", "bytes", |_| Ok(Contents::Blob(vec![0, 159, 146, 150])))
+                .mime_type("application/octet-stream"),
+        )
+        .unwrap();
+    server.add_resource(Resource::new("test://gone", "gone", |_| Err(ReadError::NotFound))).unwrap();
+    server
+        .add_resource(Resource::new("test://refused", "refused", |_| Err(ReadError::Refused("not today".into()))))
+        .unwrap();
+    server.add_resource(Resource::new("test://panics", "panics", |_| panic!("reader bug"))).unwrap();
+    server
+        .add_template(
+            ResourceTemplate::new("test://items/{id}/data", "item", |vars, _| {
+                Ok(Contents::Text(format!("{{\"id\":\"{}\"}}", vars["id"])))
+            })
+            .title("Item")
+            .mime_type("application/json")
+            .complete("id", Completer::values(["100", "123", "200"])),
+        )
+        .unwrap();
+    server
+        .add_prompt(
+            Prompt::new("greet", "Greets in a language", |args, _| {
+                Ok(vec![PromptMessage::user(format!("Say hello in {}", args["language"]))])
+            })
+            .argument("language", "The language", true)
+            .complete(Completer::Function(Box::new(|_, context| {
+                let region = context.get("region").and_then(|r| r.as_str()).unwrap_or("");
+                if region == "eu" {
+                    vec!["german".into(), "greek".into()]
+                } else {
+                    vec!["english".into(), "german".into()]
+                }
+            })))
+            .argument("region", "Where", false),
+        )
+        .unwrap();
+    server.add_prompt(Prompt::new("refuses", "Always refuses", |_, _| Err("no prompt for you".into()))).unwrap();
     crate::transcripts::apply_args(server, args)
 }
 

@@ -5,7 +5,10 @@
 //! Format: `#` lines are comments (`# args: FLAGS` sets the server's command line); `--> `
 //! is a line the client sends, `<-- ` a line the server must write. `-->~ ` sends bytes with
 //! escapes (`\\ \r \n \t \xHH`) and no implied newline, for CRLF, invalid UTF-8 and input
-//! that ends mid-line. Rewrite expectations with `UPDATE_EXPECT=1 cargo test`.
+//! that ends mid-line. `$FIXTURES` stands for the absolute path of `fixtures/` (in args, in
+//! sent lines, and in place of that path, plain or percent-encoded, in what the server
+//! writes), so transcripts do not depend on where the repository is checked out. Rewrite
+//! expectations with `UPDATE_EXPECT=1 cargo test`.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read, Write};
@@ -30,17 +33,31 @@ struct Transcript {
     args: Vec<String>,
 }
 
+/// The real `fixtures/` path, and its percent-encoded form as it appears in `file://` URIs.
+fn fixtures_paths() -> (String, String) {
+    let real = std::fs::canonicalize(crate::fixture("")).unwrap().to_string_lossy().trim_end_matches('/').to_string();
+    let encoded = baremcp::encoding::percent_encode_path(real.as_bytes());
+    (real, encoded)
+}
+
+/// Puts `$FIXTURES` back where the server wrote the real path.
+fn mask_paths(text: &str) -> String {
+    let (real, encoded) = fixtures_paths();
+    text.replace(&encoded, "$FIXTURES").replace(&real, "$FIXTURES")
+}
+
 fn parse(text: &str) -> Transcript {
     let mut entries = Vec::new();
     let mut args = Vec::new();
+    let real = fixtures_paths().0;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("# args:") {
-            args = rest.split_whitespace().map(String::from).collect();
+            args = rest.split_whitespace().map(|a| a.replace("$FIXTURES", &real)).collect();
         }
         entries.push(if let Some(raw) = line.strip_prefix("-->~ ") {
-            Entry::Send(line.to_string(), unescape(raw))
+            Entry::Send(line.to_string(), unescape(&raw.replace("$FIXTURES", &real)))
         } else if let Some(sent) = line.strip_prefix("--> ") {
-            Entry::Send(line.to_string(), format!("{sent}\n").into_bytes())
+            Entry::Send(line.to_string(), format!("{}\n", sent.replace("$FIXTURES", &real)).into_bytes())
         } else if let Some(expected) = line.strip_prefix("<-- ") {
             Entry::Expect(expected.to_string())
         } else {
@@ -135,7 +152,7 @@ pub fn server_for(args: &[String]) -> baremcp::Server {
 /// Applies the serving flags of a transcript's `# args:` line to `server`.
 pub fn apply_args(server: baremcp::Server, args: &[String]) -> baremcp::Server {
     match cli::parse(args) {
-        Ok(Cli::Serve(options)) => options.apply(server),
+        Ok(Cli::Serve(options)) => options.apply(server).unwrap_or_else(|e| panic!("{e}")),
         other => panic!("transcript args {args:?} do not describe a server: {other:?}"),
     }
 }
@@ -168,7 +185,7 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
             Entry::Send(line, _) => {
                 rendered.push_str(&format!("{line}\n"));
                 let to = reader.marks[sent];
-                for out in String::from_utf8_lossy(&all[from..to]).lines() {
+                for out in mask_paths(&String::from_utf8_lossy(&all[from..to])).lines() {
                     rendered.push_str(&format!("<-- {out}\n"));
                 }
                 (sent, from) = (sent + 1, to);
@@ -259,10 +276,11 @@ pub fn check_dir(dir: &str, make: &dyn Fn(&[String]) -> baremcp::Server, binary:
         }
         if binary {
             match replay_binary(&transcript) {
-                Ok(out) if out == expected_output(&transcript) => {}
-                Ok(out) => {
-                    failures.push(format!("{name} (binary):\n{}", crate::diff(&expected_output(&transcript), &out)))
-                }
+                Ok(out) if mask_paths(&out) == expected_output(&transcript) => {}
+                Ok(out) => failures.push(format!(
+                    "{name} (binary):\n{}",
+                    crate::diff(&expected_output(&transcript), &mask_paths(&out))
+                )),
                 Err(why) => failures.push(format!("{name} (binary): {why}")),
             }
         }

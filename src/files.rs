@@ -1,0 +1,290 @@
+//! `--root DIR`: every regular file under a directory as a resource, safe by construction.
+//!
+//! A read percent-decodes the URI, canonicalizes the path (resolving `..` and symlinks) and
+//! serves it only if it lies inside a canonical root, is a regular file, is not hidden (unless
+//! allowed) and is within the size cap. The file is opened without following a final
+//! symlink, and the opened descriptor's real path is checked again before a byte is read, so
+//! a path swapped underneath the check is refused too. Listing walks the tree lazily in sorted
+//! order and resumes after the last path of the previous page, so a page costs time and memory
+//! for that page only, however big the tree.
+
+use std::fs::{self, File};
+use std::io::Read;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::encoding::{percent_decode, percent_encode_path};
+use crate::resource::{Contents, ReadError};
+
+/// Directories nested deeper than this under a root are not listed.
+const MAX_DEPTH: usize = 64;
+/// Completion returns at most this many values, as MCP caps it.
+pub(crate) const MAX_COMPLETIONS: usize = 100;
+
+/// One served directory.
+pub struct FileRoot {
+    /// Canonical, absolute.
+    root: PathBuf,
+    include_hidden: bool,
+    max_bytes: u64,
+}
+
+impl FileRoot {
+    /// Serves the files under `dir`, which must exist and be a directory.
+    pub fn new(dir: &Path, include_hidden: bool, max_bytes: u64) -> std::io::Result<FileRoot> {
+        let root = fs::canonicalize(dir)?;
+        if !root.is_dir() {
+            return Err(std::io::Error::other(format!("{} is not a directory", dir.display())));
+        }
+        Ok(FileRoot { root, include_hidden, max_bytes })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// `file://` and the root's percent-encoded path (no trailing slash).
+    pub fn base_uri(&self) -> String {
+        format!("file://{}", percent_encode_path(self.root.as_os_str().as_bytes()))
+    }
+
+    pub fn template(&self) -> String {
+        format!("{}/{{+path}}", self.base_uri())
+    }
+
+    fn uri(&self, relative: &Path) -> String {
+        format!("{}/{}", self.base_uri(), percent_encode_path(relative.as_os_str().as_bytes()))
+    }
+
+    fn hidden(&self, relative: &Path) -> bool {
+        !self.include_hidden && relative.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."))
+    }
+
+    /// The path a `file://` URI names and its canonical form, if that is a servable file
+    /// under this root.
+    fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf)> {
+        let encoded = uri.strip_prefix("file://")?;
+        let bytes = percent_decode(encoded)?;
+        if bytes.contains(&0) || !bytes.starts_with(b"/") {
+            return None;
+        }
+        let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+        let canonical = fs::canonicalize(&path).ok()?;
+        let relative = canonical.strip_prefix(&self.root).ok()?;
+        if relative.as_os_str().is_empty() || self.hidden(relative) {
+            return None;
+        }
+        fs::metadata(&canonical).ok().filter(fs::Metadata::is_file).map(|_| (path, canonical))
+    }
+
+    /// Whether `uri` names a servable file here (resolving it, but opening nothing).
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.resolve(uri).is_some()
+    }
+
+    /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.
+    pub fn read(&self, uri: &str) -> Result<(Contents, &'static str), ReadError> {
+        let (requested, path) = self.resolve(uri).ok_or(ReadError::NotFound)?;
+        // O_NOFOLLOW: the canonical path has no symlinks, so one appearing now is a swap.
+        const O_NOFOLLOW: i32 = 0o400_000;
+        let file = File::options().read(true).custom_flags(O_NOFOLLOW).open(&path).map_err(|_| ReadError::NotFound)?;
+        if let Ok(opened) = fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file)))
+            && !opened.starts_with(&self.root)
+        {
+            return Err(ReadError::NotFound);
+        }
+        let metadata = file.metadata().map_err(|_| ReadError::NotFound)?;
+        if !metadata.is_file() {
+            return Err(ReadError::NotFound);
+        }
+        if metadata.len() > self.max_bytes {
+            return Err(too_large(metadata.len(), self.max_bytes));
+        }
+        let mut bytes = Vec::with_capacity(metadata.len() as usize);
+        file.take(self.max_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| ReadError::Refused(format!("cannot read: {e}")))?;
+        if bytes.len() as u64 > self.max_bytes {
+            return Err(too_large(bytes.len() as u64, self.max_bytes));
+        }
+        let mime = mime_for(&requested, &path);
+        Ok(match String::from_utf8(bytes) {
+            Ok(text) if !text.contains('\0') => (Contents::Text(text), mime),
+            Ok(text) => (Contents::Blob(text.into_bytes()), mime),
+            Err(e) => (Contents::Blob(e.into_bytes()), mime),
+        })
+    }
+
+    /// Up to `limit` listings after `after` (a relative path), in sorted order, and whether
+    /// more follow.
+    pub fn list(&self, after: Option<&Path>, limit: usize) -> (Vec<(PathBuf, Value)>, bool) {
+        let mut out = Vec::new();
+        let more = self.walk(&self.root, Path::new(""), after, limit, &mut out, 0);
+        (out, more)
+    }
+
+    /// Depth-first over sorted entries. Returns true once `limit` is exceeded.
+    fn walk(
+        &self,
+        dir: &Path,
+        relative: &Path,
+        after: Option<&Path>,
+        limit: usize,
+        out: &mut Vec<(PathBuf, Value)>,
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_DEPTH {
+            log::warn!("not listing {}: nested more than {MAX_DEPTH} levels", dir.display());
+            return false;
+        }
+        let Ok(entries) = fs::read_dir(dir) else { return false };
+        let mut names: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
+        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        for name in names {
+            let rel = relative.join(&name);
+            if self.hidden(Path::new(&name)) {
+                continue;
+            }
+            // Component-wise comparison matches the order this walk produces.
+            if let Some(after) = after
+                && rel.as_path() <= after
+                && !after.starts_with(&rel)
+            {
+                continue;
+            }
+            let full = dir.join(&name);
+            let Ok(meta) = fs::symlink_metadata(&full) else { continue };
+            if meta.is_dir() {
+                if self.walk(&full, &rel, after, limit, out, depth + 1) {
+                    return true;
+                }
+            } else if after.is_none_or(|after| rel.as_path() > after) && self.servable(&full, &meta) {
+                if out.len() == limit {
+                    return true;
+                }
+                let size = fs::metadata(&full).map(|m| m.len()).unwrap_or(meta.len());
+                let target = fs::canonicalize(&full).unwrap_or_else(|_| full.clone());
+                let listing = json!({
+                    "uri": self.uri(&rel),
+                    "name": rel.to_string_lossy(),
+                    "mimeType": mime_for(&rel, &target),
+                    "size": size,
+                });
+                out.push((rel, listing));
+            }
+        }
+        false
+    }
+
+    /// Regular files, and symlinks to regular files inside the root.
+    fn servable(&self, full: &Path, meta: &fs::Metadata) -> bool {
+        if meta.is_file() {
+            return true;
+        }
+        meta.file_type().is_symlink()
+            && fs::canonicalize(full).is_ok_and(|target| target.starts_with(&self.root) && target.is_file())
+    }
+
+    /// Paths under the root that start with `prefix`: entries of the directory the prefix
+    /// names, directories with a trailing `/`. Returns at most 100 and the total.
+    pub fn complete(&self, prefix: &str) -> (Vec<String>, usize) {
+        let (dir_part, name_part) = match prefix.rfind('/') {
+            Some(i) => (&prefix[..=i], &prefix[i + 1..]),
+            None => ("", prefix),
+        };
+        let dir = Path::new(dir_part);
+        if dir.components().any(|c| !matches!(c, Component::Normal(_))) || self.hidden(dir) {
+            return (Vec::new(), 0);
+        }
+        let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return (Vec::new(), 0) };
+        if !canonical.starts_with(&self.root) {
+            return (Vec::new(), 0);
+        }
+        let Ok(entries) = fs::read_dir(&canonical) else { return (Vec::new(), 0) };
+        let mut values: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                if !name.starts_with(name_part) || self.hidden(Path::new(&name)) {
+                    return None;
+                }
+                // Suggest only what a read would serve: directories, and files or links to
+                // files inside the root.
+                let meta = fs::symlink_metadata(e.path()).ok()?;
+                let slash = if meta.is_dir() {
+                    "/"
+                } else if self.servable(&e.path(), &meta) {
+                    ""
+                } else {
+                    return None;
+                };
+                Some(format!("{dir_part}{name}{slash}"))
+            })
+            .collect();
+        values.sort();
+        let total = values.len();
+        values.truncate(MAX_COMPLETIONS);
+        (values, total)
+    }
+}
+
+fn too_large(size: u64, max: u64) -> ReadError {
+    ReadError::Refused(format!("resource too large: {size} bytes (the limit is {max}; see --max-resource-bytes)"))
+}
+
+/// The MIME type of a file by the name it was asked for, or by its target's name when a link's
+/// own name says nothing.
+fn mime_for(name: &Path, target: &Path) -> &'static str {
+    match mime_type(name) {
+        "application/octet-stream" => mime_type(target),
+        known => known,
+    }
+}
+
+/// The MIME type for a file name's extension; `application/octet-stream` when unknown.
+pub fn mime_type(path: &Path) -> &'static str {
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match extension.as_deref().unwrap_or("") {
+        "txt" | "text" | "log" => "text/plain",
+        "md" | "markdown" => "text/markdown",
+        "html" | "htm" => "text/html",
+        "css" => "text/css",
+        "csv" => "text/csv",
+        "tsv" => "text/tab-separated-values",
+        "xml" => "application/xml",
+        "json" => "application/json",
+        "jsonl" | "ndjson" => "application/x-ndjson",
+        "yaml" | "yml" => "application/yaml",
+        "toml" => "application/toml",
+        "js" | "mjs" | "cjs" => "text/javascript",
+        "ts" | "tsx" => "text/x-typescript",
+        "py" => "text/x-python",
+        "rs" => "text/x-rust",
+        "go" => "text/x-go",
+        "java" => "text/x-java",
+        "c" | "h" => "text/x-c",
+        "cc" | "cpp" | "cxx" | "hpp" => "text/x-c++",
+        "rb" => "text/x-ruby",
+        "sh" | "bash" => "text/x-shellscript",
+        "sql" => "application/sql",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "ico" => "image/vnd.microsoft.icon",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "ogg" => "audio/ogg",
+        "flac" => "audio/flac",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "gz" => "application/gzip",
+        "tar" => "application/x-tar",
+        "wasm" => "application/wasm",
+        _ => "application/octet-stream",
+    }
+}

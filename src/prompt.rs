@@ -1,0 +1,129 @@
+//! Prompts a library user registers: arguments (with optional completion) and a function that
+//! turns the arguments into messages.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::resource::Completer;
+use crate::tool::{Content, Context};
+
+/// Who says a prompt message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// One message of a prompt's result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PromptMessage {
+    pub role: Role,
+    pub content: Content,
+}
+
+impl PromptMessage {
+    /// A user message with one text block.
+    pub fn user(text: impl Into<String>) -> PromptMessage {
+        PromptMessage { role: Role::User, content: Content::Text(text.into()) }
+    }
+
+    pub(crate) fn to_value(&self) -> Value {
+        let role = match self.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let mut content = Vec::new();
+        self.content.write_json(&mut content);
+        let content: Value = serde_json::from_slice(&content).unwrap_or(Value::Null);
+        json!({ "role": role, "content": content })
+    }
+}
+
+/// Arguments as the client sent them (MCP prompt arguments are strings).
+pub type PromptArgs = BTreeMap<String, String>;
+
+/// Builds a prompt's messages. `Err(message)` is reported to the client as invalid params.
+pub type PromptHandler = dyn Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, String>;
+
+pub(crate) struct Argument {
+    pub name: String,
+    pub description: Option<String>,
+    pub required: bool,
+    pub completer: Option<Completer>,
+}
+
+/// A prompt template, offered to users as a slash command by many clients.
+pub struct Prompt {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) arguments: Vec<Argument>,
+    pub(crate) handler: Box<PromptHandler>,
+}
+
+impl Prompt {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: impl Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, String> + 'static,
+    ) -> Prompt {
+        Prompt {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            arguments: Vec::new(),
+            handler: Box::new(handler),
+        }
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Prompt {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Declares an argument; `prompts/get` refuses a call that lacks a required one.
+    pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Prompt {
+        self.arguments.push(Argument {
+            name: name.into(),
+            description: Some(description.into()),
+            required,
+            completer: None,
+        });
+        self
+    }
+
+    /// Suggestions for the most recently declared argument.
+    pub fn complete(mut self, completer: Completer) -> Prompt {
+        if let Some(last) = self.arguments.last_mut() {
+            last.completer = Some(completer);
+        }
+        self
+    }
+
+    pub(crate) fn listing(&self) -> Value {
+        let mut prompt = Map::new();
+        prompt.insert("name".into(), json!(self.name));
+        if let Some(title) = &self.title {
+            prompt.insert("title".into(), json!(title));
+        }
+        if let Some(description) = &self.description {
+            prompt.insert("description".into(), json!(description));
+        }
+        if !self.arguments.is_empty() {
+            let arguments: Vec<Value> = self
+                .arguments
+                .iter()
+                .map(|a| {
+                    let mut argument = json!({ "name": a.name, "required": a.required });
+                    if let Some(description) = &a.description {
+                        argument["description"] = json!(description);
+                    }
+                    argument
+                })
+                .collect();
+            prompt.insert("arguments".into(), Value::Array(arguments));
+        }
+        Value::Object(prompt)
+    }
+}

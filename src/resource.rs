@@ -1,0 +1,280 @@
+//! What a library user registers to serve data: static [`Resource`]s, [`ResourceTemplate`]s
+//! with RFC 6570 `{var}` / `{+var}` variables, what a read returns ([`Contents`]), and how
+//! values are suggested for completion ([`Completer`]).
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value, json};
+
+use crate::encoding;
+use crate::tool::Context;
+
+/// What a read produces: text, or bytes that are sent as base64.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Contents {
+    Text(String),
+    Blob(Vec<u8>),
+}
+
+/// Why a read failed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadError {
+    /// There is no such resource: the client gets the protocol's not-found error.
+    NotFound,
+    /// The resource exists but cannot be served (too large, unreadable): -32602 with this text.
+    Refused(String),
+}
+
+/// Reads a static resource.
+pub type Reader = dyn Fn(&mut Context) -> Result<Contents, ReadError>;
+/// Reads a resource through a template, given the matched variables.
+pub type TemplateReader = dyn Fn(&Vars, &mut Context) -> Result<Contents, ReadError>;
+/// Template variables by name, percent-decoded.
+pub type Vars = BTreeMap<String, String>;
+
+/// Suggests values given the typed prefix and the other arguments given so far.
+pub type Suggest = dyn Fn(&str, &Map<String, Value>) -> Vec<String>;
+
+/// Suggests values for a prompt argument or a template variable.
+pub enum Completer {
+    /// A fixed list, filtered by the typed prefix.
+    Values(Vec<String>),
+    /// Called with the typed value and the other arguments given so far; its suggestions are
+    /// filtered by the prefix too.
+    Function(Box<Suggest>),
+}
+
+impl Completer {
+    pub fn values<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Completer {
+        Completer::Values(values.into_iter().map(Into::into).collect())
+    }
+
+    pub(crate) fn suggest(&self, prefix: &str, context: &Map<String, Value>) -> Vec<String> {
+        let all = match self {
+            Completer::Values(values) => values.clone(),
+            Completer::Function(f) => f(prefix, context),
+        };
+        all.into_iter().filter(|v| v.starts_with(prefix)).collect()
+    }
+}
+
+/// A resource with a fixed URI.
+pub struct Resource {
+    pub(crate) uri: String,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) reader: Box<Reader>,
+}
+
+impl Resource {
+    pub fn new(
+        uri: impl Into<String>,
+        name: impl Into<String>,
+        reader: impl Fn(&mut Context) -> Result<Contents, ReadError> + 'static,
+    ) -> Resource {
+        let uri = uri.into();
+        let mut meta = Map::new();
+        meta.insert("uri".into(), json!(uri));
+        meta.insert("name".into(), json!(name.into()));
+        Resource { uri, meta, mime_type: None, reader: Box::new(reader) }
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> Resource {
+        self.meta.insert("title".into(), json!(title.into()));
+        self
+    }
+
+    pub fn description(mut self, description: impl Into<String>) -> Resource {
+        self.meta.insert("description".into(), json!(description.into()));
+        self
+    }
+
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> Resource {
+        let mime_type = mime_type.into();
+        self.meta.insert("mimeType".into(), json!(mime_type));
+        self.mime_type = Some(mime_type);
+        self
+    }
+
+    /// The size in bytes, if known, shown in listings.
+    pub fn size(mut self, size: u64) -> Resource {
+        self.meta.insert("size".into(), json!(size));
+        self
+    }
+
+    /// `{"audience": [...], "priority": n, "lastModified": "..."}` as MCP defines them.
+    pub fn annotations(mut self, annotations: Value) -> Resource {
+        self.meta.insert("annotations".into(), annotations);
+        self
+    }
+
+    pub(crate) fn listing(&self) -> Value {
+        Value::Object(self.meta.clone())
+    }
+}
+
+/// A family of resources whose URIs match a template such as `test://items/{id}`.
+pub struct ResourceTemplate {
+    pub(crate) template: UriTemplate,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) reader: Box<TemplateReader>,
+    pub(crate) completers: BTreeMap<String, Completer>,
+}
+
+impl ResourceTemplate {
+    /// `uri_template` uses RFC 6570 level 1 `{var}` (one path segment) and `{+var}` (any
+    /// text, `/` included, for paths).
+    pub fn new(
+        uri_template: impl Into<String>,
+        name: impl Into<String>,
+        reader: impl Fn(&Vars, &mut Context) -> Result<Contents, ReadError> + 'static,
+    ) -> ResourceTemplate {
+        let text = uri_template.into();
+        let mut meta = Map::new();
+        meta.insert("uriTemplate".into(), json!(text));
+        meta.insert("name".into(), json!(name.into()));
+        ResourceTemplate {
+            template: UriTemplate::parse(&text),
+            meta,
+            mime_type: None,
+            reader: Box::new(reader),
+            completers: BTreeMap::new(),
+        }
+    }
+
+    pub fn title(mut self, title: impl Into<String>) -> ResourceTemplate {
+        self.meta.insert("title".into(), json!(title.into()));
+        self
+    }
+
+    pub fn description(mut self, description: impl Into<String>) -> ResourceTemplate {
+        self.meta.insert("description".into(), json!(description.into()));
+        self
+    }
+
+    pub fn mime_type(mut self, mime_type: impl Into<String>) -> ResourceTemplate {
+        let mime_type = mime_type.into();
+        self.meta.insert("mimeType".into(), json!(mime_type));
+        self.mime_type = Some(mime_type);
+        self
+    }
+
+    pub fn annotations(mut self, annotations: Value) -> ResourceTemplate {
+        self.meta.insert("annotations".into(), annotations);
+        self
+    }
+
+    /// Suggestions for one variable in `completion/complete`.
+    pub fn complete(mut self, variable: impl Into<String>, completer: Completer) -> ResourceTemplate {
+        self.completers.insert(variable.into(), completer);
+        self
+    }
+
+    pub(crate) fn listing(&self) -> Value {
+        Value::Object(self.meta.clone())
+    }
+}
+
+/// A parsed URI template: literal text and variables, in order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct UriTemplate {
+    parts: Vec<Part>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Literal(String),
+    /// A variable; `reserved` (`{+var}`) may span `/`.
+    Var {
+        name: String,
+        reserved: bool,
+    },
+}
+
+impl UriTemplate {
+    pub(crate) fn parse(text: &str) -> UriTemplate {
+        let mut parts = Vec::new();
+        let mut rest = text;
+        while let Some(open) = rest.find('{') {
+            let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+            if open > 0 {
+                parts.push(Part::Literal(rest[..open].to_string()));
+            }
+            let inner = &rest[open + 1..close];
+            let (reserved, name) = match inner.strip_prefix('+') {
+                Some(name) => (true, name),
+                None => (false, inner),
+            };
+            parts.push(Part::Var { name: name.to_string(), reserved });
+            rest = &rest[close + 1..];
+        }
+        if !rest.is_empty() {
+            parts.push(Part::Literal(rest.to_string()));
+        }
+        UriTemplate { parts }
+    }
+
+    /// The variables of `uri` if it matches, percent-decoded; `None` otherwise (or when a
+    /// value does not decode to UTF-8).
+    pub(crate) fn matches(&self, uri: &str) -> Option<Vars> {
+        let mut vars = Vars::new();
+        self.match_from(0, uri, &mut vars).then_some(vars)
+    }
+
+    fn match_from(&self, part: usize, rest: &str, vars: &mut Vars) -> bool {
+        match self.parts.get(part) {
+            None => rest.is_empty(),
+            Some(Part::Literal(literal)) => {
+                rest.strip_prefix(literal.as_str()).is_some_and(|rest| self.match_from(part + 1, rest, vars))
+            }
+            Some(Part::Var { name, reserved }) => {
+                // Try the shortest value first; a variable never matches the empty string. A
+                // last variable must take the rest, so only that length is tried.
+                let limit = if *reserved { rest.len() } else { rest.find('/').unwrap_or(rest.len()) };
+                let first = if part + 1 == self.parts.len() { limit.max(1) } else { 1 };
+                for end in (first..=limit).filter(|&end| rest.is_char_boundary(end)) {
+                    let Some(value) = encoding::percent_decode(&rest[..end]).and_then(|b| String::from_utf8(b).ok())
+                    else {
+                        continue;
+                    };
+                    vars.insert(name.clone(), value);
+                    if self.match_from(part + 1, &rest[end..], vars) {
+                        return true;
+                    }
+                }
+                vars.remove(name);
+                false
+            }
+        }
+    }
+
+    pub(crate) fn variables(&self) -> impl Iterator<Item = &str> {
+        self.parts.iter().filter_map(|p| match p {
+            Part::Var { name, .. } => Some(name.as_str()),
+            Part::Literal(_) => None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(template: &str, uri: &str) -> Option<Vec<(String, String)>> {
+        UriTemplate::parse(template).matches(uri).map(|v| v.into_iter().collect())
+    }
+
+    #[test]
+    fn matches_level_1_and_reserved_variables() {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        assert_eq!(vars("test://template/{id}/data", "test://template/123/data"), Some(vec![pair("id", "123")]));
+        assert_eq!(vars("test://template/{id}/data", "test://template/1/2/data"), None);
+        assert_eq!(vars("test://template/{id}/data", "test://template//data"), None);
+        assert_eq!(vars("file:///root/{+path}", "file:///root/a/b%20c.txt"), Some(vec![pair("path", "a/b c.txt")]));
+        assert_eq!(vars("x://{a}-{b}", "x://one-two-three"), Some(vec![pair("a", "one"), pair("b", "two-three")]));
+        assert_eq!(vars("x://{a}", "x://%ff"), None);
+        assert_eq!(vars("x://fixed", "x://fixed"), Some(vec![]));
+        assert_eq!(UriTemplate::parse("a/{x}/{+y}").variables().collect::<Vec<_>>(), ["x", "y"]);
+    }
+}

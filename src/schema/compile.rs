@@ -448,20 +448,7 @@ fn decode_fragment(reference: &str) -> Option<String> {
     if !(fragment.is_empty() || fragment.starts_with('/')) {
         return None;
     }
-    let bytes = fragment.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
+    String::from_utf8(crate::encoding::percent_decode(fragment)?).ok()
 }
 
 fn unescape_token(token: &str) -> String {

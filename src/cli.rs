@@ -6,13 +6,19 @@ use std::path::PathBuf;
 
 use lexopt::prelude::*;
 
+use std::time::Duration;
+
 use crate::files::FileRoot;
+use crate::proxy::ProxyOptions;
+use crate::replay::ReplayOptions;
 use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
 pub const USAGE: &str = "\
 usage: baremcp [--root DIR]... [--include-hidden] [--max-resource-bytes N]
                [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
        baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
+       baremcp replay [--timeout-ms N] [--stderr FILE] [--update] FILE... [-- SERVER_CMD ARGS...]
+       baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] -- SERVER_CMD ARGS...
        baremcp --help | --version
 
 Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
@@ -30,13 +36,24 @@ options:
 validate:
   checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
   line from stdin and prints one {\"valid\", \"errors\"} line per instance.
-  exit 0: all valid, 1: some invalid, 2: schema malformed or unreadable";
+  exit 0: all valid, 1: some invalid, 2: schema malformed or unreadable
+
+replay:
+  runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
+  what it writes, as JSON, with the <-- lines; --timeout-ms (default 5000) bounds each wait;
+  --update rewrites the <-- lines from what the server wrote. exit 0: all passed
+
+proxy:
+  forwards a client (stdin/stdout) to SERVER_CMD line by line; --record writes the session
+  as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Serve(ServeOptions),
     Validate { schema: PathBuf, instances: Vec<PathBuf>, jsonl: bool },
+    Replay(ReplayOptions),
+    Proxy(ProxyOptions),
     Help,
     Version,
 }
@@ -102,6 +119,8 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
             Short('h') | Long("help") => return Ok(Command::Help),
             Short('V') | Long("version") => return Ok(Command::Version),
             Value(word) if word == "validate" => return validate(parser),
+            Value(word) if word == "replay" => return replay(&mut parser),
+            Value(word) if word == "proxy" => return proxy(&mut parser),
             _ => return Err(arg.unexpected()),
         }
     }
@@ -127,6 +146,58 @@ fn validate(mut parser: lexopt::Parser) -> Result<Command, lexopt::Error> {
         return Err("--jsonl reads instances from stdin: give no INSTANCE files".into());
     }
     Ok(Command::Validate { schema, instances: paths, jsonl })
+}
+
+/// Splits the rest of the command line at the first `--`: options before, a command after.
+fn split_command(parser: &mut lexopt::Parser) -> Result<(lexopt::Parser, Vec<OsString>), lexopt::Error> {
+    let rest: Vec<OsString> = parser.raw_args()?.collect();
+    let split = rest.iter().position(|a| a == "--");
+    let (before, after) = match split {
+        Some(i) => (rest[..i].to_vec(), rest[i + 1..].to_vec()),
+        None => (rest, Vec::new()),
+    };
+    Ok((lexopt::Parser::from_args(before), after))
+}
+
+fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let (mut parser, command) = split_command(parser)?;
+    let mut options =
+        ReplayOptions { files: Vec::new(), command, timeout: Duration::from_millis(5000), update: false, stderr: None };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("timeout-ms") => options.timeout = Duration::from_millis(positive(&mut parser)? as u64),
+            Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
+            Long("update") => options.update = true,
+            Short('h') | Long("help") => return Ok(Command::Help),
+            Value(file) => options.files.push(PathBuf::from(file)),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if options.files.is_empty() {
+        return Err("replay needs at least one transcript FILE".into());
+    }
+    Ok(Command::Replay(options))
+}
+
+fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let (mut parser, command) = split_command(parser)?;
+    let mut options = ProxyOptions { command, ..ProxyOptions::default() };
+    let list = |value: OsString| -> Result<Vec<String>, lexopt::Error> {
+        Ok(value.string()?.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect())
+    };
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("record") => options.record = Some(PathBuf::from(parser.value()?)),
+            Long("allow-tools") => options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?),
+            Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
+            Short('h') | Long("help") => return Ok(Command::Help),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    if options.command.is_empty() {
+        return Err("proxy needs a server command after --".into());
+    }
+    Ok(Command::Proxy(options))
 }
 
 fn positive(parser: &mut lexopt::Parser) -> Result<usize, lexopt::Error> {
@@ -165,6 +236,22 @@ mod tests {
             parse(["validate", "--jsonl", "s.json"]).unwrap(),
             Command::Validate { schema: "s.json".into(), instances: vec![], jsonl: true }
         );
+        let Command::Replay(replay) =
+            parse(["replay", "--timeout-ms", "50", "a.txt", "b.txt", "--", "srv", "--flag"]).unwrap()
+        else {
+            panic!("not replay")
+        };
+        assert_eq!(replay.files, [PathBuf::from("a.txt"), PathBuf::from("b.txt")]);
+        assert_eq!(replay.command, [OsString::from("srv"), OsString::from("--flag")]);
+        assert_eq!(replay.timeout, Duration::from_millis(50));
+        let Command::Proxy(proxy) = parse(["proxy", "--deny-tools", "a, b", "--allow-tools=c", "--", "srv"]).unwrap()
+        else {
+            panic!("not proxy")
+        };
+        assert_eq!((proxy.deny, proxy.allow), (vec!["a".to_string(), "b".to_string()], Some(vec!["c".to_string()])));
+        for bad in [&["replay"][..], &["proxy", "--record", "x"], &["replay", "--bogus", "f"]] {
+            assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
+        }
         for bad in [
             &["--bogus"][..],
             &["--page-size"],

@@ -39,11 +39,14 @@ pub mod jsonrpc;
 mod methods;
 mod params;
 mod prompt;
+pub mod proxy;
+pub mod replay;
 mod resource;
 mod scan;
 pub mod schema;
 mod server;
 mod tool;
+pub mod transcript;
 pub mod transport;
 pub mod validate_cmd;
 

@@ -37,6 +37,14 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Replay(options) => {
+            init_logger(None);
+            exit_code(baremcp::replay::run(&options, &mut io::stdout().lock()))
+        }
+        Command::Proxy(options) => {
+            init_logger(None);
+            exit_code(baremcp::proxy::run(options))
+        }
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref());
             match options.apply(baremcp::catalog::builtin()) {
@@ -46,6 +54,18 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             }
+        }
+    }
+}
+
+/// A command's exit code, or 2 with a message when it could not run.
+fn exit_code(result: io::Result<i32>) -> ExitCode {
+    match result {
+        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("baremcp: {e}");
+            ExitCode::from(2)
         }
     }
 }

@@ -15,6 +15,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use compile::Draft;
+pub(crate) use validate::json_eq as json_equal;
 
 /// A compiled schema, ready to validate instances.
 #[derive(Debug)]

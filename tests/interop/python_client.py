@@ -1,12 +1,13 @@
 """The official Python SDK client (mcp==2.3.0) against baremcp over stdio.
 
-usage: python_client.py BAREMCP_BINARY ROOT_DIR auto|legacy
+usage: python_client.py BAREMCP_BINARY ROOT_DIR auto|legacy [RECORD_FILE]
 
 'auto' is the SDK's default: it probes server/discover first and stays on 2026-07-28 when
 the server answers. 'legacy' forces the initialize handshake. Either way the client lists
 the tools and calls hello and calculate, lists and reads the files of ROOT_DIR (served with
 --root), completes a path, and gets the code_review prompt; any mismatch raises and exits
-non-zero.
+non-zero. With RECORD_FILE the server is reached through `baremcp proxy --record`, which
+writes the session as a transcript for `baremcp replay`.
 """
 
 import asyncio
@@ -15,8 +16,11 @@ import sys
 from mcp import Client, StdioServerParameters
 
 
-async def main(binary: str, root: str, mode: str) -> None:
-    params = StdioServerParameters(command=binary, args=["--root", root])
+async def main(binary: str, root: str, mode: str, record: str | None) -> None:
+    server = ["--root", root]
+    if record:
+        server = ["proxy", "--record", record, "--", binary, *server]
+    params = StdioServerParameters(command=binary, args=server)
     async with Client(params, mode=mode) as client:
         version = client.protocol_version
         expected = "2026-07-28" if mode == "auto" else "2025-11-25"
@@ -60,4 +64,4 @@ async def main(binary: str, root: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else None))

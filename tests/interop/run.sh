@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interop: the official MCP SDK clients talk to the release binary over stdio.
 #   Python (PyPI mcp==2.3.0): the SDK's default path (server/discover probe, so 2026-07-28)
-#   and the forced legacy initialize path; tools, resources under --root, and the prompt.
+#   and the forced legacy initialize path; tools, resources under --root, and the prompt;
+#   then the same through `baremcp proxy --record`, and `baremcp replay` of the recordings.
 #   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed.
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
@@ -19,6 +20,13 @@ venv="$work/venv"
 tree="$PWD/fixtures/tree"
 "$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" auto
 "$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" legacy
+
+# The same client through the recording proxy; the recording must replay against the server.
+for mode in auto legacy; do
+  session="$work/python-$mode-session.txt"
+  "$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" "$mode" "$session"
+  "$bin" replay "$session" -- "$bin" --root "$tree"
+done
 
 if command -v node >/dev/null && command -v npm >/dev/null; then
   node_dir="$work/node"

@@ -3,6 +3,7 @@
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `files`: `--root` safety against every escape, and listing a large tree in pages
 //! - `library`: a server built with the public API: panics, content types, rich schemas
+//! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
@@ -10,6 +11,7 @@
 mod cli;
 mod files;
 mod library;
+mod replay;
 mod schema_suite;
 mod tidy;
 mod transcripts;

@@ -18,78 +18,20 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use baremcp::cli::{self, Command as Cli};
+use baremcp::transcript::{self, Entry, Transcript, Vars};
 
-enum Entry {
-    /// A comment or blank line, kept as written.
-    Note(String),
-    /// A client line as written, and the bytes it sends.
-    Send(String, Vec<u8>),
-    /// An expected server line.
-    Expect(String),
-}
-
-struct Transcript {
-    entries: Vec<Entry>,
-    args: Vec<String>,
-}
-
-/// The real `fixtures/` path, and its percent-encoded form as it appears in `file://` URIs.
-fn fixtures_paths() -> (String, String) {
+/// `$FIXTURES`: the absolute path of `fixtures/`.
+fn vars() -> Vars {
     let real = std::fs::canonicalize(crate::fixture("")).unwrap().to_string_lossy().trim_end_matches('/').to_string();
-    let encoded = baremcp::encoding::percent_encode_path(real.as_bytes());
-    (real, encoded)
-}
-
-/// Puts `$FIXTURES` back where the server wrote the real path.
-fn mask_paths(text: &str) -> String {
-    let (real, encoded) = fixtures_paths();
-    text.replace(&encoded, "$FIXTURES").replace(&real, "$FIXTURES")
+    vec![("FIXTURES".to_string(), real)]
 }
 
 fn parse(text: &str) -> Transcript {
-    let mut entries = Vec::new();
-    let mut args = Vec::new();
-    let real = fixtures_paths().0;
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("# args:") {
-            args = rest.split_whitespace().map(|a| a.replace("$FIXTURES", &real)).collect();
-        }
-        entries.push(if let Some(raw) = line.strip_prefix("-->~ ") {
-            Entry::Send(line.to_string(), unescape(&raw.replace("$FIXTURES", &real)))
-        } else if let Some(sent) = line.strip_prefix("--> ") {
-            Entry::Send(line.to_string(), format!("{}\n", sent.replace("$FIXTURES", &real)).into_bytes())
-        } else if let Some(expected) = line.strip_prefix("<-- ") {
-            Entry::Expect(expected.to_string())
-        } else {
-            assert!(line.is_empty() || line.starts_with('#'), "not a transcript line: {line:?}");
-            Entry::Note(line.to_string())
-        });
-    }
-    Transcript { entries, args }
+    transcript::parse(text, &vars()).unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn unescape(raw: &str) -> Vec<u8> {
-    let mut out = Vec::new();
-    let bytes = raw.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'\\' && i + 1 < bytes.len() {
-            let (byte, used) = match bytes[i + 1] {
-                b'r' => (b'\r', 2),
-                b'n' => (b'\n', 2),
-                b't' => (b'\t', 2),
-                b'\\' => (b'\\', 2),
-                b'x' => (u8::from_str_radix(&raw[i + 2..i + 4], 16).expect("\\xHH"), 4),
-                other => panic!("unknown escape \\{}", other as char),
-            };
-            out.push(byte);
-            i += used;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    out
+fn mask_paths(text: &str) -> String {
+    transcript::mask(text, &vars())
 }
 
 /// Output written by the server so far, shared with the reader so it can note, each time the
@@ -163,7 +105,7 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
         .entries
         .iter()
         .filter_map(|e| match e {
-            Entry::Send(_, bytes) => Some(bytes.clone()),
+            Entry::Send { bytes, .. } => Some(bytes.clone()),
             _ => None,
         })
         .collect();
@@ -182,7 +124,7 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
         match entry {
             Entry::Note(line) => rendered.push_str(&format!("{line}\n")),
             Entry::Expect(_) => {}
-            Entry::Send(line, _) => {
+            Entry::Send { line, .. } => {
                 rendered.push_str(&format!("{line}\n"));
                 let to = reader.marks[sent];
                 for out in mask_paths(&String::from_utf8_lossy(&all[from..to])).lines() {
@@ -208,7 +150,7 @@ fn replay_binary(transcript: &Transcript) -> Result<String, String> {
         .entries
         .iter()
         .flat_map(|e| match e {
-            Entry::Send(_, bytes) => bytes.clone(),
+            Entry::Send { bytes, .. } => bytes.clone(),
             _ => Vec::new(),
         })
         .collect();

@@ -1,0 +1,269 @@
+//! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
+//! stdio server it spawns, forwarding every line both ways unchanged, one thread per
+//! direction. It can record the session as a transcript and filter the upstream's tools.
+//!
+//! Filtering rewrites only what it must: a `tools/list` response (filtered tools removed,
+//! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
+//! the proxy answers itself with -32602 `unknown tool` without forwarding. A batch that holds
+//! a `tools/list` or `tools/call` is refused while filters are on, so nothing slips past them.
+
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, raw_str};
+use crate::transcript;
+
+/// What `baremcp proxy` was asked to do.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ProxyOptions {
+    pub command: Vec<OsString>,
+    pub record: Option<PathBuf>,
+    /// Only these tools, when given.
+    pub allow: Option<Vec<String>>,
+    pub deny: Vec<String>,
+}
+
+impl ProxyOptions {
+    fn filtering(&self) -> bool {
+        self.allow.is_some() || !self.deny.is_empty()
+    }
+
+    fn allowed(&self, tool: &str) -> bool {
+        self.allow.as_ref().is_none_or(|allow| allow.iter().any(|t| t == tool)) && !self.deny.iter().any(|t| t == tool)
+    }
+}
+
+/// How long the upstream may take to exit after the client closed its input.
+const GRACE: Duration = Duration::from_secs(2);
+
+/// The shared ends: the client's stdout and the recording, each written a whole line at a time.
+struct Sinks {
+    client: Mutex<Box<dyn Write + Send>>,
+    record: Mutex<Option<BufWriter<File>>>,
+}
+
+impl Sinks {
+    fn to_client(&self, line: &[u8]) -> io::Result<()> {
+        let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        client.write_all(line)?;
+        client.flush()
+    }
+
+    /// Appends one transcript line, flushed at once so a crash loses nothing.
+    fn record(&self, line: &str) {
+        let mut record = self.record.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(file) = record.as_mut()
+            && writeln!(file, "{line}").and_then(|()| file.flush()).is_err()
+        {
+            log::error!("cannot write the recording; recording stops");
+            *record = None;
+        }
+    }
+}
+
+/// Runs the proxy until the upstream exits; returns its exit code.
+pub fn run(options: ProxyOptions) -> io::Result<i32> {
+    let (program, args) = options.command.split_first().ok_or_else(|| io::Error::other("no server command"))?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy())))?;
+    let record = match &options.record {
+        Some(path) => {
+            let mut file = BufWriter::new(File::create(path)?);
+            let command: Vec<String> = options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
+            writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;
+            file.flush()?;
+            Some(file)
+        }
+        None => None,
+    };
+    let sinks = Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
+    let pending_lists: Arc<Mutex<HashSet<String>>> = Arc::default();
+    let options = Arc::new(options);
+
+    let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
+    let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
+    let child = Arc::new(Mutex::new(child));
+    let client_thread = {
+        let (sinks, pending, options, child) = (sinks.clone(), pending_lists.clone(), options.clone(), child.clone());
+        std::thread::spawn(move || {
+            client_to_upstream(upstream_in, &sinks, &pending, &options);
+            // The client hung up and the upstream's input is closed: give it a moment to exit,
+            // then end it.
+            let deadline = Instant::now() + GRACE;
+            while Instant::now() < deadline {
+                if !matches!(child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None)) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            log::warn!("the server did not exit within {} s after its input closed: ending it", GRACE.as_secs());
+            let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
+        })
+    };
+
+    let mut reader = BufReader::new(upstream_out);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        if reader.read_until(b'\n', &mut line)? == 0 {
+            break;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let body = text.trim_end_matches(['\n', '\r']);
+        log_line("server -> client", body);
+        let filtered = options.filtering().then(|| filter_list(body, &pending_lists, &options)).flatten();
+        let forwarded = match &filtered {
+            Some(rewritten) => format!("{rewritten}\n").into_bytes(),
+            None => line.clone(),
+        };
+        sinks.record(&format!("<-- {}", filtered.as_deref().unwrap_or(body)));
+        if sinks.to_client(&forwarded).is_err() {
+            break; // the client is gone
+        }
+    }
+    // The upstream closed its output: it is exiting. Leave with its status (a server that
+    // closed its output but keeps running is ended after the same grace period).
+    let deadline = Instant::now() + GRACE;
+    let status = loop {
+        let mut child = child.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            break child.wait()?;
+        }
+        drop(child);
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    drop(client_thread);
+    Ok(status.code().unwrap_or(1))
+}
+
+fn log_line(direction: &str, line: &str) {
+    if log::log_enabled!(log::Level::Debug) {
+        let (method, id) = describe(line);
+        log::debug!("{direction}: method={method} id={id}");
+    }
+}
+
+/// The method and id of a line, for the debug log.
+fn describe(line: &str) -> (String, String) {
+    match jsonrpc::parse_line(line) {
+        Frame::Single(Message::Request { id, method, .. }) => (method.into_owned(), id.to_string()),
+        Frame::Single(Message::Notification { method, .. }) => (method.into_owned(), "-".into()),
+        Frame::Single(Message::Response { id }) => ("(response)".into(), id.map_or("null".into(), |i| i.to_string())),
+        Frame::Batch(items) => (format!("(batch of {})", items.len()), "-".into()),
+        _ => ("(other)".into(), "-".into()),
+    }
+}
+
+/// Forwards client lines to the upstream, answering filtered calls itself. When the client
+/// closes its input, the upstream's input is closed too.
+fn client_to_upstream(
+    upstream: std::process::ChildStdin,
+    sinks: &Sinks,
+    pending: &Mutex<HashSet<String>>,
+    options: &ProxyOptions,
+) {
+    let mut upstream = BufWriter::new(upstream);
+    let mut stdin = io::stdin().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match stdin.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        sinks.record(&transcript::client_line(body));
+        if let Ok(text) = std::str::from_utf8(body) {
+            log_line("client -> server", text);
+            if options.filtering()
+                && let Some(reply) = intercept(text, pending, options)
+            {
+                sinks.record(&format!("<-- {reply}"));
+                if sinks.to_client(format!("{reply}\n").as_bytes()).is_err() {
+                    break;
+                }
+                continue;
+            }
+        }
+        if upstream.write_all(&line).and_then(|()| upstream.flush()).is_err() {
+            break; // the upstream is gone; its output loop ends the proxy
+        }
+    }
+    // Closing the upstream's input is how a stdio server is asked to exit.
+    drop(upstream);
+}
+
+/// Looks at a client line while filters are on: notes `tools/list` ids, and returns the reply
+/// for what must not reach the upstream.
+fn intercept(text: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
+    match jsonrpc::parse_line(text) {
+        Frame::Single(Message::Request { id, method, params }) => match method.as_ref() {
+            "tools/list" => {
+                pending.lock().unwrap_or_else(|e| e.into_inner()).insert(canonical(&id));
+                None
+            }
+            "tools/call" => {
+                let name = params.object().and_then(|p| p.name).and_then(raw_str)?;
+                if options.allowed(&name) {
+                    return None;
+                }
+                let error =
+                    ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }));
+                Some(response(Some(&id), error))
+            }
+            _ => None,
+        },
+        Frame::Batch(items) => {
+            let touches_tools = items.iter().any(|item| {
+                matches!(jsonrpc::parse_message(item), Ok(Message::Request { method, .. }) if method.starts_with("tools/"))
+            });
+            touches_tools.then(|| {
+                let error = ErrorObject::invalid_request()
+                    .with_data(json!("batches with tools/ requests are not passed through a filtering proxy"));
+                response(None, error)
+            })
+        }
+        _ => None,
+    }
+}
+
+fn response(id: Option<&Id>, error: ErrorObject) -> String {
+    let mut out = Vec::new();
+    let _ = jsonrpc::write_response(&mut out, id, &Err(error));
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// An id as a set key: `"a"` and `"\u0061"` are the same request.
+fn canonical(id: &Id) -> String {
+    id.to_value().to_string()
+}
+
+/// If `line` answers a pending `tools/list`, the response with filtered tools removed.
+fn filter_list(line: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
+    let Frame::Single(Message::Response { id: Some(id) }) = jsonrpc::parse_line(line) else { return None };
+    if !pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&canonical(&id)) {
+        return None;
+    }
+    let mut message: Value = serde_json::from_str(line).ok()?;
+    let tools = message.pointer_mut("/result/tools")?.as_array_mut()?;
+    tools.retain(|tool| tool["name"].as_str().is_some_and(|name| options.allowed(name)));
+    Some(message.to_string())
+}

@@ -1,0 +1,309 @@
+//! `baremcp replay`: checks any stdio MCP server against transcripts. Each file gets a fresh
+//! server process; client lines are sent in order, and what the server writes is compared
+//! with the expected lines as JSON values (member order and whitespace do not matter,
+//! placeholders match by type). A server that hangs, exits early or writes garbage fails with
+//! the line it was at, never hangs the replay: every read has a deadline.
+
+use std::ffi::OsString;
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::transcript::{self, Entry, Transcript, Vars};
+
+/// What `baremcp replay` was asked to do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReplayOptions {
+    pub files: Vec<PathBuf>,
+    /// The server command; empty means this binary's built-in server.
+    pub command: Vec<OsString>,
+    pub timeout: Duration,
+    pub update: bool,
+    /// Where the server's stderr goes; `None` passes it through.
+    pub stderr: Option<PathBuf>,
+}
+
+/// How long `--update` waits for more output after the last line the server wrote.
+const QUIET: Duration = Duration::from_millis(200);
+
+/// Replays every file; returns the exit code (0 when all pass).
+pub fn run(options: &ReplayOptions, out: &mut dyn Write) -> io::Result<i32> {
+    let (mut passed, mut failed) = (0, 0);
+    for file in &options.files {
+        match replay_file(file, options) {
+            Ok(()) => {
+                passed += 1;
+                writeln!(out, "{}: ok", file.display())?;
+            }
+            Err(why) => {
+                failed += 1;
+                writeln!(out, "{}: FAILED", file.display())?;
+                for line in why.lines() {
+                    writeln!(out, "  {line}")?;
+                }
+            }
+        }
+        out.flush()?;
+    }
+    writeln!(out, "{passed} passed, {failed} failed")?;
+    Ok(if failed == 0 { 0 } else { 1 })
+}
+
+/// The `$NAME`s a transcript uses that are set in the environment.
+fn variables(text: &str) -> Vars {
+    let mut vars: Vars = Vec::new();
+    for (i, _) in text.match_indices('$') {
+        let name: String =
+            text[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit()).collect();
+        if !name.is_empty()
+            && !vars.iter().any(|(n, _)| *n == name)
+            && let Ok(value) = std::env::var(&name)
+        {
+            vars.push((name, value));
+        }
+    }
+    // Longer values first, so one that contains another is masked whole.
+    vars.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    vars
+}
+
+struct Server {
+    child: Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: Receiver<Option<Vec<u8>>>,
+}
+
+impl Server {
+    fn start(options: &ReplayOptions, args: &[String]) -> Result<Server, String> {
+        let mut command = match options.command.split_first() {
+            Some((program, rest)) => {
+                let mut command = Command::new(program);
+                command.args(rest);
+                command
+            }
+            None => Command::new(std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?),
+        };
+        command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
+        match &options.stderr {
+            Some(path) => {
+                let file = std::fs::OpenOptions::new().create(true).append(true).open(path);
+                command.stderr(file.map_err(|e| format!("--stderr {}: {e}", path.display()))?);
+            }
+            None => {
+                command.stderr(Stdio::inherit());
+            }
+        }
+        let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (send, lines) = mpsc::channel();
+        // A thread per server reads lines, so the replay itself can wait with a deadline.
+        std::thread::spawn(move || {
+            let mut reader = BufReader::new(stdout);
+            loop {
+                let mut line = Vec::new();
+                match reader.read_until(b'\n', &mut line) {
+                    Ok(0) | Err(_) => {
+                        let _ = send.send(None);
+                        return;
+                    }
+                    Ok(_) => {
+                        if send.send(Some(line)).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        Ok(Server { stdin: child.stdin.take(), child, lines })
+    }
+
+    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
+        let stdin = self.stdin.as_mut().ok_or(io::ErrorKind::BrokenPipe)?;
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
+    /// The next line, `Ok(None)` at end of output, `Err` at the deadline.
+    fn next(&self, timeout: Duration) -> Result<Option<String>, RecvTimeoutError> {
+        match self.lines.recv_timeout(timeout) {
+            Ok(Some(line)) => Ok(Some(String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string())),
+            Ok(None) | Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(RecvTimeoutError::Timeout),
+        }
+    }
+
+    /// Closes the server's input and waits for it to exit; `Err` says why it did not.
+    fn finish(mut self, timeout: Duration) -> Result<(), String> {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + timeout;
+        loop {
+            match self.child.try_wait() {
+                Ok(Some(status)) if status.success() => return Ok(()),
+                Ok(Some(status)) => return Err(format!("the server exited with {status} after its input closed")),
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
+                _ => {
+                    let _ = self.child.kill();
+                    let _ = self.child.wait();
+                    return Err(format!(
+                        "the server did not exit within {} ms after its input closed",
+                        timeout.as_millis()
+                    ));
+                }
+            }
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
+    let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read: {e}"))?;
+    let vars = variables(&text);
+    let transcript = transcript::parse(&text, &vars)?;
+    let mut server = Server::start(options, &transcript.args)?;
+    if options.update {
+        let updated = record(&mut server, &transcript, &vars, options.timeout)?;
+        server.finish(options.timeout)?;
+        return std::fs::write(file, updated).map_err(|e| format!("cannot write: {e}"));
+    }
+    check(&mut server, &text, &transcript, &vars, options.timeout)?;
+    // Anything the server writes after the last expected line is a difference too.
+    drop(server.stdin.take());
+    match server.next(options.timeout) {
+        Ok(None) => {}
+        Ok(Some(extra)) => {
+            return Err(format!(
+                "after the last line, an unexpected message:\n<-- {}",
+                transcript::mask(&extra, &vars)
+            ));
+        }
+        Err(_) => {}
+    }
+    server.finish(options.timeout)
+}
+
+/// One expected server line.
+struct Expected<'t> {
+    line: usize,
+    text: &'t str,
+    value: Value,
+    /// The id of a response (a message with an id and no method), which may arrive in any
+    /// order among the responses the server owes, as JSON-RPC allows.
+    response_id: Option<Value>,
+    seen: bool,
+}
+
+/// Walks the transcript, failing at the first difference. A client line is sent once every
+/// server line before it has arrived. Responses are matched by id; notifications and
+/// requests from the server are matched in order.
+fn check(
+    server: &mut Server,
+    text: &str,
+    transcript: &Transcript,
+    vars: &Vars,
+    timeout: Duration,
+) -> Result<(), String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut expected = Vec::new();
+    for (n, entry) in transcript.entries.iter().enumerate() {
+        if let Entry::Expect(line) = entry {
+            let value: Value = serde_json::from_str(line)
+                .map_err(|e| format!("line {}: the expected line is not JSON: {e}", n + 1))?;
+            let response_id = (value.get("method").is_none()).then(|| value.get("id").cloned()).flatten();
+            expected.push(Expected { line: n + 1, text: line, value, response_id, seen: false });
+        }
+    }
+    for (n, entry) in transcript.entries.iter().enumerate() {
+        if let Entry::Send { bytes, .. } = entry {
+            receive_until(server, &mut expected, n + 1, vars, timeout)?;
+            server
+                .send(bytes)
+                .map_err(|_| format!("line {}: the server closed its input before:\n{}", n + 1, lines[n]))?;
+        }
+    }
+    receive_until(server, &mut expected, usize::MAX, vars, timeout)
+}
+
+/// Reads server messages until every expected line before `line` has arrived.
+fn receive_until(
+    server: &Server,
+    expected: &mut [Expected],
+    line: usize,
+    vars: &Vars,
+    timeout: Duration,
+) -> Result<(), String> {
+    while let Some(waiting) = expected.iter().find(|e| !e.seen && e.line < line) {
+        let (at, wanted) = (waiting.line, waiting.text);
+        let actual = match server.next(timeout) {
+            Ok(Some(actual)) => transcript::mask(&actual, vars),
+            Ok(None) => return Err(format!("line {at}: the server closed its output; expected:\n<-- {wanted}")),
+            Err(_) => {
+                return Err(format!(
+                    "line {at}: timed out after {} ms waiting for:\n<-- {wanted}",
+                    timeout.as_millis()
+                ));
+            }
+        };
+        let Ok(value) = serde_json::from_str::<Value>(&actual) else {
+            return Err(format!(
+                "line {at}: the server wrote something that is not JSON:\n{actual}\nexpected:\n<-- {wanted}"
+            ));
+        };
+        let is_response = value.get("method").is_none() && value.get("id").is_some();
+        let unseen = |e: &&mut Expected| !e.seen;
+        let slot = if is_response {
+            let id = &value["id"];
+            let mut open = expected.iter_mut().filter(unseen).filter(|e| e.response_id.is_some());
+            open.find(|e| e.response_id.as_ref().is_some_and(|want| transcript::first_difference(want, id).is_none()))
+        } else {
+            expected.iter_mut().filter(unseen).find(|e| e.response_id.is_none())
+        };
+        let Some(slot) = slot else {
+            return Err(format!(
+                "line {at}: an unexpected message arrived:\n<-- {actual}\nwhile waiting for:\n<-- {wanted}"
+            ));
+        };
+        if let Some(difference) = transcript::first_difference(&slot.value, &value) {
+            return Err(format!("line {}: {difference}\nexpected <-- {}\n     got <-- {actual}", slot.line, slot.text));
+        }
+        slot.seen = true;
+    }
+    Ok(())
+}
+
+/// For `--update`: the transcript with its `<--` lines replaced by what the server writes
+/// after each client line (until it has been quiet for a moment).
+fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
+    let mut out = String::new();
+    let quiet = QUIET.min(timeout);
+    let collect = |server: &Server, out: &mut String, wait: Duration| {
+        while let Ok(Some(line)) = server.next(wait) {
+            out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));
+        }
+    };
+    for entry in &transcript.entries {
+        match entry {
+            Entry::Note(line) => out.push_str(&format!("{line}\n")),
+            Entry::Expect(_) => {}
+            Entry::Send { line, bytes } => {
+                out.push_str(&format!("{line}\n"));
+                server.send(bytes).map_err(|_| "the server closed its input".to_string())?;
+                collect(server, &mut out, quiet);
+            }
+        }
+    }
+    drop(server.stdin.take());
+    collect(server, &mut out, timeout);
+    Ok(out)
+}

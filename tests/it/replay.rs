@@ -1,0 +1,166 @@
+//! `baremcp replay` and `baremcp proxy` as processes: baremcp's own transcripts replayed
+//! against the binary as an external command, a session recorded through the proxy and
+//! replayed, the tool filters, and servers that hang, exit early or write garbage.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_baremcp")
+}
+
+fn replay(args: &[&str]) -> (Output, Duration) {
+    let started = Instant::now();
+    let out = Command::new(bin())
+        .arg("replay")
+        .args(args)
+        .env("FIXTURES", crate::fixture("").canonicalize().unwrap())
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    (out, started.elapsed())
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn transcripts(dir: &str) -> Vec<String> {
+    let mut files: Vec<String> = std::fs::read_dir(crate::fixture(dir))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "txt"))
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn own_transcripts_pass_against_the_binary_as_an_external_command() {
+    let files = transcripts("transcripts");
+    let mut args: Vec<&str> = files.iter().map(String::as_str).collect();
+    args.extend(["--", bin()]);
+    let (out, _) = replay(&args);
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}");
+    assert!(text.ends_with(&format!("\n{} passed, 0 failed\n", files.len())), "{text}");
+    // And against the built-in server, with no command at all.
+    let args: Vec<&str> = files.iter().map(String::as_str).collect();
+    let (out, _) = replay(&args);
+    assert!(out.status.success(), "{}", stdout(&out));
+}
+
+#[test]
+fn filters_and_placeholders() {
+    let file = |name: &str| crate::fixture(&format!("replay/{name}")).to_string_lossy().into_owned();
+    let deny = file("deny-tools.txt");
+    let (out, _) = replay(&[&deny, "--", bin(), "proxy", "--deny-tools", "calculate", "--", bin(), "--page-size", "1"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let allow = file("allow-tools.txt");
+    let (out, _) = replay(&[&allow, "--", bin(), "proxy", "--allow-tools", "calculate", "--", bin()]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    let (out, _) = replay(&[&file("placeholders.txt")]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    // Without the filter the same deny transcript fails: the filter is what it checks.
+    let (out, _) = replay(&[&deny, "--", bin(), "--page-size", "1"]);
+    assert_eq!(out.status.code(), Some(1));
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+#[test]
+fn a_session_recorded_through_the_proxy_replays() {
+    let dir = scratch("proxy-record");
+    let record = dir.join("session.txt");
+    let session = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":"two","method":"tools/list"}"#,
+        r#"[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"hello","arguments":{"name":"batch"}}}]"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"1/0"}}}"#,
+        "not json",
+        r#"{"jsonrpc":"2.0","id":6,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#,
+    ];
+    let input: String = session.iter().map(|l| format!("{l}\n")).collect::<String>()
+        + "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r\n";
+    let run = |args: &[&str]| {
+        let mut child = Command::new(bin()).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        child.wait_with_output().unwrap()
+    };
+    let direct = run(&[]);
+    let record_arg = record.to_string_lossy().into_owned();
+    let proxied = run(&["proxy", "--record", &record_arg, "--", bin()]);
+    assert!(proxied.status.success());
+    assert_eq!(stdout(&proxied), stdout(&direct), "the proxy must forward every line unchanged");
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(recorded.contains("-->~ {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\\r\\n"), "{recorded}");
+    assert_eq!(recorded.lines().filter(|l| l.starts_with("<-- ")).count(), 7, "{recorded}");
+    let (out, _) = replay(&[&record_arg, "--", bin()]);
+    assert!(out.status.success(), "{}\n{recorded}", stdout(&out));
+}
+
+#[test]
+fn broken_servers_fail_clearly_and_quickly() {
+    let seed = crate::fixture("transcripts/seed-session.txt").to_string_lossy().into_owned();
+    let cases: [(&[&str], &str); 4] = [
+        (&["sleep", "30"], "line 5: timed out after 300 ms waiting for:"),
+        // Gone before or after the first line is written: either way it is named.
+        (&["true"], "the server closed its"),
+        (
+            &["sh", "-c", "read x; echo garbage; cat >/dev/null"],
+            "line 5: the server wrote something that is not JSON:\n  garbage",
+        ),
+        (&["sh", "-c", "cat >/dev/null; exit 3"], "timed out"),
+    ];
+    for (command, expected) in cases {
+        let mut args = vec!["--timeout-ms", "300", &seed, "--"];
+        args.extend(command);
+        let (out, elapsed) = replay(&args);
+        let text = stdout(&out);
+        assert_eq!(out.status.code(), Some(1), "{command:?}: {text}");
+        assert!(text.contains("seed-session.txt: FAILED") && text.contains(expected), "{command:?}: {text}");
+        assert!(text.ends_with("0 passed, 1 failed\n"), "{text}");
+        assert!(elapsed < Duration::from_secs(5), "{command:?} took {elapsed:?}");
+    }
+    // A server that answers but then exits with an error status fails at the end.
+    let ping = scratch("replay-exit").join("ping.txt");
+    std::fs::write(&ping, "# ping\n--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n<-- {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").unwrap();
+    let ping = ping.to_string_lossy().into_owned();
+    let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null; exit 4"#;
+    let (out, _) = replay(&[&ping, "--", "sh", "-c", script]);
+    assert!(stdout(&out).contains("the server exited with exit status: 4"), "{}", stdout(&out));
+    // A message nobody asked for is a failure too.
+    let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; echo '{"jsonrpc":"2.0","method":"surprise"}'; cat >/dev/null"#;
+    let (out, _) = replay(&[&ping, "--", "sh", "-c", script]);
+    assert!(stdout(&out).contains("unexpected message"), "{}", stdout(&out));
+}
+
+#[test]
+fn update_rewrites_expectations_and_stderr_can_be_captured() {
+    let dir = scratch("replay-update");
+    let original = std::fs::read_to_string(crate::fixture("transcripts/tools-hello.txt")).unwrap();
+    let stale: String = original
+        .lines()
+        .map(|l| if l.starts_with("<-- ") { "<-- {\"stale\":true}" } else { l })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let file = dir.join("t.txt");
+    std::fs::write(&file, stale).unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let log = dir.join("stderr.log");
+    let (out, _) = replay(&["--update", "--stderr", &log.to_string_lossy(), &path, "--", bin(), "--log-level", "info"]);
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
+    assert!(std::fs::read_to_string(&log).unwrap().contains("tools/call id=1"));
+    let (out, _) = replay(&[&path]);
+    assert!(out.status.success(), "{}", stdout(&out));
+}

@@ -2,7 +2,6 @@
 //! lines, logging on stderr only, and `baremcp validate`.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
 fn baremcp() -> Command {
@@ -132,17 +131,9 @@ fn logs_go_to_stderr_and_stdout_stays_protocol() {
     assert_eq!(stderr.lines().filter(|l| l.starts_with("[INFO")).count(), 3, "{stderr}");
 }
 
-/// A fresh directory under the target dir for files a test writes.
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn validate_reports_each_instance_and_exits_by_verdict() {
-    let dir = scratch("validate");
+    let dir = crate::scratch("validate");
     let schema = dir.join("schema.json");
     std::fs::write(
         &schema,

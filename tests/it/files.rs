@@ -2,17 +2,9 @@
 //! asked for, and a large tree lists completely, in order, page by page.
 
 use std::os::unix::fs::symlink;
-use std::path::PathBuf;
 
 use baremcp::{FileRoot, Server};
 use serde_json::{Value, json};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    std::fs::canonicalize(dir).unwrap()
-}
 
 /// Sends `requests` (after a legacy initialize) and returns the replies.
 fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
@@ -30,7 +22,7 @@ fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
 
 #[test]
 fn a_file_outside_the_root_is_never_served() {
-    let base = scratch("outside");
+    let base = crate::scratch("outside");
     let root = base.join("root");
     std::fs::create_dir_all(root.join("sub")).unwrap();
     std::fs::write(base.join("secret.txt"), "TOP SECRET").unwrap();
@@ -89,7 +81,7 @@ fn a_file_outside_the_root_is_never_served() {
 
 #[test]
 fn a_large_tree_lists_completely_in_pages() {
-    let root = scratch("large-tree");
+    let root = crate::scratch("large-tree");
     let mut expected = Vec::new();
     for d in 0..25 {
         let dir = root.join(format!("d{d:02}"));

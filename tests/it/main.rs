@@ -27,6 +27,15 @@ pub fn fixture(path: &str) -> PathBuf {
     root().join("fixtures").join(path)
 }
 
+/// A fresh, empty directory under the target dir for files a test writes (canonical, so it
+/// compares equal to paths the server reports).
+pub fn scratch(name: &str) -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::canonicalize(dir).unwrap()
+}
+
 /// Whether golden files should be rewritten instead of compared.
 pub fn updating() -> bool {
     std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1")

@@ -3,7 +3,6 @@
 //! replayed, the tool filters, and servers that hang, exit early or write garbage.
 
 use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
@@ -69,16 +68,9 @@ fn filters_and_placeholders() {
     assert_eq!(out.status.code(), Some(1));
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join(name);
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
 #[test]
 fn a_session_recorded_through_the_proxy_replays() {
-    let dir = scratch("proxy-record");
+    let dir = crate::scratch("proxy-record");
     let record = dir.join("session.txt");
     let session = [
         r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#,
@@ -132,7 +124,7 @@ fn broken_servers_fail_clearly_and_quickly() {
         assert!(elapsed < Duration::from_secs(5), "{command:?} took {elapsed:?}");
     }
     // A server that answers but then exits with an error status fails at the end.
-    let ping = scratch("replay-exit").join("ping.txt");
+    let ping = crate::scratch("replay-exit").join("ping.txt");
     std::fs::write(&ping, "# ping\n--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n<-- {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n").unwrap();
     let ping = ping.to_string_lossy().into_owned();
     let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null; exit 4"#;
@@ -146,7 +138,7 @@ fn broken_servers_fail_clearly_and_quickly() {
 
 #[test]
 fn update_rewrites_expectations_and_stderr_can_be_captured() {
-    let dir = scratch("replay-update");
+    let dir = crate::scratch("replay-update");
     let original = std::fs::read_to_string(crate::fixture("transcripts/tools-hello.txt")).unwrap();
     let stale: String = original
         .lines()

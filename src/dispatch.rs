@@ -5,11 +5,12 @@ use std::borrow::Cow;
 
 use serde_json::{Value, json};
 
+use crate::conn::Conn;
 use crate::era::{self, Era, RequestMeta};
 use crate::jsonrpc::{Answer, ErrorObject, Id, Reply};
 use crate::methods::{lifecycle, prompts, resources, tools};
 use crate::params::{Params, ParamsField};
-use crate::server::{Outbox, Server, Session};
+use crate::server::{Server, Session};
 
 /// One request on its way through dispatch, with what the completion log line needs.
 pub(crate) struct Request<'a> {
@@ -59,15 +60,18 @@ pub(crate) fn request<'a>(
 
 /// Answers one request. `None` means the request stays open with no response yet
 /// (`subscriptions/listen`).
-pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request, out: &mut Outbox) -> Option<Reply> {
+pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request, conn: &mut Conn) -> Option<Reply> {
     let era = req.era();
     let reply = match req.method {
         "initialize" => legacy_only(req).and_then(|()| lifecycle::initialize(server, session, req)),
         "ping" => legacy_only(req).map(|()| json!({})),
+        "logging/setLevel" => {
+            legacy_only(req).and_then(|()| ready(true, session, req)).and_then(|()| lifecycle::set_level(session, req))
+        }
         "server/discover" => modern_only(req).and_then(|()| lifecycle::discover(server)),
         "subscriptions/listen" => {
             return match modern_only(req) {
-                Ok(()) => lifecycle::listen(server, session, req, out),
+                Ok(()) => lifecycle::listen(server, session, req, &mut conn.out),
                 Err(error) => Some(Err(error)),
             };
         }
@@ -77,7 +81,7 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
             ready(server.has_resources(), session, req).and_then(|()| resources::templates(server, req))
         }
         "resources/read" => {
-            ready(server.has_resources(), session, req).and_then(|()| resources::read(server, session, req))
+            ready(server.has_resources(), session, req).and_then(|()| resources::read(server, session, req, conn))
         }
         "resources/subscribe" => legacy_only(req)
             .and_then(|()| ready(server.has_resources(), session, req))
@@ -86,13 +90,19 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
             .and_then(|()| ready(server.has_resources(), session, req))
             .and_then(|()| resources::subscribe(server, session, req, false)),
         "prompts/list" => ready(server.has_prompts(), session, req).and_then(|()| prompts::list(server, req)),
-        "prompts/get" => ready(server.has_prompts(), session, req).and_then(|()| prompts::get(server, session, req)),
+        "prompts/get" => {
+            ready(server.has_prompts(), session, req).and_then(|()| prompts::get(server, session, req, conn))
+        }
         "completion/complete" => {
             ready(server.has_completions(), session, req).and_then(|()| prompts::complete(server, req))
         }
         "tools/call" => {
             // Tool results are serialized as they are built, modern shaping included.
-            return Some(ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req)));
+            let reply = ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req, conn));
+            return Some(reply.map(|answer| match (era, answer) {
+                (Era::Modern(_), Answer::Value(result)) => Answer::Value(shape_modern(server, result)),
+                (_, answer) => answer,
+            }));
         }
         other => Err(ErrorObject::method_not_found(other)),
     };

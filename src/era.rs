@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::context::LogLevel;
 use crate::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, raw_str};
 use crate::scan::Scanner;
 
@@ -13,6 +14,7 @@ pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26"
 
 pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -30,6 +32,8 @@ pub struct RequestMeta<'a> {
     pub era: Era,
     pub progress_token: Option<&'a str>,
     pub client_capabilities: Option<&'a str>,
+    /// `io.modelcontextprotocol/logLevel`: the least severe log a modern request wants.
+    pub log_level: Option<LogLevel>,
 }
 
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.
@@ -40,19 +44,20 @@ pub fn supported_versions() -> Vec<&'static str> {
 /// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
 /// `_meta` names a protocol version; a modern request must then be complete on its own.
 pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
-    let mut meta = RequestMeta { era: Era::Legacy, progress_token: None, client_capabilities: None };
+    let mut meta = RequestMeta { era: Era::Legacy, progress_token: None, client_capabilities: None, log_level: None };
     let Some(raw_meta) = raw_meta else { return Ok(meta) };
     let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
     if !is_object(raw_meta) {
         return Err(bad());
     }
-    let (mut version, mut duplicate) = (None, false);
+    let (mut version, mut level, mut duplicate) = (None, None, false);
     Scanner::new(raw_meta)
         .object(|key, s| {
             let slot = match key.as_ref() {
                 VERSION_KEY => &mut version,
                 CAPABILITIES_KEY => &mut meta.client_capabilities,
                 "progressToken" => &mut meta.progress_token,
+                LOG_LEVEL_KEY => &mut level,
                 _ => return s.value().map(drop),
             };
             duplicate |= slot.replace(s.value()?).is_some();
@@ -61,6 +66,12 @@ pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject>
         .map_err(|_| bad())?;
     if duplicate {
         return Err(bad());
+    }
+    if let Some(level) = level {
+        let name = raw_str(level).unwrap_or_default();
+        meta.log_level = Some(LogLevel::parse(&name).ok_or_else(|| {
+            ErrorObject::invalid_params(format!("_meta {LOG_LEVEL_KEY} must be a log level (debug ... emergency)"))
+        })?);
     }
     let Some(version) = version else { return Ok(meta) };
     let Some(version) = raw_str(version) else {

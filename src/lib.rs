@@ -31,6 +31,8 @@
 
 pub mod catalog;
 pub mod cli;
+mod conn;
+mod context;
 mod dispatch;
 pub mod encoding;
 pub mod era;
@@ -45,14 +47,16 @@ mod resource;
 mod scan;
 pub mod schema;
 mod server;
+mod state;
 mod tool;
 pub mod transcript;
 pub mod transport;
 pub mod validate_cmd;
 
+pub use context::{ClientError, Context, LogLevel};
 pub use files::FileRoot;
 pub use jsonrpc::{ErrorObject, Id};
 pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Error, Server};
-pub use tool::{Content, Context, Handler, Tool, ToolOutput};
+pub use tool::{Content, Handler, Tool, ToolOutput};

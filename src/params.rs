@@ -20,6 +20,8 @@ pub enum ParamsField<'a> {
 pub struct Params<'a> {
     pub meta: Option<&'a str>,
     pub protocol_version: Option<&'a str>,
+    /// `initialize`: what the client supports.
+    pub capabilities: Option<&'a str>,
     pub name: Option<&'a str>,
     pub arguments: Option<&'a str>,
     pub cursor: Option<&'a str>,
@@ -31,6 +33,11 @@ pub struct Params<'a> {
     pub context: Option<&'a str>,
     /// The filter of `subscriptions/listen`.
     pub notifications: Option<&'a str>,
+    /// `logging/setLevel`.
+    pub level: Option<&'a str>,
+    /// 2026-07-28 retries of a multi round-trip request.
+    pub input_responses: Option<&'a str>,
+    pub request_state: Option<&'a str>,
     /// A known member appeared twice: ambiguous, so the request is refused.
     pub duplicate: bool,
 }
@@ -47,6 +54,7 @@ impl<'a> ParamsField<'a> {
             let slot = match key.as_ref() {
                 "_meta" => &mut p.meta,
                 "protocolVersion" => &mut p.protocol_version,
+                "capabilities" => &mut p.capabilities,
                 "name" => &mut p.name,
                 "arguments" => &mut p.arguments,
                 "cursor" => &mut p.cursor,
@@ -56,6 +64,9 @@ impl<'a> ParamsField<'a> {
                 "argument" => &mut p.argument,
                 "context" => &mut p.context,
                 "notifications" => &mut p.notifications,
+                "level" => &mut p.level,
+                "inputResponses" => &mut p.input_responses,
+                "requestState" => &mut p.request_state,
                 _ => return s.value().map(drop),
             };
             p.duplicate |= slot.replace(s.value()?).is_some();

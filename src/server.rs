@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
+use crate::conn::Conn;
 use crate::dispatch;
 use crate::era;
 use crate::files::FileRoot;
@@ -16,7 +17,7 @@ use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
 use crate::tool::Tool;
-use crate::transport::{self, Line};
+use crate::transport::Line;
 
 /// Default bound on one incoming line.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
@@ -54,6 +55,8 @@ pub struct Server {
     pub(crate) page_size: Option<usize>,
     pub(crate) ttl_ms: u64,
     max_message_bytes: usize,
+    /// Signs 2026-07-28 `requestState`.
+    pub(crate) state_key: Vec<u8>,
 }
 
 /// What one process remembers between messages: the legacy handshake and its resource
@@ -62,6 +65,13 @@ pub struct Server {
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
+    /// What the legacy client declared in `initialize`.
+    pub client_capabilities: Value,
+    /// Set by `logging/setLevel` (legacy).
+    pub log_level: Option<crate::context::LogLevel>,
+    /// The request a handler is waiting on the client for, and whether it was cancelled.
+    pub in_flight: Option<Id<'static>>,
+    pub cancelled: bool,
     /// Legacy `resources/subscribe` URIs.
     pub subscribed: BTreeSet<String>,
     /// Open `subscriptions/listen` streams and the resource URIs each agreed to watch.
@@ -85,6 +95,7 @@ impl Server {
             page_size: None,
             ttl_ms: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            state_key: crate::state::process_key(),
         }
     }
 
@@ -121,6 +132,13 @@ impl Server {
     /// The `ttlMs` caching hint on modern list and discover results (default 0: always stale).
     pub fn cache_ttl_ms(mut self, ttl_ms: u64) -> Server {
         self.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// The key that signs `requestState` (default: `BAREMCP_STATE_SECRET`, else random per
+    /// process). Servers behind one endpoint that must accept each other's state share one.
+    pub fn state_secret(mut self, secret: impl Into<Vec<u8>>) -> Server {
+        self.state_key = secret.into();
         self
     }
 
@@ -208,6 +226,8 @@ impl Server {
     /// What the server serves, declared in `initialize` and `server/discover`.
     pub(crate) fn capabilities(&self) -> Value {
         let mut caps = Map::new();
+        // Every handler can log through its Context, so logging is always served.
+        caps.insert("logging".into(), json!({}));
         if !self.tools.is_empty() {
             caps.insert("tools".into(), json!({}));
         }
@@ -229,65 +249,65 @@ impl Server {
     /// closed output shows up as `ErrorKind::BrokenPipe`).
     pub fn serve(&self, reader: &mut dyn BufRead, writer: &mut dyn Write) -> io::Result<()> {
         let mut session = Session::default();
-        let mut out = Outbox::new(writer);
+        let mut conn = Conn::new(reader, Outbox::new(writer), self.max_message_bytes);
         let mut line = Vec::new();
         loop {
-            match transport::read_line(reader, &mut line, self.max_message_bytes)? {
-                Line::Eof => return out.flush(),
+            match conn.next_line(&mut line)? {
+                Line::Eof => return conn.out.flush(),
                 Line::TooLong => {
                     log::warn!("discarded a line longer than {} bytes", self.max_message_bytes);
-                    out.response(None, &Err(ErrorObject::new(INVALID_REQUEST, "message too large")));
+                    conn.out.response(None, &Err(ErrorObject::new(INVALID_REQUEST, "message too large")));
                 }
                 Line::Complete => match std::str::from_utf8(&line) {
                     Ok(text) if text.trim_ascii().is_empty() => continue,
                     Ok(text) => {
                         log::debug!("<- {text}");
-                        self.handle_line(text, &mut session, &mut out);
+                        self.handle_line(text, &mut session, &mut conn);
                     }
-                    Err(_) => out.response(None, &Err(ErrorObject::new(PARSE_ERROR, "parse error"))),
+                    Err(_) => conn.out.response(None, &Err(ErrorObject::new(PARSE_ERROR, "parse error"))),
                 },
             }
-            out.flush()?;
+            conn.out.flush()?;
         }
     }
 
-    fn handle_line(&self, text: &str, session: &mut Session, out: &mut Outbox) {
+    fn handle_line(&self, text: &str, session: &mut Session, conn: &mut Conn) {
         match jsonrpc::parse_line(text) {
             Frame::Single(message) => {
-                if let Some((id, reply)) = self.handle_message(message, session, out) {
-                    out.response(id.as_ref(), &reply);
+                if let Some((id, reply)) = self.handle_message(message, session, conn) {
+                    conn.out.response(id.as_ref(), &reply);
                 }
             }
-            Frame::Error(error) => out.response(None, &Err(error)),
-            Frame::Batch(items) => self.handle_batch(&items, session, out),
+            Frame::Error(error) => conn.out.response(None, &Err(error)),
+            Frame::Batch(items) => self.handle_batch(&items, session, conn),
         }
         if !session.updated.is_empty() {
-            notify_updates(session, out);
+            notify_updates(session, &mut conn.out);
         }
     }
 
     /// JSON-RPC batches exist only in MCP 2025-03-26; elsewhere a batch is one invalid request.
-    fn handle_batch(&self, items: &[&str], session: &mut Session, out: &mut Outbox) {
+    fn handle_batch(&self, items: &[&str], session: &mut Session, conn: &mut Conn) {
         if items.is_empty() || session.legacy_version != Some("2025-03-26") {
             let why = if items.is_empty() { "empty batch" } else { "batches need protocol version 2025-03-26" };
-            out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
+            conn.out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
             return;
         }
         let replies: Vec<(Option<Id>, Reply)> = items
             .iter()
             .filter_map(|item| match jsonrpc::parse_message(item) {
-                Ok(message) => self.handle_message(message, session, out),
+                Ok(message) => self.handle_message(message, session, conn),
                 Err(error) => Some((None, Err(error))),
             })
             .collect();
-        out.batch(&replies);
+        conn.out.batch(&replies);
     }
 
     fn handle_message<'a>(
         &self,
         message: Message<'a>,
         session: &mut Session,
-        out: &mut Outbox,
+        conn: &mut Conn,
     ) -> Option<(Option<Id<'a>>, Reply)> {
         match message {
             Message::Request { id, method, params } => {
@@ -300,8 +320,15 @@ impl Server {
                 // Tool panics are caught closer to the tool; this net catches the rest, so no
                 // request can take the process down.
                 let dispatched =
-                    panic::catch_unwind(AssertUnwindSafe(|| dispatch::dispatch(self, session, &mut request, out)));
-                let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())))?;
+                    panic::catch_unwind(AssertUnwindSafe(|| dispatch::dispatch(self, session, &mut request, conn)));
+                let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
+                // A request cancelled while its handler waited gets no response at all.
+                session.in_flight = None;
+                if std::mem::take(&mut session.cancelled) {
+                    log::debug!("{method} id={id} cancelled: no response");
+                    return None;
+                }
+                let reply = reply?;
                 if let Some(started) = started {
                     request.log_completion(&reply, started.elapsed().as_micros());
                 }
@@ -358,12 +385,17 @@ pub(crate) struct Outbox<'w> {
 }
 
 impl<'w> Outbox<'w> {
-    fn new(writer: &'w mut dyn Write) -> Self {
+    pub fn new(writer: &'w mut dyn Write) -> Self {
         Outbox { writer, scratch: Vec::new(), error: None }
     }
 
     pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
         self.send(|w| jsonrpc::write_response(w, id, reply).and_then(|()| w.write_all(b"\n")));
+    }
+
+    /// Writes one message that is already JSON text, newline-terminated.
+    pub fn raw_line(&mut self, json: &str) {
+        self.send(|w| w.write_all(json.as_bytes()).and_then(|()| w.write_all(b"\n")));
     }
 
     pub fn notification(&mut self, method: &str, params: &Value) {
@@ -406,7 +438,7 @@ impl<'w> Outbox<'w> {
         }
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    pub fn flush(&mut self) -> io::Result<()> {
         match self.error.take() {
             Some(e) => Err(e),
             None => self.writer.flush(),

@@ -1,11 +1,10 @@
 //! What a library user writes: a [`Tool`] (name, schema, handler), the [`ToolOutput`] a handler
-//! returns, its [`Content`] blocks, and the [`Context`] a handler is given.
+//! returns, and its [`Content`] blocks.
 
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
-use crate::era::Era;
-use crate::jsonrpc::Id;
+pub use crate::context::Context;
 
 /// A tool handler: the validated arguments (always an object) and the call's context in, the
 /// output or a message for the model out. `Err(message)` becomes an `isError: true` result.
@@ -204,41 +203,5 @@ impl ToolOutput {
         }
         out.push(b'}');
         out
-    }
-}
-
-/// What a handler may know about the request it serves.
-pub struct Context<'a> {
-    pub(crate) id: &'a Id<'a>,
-    pub(crate) era: Era,
-    pub(crate) legacy_version: Option<&'static str>,
-    /// URIs the handler reported as changed, notified to subscribers after the response.
-    pub(crate) updated: Vec<String>,
-}
-
-impl<'a> Context<'a> {
-    pub(crate) fn new(req: &'a crate::dispatch::Request<'a>, session: &crate::server::Session) -> Context<'a> {
-        Context { id: req.id, era: req.era(), legacy_version: session.legacy_version, updated: Vec::new() }
-    }
-
-    /// Reports that a resource changed. Clients subscribed to it (`resources/subscribe`, or a
-    /// `subscriptions/listen` stream naming it) get `notifications/resources/updated` after
-    /// this request's response.
-    pub fn resource_updated(&mut self, uri: impl Into<String>) {
-        self.updated.push(uri.into());
-    }
-
-    /// The JSON-RPC id of the request being served.
-    pub fn request_id(&self) -> &Id<'_> {
-        self.id
-    }
-
-    /// The protocol version this request speaks: its `_meta` version (2026-07-28) or the one
-    /// negotiated by `initialize`.
-    pub fn protocol_version(&self) -> &'static str {
-        match self.era {
-            Era::Modern(version) => version,
-            Era::Legacy => self.legacy_version.unwrap_or(crate::era::LEGACY_VERSIONS[0]),
-        }
     }
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::context::LogLevel;
 use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
 use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
@@ -19,6 +20,12 @@ pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) 
         raw_str(requested).ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
     let version = LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
+    session.client_capabilities = req
+        .params
+        .capabilities
+        .and_then(|c| serde_json::from_str::<Value>(c).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
     let mut result = Map::new();
     result.insert("protocolVersion".into(), json!(version));
     result.insert("capabilities".into(), server.capabilities());
@@ -81,8 +88,25 @@ pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out:
     None
 }
 
-/// Ends an open subscription silently. A cancel for anything else is ignored.
+/// `logging/setLevel` (legacy): the least severe log the client wants from now on.
+pub(crate) fn set_level(session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
+    let raw = req.params.level.ok_or_else(|| ErrorObject::invalid_params("logging/setLevel needs params.level"))?;
+    let level = raw_str(raw).and_then(|name| LogLevel::parse(&name)).ok_or_else(|| {
+        ErrorObject::invalid_params(
+            "params.level must be one of debug, info, notice, warning, error, critical, alert, emergency",
+        )
+    })?;
+    session.log_level = Some(level);
+    Ok(json!({}))
+}
+
+/// Cancels the request a handler is waiting on, or ends an open subscription silently. A
+/// cancel for anything else (finished, unknown) is ignored.
 pub(crate) fn cancel(session: &mut Session, id: &Id) {
+    if session.in_flight.as_ref().is_some_and(|current| current == id) {
+        session.cancelled = true;
+        return;
+    }
     let before = session.listening.len();
     session.listening.retain(|(open, _)| open != id);
     if session.listening.len() == before {

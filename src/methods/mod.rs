@@ -5,11 +5,72 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod tools;
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
+use crate::context::{Context, Setup};
+use crate::dispatch::Request;
 use crate::era::Era;
-use crate::jsonrpc::{ErrorObject, raw_str};
+use crate::jsonrpc::{ErrorObject, MISSING_CLIENT_CAPABILITY, raw_str};
 use crate::server::Server;
+use crate::state;
+
+/// The context facts for a handler: progress token, log level, client capabilities, and for
+/// a 2026-07-28 retry the answers from `inputResponses` and a verified `requestState`.
+/// `subject` names the request (its method's salient parameters), so state made for one
+/// request is refused on another.
+pub(crate) fn setup<'a>(server: &Server, req: &Request<'a>, subject: &str) -> Result<Setup<'a>, ErrorObject> {
+    let progress_token = req
+        .meta
+        .progress_token
+        .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
+        .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
+    let client_capabilities =
+        req.meta.client_capabilities.and_then(|c| serde_json::from_str(c).ok()).unwrap_or_else(|| json!({}));
+    let mut answers = Map::new();
+    if let Era::Modern(_) = req.era() {
+        if let Some(raw) = req.params.request_state {
+            let state =
+                raw_str(raw).ok_or_else(|| ErrorObject::invalid_params("params.requestState must be a string"))?;
+            answers = state::open(&server.state_key, req.method, subject, &state)
+                .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?;
+        }
+        if let Some(raw) = req.params.input_responses {
+            let responses: Map<String, Value> = serde_json::from_str(raw)
+                .map_err(|_| ErrorObject::invalid_params("params.inputResponses must be an object"))?;
+            answers.extend(responses);
+        }
+    }
+    Ok(Setup {
+        id: req.id,
+        era: req.era(),
+        progress_token,
+        log_level: req.meta.log_level,
+        client_capabilities,
+        answers,
+    })
+}
+
+/// After a handler ran for a 2026-07-28 request: an `InputRequiredResult` when it still needs
+/// the client's input, -32021 when the client lacks a capability for it, `None` when the
+/// handler's own result stands.
+pub(crate) fn interrupted(
+    server: &Server,
+    req: &Request,
+    cx: &Context,
+    subject: &str,
+) -> Option<Result<Value, ErrorObject>> {
+    if let Some(capability) = cx.missing {
+        let data = json!({ "requiredCapabilities": { capability: {} } });
+        return Some(Err(
+            ErrorObject::new(MISSING_CLIENT_CAPABILITY, "missing required client capability").with_data(data)
+        ));
+    }
+    if cx.pending.is_empty() {
+        return None;
+    }
+    let state = state::seal(&server.state_key, req.method, subject, &cx.answers);
+    Some(Ok(json!({ "resultType": "input_required", "inputRequests": cx.pending, "requestState": state })))
+}
 
 /// Who may reuse a cached result.
 #[derive(Clone, Copy)]

@@ -2,13 +2,14 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::conn::Conn;
+use crate::context::Context;
 use crate::dispatch::Request;
 use crate::files::MAX_COMPLETIONS;
 use crate::jsonrpc::{ErrorObject, raw_str};
-use crate::methods::{Scope, cacheable, page};
+use crate::methods::{Scope, cacheable, interrupted, page, setup};
 use crate::prompt::PromptArgs;
 use crate::server::{Server, Session};
-use crate::tool::Context;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (prompts, next) = page(&server.prompts, req.params.cursor, server.page_size, "prompts")?;
@@ -19,7 +20,12 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
     Ok(cacheable(server, req.era(), Scope::Public, result))
 }
 
-pub(crate) fn get(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
+pub(crate) fn get(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+    conn: &mut Conn,
+) -> Result<Value, ErrorObject> {
     let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("prompts/get needs params.name"))?;
     let name = raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
     let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
@@ -42,9 +48,16 @@ pub(crate) fn get(server: &Server, session: &mut Session, req: &Request) -> Resu
                 .with_data(json!({ "prompt": name, "missing": argument.name })));
         }
     }
-    let mut cx = Context::new(req, session);
-    let messages = (prompt.handler)(&args, &mut cx).map_err(ErrorObject::invalid_params)?;
-    session.updated.append(&mut cx.updated);
+    let subject = format!("{name} {}", json!(args));
+    let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+    let messages = (prompt.handler)(&args, &mut cx);
+    if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
+        return interrupted;
+    }
+    let updated = std::mem::take(&mut cx.updated);
+    drop(cx);
+    session.updated.extend(updated);
+    let messages = messages.map_err(ErrorObject::invalid_params)?;
     let mut result = json!({ "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>() });
     if let Some(description) = &prompt.description {
         result["description"] = json!(description);

@@ -6,14 +6,15 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use crate::conn::Conn;
+use crate::context::Context;
 use crate::dispatch::Request;
 use crate::encoding::{base64, percent_decode};
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, RESOURCE_NOT_FOUND, raw_str};
-use crate::methods::{Scope, cacheable, page};
+use crate::methods::{Scope, cacheable, interrupted, page, setup};
 use crate::resource::{Contents, ReadError};
 use crate::server::{Server, Session};
-use crate::tool::Context;
 
 /// Pages of files hold at most this many entries unless `--page-size` says otherwise, so a
 /// huge tree is never listed in one go.
@@ -125,14 +126,25 @@ fn uri_param(req: &Request) -> Result<String, ErrorObject> {
     raw_str(raw).map(|u| u.into_owned()).ok_or_else(|| ErrorObject::invalid_params("params.uri must be a string"))
 }
 
-pub(crate) fn read(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
+pub(crate) fn read(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+    conn: &mut Conn,
+) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
-    let mut cx = Context::new(req, session);
-    let (contents, mime) = find_and_read(server, &uri, &mut cx).map_err(|e| match e {
+    let mut cx = Context::new(setup(server, req, &uri)?, session, conn);
+    let read = find_and_read(server, &uri, &mut cx);
+    if let Some(interrupted) = interrupted(server, req, &cx, &uri) {
+        return interrupted;
+    }
+    let updated = std::mem::take(&mut cx.updated);
+    drop(cx);
+    session.updated.extend(updated);
+    let (contents, mime) = read.map_err(|e| match e {
         ReadError::NotFound => not_found(req.era(), &uri),
         ReadError::Refused(message) => ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })),
     })?;
-    session.updated.append(&mut cx.updated);
     let mut content = json!({ "uri": uri });
     if let Some(mime) = mime {
         content["mimeType"] = json!(mime);

@@ -6,12 +6,14 @@ use std::panic::{self, AssertUnwindSafe};
 
 use serde_json::{Map, Value, json};
 
+use crate::conn::Conn;
+use crate::context::Context;
 use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{Answer, ErrorObject, Reply, raw_str};
-use crate::methods::{Scope, cacheable, page};
+use crate::methods::{Scope, cacheable, interrupted, page, setup};
 use crate::server::{Server, Session};
-use crate::tool::{Context, ToolOutput};
+use crate::tool::ToolOutput;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
@@ -22,7 +24,7 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
     Ok(cacheable(server, req.era(), Scope::Public, result))
 }
 
-pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>) -> Reply {
+pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>, conn: &mut Conn) -> Reply {
     let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
     let name: Cow<'a, str> =
         raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
@@ -40,10 +42,18 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     let output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
         Ok(()) => {
-            let mut cx = Context::new(req, session);
+            // The subject binds a 2026-07-28 requestState to this tool and these arguments.
+            let modern = matches!(req.era(), Era::Modern(_));
+            let subject = if modern { format!("{name} {arguments}") } else { String::new() };
+            let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
             let handler = &registered.tool.handler;
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
-            session.updated.append(&mut cx.updated);
+            if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
+                return interrupted.map(Answer::Value);
+            }
+            let updated = std::mem::take(&mut cx.updated);
+            drop(cx);
+            session.updated.extend(updated);
             match outcome {
                 Ok(Ok(output)) => check_output(registered.output.as_ref(), output),
                 Ok(Err(message)) => ToolOutput::error(message),

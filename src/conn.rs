@@ -1,0 +1,127 @@
+//! The connection: where input comes from (the reader, or lines set aside while a handler
+//! waited on the client), where output goes (the outbox), and the server's own requests to
+//! a legacy client (elicitation, sampling, roots), answered on the same stream.
+//!
+//! The loop is single-threaded, so input is read only between requests and while a handler
+//! waits for a client response. During such a wait, client requests are queued and served
+//! after the current one, in order; notifications are handled at once (a cancel of the
+//! request in flight ends the wait); the awaited response is handed to the handler.
+
+use std::collections::VecDeque;
+use std::io::{self, BufRead};
+
+use serde_json::{Value, json};
+
+use crate::context::ClientError;
+use crate::dispatch;
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message};
+use crate::server::{Outbox, Session};
+use crate::transport::{self, Line};
+
+/// A line read during a wait, to be handled after the current request.
+enum Queued {
+    Line(Vec<u8>),
+    TooLong,
+}
+
+pub(crate) struct Conn<'io> {
+    reader: &'io mut dyn BufRead,
+    max_line: usize,
+    pub out: Outbox<'io>,
+    queue: VecDeque<Queued>,
+    /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
+    next_request: u64,
+    eof: bool,
+}
+
+impl<'io> Conn<'io> {
+    pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
+        Conn { reader, max_line, out, queue: VecDeque::new(), next_request: 0, eof: false }
+    }
+
+    /// The next input line into `line`: queued lines first, then the reader.
+    pub fn next_line(&mut self, line: &mut Vec<u8>) -> io::Result<Line> {
+        match self.queue.pop_front() {
+            Some(Queued::Line(bytes)) => {
+                *line = bytes;
+                Ok(Line::Complete)
+            }
+            Some(Queued::TooLong) => Ok(Line::TooLong),
+            None if self.eof => Ok(Line::Eof),
+            None => transport::read_line(self.reader, line, self.max_line),
+        }
+    }
+
+    /// Sends `method` to the client and reads input until the response arrives. `current`
+    /// is the client request being served, so that its cancellation ends the wait and its
+    /// id is never reused for ours.
+    pub fn ask(
+        &mut self,
+        method: &str,
+        params: Value,
+        session: &mut Session,
+        current: &Id,
+    ) -> Result<Value, ClientError> {
+        // Cancels are read only during waits, so the request in flight is noted only here.
+        session.in_flight = Some(current.clone().into_owned());
+        self.next_request += 1;
+        let mut id_text = format!("\"baremcp-{}\"", self.next_request);
+        if id_text == current.as_json() {
+            self.next_request += 1;
+            id_text = format!("\"baremcp-{}\"", self.next_request);
+        }
+        let ours = Id::from_raw(&id_text).ok_or(ClientError::Disconnected)?;
+        let request = json!({ "jsonrpc": "2.0", "id": ours.to_value(), "method": method, "params": params });
+        self.out.raw_line(&request.to_string());
+        self.out.flush().map_err(|_| ClientError::Disconnected)?;
+        loop {
+            let mut line = Vec::new();
+            match transport::read_line(self.reader, &mut line, self.max_line) {
+                Ok(Line::Complete) => {}
+                Ok(Line::TooLong) => {
+                    self.queue.push_back(Queued::TooLong);
+                    continue;
+                }
+                Ok(Line::Eof) | Err(_) => {
+                    self.eof = true;
+                    return Err(ClientError::Disconnected);
+                }
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                self.queue.push_back(Queued::Line(line));
+                continue;
+            };
+            if text.trim_ascii().is_empty() {
+                continue;
+            }
+            log::debug!("<- {text}");
+            match jsonrpc::parse_line(text) {
+                Frame::Single(Message::Response { id: Some(id) }) if id == ours => return answer(text),
+                Frame::Single(Message::Response { id }) => {
+                    log::debug!("ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
+                }
+                Frame::Single(Message::Notification { method, params }) => {
+                    dispatch::notification(session, &method, &params);
+                    if session.cancelled {
+                        return Err(ClientError::Cancelled);
+                    }
+                }
+                _ => self.queue.push_back(Queued::Line(line)),
+            }
+        }
+    }
+}
+
+/// The result of a client response, or its error as the handler sees it.
+fn answer(text: &str) -> Result<Value, ClientError> {
+    let message: Value = serde_json::from_str(text).map_err(|_| ClientError::Invalid("unreadable response".into()))?;
+    if let Some(result) = message.get("result") {
+        return Ok(result.clone());
+    }
+    let error = &message["error"];
+    Err(ClientError::Rejected(ErrorObject {
+        code: error["code"].as_i64().unwrap_or(0),
+        message: error["message"].as_str().unwrap_or("").to_string(),
+        data: error.get("data").cloned(),
+    }))
+}

@@ -1,0 +1,275 @@
+//! What a handler may do while it serves a request: log to the client, report progress,
+//! notice cancellation, report changed resources, and ask the client for input (elicitation,
+//! sampling, roots) in a way that works in both eras.
+//!
+//! One handler serves both eras. In the legacy era, `elicit`, `sample` and `roots` send a
+//! request to the client and wait for its response on the same stream. In 2026-07-28 there
+//! are no server requests: the first call that lacks its answer returns
+//! [`ClientError::InputRequired`], the handler returns (usually through `?`), and the client
+//! gets an `InputRequiredResult`; it retries with the answers, the handler runs again from
+//! the start, and this time each call returns its answer. A handler must therefore ask in
+//! the same order every time, and do nothing it cannot repeat before its last question.
+
+use std::fmt;
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::Conn;
+use crate::era::Era;
+use crate::jsonrpc::{ErrorObject, Id};
+use crate::server::Session;
+
+/// Log severities (RFC 5424), least to most severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl LogLevel {
+    const NAMES: [(&'static str, LogLevel); 8] = [
+        ("debug", LogLevel::Debug),
+        ("info", LogLevel::Info),
+        ("notice", LogLevel::Notice),
+        ("warning", LogLevel::Warning),
+        ("error", LogLevel::Error),
+        ("critical", LogLevel::Critical),
+        ("alert", LogLevel::Alert),
+        ("emergency", LogLevel::Emergency),
+    ];
+
+    pub fn parse(name: &str) -> Option<LogLevel> {
+        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, level)| *level)
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES.iter().find(|(_, level)| *level == self).map_or("info", |(n, _)| n)
+    }
+}
+
+/// Why asking the client for input did not produce an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientError {
+    /// The client did not declare the capability this needs (`elicitation`, `sampling`,
+    /// `roots`): in `initialize` (legacy) or in this request's `_meta` (2026-07-28). In
+    /// 2026-07-28 the request then fails with -32021 whatever the handler returns.
+    Unsupported(&'static str),
+    /// 2026-07-28: the answer is not in this request yet. Return; the client retries with it.
+    InputRequired,
+    /// The client answered with a JSON-RPC error.
+    Rejected(ErrorObject),
+    /// The request was cancelled while waiting; nothing more is sent for it.
+    Cancelled,
+    /// The client's input ended while waiting.
+    Disconnected,
+    /// The answer does not have the shape MCP defines.
+    Invalid(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Unsupported(what) => write!(f, "the client does not support {what}"),
+            ClientError::InputRequired => f.write_str("waiting for the client's input"),
+            ClientError::Rejected(error) => write!(f, "the client refused: {error}"),
+            ClientError::Cancelled => f.write_str("the request was cancelled"),
+            ClientError::Disconnected => f.write_str("the client went away"),
+            ClientError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// So a handler can write `cx.elicit(..)?` and return its message as the tool error.
+impl From<ClientError> for String {
+    fn from(error: ClientError) -> String {
+        error.to_string()
+    }
+}
+
+/// What a handler may know and do about the request it serves.
+pub struct Context<'a, 'io> {
+    pub(crate) id: &'a Id<'a>,
+    pub(crate) era: Era,
+    session: &'a mut Session,
+    conn: &'a mut Conn<'io>,
+    progress_token: Option<Value>,
+    last_progress: Option<f64>,
+    log_level: Option<LogLevel>,
+    client_capabilities: Value,
+    /// 2026-07-28: answers from `inputResponses` and a verified `requestState`.
+    pub(crate) answers: Map<String, Value>,
+    /// 2026-07-28: what to ask for in an `InputRequiredResult`.
+    pub(crate) pending: Map<String, Value>,
+    /// 2026-07-28: a capability the client must declare (-32021).
+    pub(crate) missing: Option<&'static str>,
+    asked: [u32; 3],
+    /// URIs the handler reported as changed, notified to subscribers after the response.
+    pub(crate) updated: Vec<String>,
+}
+
+/// The per-request facts a context is built from.
+pub(crate) struct Setup<'a> {
+    pub id: &'a Id<'a>,
+    pub era: Era,
+    pub progress_token: Option<Value>,
+    pub log_level: Option<LogLevel>,
+    pub client_capabilities: Value,
+    pub answers: Map<String, Value>,
+}
+
+impl<'a, 'io> Context<'a, 'io> {
+    pub(crate) fn new(setup: Setup<'a>, session: &'a mut Session, conn: &'a mut Conn<'io>) -> Context<'a, 'io> {
+        let (log_level, client_capabilities) = match setup.era {
+            Era::Modern(_) => (setup.log_level, setup.client_capabilities),
+            Era::Legacy => (session.log_level, session.client_capabilities.clone()),
+        };
+        Context {
+            id: setup.id,
+            era: setup.era,
+            session,
+            conn,
+            progress_token: setup.progress_token,
+            last_progress: None,
+            log_level,
+            client_capabilities,
+            answers: setup.answers,
+            pending: Map::new(),
+            missing: None,
+            asked: [0; 3],
+            updated: Vec::new(),
+        }
+    }
+
+    /// The JSON-RPC id of the request being served.
+    pub fn request_id(&self) -> &Id<'_> {
+        self.id
+    }
+
+    /// The protocol version this request speaks: its `_meta` version (2026-07-28) or the one
+    /// negotiated by `initialize`.
+    pub fn protocol_version(&self) -> &'static str {
+        match self.era {
+            Era::Modern(version) => version,
+            Era::Legacy => self.session.legacy_version.unwrap_or(crate::era::LEGACY_VERSIONS[0]),
+        }
+    }
+
+    /// True once the client cancelled this request (read while the handler waited on the
+    /// client). A cancelled request gets no response, so the handler may stop early.
+    pub fn is_cancelled(&self) -> bool {
+        self.session.cancelled
+    }
+
+    /// Sends `notifications/message` if the client asked for logs at this level or below:
+    /// with `logging/setLevel` (legacy) or `io.modelcontextprotocol/logLevel` in this
+    /// request's `_meta` (2026-07-28). Otherwise nothing is sent.
+    pub fn log(&mut self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) {
+        if self.is_cancelled() || self.log_level.is_none_or(|min| level < min) {
+            return;
+        }
+        let mut params = json!({ "level": level.name(), "data": data.into() });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.conn.out.notification("notifications/message", &params);
+    }
+
+    /// Sends `notifications/progress` with the request's progress token. Nothing is sent
+    /// without a token, after cancellation, or for a value that does not increase.
+    pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else { return };
+        if self.is_cancelled() || self.last_progress.is_some_and(|last| progress <= last) {
+            return;
+        }
+        self.last_progress = Some(progress);
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.conn.out.notification("notifications/progress", &params);
+    }
+
+    /// Reports that a resource changed. Clients subscribed to it (`resources/subscribe`, or a
+    /// `subscriptions/listen` stream naming it) get `notifications/resources/updated` after
+    /// this request's response.
+    pub fn resource_updated(&mut self, uri: impl Into<String>) {
+        self.updated.push(uri.into());
+    }
+
+    /// Asks the user for input through the client (`elicitation/create`). Returns the
+    /// client's `ElicitResult` (`{"action": "accept" | "decline" | "cancel", "content"?}`).
+    pub fn elicit(&mut self, message: &str, requested_schema: Value) -> Result<Value, ClientError> {
+        let params = json!({ "message": message, "requestedSchema": requested_schema });
+        let answer = self.ask(0, "elicitation", "elicitation/create", params)?;
+        match answer["action"].as_str() {
+            Some("accept" | "decline" | "cancel") => Ok(answer),
+            _ => Err(ClientError::Invalid("an elicitation result needs action accept, decline or cancel".into())),
+        }
+    }
+
+    /// Asks the client's model for a completion (`sampling/createMessage` with `params`).
+    /// Returns the client's `CreateMessageResult`.
+    pub fn sample(&mut self, params: Value) -> Result<Value, ClientError> {
+        let answer = self.ask(1, "sampling", "sampling/createMessage", params)?;
+        if answer.get("content").is_none() {
+            return Err(ClientError::Invalid("a sampling result needs content".into()));
+        }
+        Ok(answer)
+    }
+
+    /// The client's roots (`roots/list`): its `ListRootsResult`.
+    pub fn roots(&mut self) -> Result<Value, ClientError> {
+        let answer = self.ask(2, "roots", "roots/list", json!({}))?;
+        if !answer["roots"].is_array() {
+            return Err(ClientError::Invalid("a roots result needs a roots array".into()));
+        }
+        Ok(answer)
+    }
+
+    /// One question to the client, by era. In 2026-07-28 each question has a key that is the
+    /// same on every retry (`elicitation-1`, `sampling-2`, ...): the order of the calls.
+    fn ask(
+        &mut self,
+        kind: usize,
+        capability: &'static str,
+        method: &str,
+        params: Value,
+    ) -> Result<Value, ClientError> {
+        if self.is_cancelled() {
+            return Err(ClientError::Cancelled);
+        }
+        self.asked[kind] += 1;
+        let declared = self.client_capabilities.get(capability).is_some_and(Value::is_object);
+        match self.era {
+            Era::Modern(_) => {
+                let key = format!("{capability}-{}", self.asked[kind]);
+                if let Some(answer) = self.answers.get(&key) {
+                    return Ok(answer.clone());
+                }
+                if !declared {
+                    self.missing = Some(capability);
+                    return Err(ClientError::Unsupported(capability));
+                }
+                self.pending.insert(key, json!({ "method": method, "params": params }));
+                Err(ClientError::InputRequired)
+            }
+            Era::Legacy => {
+                if !declared {
+                    return Err(ClientError::Unsupported(capability));
+                }
+                self.conn.ask(method, params, self.session, self.id)
+            }
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! `requestState` for 2026-07-28 multi round-trip requests: the answers a handler already got,
+//! bound to the request they belong to, signed with HMAC-SHA-256 so a client can carry them
+//! but not change them. SHA-256 is written here (FIPS 180-4) because no crypto crate may be
+//! added; it is checked against the standard test vectors.
+
+use serde_json::{Map, Value, json};
+
+use crate::encoding::base64;
+
+/// A per-process signing key: from `BAREMCP_STATE_SECRET` when set (so several processes
+/// can accept each other's state), else random.
+pub fn process_key() -> Vec<u8> {
+    if let Ok(secret) = std::env::var("BAREMCP_STATE_SECRET")
+        && !secret.is_empty()
+    {
+        return secret.into_bytes();
+    }
+    let mut key = vec![0u8; 32];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key)).is_err() {
+        // No /dev/urandom: fall back to the randomness std seeds its hash maps with.
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in key.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u8(0);
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    key
+}
+
+/// Signs `answers` for the request identified by `method` and `subject` (its salient
+/// parameters).
+pub fn seal(key: &[u8], method: &str, subject: &str, answers: &Map<String, Value>) -> String {
+    let payload = json!({ "v": 1, "m": method, "d": hex(&sha256(subject.as_bytes())), "a": answers }).to_string();
+    let body = base64(payload.as_bytes());
+    let mac = hex(&hmac(key, body.as_bytes()));
+    format!("{body}.{mac}")
+}
+
+/// Checks a `requestState` and returns the answers it carries; `Err` says why it was refused.
+pub fn open(key: &[u8], method: &str, subject: &str, state: &str) -> Result<Map<String, Value>, &'static str> {
+    let (body, mac) = state.rsplit_once('.').ok_or("malformed")?;
+    let expected = hex(&hmac(key, body.as_bytes()));
+    // Compare without an early exit, so timing says nothing about where they differ.
+    let same = expected.len() == mac.len() && expected.bytes().zip(mac.bytes()).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
+    if !same {
+        return Err("its signature does not verify (was it changed, or made by another server?)");
+    }
+    let payload: Value = unbase64(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or("malformed")?;
+    if payload["m"] != method || payload["d"] != hex(&sha256(subject.as_bytes())).as_str() {
+        return Err("it belongs to a different request");
+    }
+    payload["a"].as_object().cloned().ok_or("malformed")
+}
+
+fn unbase64(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let bytes = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let n = chunk.iter().try_fold(0u32, |n, &c| Some(n << 6 | u32::from(value(c)?)))?;
+        let n = n << (6 * (4 - chunk.len()));
+        let count = chunk.len().checked_sub(1)?;
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + count]);
+    }
+    Some(out)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// HMAC (RFC 2104) over SHA-256.
+pub fn hmac(key: &[u8], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    if key.len() > 64 {
+        block[..32].copy_from_slice(&sha256(key));
+    } else {
+        block[..key.len()].copy_from_slice(key);
+    }
+    let pad = |byte: u8| block.iter().map(|k| k ^ byte).collect::<Vec<u8>>();
+    let mut inner = pad(0x36);
+    inner.extend_from_slice(message);
+    let mut outer = pad(0x5c);
+    outer.extend_from_slice(&sha256(&inner));
+    sha256(&outer)
+}
+
+const K: [u32; 64] = [
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5, 0xd807aa98,
+    0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786,
+    0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8,
+    0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13,
+    0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819,
+    0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a,
+    0x5b9cca4f, 0x682e6ff3, 0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+    0xc67178f2,
+];
+
+/// SHA-256 (FIPS 180-4).
+pub fn sha256(message: &[u8]) -> [u8; 32] {
+    let mut h: [u32; 8] =
+        [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
+    let mut padded = message.to_vec();
+    padded.push(0x80);
+    while padded.len() % 64 != 56 {
+        padded.push(0);
+    }
+    padded.extend_from_slice(&((message.len() as u64) * 8).to_be_bytes());
+    for block in padded.chunks(64) {
+        let mut w = [0u32; 64];
+        for (i, word) in block.chunks(4).enumerate() {
+            w[i] = u32::from_be_bytes([word[0], word[1], word[2], word[3]]);
+        }
+        for i in 16..64 {
+            let s0 = w[i - 15].rotate_right(7) ^ w[i - 15].rotate_right(18) ^ (w[i - 15] >> 3);
+            let s1 = w[i - 2].rotate_right(17) ^ w[i - 2].rotate_right(19) ^ (w[i - 2] >> 10);
+            w[i] = w[i - 16].wrapping_add(s0).wrapping_add(w[i - 7]).wrapping_add(s1);
+        }
+        let [mut a, mut b, mut c, mut d, mut e, mut f, mut g, mut hh] = h;
+        for i in 0..64 {
+            let s1 = e.rotate_right(6) ^ e.rotate_right(11) ^ e.rotate_right(25);
+            let ch = (e & f) ^ (!e & g);
+            let t1 = hh.wrapping_add(s1).wrapping_add(ch).wrapping_add(K[i]).wrapping_add(w[i]);
+            let s0 = a.rotate_right(2) ^ a.rotate_right(13) ^ a.rotate_right(22);
+            let maj = (a & b) ^ (a & c) ^ (b & c);
+            let t2 = s0.wrapping_add(maj);
+            (hh, g, f, e, d, c, b, a) = (g, f, e, d.wrapping_add(t1), c, b, a, t1.wrapping_add(t2));
+        }
+        for (state, add) in h.iter_mut().zip([a, b, c, d, e, f, g, hh]) {
+            *state = state.wrapping_add(add);
+        }
+    }
+    let mut out = [0u8; 32];
+    for (i, word) in h.iter().enumerate() {
+        out[i * 4..i * 4 + 4].copy_from_slice(&word.to_be_bytes());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sha256_and_hmac_match_the_standard_vectors() {
+        assert_eq!(hex(&sha256(b"")), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+        assert_eq!(hex(&sha256(b"abc")), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_eq!(
+            hex(&sha256(b"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq")),
+            "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"
+        );
+        assert_eq!(hex(&sha256(&[b'a'; 1000])), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3");
+        // RFC 4231 test cases 1 and 2.
+        assert_eq!(
+            hex(&hmac(&[0x0b; 20], b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+        assert_eq!(
+            hex(&hmac(b"Jefe", b"what do ya want for nothing?")),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn state_round_trips_and_refuses_tampering() {
+        let key = b"k".to_vec();
+        let mut answers = Map::new();
+        answers.insert("elicit-1".into(), json!({"action": "accept"}));
+        let state = seal(&key, "tools/call", "t {}", &answers);
+        assert_eq!(open(&key, "tools/call", "t {}", &state), Ok(answers));
+        assert!(open(b"other", "tools/call", "t {}", &state).is_err());
+        assert!(open(&key, "tools/call", "u {}", &state).is_err());
+        let (body, mac) = state.split_once('.').unwrap();
+        let flipped = format!("{}{}.{mac}", &body[..body.len() - 2], if body.ends_with('A') { "BA" } else { "AA" });
+        assert!(open(&key, "tools/call", "t {}", &flipped).is_err());
+        assert!(open(&key, "tools/call", "t {}", "garbage").is_err());
+        assert_eq!(unbase64(&base64(b"any carnal pleas")), Some(b"any carnal pleas".to_vec()));
+    }
+}

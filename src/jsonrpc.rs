@@ -166,6 +166,7 @@ pub enum Message<'a> {
 }
 
 /// A whole line: one message, a batch of raw elements, or something unparseable.
+#[allow(clippy::large_enum_variant)] // see `ParamsField`: kept on the stack, never boxed
 #[derive(Debug)]
 pub enum Frame<'a> {
     Single(Message<'a>),

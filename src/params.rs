@@ -4,7 +4,9 @@
 
 use crate::scan::{Scanner, Syntax};
 
-/// `params` as the client sent it.
+/// `params` as the client sent it. The object variant is large (a slice per known member) but
+/// lives briefly on the stack; boxing it would cost an allocation on every message.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Default)]
 pub enum ParamsField<'a> {
     /// No `params` member: the same as `{}`.

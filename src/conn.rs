@@ -71,8 +71,8 @@ impl<'io> Conn<'io> {
             id_text = format!("\"baremcp-{}\"", self.next_request);
         }
         let ours = Id::from_raw(&id_text).ok_or(ClientError::Disconnected)?;
-        let request = json!({ "jsonrpc": "2.0", "id": ours.to_value(), "method": method, "params": params });
-        self.out.raw_line(&request.to_string());
+        let request = format!(r#"{{"jsonrpc":"2.0","id":{id_text},"method":{},"params":{params}}}"#, json!(method));
+        self.out.raw_line(&request);
         self.out.flush().map_err(|_| ClientError::Disconnected)?;
         loop {
             let mut line = Vec::new();

@@ -162,6 +162,11 @@ impl<'a, 'io> Context<'a, 'io> {
         }
     }
 
+    /// The request's `_meta.progressToken`, as sent (a string or an integer), if any.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.progress_token.as_ref()
+    }
+
     /// True once the client cancelled this request (read while the handler waited on the
     /// client). A cancelled request gets no response, so the handler may stop early.
     pub fn is_cancelled(&self) -> bool {

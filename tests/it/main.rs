@@ -1,6 +1,7 @@
 //! The one integration-test binary. Modules:
 //!
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
+//! - `everything`: the conformance fixture server of `examples/everything`
 //! - `files`: `--root` safety against every escape, and listing a large tree in pages
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
@@ -9,6 +10,7 @@
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
 mod cli;
+mod everything;
 mod files;
 mod library;
 mod replay;

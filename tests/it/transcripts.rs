@@ -117,6 +117,10 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
     while reader.marks.len() < reader.chunks.len() {
         reader.marks.push(all.len());
     }
+    // What the server wrote after reading end of input follows the last client line.
+    if let Some(last) = reader.marks.last_mut() {
+        *last = all.len();
+    }
 
     let mut rendered = String::new();
     let (mut sent, mut from) = (0, 0);

@@ -1,0 +1,16 @@
+//! The `everything` server: every tool, resource, template, prompt, completion and utility
+//! the official MCP conformance suite expects, built only with baremcp's public API. Run it
+//! with `cargo run --example everything`; `server.rs` is the part to copy from.
+
+mod server;
+
+use std::io::{self, BufWriter};
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let server = server::build()?;
+    let mut output = BufWriter::new(io::stdout().lock());
+    match server.serve(&mut io::stdin().lock(), &mut output) {
+        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
+        _ => Ok(()),
+    }
+}

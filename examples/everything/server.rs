@@ -1,0 +1,273 @@
+//! The conformance fixture set (`shared/conformance-fixtures.md`), registered with the public
+//! API: tools for every content type, logging, progress, errors, sampling and elicitation;
+//! static and template resources; prompts with arguments, resources and images.
+
+use baremcp::{
+    Completer, Content, Contents, Context, LogLevel, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate,
+    Server, Tool, ToolOutput,
+};
+use serde_json::{Value, json};
+
+/// A 1x1 red PNG.
+pub const PNG: &str =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+
+/// A tiny WAV file: 8 kHz, 8-bit mono, four samples of silence.
+fn wav() -> String {
+    let mut bytes = b"RIFF".to_vec();
+    bytes.extend_from_slice(&40u32.to_le_bytes());
+    bytes.extend_from_slice(b"WAVEfmt ");
+    for field in [16u32.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec()] {
+        bytes.extend_from_slice(&field);
+    }
+    for field in [8000u32, 8000] {
+        bytes.extend_from_slice(&field.to_le_bytes());
+    }
+    bytes.extend_from_slice(&1u16.to_le_bytes());
+    bytes.extend_from_slice(&8u16.to_le_bytes());
+    bytes.extend_from_slice(b"data");
+    bytes.extend_from_slice(&4u32.to_le_bytes());
+    bytes.extend_from_slice(&[128; 4]);
+    baremcp::encoding::base64(&bytes)
+}
+
+fn no_arguments() -> Value {
+    json!({ "type": "object", "properties": {} })
+}
+
+fn text(text: &str) -> ToolOutput {
+    ToolOutput::text(text)
+}
+
+fn png() -> Content {
+    Content::Image { data: PNG.into(), mime_type: "image/png".into() }
+}
+
+/// The reply to an elicitation, as the reference server words it.
+fn elicited(prefix: &str, answer: &Value) -> ToolOutput {
+    let action = answer["action"].as_str().unwrap_or("");
+    let content = answer.get("content").cloned().unwrap_or(Value::Null);
+    text(&format!("{prefix}: action={action}, content={content}"))
+}
+
+fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new("test_simple_text", "Returns a simple text response", no_arguments(), |_, _| {
+            Ok(text("This is a simple text response for testing."))
+        }),
+        Tool::new("test_image_content", "Returns an image", no_arguments(), |_, _| {
+            Ok(ToolOutput { content: vec![png()], ..Default::default() })
+        }),
+        Tool::new("test_audio_content", "Returns a short audio clip", no_arguments(), |_, _| {
+            Ok(ToolOutput {
+                content: vec![Content::Audio { data: wav(), mime_type: "audio/wav".into() }],
+                ..Default::default()
+            })
+        }),
+        Tool::new("test_embedded_resource", "Returns an embedded resource", no_arguments(), |_, _| {
+            let resource = json!({"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."});
+            Ok(ToolOutput { content: vec![Content::Resource(resource)], ..Default::default() })
+        }),
+        Tool::new("test_multiple_content_types", "Returns text, an image and a resource", no_arguments(), |_, _| {
+            let resource = json!({"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"});
+            Ok(text("Multiple content types test:").with(png()).with(Content::Resource(resource)))
+        }),
+        Tool::new("test_tool_with_logging", "Logs three messages while it runs", no_arguments(), |_, cx| {
+            for step in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+                cx.log(LogLevel::Info, Some("everything"), step);
+            }
+            Ok(text("Tool with logging executed successfully"))
+        }),
+        Tool::new("test_error_handling", "Always fails, as a tool error", no_arguments(), |_, _| {
+            Ok(ToolOutput::error("This tool intentionally returns an error for testing"))
+        }),
+        Tool::new(
+            "test_tool_with_progress",
+            "Reports progress in three steps",
+            no_arguments(),
+            |_, cx: &mut Context| {
+                for (step, progress) in [(0, 0.0), (1, 50.0), (2, 100.0)] {
+                    cx.progress(progress, Some(100.0), Some(&format!("Completed step {step} of 2")));
+                }
+                let token = cx.progress_token().map_or_else(|| "no progress token".to_string(), |t| t.to_string());
+                Ok(text(&token))
+            },
+        ),
+        Tool::new(
+            "test_sampling",
+            "Asks the client's model and returns its answer",
+            json!({"type": "object", "properties": {"prompt": {"type": "string", "description": "The prompt to send to the LLM"}}, "required": ["prompt"]}),
+            |args, cx| {
+                let request = json!({
+                    "messages": [{"role": "user", "content": {"type": "text", "text": args["prompt"]}}],
+                    "maxTokens": 100
+                });
+                let answer = cx.sample(request)?;
+                Ok(text(&format!("LLM response: {}", answer["content"]["text"].as_str().unwrap_or(""))))
+            },
+        ),
+        Tool::new(
+            "test_elicitation",
+            "Asks the user for a username and an email",
+            json!({"type": "object", "properties": {"message": {"type": "string", "description": "The message to show the user"}}, "required": ["message"]}),
+            |args, cx| {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "username": {"type": "string", "description": "User's response"},
+                        "email": {"type": "string", "description": "User's email address"}
+                    },
+                    "required": ["username", "email"]
+                });
+                let answer = cx.elicit(args["message"].as_str().unwrap_or(""), schema)?;
+                Ok(elicited("User response", &answer))
+            },
+        ),
+        Tool::new(
+            "test_elicitation_sep1034_defaults",
+            "Asks for a form whose fields have defaults",
+            no_arguments(),
+            |_, cx| {
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "name": {"type": "string", "description": "User name", "default": "John Doe"},
+                        "age": {"type": "integer", "description": "User age", "default": 30},
+                        "score": {"type": "number", "description": "User score", "default": 95.5},
+                        "status": {"type": "string", "description": "User status", "enum": ["active", "inactive", "pending"], "default": "active"},
+                        "verified": {"type": "boolean", "description": "Verification status", "default": true}
+                    },
+                    "required": []
+                });
+                let answer = cx.elicit("Please review and update the form fields with defaults", schema)?;
+                Ok(elicited("Elicitation completed", &answer))
+            },
+        ),
+        Tool::new("test_elicitation_sep1330_enums", "Asks for single and multiple choices", no_arguments(), |_, cx| {
+            let choices = |titles: [&str; 3]| -> Value {
+                titles
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| json!({"const": format!("value{}", i + 1), "title": t}))
+                    .collect()
+            };
+            let schema = json!({
+                "type": "object",
+                "properties": {
+                    "untitledSingle": {"type": "string", "description": "Pick one", "enum": ["option1", "option2", "option3"]},
+                    "titledSingle": {"type": "string", "description": "Pick one", "oneOf": choices(["First Option", "Second Option", "Third Option"])},
+                    "legacyEnum": {"type": "string", "description": "Pick one", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                    "untitledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                    "titledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"anyOf": choices(["First Choice", "Second Choice", "Third Choice"])}}
+                },
+                "required": []
+            });
+            let answer = cx.elicit("Please select options from the enum fields", schema)?;
+            Ok(elicited("Elicitation completed", &answer))
+        }),
+        Tool::new(
+            "json_schema_2020_12_tool",
+            "Tool with JSON Schema 2020-12 features",
+            json!({
+                "$schema": "https://json-schema.org/draft/2020-12/schema",
+                "type": "object",
+                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "additionalProperties": false
+            }),
+            |args, _| Ok(text(&format!("Received {args}"))),
+        ),
+        Tool::new(
+            "test_reconnection",
+            "Completes normally (the stream handling is the transport's)",
+            no_arguments(),
+            |_, _| {
+                Ok(text(
+                    "Reconnection test completed successfully. If you received this, the client properly reconnected after stream closure.",
+                ))
+            },
+        ),
+    ]
+}
+
+fn prompts() -> Vec<Prompt> {
+    vec![
+        Prompt::new("test_simple_prompt", "A simple prompt without arguments", |_, _| {
+            Ok(vec![PromptMessage::user("This is a simple prompt for testing.")])
+        }),
+        Prompt::new("test_prompt_with_arguments", "A prompt with required arguments", |args, _| {
+            Ok(vec![PromptMessage::user(format!("Prompt with arguments: arg1='{}', arg2='{}'", args["arg1"], args["arg2"]))])
+        })
+        .argument("arg1", "First test argument", true)
+        .argument("arg2", "Second test argument", true),
+        Prompt::new("test_prompt_with_embedded_resource", "A prompt that includes an embedded resource", |args, _| {
+            let resource = json!({"uri": args["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."});
+            Ok(vec![
+                PromptMessage { role: baremcp::Role::User, content: Content::Resource(resource) },
+                PromptMessage::user("Please process the embedded resource above."),
+            ])
+        })
+        .argument("resourceUri", "URI of the resource to embed", true),
+        Prompt::new("test_prompt_with_image", "A prompt that includes image content", |_, _| {
+            Ok(vec![PromptMessage { role: baremcp::Role::User, content: png() }, PromptMessage::user("Please analyze the image above.")])
+        }),
+    ]
+}
+
+/// The whole server.
+pub fn build() -> Result<Server, baremcp::Error> {
+    let mut server = Server::new("baremcp-everything", env!("CARGO_PKG_VERSION"))
+        .title("baremcp everything")
+        .instructions("A test server exposing every MCP feature: tools, resources, prompts, logging, completion.");
+    for tool in tools() {
+        server.add_tool(tool)?;
+    }
+    server.add_resource(
+        Resource::new("test://static-text", "static-text", |_| {
+            Ok(Contents::Text("This is the content of the static text resource.".into()))
+        })
+        .title("Static Text Resource")
+        .description("A static text resource for testing")
+        .mime_type("text/plain"),
+    )?;
+    server.add_resource(
+        Resource::new("test://static-binary", "static-binary", |_| {
+            let png = [
+                0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52, 0x00,
+                0x00, 0x00, 0x01, 0x00, 0x00, 0x00, 0x01, 0x08, 0x06, 0x00, 0x00, 0x00, 0x1f, 0x15, 0xc4, 0x89, 0x00,
+                0x00, 0x00, 0x0d, 0x49, 0x44, 0x41, 0x54, 0x78, 0xda, 0x63, 0xfc, 0xcf, 0xc0, 0xf0, 0x1f, 0x00, 0x05,
+                0x05, 0x02, 0x00, 0x5f, 0xc8, 0xf1, 0xd2, 0x00, 0x00, 0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42,
+                0x60, 0x82,
+            ];
+            Ok(Contents::Blob(png.to_vec()))
+        })
+        .title("Static Binary Resource")
+        .description("A static binary resource (image) for testing")
+        .mime_type("image/png"),
+    )?;
+    server.add_resource(
+        Resource::new("test://watched-resource", "watched-resource", |_| {
+            Ok(Contents::Text("Watched resource content".into()))
+        })
+        .title("Watched Resource")
+        .description("A resource that auto-updates every 3 seconds")
+        .mime_type("text/plain"),
+    )?;
+    server.add_template(
+        ResourceTemplate::new("test://template/{id}/data", "template", |vars, _| match vars.get("id") {
+            Some(id) => {
+                let data = json!({"id": id, "templateTest": true, "data": format!("Data for ID: {id}")});
+                Ok(Contents::Text(data.to_string()))
+            }
+            None => Err(ReadError::NotFound),
+        })
+        .title("Resource Template")
+        .description("A resource template with parameter substitution")
+        .mime_type("application/json")
+        .complete("id", Completer::values(["123", "456", "789"])),
+    )?;
+    for prompt in prompts() {
+        server.add_prompt(prompt)?;
+    }
+    Ok(server)
+}

@@ -1,0 +1,15 @@
+//! `examples/everything`: its transcripts, replayed in process against the same server the
+//! example binary serves (with a fixed `requestState` key, so signed state is reproducible).
+
+#[path = "../../examples/everything/server.rs"]
+mod server;
+
+fn everything(args: &[String]) -> baremcp::Server {
+    let server = server::build().expect("the everything server registers").state_secret("transcripts");
+    crate::transcripts::apply_args(server, args)
+}
+
+#[test]
+fn everything_transcripts() {
+    crate::transcripts::check_dir("transcripts/everything", &everything, false);
+}

@@ -137,6 +137,34 @@ pub fn server(args: &[String]) -> Server {
             .argument("region", "Where", false),
         )
         .unwrap();
+    server
+        .add_tool(Tool::new(
+            "ask_twice",
+            "Asks twice, stopping early once cancelled",
+            json!({"type": "object"}),
+            |_, cx| {
+                let mut answers = Vec::new();
+                for round in 1..=2 {
+                    if cx.is_cancelled() {
+                        return Ok(ToolOutput::text("stopped"));
+                    }
+                    cx.progress(round as f64, Some(2.0), None);
+                    match cx.elicit(&format!("question {round}"), json!({"type": "object", "properties": {}})) {
+                        Ok(answer) => answers.push(answer["action"].as_str().unwrap_or("").to_string()),
+                        Err(baremcp::ClientError::Cancelled) => continue,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                Ok(ToolOutput::text(answers.join(",")))
+            },
+        ))
+        .unwrap();
+    server
+        .add_tool(Tool::new("roots", "Lists the client's roots", json!({"type": "object"}), |_, cx| {
+            let roots = cx.roots()?;
+            Ok(ToolOutput::text(format!("{} roots", roots["roots"].as_array().map_or(0, Vec::len))))
+        }))
+        .unwrap();
     server.add_prompt(Prompt::new("refuses", "Always refuses", |_, _| Err("no prompt for you".into()))).unwrap();
     crate::transcripts::apply_args(server, args)
 }

@@ -9,7 +9,9 @@ use baremcp::{
 use serde_json::json;
 
 pub fn server(args: &[String]) -> Server {
-    let mut server = Server::new("library-test", "1.0.0").instructions("Test tools for the library API.");
+    let mut server = Server::new("library-test", "1.0.0")
+        .instructions("Test tools for the library API.")
+        .state_secret("transcripts");
     let tools = [
         Tool::new("explode", "Panics", json!({"type": "object"}), |_, _| panic!("kaboom")),
         Tool::new("fail", "Returns an error", json!({"type": "object"}), |_, _| Err("the disk is full".into())),

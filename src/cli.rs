@@ -14,9 +14,10 @@ use crate::replay::ReplayOptions;
 use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
 pub const USAGE: &str = "\
-usage: baremcp [--root DIR]... [--include-hidden] [--max-resource-bytes N]
+usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
                [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
        baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
+       baremcp check MANIFEST.json
        baremcp replay [--timeout-ms N] [--stderr FILE] [--update] FILE... [-- SERVER_CMD ARGS...]
        baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] -- SERVER_CMD ARGS...
        baremcp --help | --version
@@ -24,6 +25,8 @@ usage: baremcp [--root DIR]... [--include-hidden] [--max-resource-bytes N]
 Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
 
 options:
+  --manifest FILE        serve the tools, resources and prompts FILE declares (instead of
+                         the built-in catalog)
   --root DIR             serve every regular file under DIR as a resource (repeatable)
   --include-hidden       also serve dot-files and files in dot-directories
   --max-resource-bytes N largest file a resources/read returns (default 8388608)
@@ -37,6 +40,9 @@ validate:
   checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
   line from stdin and prints one {\"valid\", \"errors\"} line per instance.
   exit 0: all valid, 1: some invalid, 2: schema malformed or unreadable
+
+check:
+  checks a manifest completely, prints what it serves; exit 0 when it loads, 2 when not
 
 replay:
   runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
@@ -52,6 +58,7 @@ proxy:
 pub enum Command {
     Serve(ServeOptions),
     Validate { schema: PathBuf, instances: Vec<PathBuf>, jsonl: bool },
+    Check(PathBuf),
     Replay(ReplayOptions),
     Proxy(ProxyOptions),
     Help,
@@ -61,6 +68,7 @@ pub enum Command {
 /// Flags of the serving mode.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServeOptions {
+    pub manifest: Option<PathBuf>,
     pub roots: Vec<PathBuf>,
     pub include_hidden: bool,
     pub max_resource_bytes: u64,
@@ -72,6 +80,7 @@ pub struct ServeOptions {
 impl Default for ServeOptions {
     fn default() -> Self {
         ServeOptions {
+            manifest: None,
             roots: Vec::new(),
             include_hidden: false,
             max_resource_bytes: 8 * 1024 * 1024,
@@ -83,6 +92,19 @@ impl Default for ServeOptions {
 }
 
 impl ServeOptions {
+    /// The server these options describe: the manifest's, or the built-in catalog, with the
+    /// roots and limits applied. The error lists every problem of a manifest.
+    pub fn build(&self) -> Result<Server, String> {
+        let base = match &self.manifest {
+            None => crate::catalog::builtin(),
+            Some(path) => {
+                let manifest = crate::manifest::load(path).map_err(|problems| manifest_problems(path, &problems))?;
+                manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
+            }
+        };
+        self.apply(base)
+    }
+
     /// Applies the roots and limits to a server. Fails when a root is not a readable directory.
     pub fn apply(&self, mut server: Server) -> Result<Server, String> {
         server = server.max_message_bytes(self.max_message_bytes);
@@ -104,6 +126,7 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
+            Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
             Long("max-resource-bytes") => options.max_resource_bytes = positive(&mut parser)? as u64,
@@ -120,6 +143,13 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
             Short('V') | Long("version") => return Ok(Command::Version),
             Value(word) if word == "validate" => return validate(parser),
             Value(word) if word == "replay" => return replay(&mut parser),
+            Value(word) if word == "check" => {
+                let path = PathBuf::from(parser.value()?);
+                if let Some(extra) = parser.next()? {
+                    return Err(extra.unexpected());
+                }
+                return Ok(Command::Check(path));
+            }
             Value(word) if word == "proxy" => return proxy(&mut parser),
             _ => return Err(arg.unexpected()),
         }
@@ -146,6 +176,12 @@ fn validate(mut parser: lexopt::Parser) -> Result<Command, lexopt::Error> {
         return Err("--jsonl reads instances from stdin: give no INSTANCE files".into());
     }
     Ok(Command::Validate { schema, instances: paths, jsonl })
+}
+
+/// Every problem of a manifest, one per line, with its JSON Pointer.
+pub fn manifest_problems(path: &std::path::Path, problems: &[crate::schema::Problem]) -> String {
+    let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
+    lines.join("\n")
 }
 
 /// Splits the rest of the command line at the first `--`: options before, a command after.

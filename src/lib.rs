@@ -31,6 +31,7 @@
 
 pub mod catalog;
 pub mod cli;
+pub mod command;
 mod conn;
 mod context;
 mod dispatch;
@@ -38,6 +39,7 @@ pub mod encoding;
 pub mod era;
 pub mod files;
 pub mod jsonrpc;
+pub mod manifest;
 mod methods;
 mod params;
 mod prompt;

@@ -37,6 +37,25 @@ fn main() -> ExitCode {
                 }
             }
         }
+        Command::Check(path) => match baremcp::manifest::load(&path) {
+            Ok(manifest) => {
+                let summary = manifest.summary();
+                match manifest.into_server() {
+                    Ok(_) => {
+                        println_quiet(&format!("{}: ok\n{}", path.display(), summary.trim_end()));
+                        ExitCode::SUCCESS
+                    }
+                    Err(e) => {
+                        eprintln!("{}: {e}", path.display());
+                        ExitCode::from(2)
+                    }
+                }
+            }
+            Err(problems) => {
+                eprintln!("{}", cli::manifest_problems(&path, &problems));
+                ExitCode::from(2)
+            }
+        },
         Command::Replay(options) => {
             init_logger(None);
             exit_code(baremcp::replay::run(&options, &mut io::stdout().lock()))
@@ -47,7 +66,7 @@ fn main() -> ExitCode {
         }
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref());
-            match options.apply(baremcp::catalog::builtin()) {
+            match options.build() {
                 Ok(server) => serve(&server),
                 Err(e) => {
                     eprintln!("baremcp: {e}");

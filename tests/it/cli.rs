@@ -11,7 +11,9 @@ fn baremcp() -> Command {
 fn run(args: &[&str], stdin: &str) -> Output {
     let mut child =
         baremcp().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    // The process may exit before reading (a bad flag, a broken manifest): a closed pipe
+    // here is part of what is being tested, not a failure of the test.
+    let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
     child.wait_with_output().unwrap()
 }
 
@@ -200,4 +202,78 @@ fn validate_reports_each_instance_and_exits_by_verdict() {
         stderr.contains("warning: /properties/a/$ref: remote $ref \"https://example.com/s.json\" is not followed"),
         "{stderr}"
     );
+}
+
+#[test]
+fn manifests_are_checked_completely_before_serving() {
+    let broken = crate::fixture("manifests/broken.json").to_string_lossy().into_owned();
+    let checked = run(&["check", &broken], "");
+    assert_eq!(checked.status.code(), Some(2));
+    let stderr = text(&checked.stderr);
+    let pointers = [
+        "/server/colour",
+        "/tools/0/run/argv/1",
+        "/tools/1/name",
+        "/tools/2/inputSchema/properties/x/type",
+        "/tools/3/run/argv/0",
+        "/tools/4/description",
+        "/tools/4/run/argv:",
+        "/tools/4/run/timeoutMs",
+        "/tools/4/run/okExitCodes",
+        "/tools/4/run/output",
+        "/tools/5/inputSchema",
+        "/tools/5/run/shell",
+        "/resources/0:",
+        "/resources/1/path",
+        "/resources/1/uri",
+        "/resourceTemplates/0/run/argv/1",
+        "/prompts/0/messages/0/role",
+        "/prompts/0/messages/0/text",
+    ];
+    for pointer in pointers {
+        assert!(stderr.contains(&format!("broken.json: {pointer}")), "{pointer} not reported:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), pointers.len(), "{stderr}");
+    // Serving refuses the same manifest without answering anything.
+    let served = run(&["--manifest", &broken], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    assert_eq!(served.status.code(), Some(2));
+    assert!(served.stdout.is_empty());
+    for good in ["test", "tmkb", "git", "sysinfo"] {
+        let path = crate::fixture(&format!("manifests/{good}.json")).to_string_lossy().into_owned();
+        let checked = run(&["check", &path], "");
+        assert!(checked.status.success(), "{good}: {}", text(&checked.stderr));
+        assert!(text(&checked.stdout).starts_with(&format!("{path}: ok\nserver ")), "{}", text(&checked.stdout));
+    }
+}
+
+#[test]
+fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
+    let call = |name: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"{name}\",\"arguments\":{{\"name\":\"x\"}},\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{{}}}}}}}}\n"
+        )
+    };
+    let manifest = |name: &str| crate::fixture(&format!("manifests/{name}.json")).to_string_lossy().into_owned();
+    let mut child = baremcp()
+        .args(["--manifest", &manifest("test")])
+        .env("SECRET", "must not leak")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(call("env_names").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(reply["result"]["content"][0]["text"], "GREETING\n", "{reply}");
+    // The example manifests work against this machine and this repository.
+    for (file, tool) in [("sysinfo", "uname"), ("sysinfo", "uptime"), ("git", "git_log"), ("git", "git_status")] {
+        // These tools take no `name`: send them no arguments.
+        let out = run(&["--manifest", &manifest(file)], &call(tool).replace(r#"{"name":"x"}"#, "{}"));
+        let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(reply["result"]["isError"], serde_json::Value::Null, "{file} {tool}: {reply}");
+        assert!(
+            !reply["result"]["content"][0]["text"].as_str().unwrap_or("").is_empty() || tool == "git_status",
+            "{reply}"
+        );
+    }
 }

@@ -86,9 +86,12 @@ impl BufRead for Chunks {
     }
 }
 
-/// The built-in catalog with a transcript's `# args:` applied.
+/// The server a transcript's `# args:` describe: the built-in catalog, or a `--manifest`.
 pub fn server_for(args: &[String]) -> baremcp::Server {
-    apply_args(baremcp::catalog::builtin(), args)
+    match cli::parse(args) {
+        Ok(Cli::Serve(options)) => options.build().unwrap_or_else(|e| panic!("{e}")),
+        other => panic!("transcript args {args:?} do not describe a server: {other:?}"),
+    }
 }
 
 /// Applies the serving flags of a transcript's `# args:` line to `server`.

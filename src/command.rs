@@ -1,0 +1,228 @@
+//! Running a declared command: an argv (never a shell), a minimal environment, optional stdin,
+//! a deadline that ends the whole process group, and a cap on captured output.
+//!
+//! The serving loop stays single-threaded; only here, two short-lived threads drain the
+//! child's stdout and stderr so that neither pipe can fill up and stall the child, and
+//! stderr lines reach the caller (as progress) while the command runs.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// A fully expanded command, ready to run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Invocation {
+    pub argv: Vec<String>,
+    pub stdin: Option<String>,
+    pub cwd: Option<PathBuf>,
+    /// Added to the minimal environment (PATH, HOME, LANG).
+    pub env: BTreeMap<String, String>,
+    pub timeout: Duration,
+    pub max_output: usize,
+}
+
+/// How a command ended.
+#[derive(Debug)]
+pub struct Outcome {
+    pub stdout: Vec<u8>,
+    /// Set when stdout was longer than the cap (its full length).
+    pub truncated: Option<usize>,
+    pub stderr: String,
+    /// `None` when the deadline passed and the process group was ended.
+    pub status: Option<ExitStatus>,
+}
+
+impl Outcome {
+    /// "exit status 3", "killed by signal 9".
+    pub fn describe_status(&self) -> String {
+        match self.status {
+            None => "timed out".into(),
+            Some(status) => match (status.code(), status.signal()) {
+                (Some(code), _) => format!("exit status {code}"),
+                (None, Some(signal)) => format!("killed by signal {signal}"),
+                _ => status.to_string(),
+            },
+        }
+    }
+}
+
+/// The variables a command keeps from baremcp's environment; nothing else leaks through.
+const KEPT: [&str; 3] = ["PATH", "HOME", "LANG"];
+
+enum Event {
+    StderrLine(String),
+    StdoutDone(Vec<u8>, usize),
+    StderrDone,
+}
+
+/// Runs `invocation`; `on_stderr_line` is called for each line the command writes to stderr
+/// while it runs. An error means the command could not be started.
+pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std::io::Result<Outcome> {
+    let (program, args) = invocation.argv.split_first().ok_or_else(|| std::io::Error::other("empty argv"))?;
+    let mut command = Command::new(program);
+    command.args(args).env_clear().stdout(Stdio::piped()).stderr(Stdio::piped());
+    for name in KEPT {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    command.envs(&invocation.env);
+    if let Some(cwd) = &invocation.cwd {
+        command.current_dir(cwd);
+    }
+    command.stdin(if invocation.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
+    // Its own process group, so a timeout ends everything the command started.
+    command.process_group(0);
+    let mut child = command.spawn()?;
+
+    if let (Some(text), Some(mut stdin)) = (invocation.stdin.clone(), child.stdin.take()) {
+        // A command that does not read its input must not block us: write from a thread.
+        std::thread::spawn(move || {
+            let _ = stdin.write_all(text.as_bytes());
+        });
+    }
+    let (send, events) = mpsc::channel();
+    let mut stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let max = invocation.max_output;
+    let out_send = send.clone();
+    std::thread::spawn(move || {
+        let (mut kept, mut total, mut chunk) = (Vec::new(), 0usize, [0u8; 8192]);
+        while let Ok(n) = stdout.read(&mut chunk) {
+            if n == 0 {
+                break;
+            }
+            let room = max.saturating_sub(kept.len());
+            kept.extend_from_slice(&chunk[..n.min(room)]);
+            total += n;
+        }
+        let _ = out_send.send(Event::StdoutDone(kept, total));
+    });
+    let stderr = child.stderr.take().ok_or_else(|| std::io::Error::other("no stderr"))?;
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stderr);
+        let mut line = Vec::new();
+        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+            let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
+            if send.send(Event::StderrLine(text)).is_err() {
+                return;
+            }
+            line.clear();
+        }
+        let _ = send.send(Event::StderrDone);
+    });
+
+    let deadline = Instant::now() + invocation.timeout;
+    let (mut stdout_bytes, mut total, mut stderr_text) = (None, 0, String::new());
+    let mut stderr_done = false;
+    let mut timed_out = false;
+    while stdout_bytes.is_none() || !stderr_done {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match events.recv_timeout(left) {
+            Ok(Event::StderrLine(line)) => {
+                on_stderr_line(&line);
+                if stderr_text.len() < max {
+                    stderr_text.push_str(&line);
+                    stderr_text.push('\n');
+                }
+            }
+            Ok(Event::StdoutDone(bytes, n)) => (stdout_bytes, total) = (Some(bytes), n),
+            Ok(Event::StderrDone) => stderr_done = true,
+            Err(_) => {
+                timed_out = true;
+                kill_group(&mut child);
+                break;
+            }
+        }
+    }
+    let status = if timed_out {
+        let _ = child.wait();
+        None
+    } else {
+        // Output is closed; the command is ending. Give it until the deadline.
+        loop {
+            if let Some(status) = child.try_wait()? {
+                break Some(status);
+            }
+            if Instant::now() >= deadline {
+                kill_group(&mut child);
+                let _ = child.wait();
+                break None;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    let stdout = stdout_bytes.unwrap_or_default();
+    let truncated = (total > stdout.len()).then_some(total);
+    Ok(Outcome { stdout, truncated, stderr: stderr_text, status })
+}
+
+/// Ends the command's process group. std can only signal the child itself, so the group is
+/// signalled with the system's `kill`; the child is killed directly as well in case that
+/// is missing.
+fn kill_group(child: &mut std::process::Child) {
+    let group = format!("-{}", child.id());
+    let _ = Command::new("kill").args(["-KILL", "--", &group]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    let _ = child.kill();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn invocation(argv: &[&str]) -> Invocation {
+        Invocation {
+            argv: argv.iter().map(|a| a.to_string()).collect(),
+            stdin: None,
+            cwd: None,
+            env: BTreeMap::new(),
+            timeout: Duration::from_secs(10),
+            max_output: 1 << 20,
+        }
+    }
+
+    #[test]
+    fn runs_without_a_shell_and_captures() {
+        let outcome = run(&invocation(&["printf", "%s|", "a b", "$(id)", ";rm -rf /"]), |_| {}).unwrap();
+        assert_eq!(String::from_utf8(outcome.stdout).unwrap(), "a b|$(id)|;rm -rf /|");
+        assert!(outcome.status.is_some_and(|s| s.success()));
+    }
+
+    #[test]
+    fn a_timeout_ends_the_whole_group() {
+        let mut slow = invocation(&["sh", "-c", "sleep 30 & sleep 30; echo never"]);
+        slow.timeout = Duration::from_millis(300);
+        let started = Instant::now();
+        let outcome = run(&slow, |_| {}).unwrap();
+        assert!(outcome.status.is_none());
+        assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    }
+
+    #[test]
+    fn output_is_capped_and_stderr_lines_stream() {
+        let mut big = invocation(&["sh", "-c", "echo one >&2; echo two >&2; head -c 100000 /dev/zero"]);
+        big.max_output = 1000;
+        let mut lines = Vec::new();
+        let outcome = run(&big, |line| lines.push(line.to_string())).unwrap();
+        assert_eq!((outcome.stdout.len(), outcome.truncated), (1000, Some(100_000)));
+        assert_eq!(lines, ["one", "two"]);
+    }
+
+    #[test]
+    fn the_environment_is_minimal() {
+        // SAFETY-free: the variable is set for a child process only, through Command.
+        let mut env = invocation(&["env"]);
+        env.env.insert("EXTRA".into(), "1".into());
+        let outcome = run(&env, |_| {}).unwrap();
+        let names: Vec<String> = String::from_utf8(outcome.stdout)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
+            .collect();
+        assert!(names.iter().all(|n| ["PATH", "HOME", "LANG", "EXTRA"].contains(&n.as_str())), "{names:?}");
+        assert!(names.contains(&"EXTRA".to_string()));
+    }
+}

@@ -1,0 +1,864 @@
+//! Manifests: one JSON document that declares command-backed tools, resources, resource
+//! templates and prompts. A manifest is checked completely before anything is served; every
+//! problem is reported at once with the JSON Pointer of where it is.
+//!
+//! `{name}` in a command's argv, stdin, cwd or env is replaced by an argument value; one
+//! placeholder never becomes more than the one argv element it is in (arrays expand to
+//! several elements only when the element is exactly `{name}`), and nothing goes through a
+//! shell. An element naming an absent optional argument is dropped, and a nested array of
+//! elements (`["--limit", "{limit}"]`) is dropped whole. `{{` and `}}` are literal braces.
+//! Prompt message texts use `{{name}}`.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::command::{self, Invocation};
+use crate::prompt::{Prompt, PromptMessage, Role};
+use crate::resource::{Contents, ReadError, Resource, ResourceTemplate, UriTemplate};
+use crate::schema::{Problem, Schema, escape_token};
+use crate::server::Server;
+use crate::tool::{Content, Tool, ToolOutput};
+
+const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+const DEFAULT_MAX_OUTPUT: u64 = 1024 * 1024;
+/// The largest file a `path` resource serves.
+const MAX_FILE: u64 = 8 * 1024 * 1024;
+
+/// A checked manifest.
+pub struct Manifest {
+    server: Map<String, Value>,
+    tools: Vec<ToolDecl>,
+    resources: Vec<ResourceDecl>,
+    templates: Vec<TemplateDecl>,
+    prompts: Vec<PromptDecl>,
+}
+
+/// Text with `{name}` placeholders.
+#[derive(Debug, Clone, PartialEq)]
+struct Template(Vec<Part>);
+
+#[derive(Debug, Clone, PartialEq)]
+enum Part {
+    Text(String),
+    Var(String),
+}
+
+#[derive(Debug, Clone)]
+enum ArgvItem {
+    One(Template),
+    /// Dropped whole when any of its placeholders is absent.
+    Group(Vec<Template>),
+}
+
+#[derive(Debug, Clone)]
+struct RunDecl {
+    argv: Vec<ArgvItem>,
+    stdin: Option<Template>,
+    cwd: Option<Template>,
+    env: BTreeMap<String, Template>,
+    /// Names passed through from baremcp's own environment.
+    pass: Vec<String>,
+    timeout: Duration,
+    max_output: usize,
+    ok_codes: Vec<i32>,
+    json_output: bool,
+    /// The manifest's directory: relative `cwd`s start here.
+    dir: PathBuf,
+}
+
+struct ToolDecl {
+    name: String,
+    title: Option<String>,
+    description: String,
+    input_schema: Value,
+    output_schema: Option<Value>,
+    annotations: Option<Value>,
+    run: RunDecl,
+}
+
+enum Source {
+    Text(String),
+    Path(PathBuf),
+    Run(RunDecl),
+}
+
+struct ResourceDecl {
+    uri: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    source: Source,
+}
+
+struct TemplateDecl {
+    uri_template: String,
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    mime_type: Option<String>,
+    run: RunDecl,
+}
+
+struct PromptDecl {
+    name: String,
+    title: Option<String>,
+    description: Option<String>,
+    arguments: Vec<(String, Option<String>, bool)>,
+    messages: Vec<(Role, String)>,
+}
+
+/// Reads and checks a manifest file.
+pub fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
+    let text =
+        std::fs::read_to_string(path).map_err(|e| vec![problem("", format!("cannot read {}: {e}", path.display()))])?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| vec![problem("", format!("not JSON: {e}"))])?;
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+    check(&value, &dir)
+}
+
+fn problem(pointer: &str, message: impl Into<String>) -> Problem {
+    Problem { pointer: pointer.to_string(), message: message.into() }
+}
+
+/// Walks the document, collecting every problem with its pointer.
+struct Checker<'d> {
+    problems: Vec<Problem>,
+    dir: &'d Path,
+}
+
+fn at(base: &str, key: &str) -> String {
+    format!("{base}/{}", escape_token(key))
+}
+
+impl Checker<'_> {
+    fn report(&mut self, pointer: &str, message: impl Into<String>) {
+        self.problems.push(problem(pointer, message));
+    }
+
+    /// An object whose keys are all in `allowed`.
+    fn object<'v>(&mut self, value: &'v Value, here: &str, allowed: &[&str]) -> Option<&'v Map<String, Value>> {
+        let Some(map) = value.as_object() else {
+            self.report(here, "must be an object");
+            return None;
+        };
+        for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
+            self.report(&at(here, key), format!("unknown field (allowed: {})", allowed.join(", ")));
+        }
+        Some(map)
+    }
+
+    fn string(&mut self, map: &Map<String, Value>, key: &str, here: &str, required: bool) -> Option<String> {
+        match map.get(key) {
+            None if required => {
+                self.report(&at(here, key), "is required");
+                None
+            }
+            None => None,
+            Some(Value::String(s)) if !(required && s.is_empty()) => Some(s.clone()),
+            Some(Value::String(_)) => {
+                self.report(&at(here, key), "must not be empty");
+                None
+            }
+            Some(_) => {
+                self.report(&at(here, key), "must be a string");
+                None
+            }
+        }
+    }
+
+    fn array<'v>(&mut self, map: &'v Map<String, Value>, key: &str, here: &str) -> &'v [Value] {
+        match map.get(key) {
+            None => &[],
+            Some(Value::Array(items)) => items,
+            Some(_) => {
+                self.report(&at(here, key), "must be an array");
+                &[]
+            }
+        }
+    }
+
+    fn count(&mut self, map: &Map<String, Value>, key: &str, here: &str, default: u64) -> u64 {
+        match map.get(key) {
+            None => default,
+            Some(v) => match v.as_u64() {
+                Some(n) if n > 0 => n,
+                _ => {
+                    self.report(&at(here, key), "must be a positive integer");
+                    default
+                }
+            },
+        }
+    }
+
+    /// Parses a `{name}` template; each name must be in `known`.
+    fn template(&mut self, text: &str, here: &str, known: &BTreeSet<String>, what: &str) -> Template {
+        let mut parts = Vec::new();
+        let mut literal = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    literal.push('{');
+                }
+                '}' if chars.peek() == Some(&'}') => {
+                    chars.next();
+                    literal.push('}');
+                }
+                '{' => {
+                    let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                    let valid =
+                        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    if !valid {
+                        self.report(here, format!("malformed placeholder {{{name}}} (use {{{{ for a literal brace)"));
+                    } else if !known.contains(&name) {
+                        let list: Vec<&str> = known.iter().map(String::as_str).collect();
+                        self.report(
+                            here,
+                            format!("placeholder {{{name}}} names no {what} (declared: {})", list.join(", ")),
+                        );
+                    }
+                    if !literal.is_empty() {
+                        parts.push(Part::Text(std::mem::take(&mut literal)));
+                    }
+                    parts.push(Part::Var(name));
+                }
+                '}' => {
+                    self.report(here, "unmatched } (use }} for a literal brace)");
+                }
+                c => literal.push(c),
+            }
+        }
+        if !literal.is_empty() {
+            parts.push(Part::Text(literal));
+        }
+        Template(parts)
+    }
+
+    fn template_field(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        here: &str,
+        known: &BTreeSet<String>,
+        what: &str,
+    ) -> Option<Template> {
+        self.string(map, key, here, false).map(|text| self.template(&text, &at(here, key), known, what))
+    }
+
+    fn run(
+        &mut self,
+        value: Option<&Value>,
+        here: &str,
+        known: &BTreeSet<String>,
+        what: &str,
+        with_output: bool,
+    ) -> RunDecl {
+        let mut run = RunDecl {
+            argv: Vec::new(),
+            stdin: None,
+            cwd: None,
+            env: BTreeMap::new(),
+            pass: Vec::new(),
+            timeout: Duration::from_millis(DEFAULT_TIMEOUT_MS),
+            max_output: DEFAULT_MAX_OUTPUT as usize,
+            ok_codes: vec![0],
+            json_output: false,
+            dir: self.dir.to_path_buf(),
+        };
+        let Some(value) = value else {
+            self.report(here, "is required");
+            return run;
+        };
+        let mut allowed = vec!["argv", "stdin", "cwd", "env", "timeoutMs", "maxOutputBytes", "okExitCodes"];
+        if with_output {
+            allowed.push("output");
+        }
+        let Some(map) = self.object(value, here, &allowed) else { return run };
+        let argv_at = at(here, "argv");
+        let argv = self.array(map, "argv", here);
+        if argv.is_empty() {
+            self.report(&argv_at, "must be a non-empty array (the program, then its arguments)");
+        }
+        for (i, item) in argv.iter().enumerate() {
+            let item_at = format!("{argv_at}/{i}");
+            match item {
+                Value::String(text) => {
+                    let template = self.template(text, &item_at, known, what);
+                    if i == 0 && template.0.iter().any(|p| matches!(p, Part::Var(_))) {
+                        self.report(&item_at, "the program must be fixed: no placeholder in argv[0]");
+                    }
+                    run.argv.push(ArgvItem::One(template));
+                }
+                Value::Array(group) if i > 0 && !group.is_empty() => {
+                    let templates = group
+                        .iter()
+                        .enumerate()
+                        .map(|(j, t)| match t {
+                            Value::String(text) => self.template(text, &format!("{item_at}/{j}"), known, what),
+                            _ => {
+                                self.report(&format!("{item_at}/{j}"), "must be a string");
+                                Template(Vec::new())
+                            }
+                        })
+                        .collect();
+                    run.argv.push(ArgvItem::Group(templates));
+                }
+                _ => self.report(&item_at, "must be a string, or (after the program) a non-empty array of strings"),
+            }
+        }
+        run.stdin = self.template_field(map, "stdin", here, known, what);
+        run.cwd = self.template_field(map, "cwd", here, known, what);
+        if let Some(env) = map.get("env") {
+            let env_at = at(here, "env");
+            match env.as_object() {
+                Some(env) => {
+                    for (name, value) in env {
+                        match value {
+                            Value::String(text) => {
+                                let template = self.template(text, &at(&env_at, name), known, what);
+                                run.env.insert(name.clone(), template);
+                            }
+                            Value::Bool(true) => run.pass.push(name.clone()),
+                            _ => self
+                                .report(&at(&env_at, name), "must be a string (the value) or true (pass it through)"),
+                        }
+                    }
+                }
+                None => self.report(&env_at, "must be an object"),
+            }
+        }
+        run.timeout = Duration::from_millis(self.count(map, "timeoutMs", here, DEFAULT_TIMEOUT_MS));
+        run.max_output = self.count(map, "maxOutputBytes", here, DEFAULT_MAX_OUTPUT) as usize;
+        if map.contains_key("okExitCodes") {
+            let codes: Option<Vec<i32>> = map["okExitCodes"]
+                .as_array()
+                .and_then(|a| a.iter().map(|c| c.as_i64().and_then(|c| i32::try_from(c).ok())).collect());
+            match codes {
+                Some(codes) if !codes.is_empty() => run.ok_codes = codes,
+                _ => self.report(&at(here, "okExitCodes"), "must be a non-empty array of exit codes"),
+            }
+        }
+        match map.get("output") {
+            None => {}
+            Some(Value::String(kind)) if kind == "text" => {}
+            Some(Value::String(kind)) if kind == "json" => run.json_output = true,
+            Some(_) => self.report(&at(here, "output"), "must be \"text\" or \"json\""),
+        }
+        run
+    }
+
+    fn schema(&mut self, value: &Value, here: &str) -> bool {
+        match Schema::compile(value) {
+            Ok(schema) => {
+                for warning in schema.warnings() {
+                    log::warn!("{here}{}: {}", warning.pointer, warning.message);
+                }
+                true
+            }
+            Err(problems) => {
+                for p in problems {
+                    self.report(&format!("{here}{}", p.pointer), p.message);
+                }
+                false
+            }
+        }
+    }
+
+    fn tool(&mut self, value: &Value, here: &str) -> Option<ToolDecl> {
+        let allowed = ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "run"];
+        let map = self.object(value, here, &allowed)?;
+        let name = self.string(map, "name", here, true);
+        let title = self.string(map, "title", here, false);
+        let description = self.string(map, "description", here, true);
+        let input_schema =
+            map.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+        let schema_at = at(here, "inputSchema");
+        if self.schema(&input_schema, &schema_at) && input_schema.get("type") != Some(&json!("object")) {
+            self.report(&schema_at, r#"must have "type": "object""#);
+        }
+        let output_schema = map.get("outputSchema").cloned();
+        if let Some(schema) = &output_schema {
+            self.schema(schema, &at(here, "outputSchema"));
+        }
+        let annotations = map.get("annotations").cloned();
+        if let Some(a) = &annotations {
+            let hints = ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+            self.object(a, &at(here, "annotations"), &hints);
+        }
+        let known: BTreeSet<String> = input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let run = self.run(map.get("run"), &at(here, "run"), &known, "property of inputSchema", true);
+        if run.json_output && output_schema.is_none() {
+            log::debug!("{here}: JSON output without an outputSchema is passed through unchecked");
+        }
+        Some(ToolDecl { name: name?, title, description: description?, input_schema, output_schema, annotations, run })
+    }
+
+    fn resource(&mut self, value: &Value, here: &str) -> Option<ResourceDecl> {
+        let allowed = ["uri", "name", "title", "description", "mimeType", "text", "path", "run"];
+        let map = self.object(value, here, &allowed)?;
+        let uri = self.string(map, "uri", here, true);
+        let name = self.string(map, "name", here, true);
+        let sources = ["text", "path", "run"].iter().filter(|k| map.contains_key(**k)).count();
+        if sources != 1 {
+            self.report(here, "needs exactly one of text, path or run");
+        }
+        let source = if let Some(text) = self.string(map, "text", here, false) {
+            Source::Text(text)
+        } else if let Some(path) = self.string(map, "path", here, false) {
+            let full = self.dir.join(&path);
+            if !full.is_file() {
+                self.report(&at(here, "path"), format!("{} is not a file", full.display()));
+            }
+            Source::Path(full)
+        } else {
+            Source::Run(self.run(
+                map.get("run"),
+                &at(here, "run"),
+                &BTreeSet::new(),
+                "variable (a resource has none)",
+                false,
+            ))
+        };
+        Some(ResourceDecl {
+            uri: uri?,
+            name: name?,
+            title: self.string(map, "title", here, false),
+            description: self.string(map, "description", here, false),
+            mime_type: self.string(map, "mimeType", here, false),
+            source,
+        })
+    }
+
+    fn resource_template(&mut self, value: &Value, here: &str) -> Option<TemplateDecl> {
+        let allowed = ["uriTemplate", "name", "title", "description", "mimeType", "run"];
+        let map = self.object(value, here, &allowed)?;
+        let uri_template = self.string(map, "uriTemplate", here, true)?;
+        let known: BTreeSet<String> = UriTemplate::parse(&uri_template).variables().map(String::from).collect();
+        if known.is_empty() {
+            self.report(&at(here, "uriTemplate"), "needs at least one {variable}");
+        }
+        let run = self.run(map.get("run"), &at(here, "run"), &known, "variable of uriTemplate", false);
+        Some(TemplateDecl {
+            uri_template,
+            name: self.string(map, "name", here, true)?,
+            title: self.string(map, "title", here, false),
+            description: self.string(map, "description", here, false),
+            mime_type: self.string(map, "mimeType", here, false),
+            run,
+        })
+    }
+
+    fn prompt(&mut self, value: &Value, here: &str) -> Option<PromptDecl> {
+        let map = self.object(value, here, &["name", "title", "description", "arguments", "messages"])?;
+        let name = self.string(map, "name", here, true);
+        let mut arguments = Vec::new();
+        for (i, arg) in self.array(map, "arguments", here).iter().enumerate() {
+            let arg_at = format!("{}/{i}", at(here, "arguments"));
+            let Some(arg_map) = self.object(arg, &arg_at, &["name", "description", "required"]) else { continue };
+            let required = match arg_map.get("required") {
+                None => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => {
+                    self.report(&at(&arg_at, "required"), "must be a boolean");
+                    false
+                }
+            };
+            if let Some(arg_name) = self.string(arg_map, "name", &arg_at, true) {
+                arguments.push((arg_name, self.string(arg_map, "description", &arg_at, false), required));
+            }
+        }
+        let known: BTreeSet<String> = arguments.iter().map(|(n, _, _)| n.clone()).collect();
+        let mut messages = Vec::new();
+        let list = self.array(map, "messages", here);
+        if list.is_empty() {
+            self.report(&at(here, "messages"), "must be a non-empty array");
+        }
+        for (i, message) in list.iter().enumerate() {
+            let message_at = format!("{}/{i}", at(here, "messages"));
+            let Some(message_map) = self.object(message, &message_at, &["role", "text"]) else { continue };
+            let role = match self.string(message_map, "role", &message_at, true).as_deref() {
+                Some("user") | None => Role::User,
+                Some("assistant") => Role::Assistant,
+                Some(_) => {
+                    self.report(&at(&message_at, "role"), "must be \"user\" or \"assistant\"");
+                    Role::User
+                }
+            };
+            if let Some(text) = self.string(message_map, "text", &message_at, true) {
+                // Prompt texts use {{name}}: check each against the declared arguments.
+                for name in double_placeholders(&text) {
+                    if !known.contains(&name) {
+                        self.report(&at(&message_at, "text"), format!("placeholder {{{{{name}}}}} names no argument"));
+                    }
+                }
+                messages.push((role, text));
+            }
+        }
+        Some(PromptDecl {
+            name: name?,
+            title: self.string(map, "title", here, false),
+            description: self.string(map, "description", here, false),
+            arguments,
+            messages,
+        })
+    }
+}
+
+/// The `{{name}}` placeholders of a prompt text.
+fn double_placeholders(text: &str) -> Vec<String> {
+    text.split("{{").skip(1).filter_map(|rest| rest.split_once("}}").map(|(name, _)| name.trim().to_string())).collect()
+}
+
+fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
+    let mut c = Checker { problems: Vec::new(), dir };
+    let Some(root) = c.object(value, "", &["server", "tools", "resources", "resourceTemplates", "prompts"]) else {
+        return Err(c.problems);
+    };
+    let server = match root.get("server") {
+        None => Map::new(),
+        Some(s) => c
+            .object(s, "/server", &["name", "version", "title", "description", "instructions"])
+            .cloned()
+            .unwrap_or_default(),
+    };
+    for (key, v) in &server {
+        if !v.is_string() {
+            c.report(&at("/server", key), "must be a string");
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut tools = Vec::new();
+    for (i, t) in c.array(root, "tools", "").iter().enumerate() {
+        let here = format!("/tools/{i}");
+        if let Some(tool) = c.tool(t, &here) {
+            if !seen.insert(tool.name.clone()) {
+                c.report(&at(&here, "name"), format!("duplicate tool name {:?}", tool.name));
+            }
+            tools.push(tool);
+        }
+    }
+    let mut uris = BTreeSet::new();
+    let mut resources = Vec::new();
+    for (i, r) in c.array(root, "resources", "").iter().enumerate() {
+        let here = format!("/resources/{i}");
+        if let Some(resource) = c.resource(r, &here) {
+            if !uris.insert(resource.uri.clone()) {
+                c.report(&at(&here, "uri"), format!("duplicate resource uri {:?}", resource.uri));
+            }
+            resources.push(resource);
+        }
+    }
+    let templates: Vec<TemplateDecl> = c
+        .array(root, "resourceTemplates", "")
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| c.resource_template(t, &format!("/resourceTemplates/{i}")))
+        .collect();
+    let mut names = BTreeSet::new();
+    let mut prompts = Vec::new();
+    for (i, p) in c.array(root, "prompts", "").iter().enumerate() {
+        let here = format!("/prompts/{i}");
+        if let Some(prompt) = c.prompt(p, &here) {
+            if !names.insert(prompt.name.clone()) {
+                c.report(&at(&here, "name"), format!("duplicate prompt name {:?}", prompt.name));
+            }
+            prompts.push(prompt);
+        }
+    }
+    if c.problems.is_empty() { Ok(Manifest { server, tools, resources, templates, prompts }) } else { Err(c.problems) }
+}
+
+/// A value as it appears in a command: strings as they are, everything else as JSON text.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Template {
+    /// The text with values filled in, or `None` when a placeholder's value is absent.
+    fn render(&self, values: &Map<String, Value>) -> Option<String> {
+        let mut out = String::new();
+        for part in &self.0 {
+            match part {
+                Part::Text(text) => out.push_str(text),
+                Part::Var(name) => match values.get(name) {
+                    None | Some(Value::Null) => return None,
+                    Some(value) => out.push_str(&text_of(value)),
+                },
+            }
+        }
+        Some(out)
+    }
+
+    /// Appends this element's argv words: several for an array value when the element is
+    /// exactly one placeholder, else one. `false` when a value is absent.
+    fn expand(&self, values: &Map<String, Value>, argv: &mut Vec<String>) -> bool {
+        if let [Part::Var(name)] = self.0.as_slice()
+            && let Some(Value::Array(items)) = values.get(name)
+        {
+            argv.extend(items.iter().map(text_of));
+            return true;
+        }
+        match self.render(values) {
+            Some(word) => {
+                argv.push(word);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl RunDecl {
+    fn invocation(&self, values: &Map<String, Value>) -> Invocation {
+        let mut argv = Vec::new();
+        for item in &self.argv {
+            match item {
+                ArgvItem::One(template) => {
+                    template.expand(values, &mut argv);
+                }
+                ArgvItem::Group(templates) => {
+                    let mut words = Vec::new();
+                    if templates.iter().all(|t| t.expand(values, &mut words)) {
+                        argv.extend(words);
+                    }
+                }
+            }
+        }
+        let mut env: BTreeMap<String, String> =
+            self.env.iter().filter_map(|(name, t)| t.render(values).map(|v| (name.clone(), v))).collect();
+        for name in &self.pass {
+            if let Ok(value) = std::env::var(name) {
+                env.insert(name.clone(), value);
+            }
+        }
+        Invocation {
+            argv,
+            stdin: self.stdin.as_ref().and_then(|t| t.render(values)),
+            cwd: self.cwd.as_ref().and_then(|t| t.render(values)).map(|cwd| self.dir.join(cwd)),
+            env,
+            timeout: self.timeout,
+            max_output: self.max_output,
+        }
+    }
+
+    /// Runs the command for a tool call and turns the outcome into a result.
+    fn call(&self, values: &Map<String, Value>, mut on_line: impl FnMut(&str)) -> ToolOutput {
+        let invocation = self.invocation(values);
+        let outcome = match command::run(&invocation, &mut on_line) {
+            Ok(outcome) => outcome,
+            Err(e) => return ToolOutput::error(format!("cannot run {}: {e}", invocation.argv[0])),
+        };
+        let Some(status) = outcome.status else {
+            return ToolOutput::error(format!(
+                "the command timed out after {} ms and was stopped",
+                self.timeout.as_millis()
+            ));
+        };
+        if !status.code().is_some_and(|code| self.ok_codes.contains(&code)) {
+            let mut message = format!("the command failed with {}", outcome.describe_status());
+            if !outcome.stderr.is_empty() {
+                message.push_str(&format!("\nstderr:\n{}", outcome.stderr.trim_end()));
+            }
+            return ToolOutput::error(message);
+        }
+        let note = outcome.truncated.map(|total| {
+            format!("\n[output truncated: the command wrote {total} bytes; the first {} are shown]", self.max_output)
+        });
+        if self.json_output {
+            if let Some(note) = note {
+                return ToolOutput::error(format!("the command's JSON output was cut short{note}"));
+            }
+            return match serde_json::from_slice::<Value>(&outcome.stdout) {
+                Ok(value) if value.is_object() => ToolOutput::structured(value),
+                Ok(_) => {
+                    ToolOutput::error("the command's JSON output must be an object (it becomes structuredContent)")
+                }
+                Err(e) => ToolOutput::error(format!("the command's output is not JSON: {e}")),
+            };
+        }
+        let mut text = String::from_utf8_lossy(&outcome.stdout).into_owned();
+        text.push_str(&note.unwrap_or_default());
+        ToolOutput::text(text)
+    }
+
+    /// Runs the command for a resource read: its stdout is the content.
+    fn read(&self, values: &Map<String, Value>) -> Result<Contents, ReadError> {
+        let invocation = self.invocation(values);
+        let outcome = command::run(&invocation, |_| {})
+            .map_err(|e| ReadError::Refused(format!("cannot run {}: {e}", invocation.argv[0])))?;
+        match outcome.status {
+            Some(status) if status.code().is_some_and(|c| self.ok_codes.contains(&c)) => {}
+            _ => return Err(ReadError::Refused(format!("the command failed with {}", outcome.describe_status()))),
+        }
+        if outcome.truncated.is_some() {
+            return Err(ReadError::Refused(format!("the content is larger than {} bytes", self.max_output)));
+        }
+        Ok(match String::from_utf8(outcome.stdout) {
+            Ok(text) => Contents::Text(text),
+            Err(e) => Contents::Blob(e.into_bytes()),
+        })
+    }
+}
+
+impl Manifest {
+    /// A server that serves what the manifest declares.
+    pub fn into_server(self) -> Result<Server, crate::Error> {
+        let get = |key: &str| self.server.get(key).and_then(Value::as_str).map(String::from);
+        let mut server = Server::new(
+            get("name").unwrap_or_else(|| "baremcp-manifest".into()),
+            get("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
+        );
+        if let Some(title) = get("title") {
+            server = server.title(title);
+        }
+        if let Some(description) = get("description") {
+            server = server.description(description);
+        }
+        if let Some(instructions) = get("instructions") {
+            server = server.instructions(instructions);
+        }
+        for decl in self.tools {
+            let run = Arc::new(decl.run);
+            let mut tool = Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
+                let values = args.as_object().cloned().unwrap_or_default();
+                // Each line the command writes to stderr is reported as progress.
+                let mut lines = 0.0;
+                Ok(run.call(&values, |line| {
+                    lines += 1.0;
+                    cx.progress(lines, None, Some(line));
+                }))
+            });
+            if let Some(title) = decl.title {
+                tool = tool.title(title);
+            }
+            if let Some(schema) = decl.output_schema {
+                tool = tool.output_schema(schema);
+            }
+            if let Some(annotations) = decl.annotations {
+                tool = tool.annotations(annotations);
+            }
+            server.add_tool(tool)?;
+        }
+        for decl in self.resources {
+            let source = Arc::new(decl.source);
+            let mut resource = Resource::new(decl.uri, decl.name, move |_| match source.as_ref() {
+                Source::Text(text) => Ok(Contents::Text(text.clone())),
+                Source::Path(path) => read_file(path),
+                Source::Run(run) => run.read(&Map::new()),
+            });
+            if let Some(title) = decl.title {
+                resource = resource.title(title);
+            }
+            if let Some(description) = decl.description {
+                resource = resource.description(description);
+            }
+            if let Some(mime) = decl.mime_type {
+                resource = resource.mime_type(mime);
+            }
+            server.add_resource(resource)?;
+        }
+        for decl in self.templates {
+            let run = Arc::new(decl.run);
+            let mut template = ResourceTemplate::new(decl.uri_template, decl.name, move |vars, _| {
+                let values: Map<String, Value> = vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                run.read(&values)
+            });
+            if let Some(title) = decl.title {
+                template = template.title(title);
+            }
+            if let Some(description) = decl.description {
+                template = template.description(description);
+            }
+            if let Some(mime) = decl.mime_type {
+                template = template.mime_type(mime);
+            }
+            server.add_template(template)?;
+        }
+        for decl in self.prompts {
+            let messages = decl.messages;
+            let mut prompt = Prompt::new(decl.name, decl.description.unwrap_or_default(), move |args, _| {
+                Ok(messages
+                    .iter()
+                    .map(|(role, text)| {
+                        let mut filled = text.clone();
+                        for name in double_placeholders(text) {
+                            let value = args.get(&name).map(String::as_str).unwrap_or("");
+                            filled = filled.replace(&format!("{{{{{name}}}}}"), value);
+                        }
+                        PromptMessage { role: *role, content: Content::Text(filled) }
+                    })
+                    .collect())
+            });
+            if let Some(title) = decl.title {
+                prompt = prompt.title(title);
+            }
+            for (name, description, required) in decl.arguments {
+                prompt = prompt.argument(name, description.unwrap_or_default(), required);
+            }
+            server.add_prompt(prompt)?;
+        }
+        Ok(server)
+    }
+
+    /// What the manifest serves, one line per item, for `baremcp check`.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let name = self.server.get("name").and_then(Value::as_str).unwrap_or("baremcp-manifest");
+        out.push_str(&format!("server {name}\n"));
+        for t in &self.tools {
+            let argv: Vec<String> = t.run.argv.iter().map(describe_argv).collect();
+            out.push_str(&format!("tool {}: {}\n", t.name, argv.join(" ")));
+        }
+        for r in &self.resources {
+            out.push_str(&format!("resource {} ({})\n", r.uri, r.name));
+        }
+        for t in &self.templates {
+            out.push_str(&format!("resource template {} ({})\n", t.uri_template, t.name));
+        }
+        for p in &self.prompts {
+            out.push_str(&format!("prompt {} ({} arguments)\n", p.name, p.arguments.len()));
+        }
+        out
+    }
+}
+
+fn describe_argv(item: &ArgvItem) -> String {
+    let word = |t: &Template| -> String {
+        t.0.iter()
+            .map(|p| match p {
+                Part::Text(text) => text.replace('{', "{{").replace('}', "}}"),
+                Part::Var(name) => format!("{{{name}}}"),
+            })
+            .collect()
+    };
+    match item {
+        ArgvItem::One(t) => word(t),
+        ArgvItem::Group(ts) => format!("[{}]", ts.iter().map(word).collect::<Vec<_>>().join(" ")),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Contents, ReadError> {
+    let size = std::fs::metadata(path).map_err(|_| ReadError::NotFound)?.len();
+    if size > MAX_FILE {
+        return Err(ReadError::Refused(format!("{} is larger than {MAX_FILE} bytes", path.display())));
+    }
+    let bytes = std::fs::read(path).map_err(|_| ReadError::NotFound)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => Contents::Text(text),
+        Err(e) => Contents::Blob(e.into_bytes()),
+    })
+}

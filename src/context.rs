@@ -103,7 +103,8 @@ pub struct Context<'a, 'io> {
     progress_token: Option<Value>,
     last_progress: Option<f64>,
     log_level: Option<LogLevel>,
-    client_capabilities: Value,
+    /// 2026-07-28: the request's `clientCapabilities` (legacy ones live in the session).
+    client_capabilities: Option<Value>,
     /// 2026-07-28: answers from `inputResponses` and a verified `requestState`.
     pub(crate) answers: Map<String, Value>,
     /// 2026-07-28: what to ask for in an `InputRequiredResult`.
@@ -121,15 +122,16 @@ pub(crate) struct Setup<'a> {
     pub era: Era,
     pub progress_token: Option<Value>,
     pub log_level: Option<LogLevel>,
-    pub client_capabilities: Value,
+    pub client_capabilities: Option<Value>,
     pub answers: Map<String, Value>,
 }
 
 impl<'a, 'io> Context<'a, 'io> {
     pub(crate) fn new(setup: Setup<'a>, session: &'a mut Session, conn: &'a mut Conn<'io>) -> Context<'a, 'io> {
+        // Legacy capabilities are read from the session when asked for, not copied per call.
         let (log_level, client_capabilities) = match setup.era {
             Era::Modern(_) => (setup.log_level, setup.client_capabilities),
-            Era::Legacy => (session.log_level, session.client_capabilities.clone()),
+            Era::Legacy => (session.log_level, None),
         };
         Context {
             id: setup.id,
@@ -255,7 +257,8 @@ impl<'a, 'io> Context<'a, 'io> {
             return Err(ClientError::Cancelled);
         }
         self.asked[kind] += 1;
-        let declared = self.client_capabilities.get(capability).is_some_and(Value::is_object);
+        let capabilities = self.client_capabilities.as_ref().unwrap_or(&self.session.client_capabilities);
+        let declared = capabilities.get(capability).is_some_and(Value::is_object);
         match self.era {
             Era::Modern(_) => {
                 let key = format!("{capability}-{}", self.asked[kind]);

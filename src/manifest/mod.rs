@@ -1,0 +1,409 @@
+//! Manifests: one JSON document that declares command-backed tools, resources, resource
+//! templates and prompts. A manifest is checked completely before anything is served; every
+//! problem is reported at once with the JSON Pointer of where it is.
+//!
+//! `{name}` in a command's argv, stdin, cwd or env is replaced by an argument value; one
+//! placeholder never becomes more than the one argv element it is in (arrays expand to
+//! several elements only when the element is exactly `{name}`), and nothing goes through a
+//! shell. An element naming an absent optional argument is dropped, and a nested array of
+//! elements (`["--limit", "{limit}"]`) is dropped whole. `{{` and `}}` are literal braces.
+//! Prompt message texts use `{{name}}`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+
+use crate::command::{self, Invocation};
+use crate::prompt::{Prompt, PromptMessage, Role};
+use crate::resource::{Contents, ReadError, Resource, ResourceTemplate};
+use crate::schema::Problem;
+use crate::server::Server;
+use crate::tool::{Content, Tool, ToolOutput};
+
+mod check;
+
+pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
+pub(crate) const DEFAULT_MAX_OUTPUT: u64 = 1024 * 1024;
+/// The largest file a `path` resource serves.
+const MAX_FILE: u64 = 8 * 1024 * 1024;
+
+/// A checked manifest.
+pub struct Manifest {
+    pub(crate) server: Map<String, Value>,
+    pub(crate) tools: Vec<ToolDecl>,
+    pub(crate) resources: Vec<ResourceDecl>,
+    pub(crate) templates: Vec<TemplateDecl>,
+    pub(crate) prompts: Vec<PromptDecl>,
+}
+
+/// Text with `{name}` placeholders.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Template(pub(crate) Vec<Part>);
+
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Part {
+    Text(String),
+    Var(String),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) enum ArgvItem {
+    One(Template),
+    /// Dropped whole when any of its placeholders is absent.
+    Group(Vec<Template>),
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct RunDecl {
+    pub(crate) argv: Vec<ArgvItem>,
+    pub(crate) stdin: Option<Template>,
+    pub(crate) cwd: Option<Template>,
+    pub(crate) env: BTreeMap<String, Template>,
+    /// Names passed through from baremcp's own environment.
+    pub(crate) pass: Vec<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_output: usize,
+    pub(crate) ok_codes: Vec<i32>,
+    pub(crate) json_output: bool,
+    /// The manifest's directory: relative `cwd`s start here.
+    pub(crate) dir: PathBuf,
+}
+
+pub(crate) struct ToolDecl {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<Value>,
+    pub(crate) run: RunDecl,
+}
+
+pub(crate) enum Source {
+    Text(String),
+    Path(PathBuf),
+    Run(RunDecl),
+}
+
+pub(crate) struct ResourceDecl {
+    pub(crate) uri: String,
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) source: Source,
+}
+
+pub(crate) struct TemplateDecl {
+    pub(crate) uri_template: String,
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) mime_type: Option<String>,
+    pub(crate) run: RunDecl,
+}
+
+pub(crate) struct PromptDecl {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: Option<String>,
+    pub(crate) arguments: Vec<(String, Option<String>, bool)>,
+    pub(crate) messages: Vec<(Role, String)>,
+}
+
+/// Reads and checks a manifest file.
+pub fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
+    check::load(path)
+}
+
+/// The `{{name}}` placeholders of a prompt text.
+pub(crate) fn double_placeholders(text: &str) -> Vec<String> {
+    text.split("{{").skip(1).filter_map(|rest| rest.split_once("}}").map(|(name, _)| name.trim().to_string())).collect()
+}
+
+/// A value as it appears in a command: strings as they are, everything else as JSON text.
+fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl Template {
+    /// The text with values filled in, or `None` when a placeholder's value is absent.
+    fn render(&self, values: &Map<String, Value>) -> Option<String> {
+        let mut out = String::new();
+        for part in &self.0 {
+            match part {
+                Part::Text(text) => out.push_str(text),
+                Part::Var(name) => match values.get(name) {
+                    None | Some(Value::Null) => return None,
+                    Some(value) => out.push_str(&text_of(value)),
+                },
+            }
+        }
+        Some(out)
+    }
+
+    /// Appends this element's argv words: several for an array value when the element is
+    /// exactly one placeholder, else one. `false` when a value is absent.
+    fn expand(&self, values: &Map<String, Value>, argv: &mut Vec<String>) -> bool {
+        if let [Part::Var(name)] = self.0.as_slice()
+            && let Some(Value::Array(items)) = values.get(name)
+        {
+            argv.extend(items.iter().map(text_of));
+            return true;
+        }
+        match self.render(values) {
+            Some(word) => {
+                argv.push(word);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+impl RunDecl {
+    fn invocation(&self, values: &Map<String, Value>) -> Invocation {
+        let mut argv = Vec::new();
+        for item in &self.argv {
+            match item {
+                ArgvItem::One(template) => {
+                    template.expand(values, &mut argv);
+                }
+                ArgvItem::Group(templates) => {
+                    let mut words = Vec::new();
+                    if templates.iter().all(|t| t.expand(values, &mut words)) {
+                        argv.extend(words);
+                    }
+                }
+            }
+        }
+        let mut env: BTreeMap<String, String> =
+            self.env.iter().filter_map(|(name, t)| t.render(values).map(|v| (name.clone(), v))).collect();
+        for name in &self.pass {
+            if let Ok(value) = std::env::var(name) {
+                env.insert(name.clone(), value);
+            }
+        }
+        Invocation {
+            argv,
+            stdin: self.stdin.as_ref().and_then(|t| t.render(values)),
+            cwd: self.cwd.as_ref().and_then(|t| t.render(values)).map(|cwd| self.dir.join(cwd)),
+            env,
+            timeout: self.timeout,
+            max_output: self.max_output,
+        }
+    }
+
+    /// Runs the command for a tool call and turns the outcome into a result.
+    fn call(&self, values: &Map<String, Value>, mut on_line: impl FnMut(&str)) -> ToolOutput {
+        let invocation = self.invocation(values);
+        let outcome = match command::run(&invocation, &mut on_line) {
+            Ok(outcome) => outcome,
+            Err(e) => return ToolOutput::error(format!("cannot run {}: {e}", invocation.argv[0])),
+        };
+        let Some(status) = outcome.status else {
+            return ToolOutput::error(format!(
+                "the command timed out after {} ms and was stopped",
+                self.timeout.as_millis()
+            ));
+        };
+        if !status.code().is_some_and(|code| self.ok_codes.contains(&code)) {
+            let mut message = format!("the command failed with {}", outcome.describe_status());
+            if !outcome.stderr.is_empty() {
+                message.push_str(&format!("\nstderr:\n{}", outcome.stderr.trim_end()));
+            }
+            return ToolOutput::error(message);
+        }
+        let note = outcome.truncated.map(|total| {
+            format!("\n[output truncated: the command wrote {total} bytes; the first {} are shown]", self.max_output)
+        });
+        if self.json_output {
+            if let Some(note) = note {
+                return ToolOutput::error(format!("the command's JSON output was cut short{note}"));
+            }
+            return match serde_json::from_slice::<Value>(&outcome.stdout) {
+                Ok(value) if value.is_object() => ToolOutput::structured(value),
+                Ok(_) => {
+                    ToolOutput::error("the command's JSON output must be an object (it becomes structuredContent)")
+                }
+                Err(e) => ToolOutput::error(format!("the command's output is not JSON: {e}")),
+            };
+        }
+        let mut text = String::from_utf8_lossy(&outcome.stdout).into_owned();
+        text.push_str(&note.unwrap_or_default());
+        ToolOutput::text(text)
+    }
+
+    /// Runs the command for a resource read: its stdout is the content.
+    fn read(&self, values: &Map<String, Value>) -> Result<Contents, ReadError> {
+        let invocation = self.invocation(values);
+        let outcome = command::run(&invocation, |_| {})
+            .map_err(|e| ReadError::Refused(format!("cannot run {}: {e}", invocation.argv[0])))?;
+        match outcome.status {
+            Some(status) if status.code().is_some_and(|c| self.ok_codes.contains(&c)) => {}
+            _ => return Err(ReadError::Refused(format!("the command failed with {}", outcome.describe_status()))),
+        }
+        if outcome.truncated.is_some() {
+            return Err(ReadError::Refused(format!("the content is larger than {} bytes", self.max_output)));
+        }
+        Ok(match String::from_utf8(outcome.stdout) {
+            Ok(text) => Contents::Text(text),
+            Err(e) => Contents::Blob(e.into_bytes()),
+        })
+    }
+}
+
+impl Manifest {
+    /// A server that serves what the manifest declares.
+    pub fn into_server(self) -> Result<Server, crate::Error> {
+        let get = |key: &str| self.server.get(key).and_then(Value::as_str).map(String::from);
+        let mut server = Server::new(
+            get("name").unwrap_or_else(|| "baremcp-manifest".into()),
+            get("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
+        );
+        if let Some(title) = get("title") {
+            server = server.title(title);
+        }
+        if let Some(description) = get("description") {
+            server = server.description(description);
+        }
+        if let Some(instructions) = get("instructions") {
+            server = server.instructions(instructions);
+        }
+        for decl in self.tools {
+            let run = Arc::new(decl.run);
+            let mut tool = Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
+                let values = args.as_object().cloned().unwrap_or_default();
+                // Each line the command writes to stderr is reported as progress.
+                let mut lines = 0.0;
+                Ok(run.call(&values, |line| {
+                    lines += 1.0;
+                    cx.progress(lines, None, Some(line));
+                }))
+            });
+            if let Some(title) = decl.title {
+                tool = tool.title(title);
+            }
+            if let Some(schema) = decl.output_schema {
+                tool = tool.output_schema(schema);
+            }
+            if let Some(annotations) = decl.annotations {
+                tool = tool.annotations(annotations);
+            }
+            server.add_tool(tool)?;
+        }
+        for decl in self.resources {
+            let source = Arc::new(decl.source);
+            let mut resource = Resource::new(decl.uri, decl.name, move |_| match source.as_ref() {
+                Source::Text(text) => Ok(Contents::Text(text.clone())),
+                Source::Path(path) => read_file(path),
+                Source::Run(run) => run.read(&Map::new()),
+            });
+            if let Some(title) = decl.title {
+                resource = resource.title(title);
+            }
+            if let Some(description) = decl.description {
+                resource = resource.description(description);
+            }
+            if let Some(mime) = decl.mime_type {
+                resource = resource.mime_type(mime);
+            }
+            server.add_resource(resource)?;
+        }
+        for decl in self.templates {
+            let run = Arc::new(decl.run);
+            let mut template = ResourceTemplate::new(decl.uri_template, decl.name, move |vars, _| {
+                let values: Map<String, Value> = vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                run.read(&values)
+            });
+            if let Some(title) = decl.title {
+                template = template.title(title);
+            }
+            if let Some(description) = decl.description {
+                template = template.description(description);
+            }
+            if let Some(mime) = decl.mime_type {
+                template = template.mime_type(mime);
+            }
+            server.add_template(template)?;
+        }
+        for decl in self.prompts {
+            let messages = decl.messages;
+            let mut prompt = Prompt::new(decl.name, decl.description.unwrap_or_default(), move |args, _| {
+                Ok(messages
+                    .iter()
+                    .map(|(role, text)| {
+                        let mut filled = text.clone();
+                        for name in double_placeholders(text) {
+                            let value = args.get(&name).map(String::as_str).unwrap_or("");
+                            filled = filled.replace(&format!("{{{{{name}}}}}"), value);
+                        }
+                        PromptMessage { role: *role, content: Content::Text(filled) }
+                    })
+                    .collect())
+            });
+            if let Some(title) = decl.title {
+                prompt = prompt.title(title);
+            }
+            for (name, description, required) in decl.arguments {
+                prompt = prompt.argument(name, description.unwrap_or_default(), required);
+            }
+            server.add_prompt(prompt)?;
+        }
+        Ok(server)
+    }
+
+    /// What the manifest serves, one line per item, for `baremcp check`.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let name = self.server.get("name").and_then(Value::as_str).unwrap_or("baremcp-manifest");
+        out.push_str(&format!("server {name}\n"));
+        for t in &self.tools {
+            let argv: Vec<String> = t.run.argv.iter().map(describe_argv).collect();
+            out.push_str(&format!("tool {}: {}\n", t.name, argv.join(" ")));
+        }
+        for r in &self.resources {
+            out.push_str(&format!("resource {} ({})\n", r.uri, r.name));
+        }
+        for t in &self.templates {
+            out.push_str(&format!("resource template {} ({})\n", t.uri_template, t.name));
+        }
+        for p in &self.prompts {
+            out.push_str(&format!("prompt {} ({} arguments)\n", p.name, p.arguments.len()));
+        }
+        out
+    }
+}
+
+fn describe_argv(item: &ArgvItem) -> String {
+    let word = |t: &Template| -> String {
+        t.0.iter()
+            .map(|p| match p {
+                Part::Text(text) => text.replace('{', "{{").replace('}', "}}"),
+                Part::Var(name) => format!("{{{name}}}"),
+            })
+            .collect()
+    };
+    match item {
+        ArgvItem::One(t) => word(t),
+        ArgvItem::Group(ts) => format!("[{}]", ts.iter().map(word).collect::<Vec<_>>().join(" ")),
+    }
+}
+
+fn read_file(path: &Path) -> Result<Contents, ReadError> {
+    let size = std::fs::metadata(path).map_err(|_| ReadError::NotFound)?.len();
+    if size > MAX_FILE {
+        return Err(ReadError::Refused(format!("{} is larger than {MAX_FILE} bytes", path.display())));
+    }
+    let bytes = std::fs::read(path).map_err(|_| ReadError::NotFound)?;
+    Ok(match String::from_utf8(bytes) {
+        Ok(text) => Contents::Text(text),
+        Err(e) => Contents::Blob(e.into_bytes()),
+    })
+}

@@ -213,7 +213,7 @@ mod tests {
 
     #[test]
     fn the_environment_is_minimal() {
-        // SAFETY-free: the variable is set for a child process only, through Command.
+        // EXTRA is set for the child only, through Command: the test process is untouched.
         let mut env = invocation(&["env"]);
         env.env.insert("EXTRA".into(), "1".into());
         let outcome = run(&env, |_| {}).unwrap();

@@ -41,7 +41,33 @@ fn at(base: &str, key: &str) -> String {
     format!("{base}/{}", escape_token(key))
 }
 
+/// What makes an entry unique in its list: the member, how to name it, its value.
+type Key<'t> = Option<(&'static str, &'static str, &'t String)>;
+
 impl Checker<'_> {
+    /// Each entry of the array `key` checked by `item`, with duplicates (by `unique`) reported.
+    fn list<T>(
+        &mut self,
+        root: &Map<String, Value>,
+        key: &str,
+        item: fn(&mut Self, &Value, &str) -> Option<T>,
+        unique: fn(&T) -> Key<'_>,
+    ) -> Vec<T> {
+        let mut seen = BTreeSet::new();
+        let mut out = Vec::new();
+        for (i, value) in self.array(root, key, "").iter().enumerate() {
+            let here = format!("/{key}/{i}");
+            let Some(entry) = item(self, value, &here) else { continue };
+            if let Some((member, what, id)) = unique(&entry)
+                && !seen.insert(id.clone())
+            {
+                self.report(&at(&here, member), format!("duplicate {what} {id:?}"));
+            }
+            out.push(entry);
+        }
+        out
+    }
+
     fn report(&mut self, pointer: &str, message: impl Into<String>) {
         self.problems.push(problem(pointer, message));
     }
@@ -437,44 +463,9 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
             c.report(&at("/server", key), "must be a string");
         }
     }
-    let mut seen = BTreeSet::new();
-    let mut tools = Vec::new();
-    for (i, t) in c.array(root, "tools", "").iter().enumerate() {
-        let here = format!("/tools/{i}");
-        if let Some(tool) = c.tool(t, &here) {
-            if !seen.insert(tool.name.clone()) {
-                c.report(&at(&here, "name"), format!("duplicate tool name {:?}", tool.name));
-            }
-            tools.push(tool);
-        }
-    }
-    let mut uris = BTreeSet::new();
-    let mut resources = Vec::new();
-    for (i, r) in c.array(root, "resources", "").iter().enumerate() {
-        let here = format!("/resources/{i}");
-        if let Some(resource) = c.resource(r, &here) {
-            if !uris.insert(resource.uri.clone()) {
-                c.report(&at(&here, "uri"), format!("duplicate resource uri {:?}", resource.uri));
-            }
-            resources.push(resource);
-        }
-    }
-    let templates: Vec<TemplateDecl> = c
-        .array(root, "resourceTemplates", "")
-        .iter()
-        .enumerate()
-        .filter_map(|(i, t)| c.resource_template(t, &format!("/resourceTemplates/{i}")))
-        .collect();
-    let mut names = BTreeSet::new();
-    let mut prompts = Vec::new();
-    for (i, p) in c.array(root, "prompts", "").iter().enumerate() {
-        let here = format!("/prompts/{i}");
-        if let Some(prompt) = c.prompt(p, &here) {
-            if !names.insert(prompt.name.clone()) {
-                c.report(&at(&here, "name"), format!("duplicate prompt name {:?}", prompt.name));
-            }
-            prompts.push(prompt);
-        }
-    }
+    let tools = c.list(root, "tools", Checker::tool, |t| Some(("name", "tool name", &t.name)));
+    let resources = c.list(root, "resources", Checker::resource, |r| Some(("uri", "resource uri", &r.uri)));
+    let templates = c.list(root, "resourceTemplates", Checker::resource_template, |_| None);
+    let prompts = c.list(root, "prompts", Checker::prompt, |p| Some(("name", "prompt name", &p.name)));
     if c.problems.is_empty() { Ok(Manifest { server, tools, resources, templates, prompts }) } else { Err(c.problems) }
 }

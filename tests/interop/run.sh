@@ -4,7 +4,9 @@
 #   and the forced legacy initialize path; tools, resources under --root, and the prompt;
 #   sampling and elicitation callbacks against examples/everything in both eras; then the
 #   same through `baremcp proxy --record`, and `baremcp replay` of the recordings.
-#   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed.
+#   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed, and
+#   the official conformance suite (npm @modelcontextprotocol/conformance@0.1.10) over
+#   supergateway's Streamable HTTP bridge.
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
 set -euo pipefail
@@ -43,7 +45,30 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   fi
   cp tests/interop/ts_client.mjs "$node_dir/"
   node "$node_dir/ts_client.mjs" "$bin"
+
+  # The official conformance suite's server scenarios (all, pending included) against
+  # examples/everything. The suite speaks Streamable HTTP only, so supergateway bridges it
+  # to our stdio, one server process per session, on a free loopback port.
+  conf_dir="$work/conformance"
+  mkdir -p "$conf_dir"
+  if [ ! -d "$conf_dir/node_modules/supergateway" ]; then
+    (cd "$conf_dir" && npm install --silent --no-audit --no-fund --no-save \
+      "@modelcontextprotocol/conformance@0.1.10" "supergateway@4.0.0")
+  fi
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  "$conf_dir/node_modules/.bin/supergateway" --stdio "$everything" --stateful \
+    --outputTransport streamableHttp --port "$port" >"$conf_dir/gateway.log" 2>&1 &
+  gateway=$!
+  trap 'kill "$gateway" 2>/dev/null || true' EXIT
+  for _ in $(seq 100); do
+    grep -q "Listening on port" "$conf_dir/gateway.log" && break
+    sleep 0.1
+  done
+  node "$conf_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+    --suite all --url "http://127.0.0.1:$port/mcp" -o "$conf_dir/results" | grep -E '^(✓|✗|Total)'
+  kill "$gateway" 2>/dev/null || true
+  wait "$gateway" 2>/dev/null || true
 else
-  echo "interop: node/npm not found; the TypeScript client was not run"
+  echo "interop: node/npm not found; the TypeScript client and conformance suite were not run"
 fi
 echo "interop: all clients passed"

@@ -112,8 +112,6 @@ pub struct Context<'a, 'io> {
     /// 2026-07-28: a capability the client must declare (-32021).
     pub(crate) missing: Option<&'static str>,
     asked: [u32; 3],
-    /// URIs the handler reported as changed, notified to subscribers after the response.
-    pub(crate) updated: Vec<String>,
 }
 
 /// The per-request facts a context is built from.
@@ -146,7 +144,6 @@ impl<'a, 'io> Context<'a, 'io> {
             pending: Map::new(),
             missing: None,
             asked: [0; 3],
-            updated: Vec::new(),
         }
     }
 
@@ -211,7 +208,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// `subscriptions/listen` stream naming it) get `notifications/resources/updated` after
     /// this request's response.
     pub fn resource_updated(&mut self, uri: impl Into<String>) {
-        self.updated.push(uri.into());
+        self.session.updated.push(uri.into());
     }
 
     /// Asks the user for input through the client (`elicitation/create`). Returns the

@@ -54,9 +54,6 @@ pub(crate) fn get(
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
         return interrupted;
     }
-    let updated = std::mem::take(&mut cx.updated);
-    drop(cx);
-    session.updated.extend(updated);
     let messages = messages.map_err(ErrorObject::invalid_params)?;
     let mut result = json!({ "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>() });
     if let Some(description) = &prompt.description {

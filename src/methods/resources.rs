@@ -138,9 +138,6 @@ pub(crate) fn read(
     if let Some(interrupted) = interrupted(server, req, &cx, &uri) {
         return interrupted;
     }
-    let updated = std::mem::take(&mut cx.updated);
-    drop(cx);
-    session.updated.extend(updated);
     let (contents, mime) = read.map_err(|e| match e {
         ReadError::NotFound => not_found(req.era(), &uri),
         ReadError::Refused(message) => ErrorObject::invalid_params(message).with_data(json!({ "uri": uri })),

@@ -51,9 +51,6 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
                 return interrupted.map(Answer::Value);
             }
-            let updated = std::mem::take(&mut cx.updated);
-            drop(cx);
-            session.updated.extend(updated);
             match outcome {
                 Ok(Ok(output)) => check_output(registered.output.as_ref(), output),
                 Ok(Err(message)) => ToolOutput::error(message),

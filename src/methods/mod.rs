@@ -93,6 +93,16 @@ pub(crate) fn cacheable(server: &Server, era: Era, scope: Scope, mut result: Val
     result
 }
 
+/// A `*/list` result: the page under `key`, `nextCursor` when more follow, and the caching
+/// hints of a public list.
+pub(crate) fn listed(server: &Server, req: &Request, key: &str, items: Value, next: Option<String>) -> Value {
+    let mut result = json!({ key: items });
+    if let Some(next) = next {
+        result["nextCursor"] = json!(next);
+    }
+    cacheable(server, req.era(), Scope::Public, result)
+}
+
 /// One page of `items` after `cursor`. A cursor is `KIND@OFFSET`: opaque to clients, checked
 /// here so that a cursor from another list, or one never issued, is refused.
 pub(crate) fn page<'a, T>(

@@ -7,17 +7,13 @@ use crate::context::Context;
 use crate::dispatch::Request;
 use crate::files::MAX_COMPLETIONS;
 use crate::jsonrpc::{ErrorObject, raw_str};
-use crate::methods::{Scope, cacheable, interrupted, page, setup};
+use crate::methods::{interrupted, listed, page, setup};
 use crate::prompt::PromptArgs;
 use crate::server::{Server, Session};
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (prompts, next) = page(&server.prompts, req.params.cursor, server.page_size, "prompts")?;
-    let mut result = json!({ "prompts": prompts.iter().map(|p| p.listing()).collect::<Vec<_>>() });
-    if let Some(next) = next {
-        result["nextCursor"] = json!(next);
-    }
-    Ok(cacheable(server, req.era(), Scope::Public, result))
+    Ok(listed(server, req, "prompts", prompts.iter().map(|p| p.listing()).collect(), next))
 }
 
 pub(crate) fn get(

@@ -12,7 +12,7 @@ use crate::dispatch::Request;
 use crate::encoding::{base64, percent_decode};
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, RESOURCE_NOT_FOUND, raw_str};
-use crate::methods::{Scope, cacheable, interrupted, page, setup};
+use crate::methods::{Scope, cacheable, interrupted, listed, page, setup};
 use crate::resource::{Contents, ReadError};
 use crate::server::{Server, Session};
 
@@ -84,11 +84,7 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
             after = None;
         }
     }
-    let mut result = json!({ "resources": items });
-    if let Some(next) = next {
-        result["nextCursor"] = json!(next);
-    }
-    Ok(cacheable(server, req.era(), Scope::Public, result))
+    Ok(listed(server, req, "resources", Value::Array(items), next))
 }
 
 pub(crate) fn templates(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
@@ -105,11 +101,7 @@ pub(crate) fn templates(server: &Server, req: &Request) -> Result<Value, ErrorOb
         .chain(server.templates.iter().map(|t| t.listing()))
         .collect();
     let (templates, next) = page(&all, req.params.cursor, server.page_size, "templates")?;
-    let mut result = json!({ "resourceTemplates": templates });
-    if let Some(next) = next {
-        result["nextCursor"] = json!(next);
-    }
-    Ok(cacheable(server, req.era(), Scope::Public, result))
+    Ok(listed(server, req, "resourceTemplates", templates.into(), next))
 }
 
 /// The not-found error: -32002 in the legacy era, -32602 in 2026-07-28 (which retired -32002).

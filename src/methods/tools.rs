@@ -11,17 +11,13 @@ use crate::context::Context;
 use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{Answer, ErrorObject, Reply, raw_str};
-use crate::methods::{Scope, cacheable, interrupted, page, setup};
+use crate::methods::{interrupted, listed, page, setup};
 use crate::server::{Server, Session};
 use crate::tool::ToolOutput;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
-    let mut result = json!({ "tools": tools.iter().map(|t| &t.listing).collect::<Vec<_>>() });
-    if let Some(next) = next {
-        result["nextCursor"] = json!(next);
-    }
-    Ok(cacheable(server, req.era(), Scope::Public, result))
+    Ok(listed(server, req, "tools", json!(tools.iter().map(|t| &t.listing).collect::<Vec<_>>()), next))
 }
 
 pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>, conn: &mut Conn) -> Reply {

@@ -1,4 +1,5 @@
-//! Byte encodings MCP needs: base64 for blobs, percent-encoding for `file://` URIs.
+//! Byte encodings MCP needs: base64 for blobs (and `requestState`), percent-encoding for
+//! `file://` URIs.
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
@@ -16,6 +17,30 @@ pub fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// Decodes standard base64, padded or not; `None` for anything else.
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let bytes = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let n = chunk.iter().try_fold(0u32, |n, &c| Some(n << 6 | u32::from(value(c)?)))?;
+        // One leftover character cannot hold a whole byte: that text was cut short.
+        if chunk.len() == 1 {
+            return None;
+        }
+        let n = n << (6 * (4 - chunk.len()));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    Some(out)
 }
 
 /// Percent-encodes everything but unreserved characters and `/` (RFC 3986), so any path,
@@ -67,8 +92,13 @@ mod tests {
         ];
         for (plain, encoded) in vectors {
             assert_eq!(base64(plain.as_bytes()), encoded);
+            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
         }
         assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+        assert_eq!(base64_decode("//4A").unwrap(), [0xff, 0xfe, 0x00]);
+        for bad in ["Z", "Zm9v!", "Zm 9v"] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
+        }
     }
 
     #[test]

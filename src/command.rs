@@ -105,7 +105,9 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     std::thread::spawn(move || {
         let mut reader = BufReader::new(stderr);
         let mut line = Vec::new();
-        while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        // At most `max` bytes per line: a command that never writes a newline is reported in
+        // pieces rather than held whole.
+        while (&mut reader).take(max.max(1) as u64).read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
             let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
             if send.send(Event::StderrLine(text)).is_err() {
                 return;
@@ -209,6 +211,17 @@ mod tests {
         let outcome = run(&big, |line| lines.push(line.to_string())).unwrap();
         assert_eq!((outcome.stdout.len(), outcome.truncated), (1000, Some(100_000)));
         assert_eq!(lines, ["one", "two"]);
+    }
+
+    #[test]
+    fn a_stderr_line_without_end_is_read_in_bounded_pieces() {
+        let mut endless = invocation(&["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x >&2"]);
+        endless.max_output = 1000;
+        let mut lengths = Vec::new();
+        let outcome = run(&endless, |line| lengths.push(line.len())).unwrap();
+        assert!(lengths.iter().all(|&n| n <= 1000), "{lengths:?}");
+        assert_eq!(lengths.iter().sum::<usize>(), 100_000);
+        assert!(outcome.stderr.len() <= 2001, "{}", outcome.stderr.len());
     }
 
     #[test]

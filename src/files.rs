@@ -21,8 +21,6 @@ use crate::resource::{Contents, ReadError};
 
 /// Directories nested deeper than this under a root are not listed.
 const MAX_DEPTH: usize = 64;
-/// Completion returns at most this many values, as MCP caps it.
-pub(crate) const MAX_COMPLETIONS: usize = 100;
 
 /// One served directory.
 pub struct FileRoot {
@@ -189,21 +187,21 @@ impl FileRoot {
     }
 
     /// Paths under the root that start with `prefix`: entries of the directory the prefix
-    /// names, directories with a trailing `/`. Returns at most 100 and the total.
-    pub fn complete(&self, prefix: &str) -> (Vec<String>, usize) {
+    /// names, directories with a trailing `/`, sorted.
+    pub fn complete(&self, prefix: &str) -> Vec<String> {
         let (dir_part, name_part) = match prefix.rfind('/') {
             Some(i) => (&prefix[..=i], &prefix[i + 1..]),
             None => ("", prefix),
         };
         let dir = Path::new(dir_part);
         if dir.components().any(|c| !matches!(c, Component::Normal(_))) || self.hidden(dir) {
-            return (Vec::new(), 0);
+            return Vec::new();
         }
-        let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return (Vec::new(), 0) };
+        let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return Vec::new() };
         if !canonical.starts_with(&self.root) {
-            return (Vec::new(), 0);
+            return Vec::new();
         }
-        let Ok(entries) = fs::read_dir(&canonical) else { return (Vec::new(), 0) };
+        let Ok(entries) = fs::read_dir(&canonical) else { return Vec::new() };
         let mut values: Vec<String> = entries
             .filter_map(Result::ok)
             .filter_map(|e| {
@@ -225,9 +223,7 @@ impl FileRoot {
             })
             .collect();
         values.sort();
-        let total = values.len();
-        values.truncate(MAX_COMPLETIONS);
-        (values, total)
+        values
     }
 }
 

@@ -5,7 +5,6 @@ use serde_json::{Map, Value, json};
 use crate::conn::Conn;
 use crate::context::Context;
 use crate::dispatch::Request;
-use crate::files::MAX_COMPLETIONS;
 use crate::jsonrpc::{ErrorObject, raw_str};
 use crate::methods::{interrupted, listed, page, setup};
 use crate::prompt::PromptArgs;
@@ -90,7 +89,7 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
                 if arg_name != "path" {
                     return Err(unknown_argument());
                 }
-                root.complete(prefix)
+                counted(root.complete(prefix))
             } else {
                 let template = server
                     .templates
@@ -108,6 +107,10 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
     Ok(json!({ "completion": { "values": values, "total": total, "hasMore": total > values.len() } }))
 }
 
+/// Completion returns at most this many values, as MCP caps it.
+const MAX_COMPLETIONS: usize = 100;
+
+/// The first [`MAX_COMPLETIONS`] values and how many there were.
 fn counted(mut values: Vec<String>) -> (Vec<String>, usize) {
     let total = values.len();
     values.truncate(MAX_COMPLETIONS);

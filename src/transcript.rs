@@ -143,9 +143,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             _ => None,
         };
         if let Some(matches) = matches {
-            return (!matches).then(|| {
-                format!("at {}: expected {placeholder}, got {actual}", if path.is_empty() { "/" } else { path })
-            });
+            return if matches { None } else { here(path, format!("expected {placeholder}, got {actual}")) };
         }
     }
     match (expected, actual) {

@@ -83,10 +83,15 @@ pub fn server(args: &[String]) -> Server {
         .add_tool(Tool::new(
             "touch",
             "Marks a resource changed",
-            json!({"type": "object", "properties": {"uri": {"type": "string"}}}),
+            json!({"type": "object", "properties": {"uri": {"type": "string"}, "confirm": {"type": "boolean"}}}),
             |args, cx| {
                 let uri = args["uri"].as_str().unwrap_or("test://static-text").to_string();
                 cx.resource_updated(uri.clone());
+                // The change stands even when the request then waits on the client.
+                if args["confirm"] == true {
+                    cx.elicit("touched: keep it?", json!({"type": "object", "properties": {}}))
+                        .map_err(|e| e.to_string())?;
+                }
                 Ok(ToolOutput::text(format!("touched {uri}")))
             },
         ))

@@ -32,11 +32,13 @@ pub(crate) struct Conn<'io> {
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
+    /// The reader already holds more input, so the next read will not wait.
+    buffered: bool,
 }
 
 impl<'io> Conn<'io> {
     pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
-        Conn { reader, max_line, out, queue: VecDeque::new(), next_request: 0, eof: false }
+        Conn { reader, max_line, out, queue: VecDeque::new(), next_request: 0, eof: false, buffered: false }
     }
 
     /// The next input line into `line`: queued lines first, then the reader.
@@ -48,8 +50,18 @@ impl<'io> Conn<'io> {
             }
             Some(Queued::TooLong) => Ok(Line::TooLong),
             None if self.eof => Ok(Line::Eof),
-            None => transport::read_line(self.reader, line, self.max_line),
+            None => {
+                let (read, buffered) = transport::read_line(self.reader, line, self.max_line)?;
+                self.buffered = buffered;
+                Ok(read)
+            }
         }
+    }
+
+    /// True when the next line is already here (queued, or in the reader's buffer): output
+    /// may wait for it, because the loop will not block before writing again.
+    pub fn input_waiting(&self) -> bool {
+        self.buffered || !self.queue.is_empty()
     }
 
     /// Sends `method` to the client and reads input until the response arrives. `current`
@@ -76,7 +88,9 @@ impl<'io> Conn<'io> {
         self.out.flush().map_err(|_| ClientError::Disconnected)?;
         loop {
             let mut line = Vec::new();
-            match transport::read_line(self.reader, &mut line, self.max_line) {
+            let read = transport::read_line(self.reader, &mut line, self.max_line);
+            self.buffered = matches!(read, Ok((_, true)));
+            match read.map(|(read, _)| read) {
                 Ok(Line::Complete) => {}
                 Ok(Line::TooLong) => {
                     self.queue.push_back(Queued::TooLong);

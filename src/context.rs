@@ -184,6 +184,7 @@ impl<'a, 'io> Context<'a, 'io> {
             params["logger"] = json!(logger);
         }
         self.conn.out.notification("notifications/message", &params);
+        self.flush();
     }
 
     /// Sends `notifications/progress` with the request's progress token. Nothing is sent
@@ -202,6 +203,14 @@ impl<'a, 'io> Context<'a, 'io> {
             params["message"] = json!(message);
         }
         self.conn.out.notification("notifications/progress", &params);
+        self.flush();
+    }
+
+    /// Sends everything written so far (replies to earlier requests, notifications) to the
+    /// client now. The server writes the replies to requests that arrived together in one
+    /// go; a handler about to do slow work calls this so they do not wait for it.
+    pub fn flush(&mut self) {
+        self.conn.out.push();
     }
 
     /// Reports that a resource changed. Clients subscribed to it (`resources/subscribe`, or a

@@ -267,7 +267,13 @@ impl Server {
                     Err(_) => conn.out.response(None, &Err(ErrorObject::new(PARSE_ERROR, "parse error"))),
                 },
             }
-            conn.out.flush()?;
+            // Flush before the loop could wait for input, so no reply ever waits on the
+            // client; replies to lines that already arrived share one write.
+            if conn.input_waiting() {
+                conn.out.check()?;
+            } else {
+                conn.out.flush()?;
+            }
         }
     }
 
@@ -438,10 +444,22 @@ impl<'w> Outbox<'w> {
         }
     }
 
+    /// Hands everything written so far to the client; returns the first write error.
     pub fn flush(&mut self) -> io::Result<()> {
-        match self.error.take() {
-            Some(e) => Err(e),
-            None => self.writer.flush(),
+        self.check()?;
+        self.writer.flush()
+    }
+
+    /// The first write error, if any, without flushing.
+    pub fn check(&mut self) -> io::Result<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+
+    /// Flushes a message the client should see while the handler is still at work; an
+    /// error is kept for the loop.
+    pub fn push(&mut self) {
+        if let Err(e) = self.flush() {
+            self.error = Some(e);
         }
     }
 }

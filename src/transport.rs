@@ -16,8 +16,9 @@ pub enum Line {
     Eof,
 }
 
-/// Reads the next line into `buf` (cleared first), keeping at most `max` bytes.
-pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<Line> {
+/// Reads the next line into `buf` (cleared first), keeping at most `max` bytes. The flag is
+/// true when the reader already holds more input, so reading the next line will not wait.
+pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<(Line, bool)> {
     buf.clear();
     let mut too_long = false;
     loop {
@@ -27,7 +28,7 @@ pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io:
             Err(e) => return Err(e),
         };
         if chunk.is_empty() {
-            return Ok(Line::Eof);
+            return Ok((Line::Eof, false));
         }
         let newline = find_newline(chunk);
         let take = newline.unwrap_or(chunk.len());
@@ -40,15 +41,17 @@ pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io:
                 buf.extend_from_slice(&chunk[..take]);
             }
         }
-        reader.consume(newline.map_or(take, |n| n + 1));
+        let used = newline.map_or(take, |n| n + 1);
+        let buffered = used < chunk.len();
+        reader.consume(used);
         if newline.is_some() {
             if too_long {
-                return Ok(Line::TooLong);
+                return Ok((Line::TooLong, buffered));
             }
             if buf.last() == Some(&b'\r') {
                 buf.pop();
             }
-            return Ok(Line::Complete);
+            return Ok((Line::Complete, buffered));
         }
     }
 }
@@ -85,7 +88,7 @@ mod tests {
         let mut buf = Vec::new();
         let mut out = Vec::new();
         loop {
-            match read_line(&mut reader, &mut buf, max).unwrap() {
+            match read_line(&mut reader, &mut buf, max).unwrap().0 {
                 Line::Complete => out.push(String::from_utf8_lossy(&buf).into_owned()),
                 Line::TooLong => out.push("<too long>".into()),
                 Line::Eof => return out,
@@ -119,5 +122,19 @@ mod tests {
             assert_eq!(lines(input, 5, capacity), ["ab", "cdef", "", "<too long>", "xy"]);
         }
         assert_eq!(lines(b"12345\n123456\n", 5, 2), ["12345", "<too long>"]);
+    }
+
+    #[test]
+    fn tells_whether_more_input_is_buffered() {
+        let mut reader = BufReader::with_capacity(64, &b"a\n0123456789\nb\n"[..]);
+        let mut buf = Vec::new();
+        let mut next = || read_line(&mut reader, &mut buf, 5).unwrap();
+        assert_eq!(next(), (Line::Complete, true));
+        assert_eq!(next(), (Line::TooLong, true));
+        assert_eq!(next(), (Line::Complete, false));
+        assert_eq!(next(), (Line::Eof, false));
+        // A line that ends exactly at the end of the buffer: the next read may wait.
+        let mut reader = BufReader::with_capacity(2, &b"a\nb\n"[..]);
+        assert_eq!(read_line(&mut reader, &mut buf, 5).unwrap(), (Line::Complete, false));
     }
 }

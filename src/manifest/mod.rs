@@ -280,6 +280,7 @@ impl Manifest {
             let run = Arc::new(decl.run);
             let mut tool = Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
                 let values = args.as_object().cloned().unwrap_or_default();
+                cx.flush();
                 // Each line the command writes to stderr is reported as progress.
                 let mut lines = 0.0;
                 Ok(run.call(&values, |line| {
@@ -300,10 +301,13 @@ impl Manifest {
         }
         for decl in self.resources {
             let source = Arc::new(decl.source);
-            let mut resource = Resource::new(decl.uri, decl.name, move |_| match source.as_ref() {
+            let mut resource = Resource::new(decl.uri, decl.name, move |cx| match source.as_ref() {
                 Source::Text(text) => Ok(Contents::Text(text.clone())),
                 Source::Path(path) => read_file(path),
-                Source::Run(run) => run.read(&Map::new()),
+                Source::Run(run) => {
+                    cx.flush();
+                    run.read(&Map::new())
+                }
             });
             if let Some(title) = decl.title {
                 resource = resource.title(title);
@@ -318,8 +322,9 @@ impl Manifest {
         }
         for decl in self.templates {
             let run = Arc::new(decl.run);
-            let mut template = ResourceTemplate::new(decl.uri_template, decl.name, move |vars, _| {
+            let mut template = ResourceTemplate::new(decl.uri_template, decl.name, move |vars, cx| {
                 let values: Map<String, Value> = vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                cx.flush();
                 run.read(&values)
             });
             if let Some(title) = decl.title {

@@ -237,3 +237,107 @@ fn registration_warns_about_keywords_it_does_not_enforce() {
         ]
     );
 }
+
+/// Input that arrives in pieces, one per read, like a client writing them one at a time.
+struct Pieces(std::collections::VecDeque<&'static [u8]>);
+
+impl std::io::Read for Pieces {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::Read::read(&mut self.0.front().copied().unwrap_or_default(), buf)?;
+        std::io::BufRead::consume(self, n);
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for Pieces {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        Ok(self.0.front().copied().unwrap_or_default())
+    }
+    fn consume(&mut self, n: usize) {
+        if let Some(front) = self.0.front_mut() {
+            *front = &front[n..];
+            if front.is_empty() {
+                self.0.pop_front();
+            }
+        }
+    }
+}
+
+/// Output that records what each flush handed to the client.
+#[derive(Default)]
+struct Flushes {
+    pending: Vec<u8>,
+    sent: Vec<String>,
+}
+
+impl std::io::Write for Flushes {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.pending.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        if !self.pending.is_empty() {
+            self.sent.push(String::from_utf8(std::mem::take(&mut self.pending)).unwrap());
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn replies_are_flushed_before_the_server_would_wait() {
+    let mut server = Server::new("flush-test", "1");
+    let tool = |name: &str| {
+        Tool::new(name, "Says hi", json!({"type": "object"}), |_, cx| {
+            cx.progress(1.0, None, None);
+            Ok(ToolOutput::text("hi"))
+        })
+    };
+    server.add_tool(tool("hi")).unwrap();
+    let call = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hi","_meta":{{"progressToken":{id}}}}}}}"#
+        )
+    };
+    let leak = |text: String| -> &'static [u8] { Box::leak(text.into_bytes().into_boxed_slice()) };
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let mut input = Pieces(
+        [
+            leak(format!("{init}\n{}\n", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)),
+            leak(format!("{}\n{}\n", call(2), call(3))),
+            leak(format!("{}\n", call(4))),
+        ]
+        .into(),
+    );
+    let mut output = Flushes::default();
+    server.serve(&mut input, &mut output).unwrap();
+    assert!(output.pending.is_empty(), "everything is flushed at the end");
+    let sent: Vec<Vec<String>> = output
+        .sent
+        .iter()
+        .map(|flushed| {
+            flushed
+                .lines()
+                .map(|line| {
+                    let message: serde_json::Value = serde_json::from_str(line).unwrap();
+                    match message.get("id") {
+                        Some(id) => format!("reply {id}"),
+                        None => format!("progress {}", message["params"]["progressToken"]),
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    // Progress goes out while the handler works; replies to lines that arrived together go
+    // out together, and nothing waits past the end of what the client sent.
+    assert_eq!(
+        sent,
+        [
+            vec!["reply 1"],
+            vec!["progress 2"],
+            vec!["reply 2", "progress 3"],
+            vec!["reply 3"],
+            vec!["progress 4"],
+            vec!["reply 4"]
+        ]
+    );
+}

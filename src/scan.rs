@@ -6,6 +6,8 @@
 
 use std::borrow::Cow;
 
+use serde_json::{Map, Value};
+
 /// The text is not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syntax;
@@ -35,7 +37,12 @@ impl<'a> Scanner<'a> {
         if self.peek().is_none() { Ok(()) } else { Err(Syntax) }
     }
 
+    #[inline]
     fn skip_ws(&mut self) {
+        // Compact JSON has no whitespace: one comparison settles the common case.
+        if self.bytes.get(self.pos).is_some_and(|&b| b > b' ') {
+            return;
+        }
         while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.bytes.get(self.pos) {
             self.pos += 1;
         }
@@ -97,6 +104,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    #[inline(always)]
     fn key(&mut self) -> Result<Cow<'a, str>, Syntax> {
         if self.peek() != Some(b'"') {
             return Err(Syntax);
@@ -223,27 +231,12 @@ impl<'a> Scanner<'a> {
     /// Skips a string (at its opening quote); returns whether it has escapes. The text is
     /// already UTF-8, so only quotes, escapes and control characters need a look, and eight
     /// bytes are checked at a time for those.
+    #[inline(always)]
     fn string(&mut self) -> Result<bool, Syntax> {
-        const ONES: u64 = 0x0101_0101_0101_0101;
-        const HIGHS: u64 = 0x8080_8080_8080_8080;
-        let zero_at = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
         self.pos += 1;
         let mut escaped = false;
         loop {
-            while let Some(chunk) = self.bytes.get(self.pos..self.pos + 8) {
-                let word = u64::from_le_bytes([
-                    chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-                ]);
-                // Flags `"`, `\` and bytes below 0x20. The lowest flag is always exact.
-                let special = zero_at(word ^ (ONES * u64::from(b'"')))
-                    | zero_at(word ^ (ONES * u64::from(b'\\')))
-                    | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
-                if special != 0 {
-                    self.pos += special.trailing_zeros() as usize / 8;
-                    break;
-                }
-                self.pos += 8;
-            }
+            self.pos += plain_len(&self.bytes[self.pos..]);
             match self.bytes.get(self.pos) {
                 Some(b'"') => {
                     self.pos += 1;
@@ -267,6 +260,172 @@ impl<'a> Scanner<'a> {
                 Some(0..=0x1f) | None => return Err(Syntax),
                 Some(_) => self.pos += 1,
             }
+        }
+    }
+}
+
+/// How many bytes from the start need no escaping in a JSON string: the index of the first
+/// `"`, `\` or control byte (or the length), found eight bytes at a time.
+#[inline(always)]
+pub fn plain_len(bytes: &[u8]) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let zero_at = |x: u64| x.wrapping_sub(ONES) & !x & HIGHS;
+    let mut at = 0;
+    loop {
+        let word = match bytes[at..].first_chunk::<8>() {
+            Some(chunk) => u64::from_le_bytes(*chunk),
+            None => {
+                // The last bytes, padded with quotes, which stop the search at the end.
+                let mut padded = [b'"'; 8];
+                padded[..bytes.len() - at].copy_from_slice(&bytes[at..]);
+                u64::from_le_bytes(padded)
+            }
+        };
+        // Flags `"`, `\` and bytes below 0x20. The lowest flag is always exact.
+        let special = zero_at(word ^ (ONES * u64::from(b'"')))
+            | zero_at(word ^ (ONES * u64::from(b'\\')))
+            | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
+        if special != 0 {
+            return (at + special.trailing_zeros() as usize / 8).min(bytes.len());
+        }
+        at += 8;
+    }
+}
+
+/// Decodes `text` into a `Value`, exactly as `serde_json::from_str` does, in one pass that
+/// only allocates what the value holds. Escaped strings and numbers that are not plain
+/// integers are handed to serde_json, so every decision about them stays its own.
+pub fn decode(text: &str) -> Result<Value, Syntax> {
+    let mut scanner = Scanner::new(text);
+    let value = scanner.decode(0)?;
+    scanner.end()?;
+    Ok(value)
+}
+
+impl Scanner<'_> {
+    /// Writes the value here over `slot`; false when an object's members (or a nested one's)
+    /// are not exactly `slot`'s, and `slot` must be rebuilt. Every member the result keeps is
+    /// overwritten, so nothing of the old value survives a `true`.
+    fn decode_into(&mut self, slot: &mut Value, depth: u32) -> Result<bool, Syntax> {
+        match (self.peek(), slot) {
+            (Some(b'{'), Value::Object(map)) if depth < MAX_DEPTH => {
+                let (mut seen, mut same) = (0, true);
+                self.object(|key, s| {
+                    match map.get_mut(key.as_ref()) {
+                        Some(value) if same => {
+                            seen += 1;
+                            same = s.decode_into(value, depth + 1)?;
+                        }
+                        _ => {
+                            same = false;
+                            s.value()?;
+                        }
+                    }
+                    Ok(())
+                })?;
+                Ok(same && seen == map.len())
+            }
+            (Some(b'['), Value::Array(items)) if depth < MAX_DEPTH => {
+                self.pos += 1;
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                    items.clear();
+                    return Ok(true);
+                }
+                let (mut n, mut same) = (0, true);
+                loop {
+                    match items.get_mut(n) {
+                        _ if !same => drop(self.value()?),
+                        Some(item) => same = self.decode_into(item, depth + 1)?,
+                        None => items.push(self.decode(depth + 1)?),
+                    }
+                    n += 1;
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(b']') => {
+                            self.pos += 1;
+                            items.truncate(n);
+                            return Ok(same);
+                        }
+                        _ => return Err(Syntax),
+                    }
+                }
+            }
+            (Some(b'"'), Value::String(text)) => {
+                let decoded = self.key()?;
+                text.clear();
+                text.push_str(&decoded);
+                Ok(true)
+            }
+            (_, slot) => {
+                *slot = self.decode(depth)?;
+                Ok(true)
+            }
+        }
+    }
+
+    /// Recursion is bounded by `MAX_DEPTH`, which keeps the stack small at any input.
+    fn decode(&mut self, depth: u32) -> Result<Value, Syntax> {
+        let open = self.peek().ok_or(Syntax)?;
+        if matches!(open, b'{' | b'[') && depth == MAX_DEPTH {
+            return Err(Syntax);
+        }
+        Ok(match open {
+            b'{' => {
+                let mut map = Map::new();
+                self.object(|key, s| {
+                    let value = s.decode(depth + 1)?;
+                    map.insert(key.into_owned(), value);
+                    Ok(())
+                })?;
+                Value::Object(map)
+            }
+            b'[' => {
+                self.pos += 1;
+                let mut items = Vec::new();
+                if self.peek() == Some(b']') {
+                    self.pos += 1;
+                    return Ok(Value::Array(items));
+                }
+                loop {
+                    items.push(self.decode(depth + 1)?);
+                    match self.peek() {
+                        Some(b',') => self.pos += 1,
+                        Some(b']') => {
+                            self.pos += 1;
+                            return Ok(Value::Array(items));
+                        }
+                        _ => return Err(Syntax),
+                    }
+                }
+            }
+            b'"' => Value::String(self.key()?.into_owned()),
+            _ => {
+                let raw = self.value()?;
+                let plain = raw.len() <= 18 && raw.bytes().all(|b| b.is_ascii_digit());
+                match raw.as_bytes()[0] {
+                    b'0'..=b'9' if plain => Value::from(raw.parse::<u64>().map_err(|_| Syntax)?),
+                    _ => serde_json::from_str(raw).map_err(|_| Syntax)?,
+                }
+            }
+        })
+    }
+}
+
+/// Decodes `text` into `slot`, as [`decode`] would, reusing the strings, arrays and maps
+/// `slot` already holds wherever the new value has the same shape: repeated tool calls then
+/// decode their arguments without allocating. On error `slot` is left `null`.
+pub fn decode_into(text: &str, slot: &mut Value) -> Result<(), Syntax> {
+    let mut scanner = Scanner::new(text);
+    let reused = scanner.decode_into(slot, 0).and_then(|same| scanner.end().map(|()| same));
+    match reused {
+        Ok(true) => Ok(()),
+        // Another shape: `slot` is partly written, so the value is built afresh.
+        Ok(false) => decode(text).map(|value| *slot = value),
+        Err(Syntax) => {
+            *slot = Value::Null;
+            Err(Syntax)
         }
     }
 }
@@ -357,6 +516,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"World"}}}"#,
             r#"[{"a":[1,2.5e-3,-0,{"b":"\u00e9\n"}]},null,true]"#,
         ];
+        let mut previous = String::new();
         for round in 0..20_000 {
             let text = if round % 2 == 0 {
                 (0..(next() % 24)).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect::<String>()
@@ -380,7 +540,59 @@ mod tests {
                 chars.into_iter().collect()
             };
             assert_eq!(is_json(&text), serde_accepts(&text), "{text:?}");
+            assert_eq!(decode(&text).ok(), serde_json::from_str::<Value>(&text).ok(), "{text:?}");
+            // Decoding over the previous text's value gives the same as decoding afresh.
+            let mut slot = decode(&previous).unwrap_or(Value::Null);
+            let reused = decode_into(&text, &mut slot).ok().map(|()| slot);
+            assert_eq!(reused, decode(&text).ok(), "{previous:?} then {text:?}");
+            previous = text;
         }
+    }
+
+    #[test]
+    fn decodes_as_serde_json_does() {
+        let cases = [
+            r#"{"name":"World","n":[0,-0,1,-7,18446744073709551615,18446744073709551616,-9223372036854775809]}"#,
+            r#"{"f":[1.5,2e3,-0.0,1e400,0.1,123456789012345678901234567890],"s":"\u00e9\n\ud83d\ude00","e":{}}"#,
+            r#" [ true , false , null , [ ] , { "a" : { "b" : [ "c" ] } } ] "#,
+            r#"{"a":1,"a":2}"#,
+            r#""\ud800""#,
+            "007",
+            "[1,]",
+        ];
+        for case in cases {
+            assert_eq!(decode(case).ok(), serde_json::from_str::<Value>(case).ok(), "{case}");
+        }
+        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert!(decode(&deep(128)).is_ok() && decode(&deep(129)).is_err());
+        // One slot through a run of values of the same, then other, shapes.
+        let run = [
+            r#"{"name":"World"}"#,
+            r#"{"name":"Bob"}"#,
+            r#"{"name":"x","extra":1}"#,
+            r#"{"extra":1}"#,
+            r#"{"name":1}"#,
+            r#"{"a":[1,2,3]}"#,
+            r#"{"a":[4]}"#,
+            r#"{"a":[5,6,7,8]}"#,
+            r#"{"a":[]}"#,
+            r#"{"a":[{"b":1}]}"#,
+            r#"{"a":[{"c":1}]}"#,
+            r#"{"a":[{"c":"long text"},{"c":2}]}"#,
+            r#"{"a":{"b":1},"a":{"b":2}}"#,
+            r#"{"a":{"b":1},"a":{"b":2}}"#,
+            r#"{"n\u0061me":"\u00e9"}"#,
+            r#"{"name":"\u00e9"}"#,
+            r#"{"name":"World""#,
+            r#"{"name":"World"}"#,
+        ];
+        let mut slot = Value::Null;
+        for text in run {
+            let reused = decode_into(text, &mut slot).ok().map(|()| slot.clone());
+            assert_eq!(reused, serde_json::from_str::<Value>(text).ok(), "{text}");
+        }
+        let mut nested = decode(&format!("{{\"a\":{}}}", deep(127))).unwrap();
+        assert!(decode_into(&format!("{{\"a\":{}}}", deep(128)), &mut nested).is_err());
     }
 
     #[test]

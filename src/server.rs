@@ -2,6 +2,7 @@
 //! bytes → line → message → dispatch → reply → bytes.
 
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Instant;
@@ -12,7 +13,7 @@ use crate::conn::Conn;
 use crate::dispatch;
 use crate::era;
 use crate::files::FileRoot;
-use crate::jsonrpc::{self, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
+use crate::jsonrpc::{self, Answer, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
@@ -42,12 +43,33 @@ pub(crate) struct Registered {
     pub listing: Value,
 }
 
+/// FNV-1a: tool names are short and chosen by the server author, so the lookup every call
+/// makes needs no flooding-resistant (and slower) SipHash.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0 ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 /// An MCP server: identity, registered tools and limits. Build it, then [`Server::serve`].
 pub struct Server {
     pub(crate) info: Value,
     pub(crate) instructions: Option<String>,
     pub(crate) tools: Vec<Registered>,
-    tool_index: HashMap<String, usize>,
+    tool_index: HashMap<String, usize, BuildHasherDefault<Fnv>>,
     pub(crate) resources: Vec<Resource>,
     pub(crate) templates: Vec<ResourceTemplate>,
     pub(crate) roots: Vec<FileRoot>,
@@ -78,6 +100,10 @@ pub(crate) struct Session {
     pub listening: Vec<(Id<'static>, Vec<String>)>,
     /// Resources that handlers reported changed, to notify after the current response.
     pub updated: Vec<String>,
+    /// The buffer of the last tool result, emptied and kept for the next one.
+    pub spare: Vec<u8>,
+    /// The last tool call's (small) arguments, whose allocations the next call reuses.
+    pub arguments: Value,
 }
 
 impl Server {
@@ -87,7 +113,7 @@ impl Server {
             info: json!({ "name": name.into(), "version": version.into() }),
             instructions: None,
             tools: Vec::new(),
-            tool_index: HashMap::new(),
+            tool_index: HashMap::default(),
             resources: Vec::new(),
             templates: Vec::new(),
             roots: Vec::new(),
@@ -282,6 +308,13 @@ impl Server {
             Frame::Single(message) => {
                 if let Some((id, reply)) = self.handle_message(message, session, conn) {
                     conn.out.response(id.as_ref(), &reply);
+                    // A small result buffer is reused, so a tool call allocates none.
+                    if let Ok(Answer::Json(mut buf)) = reply
+                        && buf.capacity() <= 64 * 1024
+                    {
+                        buf.clear();
+                        session.spare = buf;
+                    }
                 }
             }
             Frame::Error(error) => conn.out.response(None, &Err(error)),

@@ -104,7 +104,7 @@ impl Content {
         match self {
             Content::Text(text) => {
                 out.extend_from_slice(br#"{"type":"text","text":"#);
-                push_json(out, text);
+                push_json_str(out, text);
             }
             Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
                 let kind: &[u8] = if matches!(self, Content::Image { .. }) { b"image" } else { b"audio" };
@@ -130,6 +130,17 @@ impl Content {
             }
         }
         out.push(b'}');
+    }
+}
+
+/// Appends `text` as a JSON string: copied as it is when nothing in it needs escaping.
+fn push_json_str(out: &mut Vec<u8>, text: &str) {
+    if crate::scan::plain_len(text.as_bytes()) == text.len() {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        push_json(out, text);
     }
 }
 
@@ -169,16 +180,16 @@ impl ToolOutput {
         self
     }
 
-    /// The `CallToolResult` as JSON, written in one pass with fields in sorted order, as every
+    /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order, as every
     /// other result is written. `server_info` is given for a 2026-07-28 request, whose result
     /// also carries `_meta` and `resultType`.
-    pub(crate) fn to_json(&self, server_info: Option<&Value>) -> Vec<u8> {
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>, server_info: Option<&Value>) {
         let texts: usize = self.content.iter().map(|c| if let Content::Text(t) = c { t.len() } else { 0 }).sum();
-        let mut out = Vec::with_capacity(128 + texts);
+        out.reserve(128 + texts);
         out.push(b'{');
         if let Some(info) = server_info {
             out.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
-            push_json(&mut out, info);
+            push_json(out, info);
             out.extend_from_slice(b"},");
         }
         out.extend_from_slice(br#""content":["#);
@@ -188,7 +199,7 @@ impl ToolOutput {
             if i > 0 {
                 out.push(b',');
             }
-            block.write_json(&mut out);
+            block.write_json(out);
         }
         out.push(b']');
         if self.is_error {
@@ -199,9 +210,8 @@ impl ToolOutput {
         }
         if let Some(value) = &self.structured {
             out.extend_from_slice(br#","structuredContent":"#);
-            push_json(&mut out, value);
+            push_json(out, value);
         }
         out.push(b'}');
-        out
     }
 }

@@ -24,13 +24,16 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
     let name: Cow<'a, str> =
         raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
-    let arguments = match req.params.arguments {
-        None => Value::Object(Map::new()),
-        Some(raw) => serde_json::from_str::<Value>(raw)
-            .ok()
-            .filter(Value::is_object)
-            .ok_or_else(|| ErrorObject::invalid_params("params.arguments must be an object"))?,
-    };
+    // The last call's arguments are decoded over, so a call like the last allocates nothing.
+    let mut arguments = std::mem::take(&mut session.arguments);
+    match req.params.arguments {
+        None => arguments = Value::Object(Map::new()),
+        Some(raw) => {
+            if crate::scan::decode_into(raw, &mut arguments).is_err() || !arguments.is_object() {
+                return Err(ErrorObject::invalid_params("params.arguments must be an object"));
+            }
+        }
+    }
     let registered = server.tool(&name).ok_or_else(|| {
         ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }))
     })?;
@@ -57,11 +60,16 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
             }
         }
     };
-    // Free the arguments before the result is serialized: with a huge argument, that keeps
-    // one copy fewer alive at the peak.
-    drop(arguments);
+    // Small arguments are kept for the next call; huge ones are freed before the result is
+    // serialized, which keeps one copy fewer alive at the peak.
+    if req.params.arguments.is_some_and(|raw| raw.len() <= 64 * 1024) {
+        session.arguments = arguments;
+    } else {
+        drop(arguments);
+    }
     let server_info = matches!(req.era(), Era::Modern(_)).then_some(&server.info);
-    let json = output.to_json(server_info);
+    let mut json = std::mem::take(&mut session.spare);
+    output.write_json(&mut json, server_info);
     req.tool = Some((name, output.is_error));
     Ok(Answer::Json(json))
 }

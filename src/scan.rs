@@ -123,6 +123,18 @@ impl<'a> Scanner<'a> {
     pub fn value(&mut self) -> Result<&'a str, Syntax> {
         self.skip_ws();
         let start = self.pos;
+        // Most members are a string or a number: those skip the container machinery.
+        match self.bytes.get(start) {
+            Some(b'"') => {
+                self.string()?;
+                return Ok(&self.text[start..self.pos]);
+            }
+            Some(b'-' | b'0'..=b'9') => {
+                self.number()?;
+                return Ok(&self.text[start..self.pos]);
+            }
+            _ => {}
+        }
         // One bit per open container, set for an object: an explicit stack instead of
         // recursion, so no input can exhaust the call stack.
         let (mut objects, mut depth) = (0u128, 0u32);

@@ -281,26 +281,19 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
     }
 }
 
-/// Writes one response object (no trailing newline, so batches can join several). Pieces
-/// are written directly: no formatting machinery on the path every reply takes.
-pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply) -> io::Result<()> {
+/// Writes one response object and `end`, which closes it: `}` in a batch, `}\n` for a line.
+/// Pieces are written directly: no formatting machinery on the path every reply takes.
+pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply, end: &[u8]) -> io::Result<()> {
+    let member: &[u8] = if reply.is_ok() { br#","result":"# } else { br#","error":"# };
     w.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
     w.write_all(id.map_or("null", Id::as_json).as_bytes())?;
+    w.write_all(member)?;
     match reply {
-        Ok(Answer::Value(result)) => {
-            w.write_all(br#","result":"#)?;
-            serde_json::to_writer(&mut *w, result)?;
-        }
-        Ok(Answer::Json(result)) => {
-            w.write_all(br#","result":"#)?;
-            w.write_all(result)?;
-        }
-        Err(error) => {
-            w.write_all(br#","error":"#)?;
-            error.write(w)?;
-        }
+        Ok(Answer::Value(result)) => serde_json::to_writer(&mut *w, result)?,
+        Ok(Answer::Json(result)) => w.write_all(result)?,
+        Err(error) => error.write(w)?,
     }
-    w.write_all(b"}")
+    w.write_all(end)
 }
 
 /// Writes one notification from the server, newline-terminated.

@@ -247,7 +247,7 @@ fn intercept(text: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOption
 
 fn response(id: Option<&Id>, error: ErrorObject) -> String {
     let mut out = Vec::new();
-    let _ = jsonrpc::write_response(&mut out, id, &Err(error));
+    let _ = jsonrpc::write_response(&mut out, id, &Err(error), b"}");
     String::from_utf8_lossy(&out).into_owned()
 }
 

@@ -429,7 +429,7 @@ impl<'w> Outbox<'w> {
     }
 
     pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
-        self.send(|w| jsonrpc::write_response(w, id, reply).and_then(|()| w.write_all(b"\n")));
+        self.send(|w| jsonrpc::write_response(w, id, reply, b"}\n"));
     }
 
     /// Writes one message that is already JSON text, newline-terminated.
@@ -451,7 +451,7 @@ impl<'w> Outbox<'w> {
                 if i > 0 {
                     w.write_all(b",")?;
                 }
-                jsonrpc::write_response(w, id.as_ref(), reply)?;
+                jsonrpc::write_response(w, id.as_ref(), reply, b"}")?;
             }
             w.write_all(b"]\n")
         });

@@ -17,8 +17,12 @@ use crate::state;
 /// The context facts for a handler: progress token, log level, client capabilities, and for
 /// a 2026-07-28 retry the answers from `inputResponses` and a verified `requestState`.
 /// `subject` names the request (its method's salient parameters), so state made for one
-/// request is refused on another.
-pub(crate) fn setup<'a>(server: &Server, req: &Request<'a>, subject: &str) -> Result<Setup<'a>, ErrorObject> {
+/// request is refused on another; it is built only when a `requestState` needs it.
+pub(crate) fn setup<'a>(
+    server: &Server,
+    req: &Request<'a>,
+    subject: &dyn Fn() -> String,
+) -> Result<Setup<'a>, ErrorObject> {
     let progress_token = req
         .meta
         .progress_token
@@ -30,7 +34,7 @@ pub(crate) fn setup<'a>(server: &Server, req: &Request<'a>, subject: &str) -> Re
         if let Some(raw) = req.params.request_state {
             let state =
                 raw_str(raw).ok_or_else(|| ErrorObject::invalid_params("params.requestState must be a string"))?;
-            answers = state::open(&server.state_key, req.method, subject, &state)
+            answers = state::open(&server.state_key, req.method, &subject(), &state)
                 .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?;
         }
         if let Some(raw) = req.params.input_responses {
@@ -56,7 +60,7 @@ pub(crate) fn interrupted(
     server: &Server,
     req: &Request,
     cx: &Context,
-    subject: &str,
+    subject: &dyn Fn() -> String,
 ) -> Option<Result<Value, ErrorObject>> {
     if let Some(capability) = cx.missing {
         let data = json!({ "requiredCapabilities": { capability: {} } });
@@ -67,7 +71,7 @@ pub(crate) fn interrupted(
     if cx.pending.is_empty() {
         return None;
     }
-    let state = state::seal(&server.state_key, req.method, subject, &cx.answers);
+    let state = state::seal(&server.state_key, req.method, &subject(), &cx.answers);
     Some(Ok(json!({ "resultType": "input_required", "inputRequests": cx.pending, "requestState": state })))
 }
 

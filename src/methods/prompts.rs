@@ -43,7 +43,7 @@ pub(crate) fn get(
                 .with_data(json!({ "prompt": name, "missing": argument.name })));
         }
     }
-    let subject = format!("{name} {}", json!(args));
+    let subject = || format!("{name} {}", json!(args));
     let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
     let messages = (prompt.handler)(&args, &mut cx);
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {

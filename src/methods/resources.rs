@@ -125,9 +125,10 @@ pub(crate) fn read(
     conn: &mut Conn,
 ) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
-    let mut cx = Context::new(setup(server, req, &uri)?, session, conn);
+    let subject = || uri.to_string();
+    let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
     let read = find_and_read(server, &uri, &mut cx);
-    if let Some(interrupted) = interrupted(server, req, &cx, &uri) {
+    if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
         return interrupted;
     }
     let (contents, mime) = read.map_err(|e| match e {

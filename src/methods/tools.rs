@@ -43,7 +43,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
         Ok(()) => {
             // The subject binds a 2026-07-28 requestState to this tool and these arguments.
             let modern = matches!(req.era(), Era::Modern(_));
-            let subject = if modern { format!("{name} {arguments}") } else { String::new() };
+            let subject = || format!("{name} {arguments}");
             let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
             let handler = &registered.tool.handler;
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));

@@ -355,7 +355,8 @@ impl Walk<'_> {
             }
             Value::String(text) => {
                 if k.min_length.is_some() || k.max_length.is_some() {
-                    let length = text.chars().count() as u64;
+                    // Lengths count characters; most strings are ASCII, where bytes are.
+                    let length = if text.is_ascii() { text.len() } else { text.chars().count() } as u64;
                     if let Some(min) = k.min_length
                         && length < min
                     {
@@ -540,6 +541,7 @@ const PROPERTIES: Counted =
 const ITEMS: Counted = Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
 
 /// A count outside its bounds: the keyword that fails and the message.
+#[inline]
 fn count_bounds(count: usize, (min, max): (Option<u64>, Option<u64>), what: Counted) -> Option<(&'static str, String)> {
     let count = count as u64;
     let [min_keyword, max_keyword] = what.keywords;

@@ -16,7 +16,7 @@ use crate::context::ClientError;
 use crate::dispatch;
 use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::server::{Outbox, Session};
-use crate::transport::{self, Line};
+use crate::transport::{Line, LineReader};
 
 /// A line read during a wait, to be handled after the current request.
 enum Queued {
@@ -26,19 +26,17 @@ enum Queued {
 
 pub(crate) struct Conn<'io> {
     reader: &'io mut dyn BufRead,
-    max_line: usize,
+    lines: LineReader,
     pub out: Outbox<'io>,
     queue: VecDeque<Queued>,
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
-    /// The reader already holds more input, so the next read will not wait.
-    buffered: bool,
 }
 
 impl<'io> Conn<'io> {
     pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
-        Conn { reader, max_line, out, queue: VecDeque::new(), next_request: 0, eof: false, buffered: false }
+        Conn { reader, lines: LineReader::new(max_line), out, queue: VecDeque::new(), next_request: 0, eof: false }
     }
 
     /// The next input line into `line`: queued lines first, then the reader.
@@ -50,18 +48,14 @@ impl<'io> Conn<'io> {
             }
             Some(Queued::TooLong) => Ok(Line::TooLong),
             None if self.eof => Ok(Line::Eof),
-            None => {
-                let (read, buffered) = transport::read_line(self.reader, line, self.max_line)?;
-                self.buffered = buffered;
-                Ok(read)
-            }
+            None => self.lines.read(self.reader, line),
         }
     }
 
-    /// True when the next line is already here (queued, or in the reader's buffer): output
-    /// may wait for it, because the loop will not block before writing again.
+    /// True when the next line is already here (queued, or whole in the reader's buffer):
+    /// output may wait for it, because the loop will not block before writing again.
     pub fn input_waiting(&self) -> bool {
-        self.buffered || !self.queue.is_empty()
+        self.lines.next_is_here() || !self.queue.is_empty()
     }
 
     /// Sends `method` to the client and reads input until the response arrives. `current`
@@ -88,9 +82,7 @@ impl<'io> Conn<'io> {
         self.out.flush().map_err(|_| ClientError::Disconnected)?;
         loop {
             let mut line = Vec::new();
-            let read = transport::read_line(self.reader, &mut line, self.max_line);
-            self.buffered = matches!(read, Ok((_, true)));
-            match read.map(|(read, _)| read) {
+            match self.lines.read(self.reader, &mut line) {
                 Ok(Line::Complete) => {}
                 Ok(Line::TooLong) => {
                     self.queue.push_back(Queued::TooLong);

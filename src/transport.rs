@@ -5,7 +5,7 @@
 
 use std::io::{self, BufRead};
 
-/// What one call to [`read_line`] found.
+/// What one call to [`LineReader::read`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
     /// A complete line is in the buffer, without its `\n` or `\r\n`.
@@ -16,42 +16,69 @@ pub enum Line {
     Eof,
 }
 
-/// Reads the next line into `buf` (cleared first), keeping at most `max` bytes. The flag is
-/// true when the reader already holds more input, so reading the next line will not wait.
-pub fn read_line(reader: &mut dyn BufRead, buf: &mut Vec<u8>, max: usize) -> io::Result<(Line, bool)> {
-    buf.clear();
-    let mut too_long = false;
-    loop {
-        let chunk = match reader.fill_buf() {
-            Ok(chunk) => chunk,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if chunk.is_empty() {
-            return Ok((Line::Eof, false));
-        }
-        let newline = find_newline(chunk);
-        let take = newline.unwrap_or(chunk.len());
-        if !too_long {
-            if buf.len() + take > max {
-                too_long = true;
-                buf.clear();
-                buf.shrink_to(max.min(64 * 1024));
-            } else {
-                buf.extend_from_slice(&chunk[..take]);
+/// Reads lines of at most `max` bytes. It looks one line ahead in the reader's buffer, so
+/// the loop knows whether the next line is already here (then output may wait for it) or
+/// reading on could wait for the client (then output is flushed first).
+pub struct LineReader {
+    max: usize,
+    /// Where the next line ends in the reader's buffer, when it is already there. The next
+    /// read starts from it, so no byte is searched twice.
+    ahead: Option<usize>,
+}
+
+impl LineReader {
+    pub fn new(max: usize) -> LineReader {
+        LineReader { max, ahead: None }
+    }
+
+    /// True when the whole next line is in the reader's buffer.
+    pub fn next_is_here(&self) -> bool {
+        self.ahead.is_some()
+    }
+
+    /// Reads the next line into `buf` (cleared first).
+    pub fn read(&mut self, reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
+        buf.clear();
+        let mut too_long = false;
+        loop {
+            let chunk = match reader.fill_buf() {
+                Ok(chunk) => chunk,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            };
+            if chunk.is_empty() {
+                self.ahead = None;
+                return Ok(Line::Eof);
             }
-        }
-        let used = newline.map_or(take, |n| n + 1);
-        let buffered = used < chunk.len();
-        reader.consume(used);
-        if newline.is_some() {
+            // A `BufRead` hands back the rest of its buffer, where the look-ahead found the
+            // newline; the check keeps a reader that does otherwise correct.
+            let newline = match self.ahead.take() {
+                Some(at) if chunk.get(at) == Some(&b'\n') => Some(at),
+                _ => find_newline(chunk),
+            };
+            let take = newline.unwrap_or(chunk.len());
+            if !too_long {
+                if buf.len() + take > self.max {
+                    too_long = true;
+                    buf.clear();
+                    buf.shrink_to(self.max.min(64 * 1024));
+                } else {
+                    buf.extend_from_slice(&chunk[..take]);
+                }
+            }
+            let Some(end) = newline else {
+                reader.consume(take);
+                continue;
+            };
+            self.ahead = find_newline(&chunk[end + 1..]);
+            reader.consume(end + 1);
             if too_long {
-                return Ok((Line::TooLong, buffered));
+                return Ok(Line::TooLong);
             }
             if buf.last() == Some(&b'\r') {
                 buf.pop();
             }
-            return Ok((Line::Complete, buffered));
+            return Ok(Line::Complete);
         }
     }
 }
@@ -85,10 +112,11 @@ mod tests {
 
     fn lines(input: &[u8], max: usize, capacity: usize) -> Vec<String> {
         let mut reader = BufReader::with_capacity(capacity, input);
+        let mut lines = LineReader::new(max);
         let mut buf = Vec::new();
         let mut out = Vec::new();
         loop {
-            match read_line(&mut reader, &mut buf, max).unwrap().0 {
+            match lines.read(&mut reader, &mut buf).unwrap() {
                 Line::Complete => out.push(String::from_utf8_lossy(&buf).into_owned()),
                 Line::TooLong => out.push("<too long>".into()),
                 Line::Eof => return out,
@@ -125,16 +153,26 @@ mod tests {
     }
 
     #[test]
-    fn tells_whether_more_input_is_buffered() {
-        let mut reader = BufReader::with_capacity(64, &b"a\n0123456789\nb\n"[..]);
-        let mut buf = Vec::new();
-        let mut next = || read_line(&mut reader, &mut buf, 5).unwrap();
-        assert_eq!(next(), (Line::Complete, true));
-        assert_eq!(next(), (Line::TooLong, true));
-        assert_eq!(next(), (Line::Complete, false));
-        assert_eq!(next(), (Line::Eof, false));
-        // A line that ends exactly at the end of the buffer: the next read may wait.
-        let mut reader = BufReader::with_capacity(2, &b"a\nb\n"[..]);
-        assert_eq!(read_line(&mut reader, &mut buf, 5).unwrap(), (Line::Complete, false));
+    fn knows_whether_the_next_line_is_here() {
+        let seen = |input: &'static [u8], capacity: usize| {
+            let mut reader = BufReader::with_capacity(capacity, input);
+            let mut lines = LineReader::new(5);
+            let mut buf = Vec::new();
+            let mut seen = Vec::new();
+            loop {
+                let line = lines.read(&mut reader, &mut buf).unwrap();
+                if line == Line::Eof {
+                    return seen;
+                }
+                seen.push((line, lines.next_is_here()));
+            }
+        };
+        assert_eq!(
+            seen(b"a\n0123456789\nb\n", 64),
+            [(Line::Complete, true), (Line::TooLong, true), (Line::Complete, false)]
+        );
+        // Only part of the next line, or none of it, is in the buffer: reading on may wait.
+        assert_eq!(seen(b"a\nbc", 64), [(Line::Complete, false)]);
+        assert_eq!(seen(b"a\nb\n", 2), [(Line::Complete, false), (Line::Complete, false)]);
     }
 }

@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
 use std::io::{self, BufRead, Write};
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::OnceLock;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
@@ -77,8 +78,8 @@ pub struct Server {
     pub(crate) page_size: Option<usize>,
     pub(crate) ttl_ms: u64,
     max_message_bytes: usize,
-    /// Signs 2026-07-28 `requestState`.
-    pub(crate) state_key: Vec<u8>,
+    /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
+    state_key: OnceLock<Vec<u8>>,
 }
 
 /// What one process remembers between messages: the legacy handshake and its resource
@@ -121,7 +122,7 @@ impl Server {
             page_size: None,
             ttl_ms: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            state_key: crate::state::process_key(),
+            state_key: OnceLock::new(),
         }
     }
 
@@ -164,7 +165,7 @@ impl Server {
     /// The key that signs `requestState` (default: `BAREMCP_STATE_SECRET`, else random per
     /// process). Servers behind one endpoint that must accept each other's state share one.
     pub fn state_secret(mut self, secret: impl Into<Vec<u8>>) -> Server {
-        self.state_key = secret.into();
+        self.state_key = OnceLock::from(secret.into());
         self
     }
 
@@ -243,6 +244,10 @@ impl Server {
 
     pub(crate) fn has_tools(&self) -> bool {
         !self.tools.is_empty()
+    }
+
+    pub(crate) fn state_key(&self) -> &[u8] {
+        self.state_key.get_or_init(crate::state::process_key)
     }
 
     pub(crate) fn tool(&self, name: &str) -> Option<&Registered> {

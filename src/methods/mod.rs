@@ -34,7 +34,7 @@ pub(crate) fn setup<'a>(
         if let Some(raw) = req.params.request_state {
             let state =
                 raw_str(raw).ok_or_else(|| ErrorObject::invalid_params("params.requestState must be a string"))?;
-            answers = state::open(&server.state_key, req.method, &subject(), &state)
+            answers = state::open(server.state_key(), req.method, &subject(), &state)
                 .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?;
         }
         if let Some(raw) = req.params.input_responses {
@@ -71,7 +71,7 @@ pub(crate) fn interrupted(
     if cx.pending.is_empty() {
         return None;
     }
-    let state = state::seal(&server.state_key, req.method, &subject(), &cx.answers);
+    let state = state::seal(server.state_key(), req.method, &subject(), &cx.answers);
     Some(Ok(json!({ "resultType": "input_required", "inputRequests": cx.pending, "requestState": state })))
 }
 

@@ -1,7 +1,7 @@
 //! Compiling a schema document into an arena of nodes: keyword checks at load time, `$ref`
 //! resolution to local JSON Pointers, and warnings for keywords that are known but not enforced.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde_json::{Map, Number, Value};
 
@@ -107,7 +107,7 @@ struct Compiler<'d> {
     root: &'d Value,
     draft: Draft,
     nodes: Vec<Node>,
-    at_pointer: HashMap<String, usize>,
+    at_pointer: BTreeMap<String, usize>,
     /// `(node, ref, pointer of the $ref keyword)` to resolve once every node exists.
     refs: Vec<(usize, String, String)>,
     errors: Vec<Problem>,
@@ -135,7 +135,7 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
         root,
         draft,
         nodes: Vec::new(),
-        at_pointer: HashMap::new(),
+        at_pointer: BTreeMap::new(),
         refs: Vec::new(),
         errors: Vec::new(),
         warnings: Vec::new(),

@@ -104,7 +104,7 @@ pub struct Context<'a, 'io> {
     last_progress: Option<f64>,
     log_level: Option<LogLevel>,
     /// 2026-07-28: the request's `clientCapabilities` (legacy ones live in the session).
-    client_capabilities: Option<Value>,
+    client_capabilities: Option<&'a str>,
     /// 2026-07-28: answers from `inputResponses` and a verified `requestState`.
     pub(crate) answers: Map<String, Value>,
     /// 2026-07-28: what to ask for in an `InputRequiredResult`.
@@ -120,7 +120,9 @@ pub(crate) struct Setup<'a> {
     pub era: Era,
     pub progress_token: Option<Value>,
     pub log_level: Option<LogLevel>,
-    pub client_capabilities: Option<Value>,
+    /// 2026-07-28: the request's `clientCapabilities` as sent, read only when a handler asks
+    /// the client for something.
+    pub client_capabilities: Option<&'a str>,
     pub answers: Map<String, Value>,
 }
 
@@ -263,8 +265,12 @@ impl<'a, 'io> Context<'a, 'io> {
             return Err(ClientError::Cancelled);
         }
         self.asked[kind] += 1;
-        let capabilities = self.client_capabilities.as_ref().unwrap_or(&self.session.client_capabilities);
-        let declared = capabilities.get(capability).is_some_and(Value::is_object);
+        let declared = match self.client_capabilities {
+            Some(raw) => {
+                serde_json::from_str::<Value>(raw).is_ok_and(|c| c.get(capability).is_some_and(Value::is_object))
+            }
+            None => self.session.client_capabilities.get(capability).is_some_and(Value::is_object),
+        };
         match self.era {
             Era::Modern(_) => {
                 let key = format!("{capability}-{}", self.asked[kind]);

@@ -80,6 +80,8 @@ pub struct Server {
     max_message_bytes: usize,
     /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
     state_key: OnceLock<Vec<u8>>,
+    /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
+    info_json: OnceLock<String>,
 }
 
 /// What one process remembers between messages: the legacy handshake and its resource
@@ -123,18 +125,21 @@ impl Server {
             ttl_ms: 0,
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             state_key: OnceLock::new(),
+            info_json: OnceLock::new(),
         }
     }
 
     /// A display name shown in `serverInfo`.
     pub fn title(mut self, title: impl Into<String>) -> Server {
         self.info["title"] = json!(title.into());
+        self.info_json = OnceLock::new();
         self
     }
 
     /// A description shown in `serverInfo`.
     pub fn description(mut self, description: impl Into<String>) -> Server {
         self.info["description"] = json!(description.into());
+        self.info_json = OnceLock::new();
         self
     }
 
@@ -244,6 +249,10 @@ impl Server {
 
     pub(crate) fn has_tools(&self) -> bool {
         !self.tools.is_empty()
+    }
+
+    pub(crate) fn info_json(&self) -> &str {
+        self.info_json.get_or_init(|| self.info.to_string())
     }
 
     pub(crate) fn state_key(&self) -> &[u8] {

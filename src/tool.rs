@@ -180,16 +180,16 @@ impl ToolOutput {
         self
     }
 
-    /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order, as every
-    /// other result is written. `server_info` is given for a 2026-07-28 request, whose result
-    /// also carries `_meta` and `resultType`.
-    pub(crate) fn write_json(&self, out: &mut Vec<u8>, server_info: Option<&Value>) {
+    /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order,
+    /// as every other result is written. `server_info` (JSON text) is given for a 2026-07-28
+    /// request, whose result also carries `_meta` and `resultType`.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>, server_info: Option<&str>) {
         let texts: usize = self.content.iter().map(|c| if let Content::Text(t) = c { t.len() } else { 0 }).sum();
         out.reserve(128 + texts);
         out.push(b'{');
         if let Some(info) = server_info {
             out.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
-            push_json(out, info);
+            out.extend_from_slice(info.as_bytes());
             out.extend_from_slice(b"},");
         }
         out.extend_from_slice(br#""content":["#);

@@ -28,7 +28,7 @@ pub(crate) fn setup<'a>(
         .progress_token
         .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
-    let client_capabilities = req.meta.client_capabilities.and_then(|c| serde_json::from_str(c).ok());
+    let client_capabilities = req.meta.client_capabilities;
     let mut answers = Map::new();
     if let Era::Modern(_) = req.era() {
         if let Some(raw) = req.params.request_state {

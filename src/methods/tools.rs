@@ -67,7 +67,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     } else {
         drop(arguments);
     }
-    let server_info = matches!(req.era(), Era::Modern(_)).then_some(&server.info);
+    let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
     let mut json = std::mem::take(&mut session.spare);
     output.write_json(&mut json, server_info);
     req.tool = Some((name, output.is_error));

@@ -175,9 +175,26 @@ fn huge_lines(binary: &Path, bytes: usize) -> (u64, u64) {
     (call_peak, stream_peak)
 }
 
+/// A 2026-07-28 `tools/call hello`: no handshake, the era in `_meta`.
+fn modern_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"World"}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    )
+}
+
 /// Instructions per call from valgrind's callgrind: a run with `calls` calls minus a run
 /// with none, so start-up and exit cancel out.
 fn instructions_per_call(binary: &Path, dir: &Path, calls: u64) -> Option<f64> {
+    instructions_per(binary, dir, calls, Some(INIT), call)
+}
+
+fn instructions_per(
+    binary: &Path,
+    dir: &Path,
+    calls: u64,
+    first: Option<&str>,
+    call: fn(u64) -> String,
+) -> Option<f64> {
     let count = |input: &Path| -> Option<f64> {
         let out = Command::new("valgrind")
             .args(["--tool=callgrind", "--callgrind-out-file=/dev/null"])
@@ -192,7 +209,7 @@ fn instructions_per_call(binary: &Path, dir: &Path, calls: u64) -> Option<f64> {
     };
     let write = |name: &str, n: u64| -> PathBuf {
         let path = dir.join(name);
-        let mut text = format!("{INIT}\n");
+        let mut text = first.map(|line| format!("{line}\n")).unwrap_or_default();
         for id in 1..=n {
             text.push_str(&call(id));
             text.push('\n');
@@ -337,6 +354,9 @@ fn main() {
                 higher_is_better: false,
             }),
             _ => notes.push("instructions per call: skipped (valgrind not installed)".to_string()),
+        }
+        if let Some(modern) = instructions_per(&ours, &dir, 10_000, None, modern_call) {
+            notes.push(format!("instructions per 2026-07-28 tools/call (no floor to compare): {modern:.0}"));
         }
         let _ = std::fs::remove_dir_all(&dir);
 

@@ -5,7 +5,7 @@
 //! the line it was at, never hangs the replay: every read has a deadline.
 
 use std::ffi::OsString;
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::transcript::{self, Entry, Transcript, Vars};
+use crate::transport::{Line, LineReader};
 
 /// What `baremcp replay` was asked to do.
 #[derive(Debug, Clone, PartialEq)]
@@ -74,7 +75,31 @@ fn variables(text: &str) -> Vars {
 struct Server {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
-    lines: Receiver<Option<Vec<u8>>>,
+    lines: Receiver<Output>,
+}
+
+/// What the reader thread saw on the server's output.
+enum Output {
+    Line(Vec<u8>),
+    TooLong,
+    End,
+}
+
+/// Why no line came.
+enum NoLine {
+    Timeout(Duration),
+    TooLong,
+}
+
+impl std::fmt::Display for NoLine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoLine::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
+            NoLine::TooLong => {
+                write!(f, "the server wrote a line longer than {} bytes (not kept)", crate::DEFAULT_MAX_MESSAGE_BYTES)
+            }
+        }
+    }
 }
 
 impl Server {
@@ -101,20 +126,21 @@ impl Server {
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::channel();
         // A thread per server reads lines, so the replay itself can wait with a deadline.
+        // Lines are bounded as the server bounds its own input: an endless line is reported,
+        // not held.
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
+            let mut lines = LineReader::new(crate::DEFAULT_MAX_MESSAGE_BYTES);
             loop {
                 let mut line = Vec::new();
-                match reader.read_until(b'\n', &mut line) {
-                    Ok(0) | Err(_) => {
-                        let _ = send.send(None);
-                        return;
-                    }
-                    Ok(_) => {
-                        if send.send(Some(line)).is_err() {
-                            return;
-                        }
-                    }
+                let out = match lines.read(&mut reader, &mut line) {
+                    Ok(Line::Complete) => Output::Line(line),
+                    Ok(Line::TooLong) => Output::TooLong,
+                    Ok(Line::Eof) | Err(_) => Output::End,
+                };
+                let end = matches!(out, Output::End);
+                if send.send(out).is_err() || end {
+                    return;
                 }
             }
         });
@@ -127,12 +153,14 @@ impl Server {
         stdin.flush()
     }
 
-    /// The next line, `Ok(None)` at end of output, `Err` at the deadline.
-    fn next(&self, timeout: Duration) -> Result<Option<String>, RecvTimeoutError> {
+    /// The next line, `Ok(None)` at end of output, `Err` at the deadline or for a line over
+    /// the limit.
+    fn next(&self, timeout: Duration) -> Result<Option<String>, NoLine> {
         match self.lines.recv_timeout(timeout) {
-            Ok(Some(line)) => Ok(Some(String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string())),
-            Ok(None) | Err(RecvTimeoutError::Disconnected) => Ok(None),
-            Err(RecvTimeoutError::Timeout) => Err(RecvTimeoutError::Timeout),
+            Ok(Output::Line(line)) => Ok(Some(String::from_utf8_lossy(&line).into_owned())),
+            Ok(Output::TooLong) => Err(NoLine::TooLong),
+            Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => Ok(None),
+            Err(RecvTimeoutError::Timeout) => Err(NoLine::Timeout(timeout)),
         }
     }
 
@@ -181,14 +209,14 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
     // Anything the server writes after the last expected line is a difference too.
     drop(server.stdin.take());
     match server.next(options.timeout) {
-        Ok(None) => {}
+        Ok(None) | Err(NoLine::Timeout(_)) => {}
         Ok(Some(extra)) => {
             return Err(format!(
                 "after the last line, an unexpected message:\n<-- {}",
                 transcript::mask(&extra, &vars)
             ));
         }
-        Err(_) => {}
+        Err(why @ NoLine::TooLong) => return Err(format!("after the last line, {why}")),
     }
     server.finish(options.timeout)
 }
@@ -248,12 +276,7 @@ fn receive_until(
         let actual = match server.next(timeout) {
             Ok(Some(actual)) => transcript::mask(&actual, vars),
             Ok(None) => return Err(format!("line {at}: the server closed its output; expected:\n<-- {wanted}")),
-            Err(_) => {
-                return Err(format!(
-                    "line {at}: timed out after {} ms waiting for:\n<-- {wanted}",
-                    timeout.as_millis()
-                ));
-            }
+            Err(why) => return Err(format!("line {at}: {why} waiting for:\n<-- {wanted}")),
         };
         let Ok(value) = serde_json::from_str::<Value>(&actual) else {
             return Err(format!(
@@ -287,9 +310,11 @@ fn receive_until(
 fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
     let mut out = String::new();
     let quiet = QUIET.min(timeout);
-    let collect = |server: &Server, out: &mut String, wait: Duration| {
-        while let Ok(Some(line)) = server.next(wait) {
-            out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));
+    let collect = |server: &Server, out: &mut String, wait: Duration| loop {
+        match server.next(wait) {
+            Ok(Some(line)) => out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars))),
+            Ok(None) | Err(NoLine::Timeout(_)) => return Ok(()),
+            Err(why @ NoLine::TooLong) => return Err(why.to_string()),
         }
     };
     for entry in &transcript.entries {
@@ -299,11 +324,11 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
                 server.send(bytes).map_err(|_| "the server closed its input".to_string())?;
-                collect(server, &mut out, quiet);
+                collect(server, &mut out, quiet)?;
             }
         }
     }
     drop(server.stdin.take());
-    collect(server, &mut out, timeout);
+    collect(server, &mut out, timeout)?;
     Ok(out)
 }

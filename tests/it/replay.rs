@@ -130,6 +130,14 @@ fn broken_servers_fail_clearly_and_quickly() {
     let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null; exit 4"#;
     let (out, _) = replay(&[&ping, "--", "sh", "-c", script]);
     assert!(stdout(&out).contains("the server exited with exit status: 4"), "{}", stdout(&out));
+    // A line longer than the server's own input limit is reported without being held.
+    let script = r#"read x; head -c 17000000 /dev/zero | tr '\0' x; echo; cat >/dev/null"#;
+    let (out, _) = replay(&["--timeout-ms", "20000", &ping, "--", "sh", "-c", script]);
+    let text = stdout(&out);
+    assert!(
+        text.contains("line 3: the server wrote a line longer than 16777216 bytes (not kept) waiting for:"),
+        "{text}"
+    );
     // A message nobody asked for is a failure too.
     let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; echo '{"jsonrpc":"2.0","method":"surprise"}'; cat >/dev/null"#;
     let (out, _) = replay(&[&ping, "--", "sh", "-c", script]);

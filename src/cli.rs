@@ -18,8 +18,10 @@ usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resou
                [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
        baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
        baremcp check MANIFEST.json
-       baremcp replay [--timeout-ms N] [--stderr FILE] [--update] FILE... [-- SERVER_CMD ARGS...]
-       baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] -- SERVER_CMD ARGS...
+       baremcp replay [--timeout-ms N] [--stderr FILE] [--update] [--max-message-bytes N]
+                      FILE... [-- SERVER_CMD ARGS...]
+       baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] [--max-message-bytes N]
+                     -- SERVER_CMD ARGS...
        baremcp --help | --version
 
 Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
@@ -47,11 +49,14 @@ check:
 replay:
   runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
   what it writes, as JSON, with the <-- lines; --timeout-ms (default 5000) bounds each wait;
-  --update rewrites the <-- lines from what the server wrote. exit 0: all passed
+  --update rewrites the <-- lines from what the server wrote; a server line longer than
+  --max-message-bytes (default 16777216) fails the file. exit 0: all passed
 
 proxy:
   forwards a client (stdin/stdout) to SERVER_CMD line by line; --record writes the session
-  as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them";
+  as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them; a line
+  longer than --max-message-bytes (default 16777216) is dropped as it streams in and the
+  client gets an error instead";
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,13 +202,20 @@ fn split_command(parser: &mut lexopt::Parser) -> Result<(lexopt::Parser, Vec<OsS
 
 fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let (mut parser, command) = split_command(parser)?;
-    let mut options =
-        ReplayOptions { files: Vec::new(), command, timeout: Duration::from_millis(5000), update: false, stderr: None };
+    let mut options = ReplayOptions {
+        files: Vec::new(),
+        command,
+        timeout: Duration::from_millis(5000),
+        update: false,
+        stderr: None,
+        max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+    };
     while let Some(arg) = parser.next()? {
         match arg {
             Long("timeout-ms") => options.timeout = Duration::from_millis(positive(&mut parser)? as u64),
             Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
             Long("update") => options.update = true,
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
             Short('h') | Long("help") => return Ok(Command::Help),
             Value(file) => options.files.push(PathBuf::from(file)),
             _ => return Err(arg.unexpected()),
@@ -217,7 +229,7 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 
 fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let (mut parser, command) = split_command(parser)?;
-    let mut options = ProxyOptions { command, ..ProxyOptions::default() };
+    let mut options = ProxyOptions { command, max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES, ..ProxyOptions::default() };
     let list = |value: OsString| -> Result<Vec<String>, lexopt::Error> {
         Ok(value.string()?.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect())
     };
@@ -226,6 +238,7 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             Long("record") => options.record = Some(PathBuf::from(parser.value()?)),
             Long("allow-tools") => options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?),
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
             Short('h') | Long("help") => return Ok(Command::Help),
             _ => return Err(arg.unexpected()),
         }
@@ -280,11 +293,15 @@ mod tests {
         assert_eq!(replay.files, [PathBuf::from("a.txt"), PathBuf::from("b.txt")]);
         assert_eq!(replay.command, [OsString::from("srv"), OsString::from("--flag")]);
         assert_eq!(replay.timeout, Duration::from_millis(50));
-        let Command::Proxy(proxy) = parse(["proxy", "--deny-tools", "a, b", "--allow-tools=c", "--", "srv"]).unwrap()
+        assert_eq!(replay.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        let Command::Proxy(proxy) =
+            parse(["proxy", "--deny-tools", "a, b", "--allow-tools=c", "--max-message-bytes", "9", "--", "srv"])
+                .unwrap()
         else {
             panic!("not proxy")
         };
         assert_eq!((proxy.deny, proxy.allow), (vec!["a".to_string(), "b".to_string()], Some(vec!["c".to_string()])));
+        assert_eq!(proxy.max_message_bytes, 9);
         for bad in [&["replay"][..], &["proxy", "--record", "x"], &["replay", "--bogus", "f"]] {
             assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
         }

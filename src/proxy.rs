@@ -1,6 +1,8 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
-//! stdio server it spawns, forwarding every line both ways unchanged, one thread per
-//! direction. It can record the session as a transcript and filter the upstream's tools.
+//! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
+//! thread per direction. It can record the session as a transcript and filter the upstream's
+//! tools. Lines are bounded: one longer than the limit is dropped as it streams in, and the
+//! client gets an error in its place.
 //!
 //! Filtering rewrites only what it must: a `tools/list` response (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
@@ -10,7 +12,7 @@
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
@@ -20,6 +22,7 @@ use serde_json::{Value, json};
 
 use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, raw_str};
 use crate::transcript;
+use crate::transport::{Line, LineReader};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -29,6 +32,8 @@ pub struct ProxyOptions {
     /// Only these tools, when given.
     pub allow: Option<Vec<String>>,
     pub deny: Vec<String>,
+    /// The longest line forwarded either way; a longer one is dropped as it streams in.
+    pub max_message_bytes: usize,
 }
 
 impl ProxyOptions {
@@ -116,21 +121,31 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     };
 
     let mut reader = BufReader::new(upstream_out);
+    let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
-        line.clear();
-        if reader.read_until(b'\n', &mut line)? == 0 {
-            break;
-        }
-        let text = String::from_utf8_lossy(&line);
-        let body = text.trim_end_matches(['\n', '\r']);
-        log_line("server -> client", body);
-        let filtered = options.filtering().then(|| filter_list(body, &pending_lists, &options)).flatten();
-        let forwarded = match &filtered {
-            Some(rewritten) => format!("{rewritten}\n").into_bytes(),
-            None => line.clone(),
+        let forwarded = match lines.read(&mut reader, &mut line)? {
+            Line::Eof => break,
+            Line::TooLong => {
+                // The client hears of it rather than waiting forever: an error whose id is
+                // null, as JSON-RPC has for a message whose id is unknown.
+                let why = format!("the server wrote a line longer than {} bytes", options.max_message_bytes);
+                log::error!("{why}: dropped");
+                sinks.record(&format!("# {why}; the proxy dropped it"));
+                let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, "server message too large to forward");
+                format!("{}\n", response(None, error)).into_bytes()
+            }
+            Line::Complete => {
+                let text = String::from_utf8_lossy(&line);
+                log_line("server -> client", &text);
+                let filtered = options.filtering().then(|| filter_list(&text, &pending_lists, &options)).flatten();
+                sinks.record(&format!("<-- {}", filtered.as_deref().unwrap_or(&text)));
+                match filtered {
+                    Some(rewritten) => format!("{rewritten}\n").into_bytes(),
+                    None => [&line[..], b"\n"].concat(),
+                }
+            }
         };
-        sinks.record(&format!("<-- {}", filtered.as_deref().unwrap_or(body)));
         if sinks.to_client(&forwarded).is_err() {
             break; // the client is gone
         }
@@ -182,14 +197,25 @@ fn client_to_upstream(
 ) {
     let mut upstream = BufWriter::new(upstream);
     let mut stdin = io::stdin().lock();
+    let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
-        line.clear();
-        match stdin.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
+        match lines.read(&mut stdin, &mut line) {
+            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Complete) => {}
+            Ok(Line::TooLong) => {
+                // Refused as baremcp itself refuses it; the upstream never sees it.
+                let why = format!("a client line longer than {} bytes", options.max_message_bytes);
+                log::warn!("{why}: refused");
+                sinks.record(&format!("# {why} was refused by the proxy"));
+                let error = ErrorObject::new(jsonrpc::INVALID_REQUEST, "message too large");
+                if sinks.to_client(format!("{}\n", response(None, error)).as_bytes()).is_err() {
+                    break;
+                }
+                continue;
+            }
         }
-        let body = line.strip_suffix(b"\n").unwrap_or(&line);
+        let body = &line[..];
         sinks.record(&transcript::client_line(body));
         if let Ok(text) = std::str::from_utf8(body) {
             log_line("client -> server", text);
@@ -203,7 +229,7 @@ fn client_to_upstream(
                 continue;
             }
         }
-        if upstream.write_all(&line).and_then(|()| upstream.flush()).is_err() {
+        if upstream.write_all(body).and_then(|()| upstream.write_all(b"\n")).and_then(|()| upstream.flush()).is_err() {
             break; // the upstream is gone; its output loop ends the proxy
         }
     }

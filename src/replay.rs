@@ -26,6 +26,8 @@ pub struct ReplayOptions {
     pub update: bool,
     /// Where the server's stderr goes; `None` passes it through.
     pub stderr: Option<PathBuf>,
+    /// The longest server line kept; a longer one fails the file.
+    pub max_message_bytes: usize,
 }
 
 /// How long `--update` waits for more output after the last line the server wrote.
@@ -76,6 +78,7 @@ struct Server {
     child: Child,
     stdin: Option<std::process::ChildStdin>,
     lines: Receiver<Output>,
+    max: usize,
 }
 
 /// What the reader thread saw on the server's output.
@@ -88,16 +91,15 @@ enum Output {
 /// Why no line came.
 enum NoLine {
     Timeout(Duration),
-    TooLong,
+    /// A line longer than this many bytes.
+    TooLong(usize),
 }
 
 impl std::fmt::Display for NoLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NoLine::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
-            NoLine::TooLong => {
-                write!(f, "the server wrote a line longer than {} bytes (not kept)", crate::DEFAULT_MAX_MESSAGE_BYTES)
-            }
+            NoLine::TooLong(max) => write!(f, "the server wrote a line longer than {max} bytes (not kept)"),
         }
     }
 }
@@ -125,12 +127,13 @@ impl Server {
         let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::channel();
+        let max = options.max_message_bytes;
         // A thread per server reads lines, so the replay itself can wait with a deadline.
         // Lines are bounded as the server bounds its own input: an endless line is reported,
         // not held.
         std::thread::spawn(move || {
             let mut reader = BufReader::new(stdout);
-            let mut lines = LineReader::new(crate::DEFAULT_MAX_MESSAGE_BYTES);
+            let mut lines = LineReader::new(max);
             loop {
                 let mut line = Vec::new();
                 let out = match lines.read(&mut reader, &mut line) {
@@ -144,7 +147,7 @@ impl Server {
                 }
             }
         });
-        Ok(Server { stdin: child.stdin.take(), child, lines })
+        Ok(Server { stdin: child.stdin.take(), child, lines, max })
     }
 
     fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
@@ -157,8 +160,10 @@ impl Server {
     /// the limit.
     fn next(&self, timeout: Duration) -> Result<Option<String>, NoLine> {
         match self.lines.recv_timeout(timeout) {
-            Ok(Output::Line(line)) => Ok(Some(String::from_utf8_lossy(&line).into_owned())),
-            Ok(Output::TooLong) => Err(NoLine::TooLong),
+            Ok(Output::Line(line)) => {
+                Ok(Some(String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line)).into_owned()))
+            }
+            Ok(Output::TooLong) => Err(NoLine::TooLong(self.max)),
             Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => Err(NoLine::Timeout(timeout)),
         }
@@ -216,7 +221,7 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
                 transcript::mask(&extra, &vars)
             ));
         }
-        Err(why @ NoLine::TooLong) => return Err(format!("after the last line, {why}")),
+        Err(why @ NoLine::TooLong(_)) => return Err(format!("after the last line, {why}")),
     }
     server.finish(options.timeout)
 }
@@ -314,7 +319,7 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
         match server.next(wait) {
             Ok(Some(line)) => out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars))),
             Ok(None) | Err(NoLine::Timeout(_)) => return Ok(()),
-            Err(why @ NoLine::TooLong) => return Err(why.to_string()),
+            Err(why @ NoLine::TooLong(_)) => return Err(why.to_string()),
         }
     };
     for entry in &transcript.entries {

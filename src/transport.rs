@@ -8,7 +8,8 @@ use std::io::{self, BufRead};
 /// What one call to [`LineReader::read`] found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Line {
-    /// A complete line is in the buffer, without its `\n` or `\r\n`.
+    /// A complete line is in the buffer, without its `\n` (a `\r` before it stays: the proxy
+    /// forwards lines byte for byte, and JSON reads it as whitespace).
     Complete,
     /// A line longer than the limit was read and discarded.
     TooLong,
@@ -74,9 +75,6 @@ impl LineReader {
             reader.consume(end + 1);
             if too_long {
                 return Ok(Line::TooLong);
-            }
-            if buf.last() == Some(&b'\r') {
-                buf.pop();
             }
             return Ok(Line::Complete);
         }
@@ -147,7 +145,7 @@ mod tests {
     fn splits_and_bounds_lines() {
         let input = b"ab\r\ncdef\n\n0123456789\nxy\npartial";
         for capacity in [1, 3, 64] {
-            assert_eq!(lines(input, 5, capacity), ["ab", "cdef", "", "<too long>", "xy"]);
+            assert_eq!(lines(input, 5, capacity), ["ab\r", "cdef", "", "<too long>", "xy"]);
         }
         assert_eq!(lines(b"12345\n123456\n", 5, 2), ["12345", "<too long>"]);
     }

@@ -164,3 +164,31 @@ fn update_rewrites_expectations_and_stderr_can_be_captured() {
     let (out, _) = replay(&[&path]);
     assert!(out.status.success(), "{}", stdout(&out));
 }
+
+#[test]
+fn the_proxy_bounds_lines_both_ways() {
+    let proxy = |args: &[&str], input: &str| {
+        let mut child =
+            Command::new(bin()).arg("proxy").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        stdout(&out)
+    };
+    // A client line over the limit is refused as baremcp refuses it, and never forwarded.
+    let long =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}", "x".repeat(2000));
+    let input = format!("{long}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
+    assert_eq!(
+        proxy(&["--max-message-bytes", "1000", "--", bin()], &input),
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n\
+         {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
+    );
+    // A server line over the limit is dropped as it streams in; the client gets an error.
+    let script = r#"read x; head -c 5000 /dev/zero | tr '\0' x; echo; echo '{"jsonrpc":"2.0","id":2,"result":{}}'"#;
+    assert_eq!(
+        proxy(&["--max-message-bytes", "1000", "--", "sh", "-c", script], "{}\n"),
+        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"server message too large to forward\"}}\n\
+         {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
+    );
+}

@@ -136,7 +136,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
                 format!("{}\n", response(None, error)).into_bytes()
             }
             Line::Complete => {
-                let text = String::from_utf8_lossy(&line);
+                let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line));
                 log_line("server -> client", &text);
                 let filtered = options.filtering().then(|| filter_list(&text, &pending_lists, &options)).flatten();
                 sinks.record(&format!("<-- {}", filtered.as_deref().unwrap_or(&text)));

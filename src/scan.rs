@@ -64,38 +64,37 @@ impl<'a> Scanner<'a> {
         &mut self,
         mut member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
     ) -> Result<(), Syntax> {
-        self.expect(b'{')?;
-        if self.peek() == Some(b'}') {
-            self.pos += 1;
-            return Ok(());
-        }
-        loop {
-            let key = self.key()?;
-            self.expect(b':')?;
-            member(key, self)?;
-            match self.peek() {
-                Some(b',') => self.pos += 1,
-                Some(b'}') => {
-                    self.pos += 1;
-                    return Ok(());
-                }
-                _ => return Err(Syntax),
-            }
-        }
+        self.items(b'{', b'}', |s| {
+            let key = s.key()?;
+            s.expect(b':')?;
+            member(key, s)
+        })
     }
 
     /// Calls `element(raw_value)` for each element of the array that starts here.
     pub fn array(&mut self, mut element: impl FnMut(&'a str)) -> Result<(), Syntax> {
-        self.expect(b'[')?;
-        if self.peek() == Some(b']') {
+        self.items(b'[', b']', |s| s.value().map(&mut element))
+    }
+
+    /// The container that starts here with `open`: `item` consumes each entry, the commas
+    /// between them and the `close` are checked here.
+    #[inline]
+    fn items(
+        &mut self,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Scanner<'a>) -> Result<(), Syntax>,
+    ) -> Result<(), Syntax> {
+        self.expect(open)?;
+        if self.peek() == Some(close) {
             self.pos += 1;
             return Ok(());
         }
         loop {
-            element(self.value()?);
+            item(self)?;
             match self.peek() {
                 Some(b',') => self.pos += 1,
-                Some(b']') => {
+                Some(byte) if byte == close => {
                     self.pos += 1;
                     return Ok(());
                 }
@@ -104,6 +103,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// A string at this position (a key, or a string value being decoded), unescaped.
     #[inline(always)]
     fn key(&mut self) -> Result<Cow<'a, str>, Syntax> {
         if self.peek() != Some(b'"') {
@@ -339,30 +339,18 @@ impl Scanner<'_> {
                 Ok(same && seen == map.len())
             }
             (Some(b'['), Value::Array(items)) if depth < MAX_DEPTH => {
-                self.pos += 1;
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    items.clear();
-                    return Ok(true);
-                }
                 let (mut n, mut same) = (0, true);
-                loop {
+                self.items(b'[', b']', |s| {
                     match items.get_mut(n) {
-                        _ if !same => drop(self.value()?),
-                        Some(item) => same = self.decode_into(item, depth + 1)?,
-                        None => items.push(self.decode(depth + 1)?),
+                        _ if !same => drop(s.value()?),
+                        Some(item) => same = s.decode_into(item, depth + 1)?,
+                        None => items.push(s.decode(depth + 1)?),
                     }
                     n += 1;
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            items.truncate(n);
-                            return Ok(same);
-                        }
-                        _ => return Err(Syntax),
-                    }
-                }
+                    Ok(())
+                })?;
+                items.truncate(n);
+                Ok(same)
             }
             (Some(b'"'), Value::String(text)) => {
                 let decoded = self.key()?;
@@ -394,31 +382,21 @@ impl Scanner<'_> {
                 Value::Object(map)
             }
             b'[' => {
-                self.pos += 1;
                 let mut items = Vec::new();
-                if self.peek() == Some(b']') {
-                    self.pos += 1;
-                    return Ok(Value::Array(items));
-                }
-                loop {
-                    items.push(self.decode(depth + 1)?);
-                    match self.peek() {
-                        Some(b',') => self.pos += 1,
-                        Some(b']') => {
-                            self.pos += 1;
-                            return Ok(Value::Array(items));
-                        }
-                        _ => return Err(Syntax),
-                    }
-                }
+                self.items(b'[', b']', |s| {
+                    items.push(s.decode(depth + 1)?);
+                    Ok(())
+                })?;
+                Value::Array(items)
             }
             b'"' => Value::String(self.key()?.into_owned()),
             _ => {
                 let raw = self.value()?;
-                let plain = raw.len() <= 18 && raw.bytes().all(|b| b.is_ascii_digit());
-                match raw.as_bytes()[0] {
-                    b'0'..=b'9' if plain => Value::from(raw.parse::<u64>().map_err(|_| Syntax)?),
-                    _ => serde_json::from_str(raw).map_err(|_| Syntax)?,
+                // A short unsigned integer cannot overflow; everything else is serde_json's.
+                if raw.len() <= 18 && raw.bytes().all(|b| b.is_ascii_digit()) {
+                    Value::from(raw.parse::<u64>().map_err(|_| Syntax)?)
+                } else {
+                    serde_json::from_str(raw).map_err(|_| Syntax)?
                 }
             }
         })

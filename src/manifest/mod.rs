@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use crate::command::{self, Invocation};
-use crate::prompt::{Prompt, PromptMessage, Role};
+use crate::prompt::{Argument, Prompt, PromptMessage, Role};
 use crate::resource::{Contents, ReadError, Resource, ResourceTemplate};
 use crate::schema::Problem;
 use crate::server::Server;
@@ -288,15 +288,7 @@ impl Manifest {
                     cx.progress(lines, None, Some(line));
                 }))
             });
-            if let Some(title) = decl.title {
-                tool = tool.title(title);
-            }
-            if let Some(schema) = decl.output_schema {
-                tool = tool.output_schema(schema);
-            }
-            if let Some(annotations) = decl.annotations {
-                tool = tool.annotations(annotations);
-            }
+            (tool.title, tool.output_schema, tool.annotations) = (decl.title, decl.output_schema, decl.annotations);
             server.add_tool(tool)?;
         }
         for decl in self.resources {
@@ -340,7 +332,7 @@ impl Manifest {
         }
         for decl in self.prompts {
             let messages = decl.messages;
-            let mut prompt = Prompt::new(decl.name, decl.description.unwrap_or_default(), move |args, _| {
+            let mut prompt = Prompt::new(decl.name, String::new(), move |args, _| {
                 Ok(messages
                     .iter()
                     .map(|(role, text)| {
@@ -353,12 +345,13 @@ impl Manifest {
                     })
                     .collect())
             });
-            if let Some(title) = decl.title {
-                prompt = prompt.title(title);
-            }
-            for (name, description, required) in decl.arguments {
-                prompt = prompt.argument(name, description.unwrap_or_default(), required);
-            }
+            // Descriptions are optional in MCP: one the manifest leaves out is not listed as "".
+            (prompt.title, prompt.description) = (decl.title, decl.description);
+            prompt.arguments = decl
+                .arguments
+                .into_iter()
+                .map(|(name, description, required)| Argument { name, description, required, completer: None })
+                .collect();
             server.add_prompt(prompt)?;
         }
         Ok(server)

@@ -41,6 +41,7 @@ impl LineReader {
     pub fn read(&mut self, reader: &mut dyn BufRead, buf: &mut Vec<u8>) -> io::Result<Line> {
         buf.clear();
         let mut too_long = false;
+        let mut ahead = self.ahead.take();
         loop {
             let chunk = match reader.fill_buf() {
                 Ok(chunk) => chunk,
@@ -48,12 +49,11 @@ impl LineReader {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
-                self.ahead = None;
                 return Ok(Line::Eof);
             }
-            // A `BufRead` hands back the rest of its buffer, where the look-ahead found the
-            // newline; the check keeps a reader that does otherwise correct.
-            let newline = match self.ahead.take() {
+            // After `consume`, a `BufRead` hands back the rest of its buffer, where the look-
+            // ahead found the newline; one that hands back less is searched afresh.
+            let newline = match ahead.take() {
                 Some(at) if chunk.get(at) == Some(&b'\n') => Some(at),
                 _ => find_newline(chunk),
             };
@@ -73,10 +73,7 @@ impl LineReader {
             };
             self.ahead = find_newline(&chunk[end + 1..]);
             reader.consume(end + 1);
-            if too_long {
-                return Ok(Line::TooLong);
-            }
-            return Ok(Line::Complete);
+            return Ok(if too_long { Line::TooLong } else { Line::Complete });
         }
     }
 }

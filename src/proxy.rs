@@ -200,37 +200,30 @@ fn client_to_upstream(
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
-        match lines.read(&mut stdin, &mut line) {
+        // What the proxy answers itself instead of forwarding, if anything.
+        let reply = match lines.read(&mut stdin, &mut line) {
             Ok(Line::Eof) | Err(_) => break,
-            Ok(Line::Complete) => {}
             Ok(Line::TooLong) => {
                 // Refused as baremcp itself refuses it; the upstream never sees it.
                 let why = format!("a client line longer than {} bytes", options.max_message_bytes);
                 log::warn!("{why}: refused");
                 sinks.record(&format!("# {why} was refused by the proxy"));
-                let error = ErrorObject::new(jsonrpc::INVALID_REQUEST, "message too large");
-                if sinks.to_client(format!("{}\n", response(None, error)).as_bytes()).is_err() {
-                    break;
-                }
-                continue;
+                Some(response(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, "message too large")))
             }
-        }
-        let body = &line[..];
-        sinks.record(&transcript::client_line(body));
-        if let Ok(text) = std::str::from_utf8(body) {
-            log_line("client -> server", text);
-            if options.filtering()
-                && let Some(reply) = intercept(text, pending, options)
-            {
-                sinks.record(&format!("<-- {reply}"));
-                if sinks.to_client(format!("{reply}\n").as_bytes()).is_err() {
-                    break;
-                }
-                continue;
+            Ok(Line::Complete) => {
+                sinks.record(&transcript::client_line(&line));
+                let text = std::str::from_utf8(&line).ok();
+                text.inspect(|text| log_line("client -> server", text));
+                let reply = text.filter(|_| options.filtering()).and_then(|text| intercept(text, pending, options));
+                reply.inspect(|reply| sinks.record(&format!("<-- {reply}")))
             }
-        }
-        if upstream.write_all(body).and_then(|()| upstream.write_all(b"\n")).and_then(|()| upstream.flush()).is_err() {
-            break; // the upstream is gone; its output loop ends the proxy
+        };
+        let sent = match reply {
+            Some(reply) => sinks.to_client(format!("{reply}\n").as_bytes()),
+            None => upstream.write_all(&line).and_then(|()| upstream.write_all(b"\n")).and_then(|()| upstream.flush()),
+        };
+        if sent.is_err() {
+            break; // the client or the upstream is gone (then its output loop ends the proxy)
         }
     }
     // Closing the upstream's input is how a stdio server is asked to exit.

@@ -252,6 +252,16 @@ impl<'a, 'io> Context<'a, 'io> {
         Ok(answer)
     }
 
+    /// Whether the client declared `capability`: in this request's `_meta` (2026-07-28), or
+    /// in `initialize` (legacy).
+    fn declares(&self, capability: &str) -> bool {
+        let declared = |capabilities: &Value| capabilities.get(capability).is_some_and(Value::is_object);
+        match self.client_capabilities {
+            Some(raw) => serde_json::from_str::<Value>(raw).is_ok_and(|c| declared(&c)),
+            None => declared(&self.session.client_capabilities),
+        }
+    }
+
     /// One question to the client, by era. In 2026-07-28 each question has a key that is the
     /// same on every retry (`elicitation-1`, `sampling-2`, ...): the order of the calls.
     fn ask(
@@ -265,19 +275,13 @@ impl<'a, 'io> Context<'a, 'io> {
             return Err(ClientError::Cancelled);
         }
         self.asked[kind] += 1;
-        let declared = match self.client_capabilities {
-            Some(raw) => {
-                serde_json::from_str::<Value>(raw).is_ok_and(|c| c.get(capability).is_some_and(Value::is_object))
-            }
-            None => self.session.client_capabilities.get(capability).is_some_and(Value::is_object),
-        };
         match self.era {
             Era::Modern(_) => {
                 let key = format!("{capability}-{}", self.asked[kind]);
                 if let Some(answer) = self.answers.get(&key) {
                     return Ok(answer.clone());
                 }
-                if !declared {
+                if !self.declares(capability) {
                     self.missing = Some(capability);
                     return Err(ClientError::Unsupported(capability));
                 }
@@ -285,7 +289,7 @@ impl<'a, 'io> Context<'a, 'io> {
                 Err(ClientError::InputRequired)
             }
             Era::Legacy => {
-                if !declared {
+                if !self.declares(capability) {
                     return Err(ClientError::Unsupported(capability));
                 }
                 self.conn.ask(method, params, self.session, self.id)

@@ -7,17 +7,12 @@ use crate::context::LogLevel;
 use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
 use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
-use crate::methods::{Scope, cacheable};
+use crate::methods::{Scope, cacheable, required_str};
 use crate::server::{Outbox, Server, Session};
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
 pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
-    let requested = req
-        .params
-        .protocol_version
-        .ok_or_else(|| ErrorObject::invalid_params("initialize needs params.protocolVersion"))?;
-    let requested =
-        raw_str(requested).ok_or_else(|| ErrorObject::invalid_params("params.protocolVersion must be a string"))?;
+    let requested = required_str(req, req.params.protocol_version, "protocolVersion")?;
     let version = LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
     session.client_capabilities = req

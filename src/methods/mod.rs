@@ -5,6 +5,8 @@ pub(crate) mod prompts;
 pub(crate) mod resources;
 pub(crate) mod tools;
 
+use std::borrow::Cow;
+
 use serde_json::{Map, Value, json};
 
 use crate::context::{Context, Setup};
@@ -73,6 +75,13 @@ pub(crate) fn interrupted(
     }
     let state = state::seal(server.state_key(), req.method, &subject(), &cx.answers);
     Some(Ok(json!({ "resultType": "input_required", "inputRequests": cx.pending, "requestState": state })))
+}
+
+/// A required string member of `params` (`raw` is its JSON text), unescaped; -32602 when it
+/// is missing or not a string.
+pub(crate) fn required_str<'a>(req: &Request, raw: Option<&'a str>, member: &str) -> Result<Cow<'a, str>, ErrorObject> {
+    let raw = raw.ok_or_else(|| ErrorObject::invalid_params(format!("{} needs params.{member}", req.method)))?;
+    raw_str(raw).ok_or_else(|| ErrorObject::invalid_params(format!("params.{member} must be a string")))
 }
 
 /// Who may reuse a cached result.

@@ -5,8 +5,8 @@ use serde_json::{Map, Value, json};
 use crate::conn::Conn;
 use crate::context::Context;
 use crate::dispatch::Request;
-use crate::jsonrpc::{ErrorObject, raw_str};
-use crate::methods::{interrupted, listed, page, setup};
+use crate::jsonrpc::ErrorObject;
+use crate::methods::{interrupted, listed, page, required_str, setup};
 use crate::prompt::PromptArgs;
 use crate::server::{Server, Session};
 
@@ -21,8 +21,7 @@ pub(crate) fn get(
     req: &Request,
     conn: &mut Conn,
 ) -> Result<Value, ErrorObject> {
-    let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("prompts/get needs params.name"))?;
-    let name = raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
+    let name = required_str(req, req.params.name, "name")?;
     let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
         ErrorObject::invalid_params(format!("unknown prompt: {name}")).with_data(json!({ "name": name }))
     })?;

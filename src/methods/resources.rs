@@ -12,7 +12,7 @@ use crate::dispatch::Request;
 use crate::encoding::{base64, percent_decode};
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, RESOURCE_NOT_FOUND, raw_str};
-use crate::methods::{Scope, cacheable, interrupted, listed, page, setup};
+use crate::methods::{Scope, cacheable, interrupted, listed, page, required_str, setup};
 use crate::resource::{Contents, ReadError};
 use crate::server::{Server, Session};
 
@@ -114,8 +114,7 @@ pub(crate) fn not_found(era: Era, uri: &str) -> ErrorObject {
 }
 
 fn uri_param(req: &Request) -> Result<String, ErrorObject> {
-    let raw = req.params.uri.ok_or_else(|| ErrorObject::invalid_params(format!("{} needs params.uri", req.method)))?;
-    raw_str(raw).map(|u| u.into_owned()).ok_or_else(|| ErrorObject::invalid_params("params.uri must be a string"))
+    required_str(req, req.params.uri, "uri").map(|uri| uri.into_owned())
 }
 
 pub(crate) fn read(

@@ -10,8 +10,8 @@ use crate::conn::Conn;
 use crate::context::Context;
 use crate::dispatch::Request;
 use crate::era::Era;
-use crate::jsonrpc::{Answer, ErrorObject, Reply, raw_str};
-use crate::methods::{interrupted, listed, page, setup};
+use crate::jsonrpc::{Answer, ErrorObject, Reply};
+use crate::methods::{interrupted, listed, page, required_str, setup};
 use crate::server::{Server, Session};
 use crate::tool::ToolOutput;
 
@@ -21,9 +21,7 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
 }
 
 pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>, conn: &mut Conn) -> Reply {
-    let name = req.params.name.ok_or_else(|| ErrorObject::invalid_params("tools/call needs params.name"))?;
-    let name: Cow<'a, str> =
-        raw_str(name).ok_or_else(|| ErrorObject::invalid_params("params.name must be a string"))?;
+    let name: Cow<'a, str> = required_str(req, req.params.name, "name")?;
     // The last call's arguments are decoded over, so a call like the last allocates nothing.
     let mut arguments = std::mem::take(&mut session.arguments);
     match req.params.arguments {

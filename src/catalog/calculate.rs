@@ -1,12 +1,19 @@
 //! The `calculate` tool's evaluator: a recursive-descent parser over arithmetic expressions
 //! that computes as it parses. Errors name the 1-based column where parsing stopped.
 
+use super::libm::{self, Libm};
+
 /// Why an expression has no value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CalcError {
-    Syntax { column: usize, message: String },
+    Syntax {
+        column: usize,
+        message: String,
+    },
     DivisionByZero,
     NotFinite,
+    /// The functions `ln log10 sin cos tan` and `^` could not be loaded (see `libm.rs`).
+    NoMath(&'static str),
 }
 
 impl std::fmt::Display for CalcError {
@@ -15,6 +22,7 @@ impl std::fmt::Display for CalcError {
             CalcError::Syntax { column, message } => write!(f, "syntax error at column {column}: {message}"),
             CalcError::DivisionByZero => f.write_str("division by zero"),
             CalcError::NotFinite => f.write_str("the result is not a finite number"),
+            CalcError::NoMath(why) => f.write_str(why),
         }
     }
 }
@@ -132,7 +140,7 @@ impl Parser {
             self.nest()?;
             let exponent = self.unary()?;
             self.depth -= 1;
-            return Ok(base.powf(exponent));
+            return Ok((math()?.pow)(base, exponent));
         }
         Ok(base)
     }
@@ -201,19 +209,19 @@ impl Parser {
             _ => {}
         }
         let unknown = || CalcError::Syntax { column: start + 1, message: format!("unknown name {name:?}") };
-        let function: fn(&[f64]) -> f64 = match name.as_str() {
-            "sqrt" => |a| a[0].sqrt(),
-            "abs" => |a| a[0].abs(),
-            "floor" => |a| a[0].floor(),
-            "ceil" => |a| a[0].ceil(),
-            "round" => |a| a[0].round(),
-            "ln" => |a| a[0].ln(),
-            "log10" => |a| a[0].log10(),
-            "sin" => |a| a[0].sin(),
-            "cos" => |a| a[0].cos(),
-            "tan" => |a| a[0].tan(),
-            "min" => |a| a.iter().copied().fold(f64::INFINITY, f64::min),
-            "max" => |a| a.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        let function = match name.as_str() {
+            "sqrt" => Function::Plain(|a| a[0].sqrt()),
+            "abs" => Function::Plain(|a| a[0].abs()),
+            "floor" => Function::Plain(|a| a[0].floor()),
+            "ceil" => Function::Plain(|a| a[0].ceil()),
+            "round" => Function::Plain(|a| a[0].round()),
+            "min" => Function::Plain(|a| a.iter().copied().fold(f64::INFINITY, f64::min)),
+            "max" => Function::Plain(|a| a.iter().copied().fold(f64::NEG_INFINITY, f64::max)),
+            "ln" => Function::Math(|m| m.ln),
+            "log10" => Function::Math(|m| m.log10),
+            "sin" => Function::Math(|m| m.sin),
+            "cos" => Function::Math(|m| m.cos),
+            "tan" => Function::Math(|m| m.tan),
             _ => return Err(unknown()),
         };
         let variadic = matches!(name.as_str(), "min" | "max");
@@ -235,8 +243,20 @@ impl Parser {
                 message: format!("{name} takes one argument, got {}", args.len()),
             });
         }
-        Ok(function(&args))
+        match function {
+            Function::Plain(f) => Ok(f(&args)),
+            Function::Math(pick) => Ok(pick(math()?)(args[0])),
+        }
     }
+}
+
+enum Function {
+    Plain(fn(&[f64]) -> f64),
+    Math(fn(&Libm) -> libm::Unary),
+}
+
+fn math() -> Result<&'static Libm, CalcError> {
+    libm::libm().map_err(CalcError::NoMath)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! `code_review` prompt.
 
 mod calculate;
+mod libm;
 
 pub use calculate::{CalcError, evaluate};
 

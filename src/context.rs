@@ -105,10 +105,11 @@ pub struct Context<'a, 'io> {
     log_level: Option<LogLevel>,
     /// 2026-07-28: the request's `clientCapabilities` (legacy ones live in the session).
     client_capabilities: Option<&'a str>,
-    /// 2026-07-28: answers from `inputResponses` and a verified `requestState`.
-    pub(crate) answers: Map<String, Value>,
-    /// 2026-07-28: what to ask for in an `InputRequiredResult`.
-    pub(crate) pending: Map<String, Value>,
+    /// 2026-07-28: answers from `inputResponses` and a verified `requestState` (`None`: no
+    /// answers; an absent map costs nothing to drop, on every call).
+    pub(crate) answers: Option<Map<String, Value>>,
+    /// 2026-07-28: what to ask for in an `InputRequiredResult`, once there is something.
+    pub(crate) pending: Option<Map<String, Value>>,
     /// 2026-07-28: a capability the client must declare (-32021).
     pub(crate) missing: Option<&'static str>,
     asked: [u32; 3],
@@ -123,7 +124,7 @@ pub(crate) struct Setup<'a> {
     /// 2026-07-28: the request's `clientCapabilities` as sent, read only when a handler asks
     /// the client for something.
     pub client_capabilities: Option<&'a str>,
-    pub answers: Map<String, Value>,
+    pub answers: Option<Map<String, Value>>,
 }
 
 impl<'a, 'io> Context<'a, 'io> {
@@ -143,7 +144,7 @@ impl<'a, 'io> Context<'a, 'io> {
             log_level,
             client_capabilities,
             answers: setup.answers,
-            pending: Map::new(),
+            pending: None,
             missing: None,
             asked: [0; 3],
         }
@@ -278,14 +279,14 @@ impl<'a, 'io> Context<'a, 'io> {
         match self.era {
             Era::Modern(_) => {
                 let key = format!("{capability}-{}", self.asked[kind]);
-                if let Some(answer) = self.answers.get(&key) {
+                if let Some(answer) = self.answers.as_ref().and_then(|answers| answers.get(&key)) {
                     return Ok(answer.clone());
                 }
                 if !self.declares(capability) {
                     self.missing = Some(capability);
                     return Err(ClientError::Unsupported(capability));
                 }
-                self.pending.insert(key, json!({ "method": method, "params": params }));
+                self.pending.get_or_insert_default().insert(key, json!({ "method": method, "params": params }));
                 Err(ClientError::InputRequired)
             }
             Era::Legacy => {

@@ -287,11 +287,10 @@ pub fn plain_len(bytes: &[u8]) -> usize {
     loop {
         let word = match bytes[at..].first_chunk::<8>() {
             Some(chunk) => u64::from_le_bytes(*chunk),
+            // Fewer than eight bytes left: one at a time (a padded copy would call memcpy).
             None => {
-                // The last bytes, padded with quotes, which stop the search at the end.
-                let mut padded = [b'"'; 8];
-                padded[..bytes.len() - at].copy_from_slice(&bytes[at..]);
-                u64::from_le_bytes(padded)
+                let rest = &bytes[at..];
+                return at + rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20).unwrap_or(rest.len());
             }
         };
         // Flags `"`, `\` and bytes below 0x20. The lowest flag is always exact.
@@ -299,7 +298,7 @@ pub fn plain_len(bytes: &[u8]) -> usize {
             | zero_at(word ^ (ONES * u64::from(b'\\')))
             | (word.wrapping_sub(ONES * 0x20) & !word & HIGHS);
         if special != 0 {
-            return (at + special.trailing_zeros() as usize / 8).min(bytes.len());
+            return at + special.trailing_zeros() as usize / 8;
         }
         at += 8;
     }

@@ -31,18 +31,20 @@ pub(crate) fn setup<'a>(
         .and_then(|raw| serde_json::from_str::<Value>(raw).ok())
         .filter(|t| t.is_string() || t.is_i64() || t.is_u64());
     let client_capabilities = req.meta.client_capabilities;
-    let mut answers = Map::new();
+    let mut answers = None;
     if let Era::Modern(_) = req.era() {
         if let Some(raw) = req.params.request_state {
             let state =
                 raw_str(raw).ok_or_else(|| ErrorObject::invalid_params("params.requestState must be a string"))?;
-            answers = state::open(server.state_key(), req.method, &subject(), &state)
-                .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?;
+            answers = Some(
+                state::open(server.state_key(), req.method, &subject(), &state)
+                    .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?,
+            );
         }
         if let Some(raw) = req.params.input_responses {
             let responses: Map<String, Value> = serde_json::from_str(raw)
                 .map_err(|_| ErrorObject::invalid_params("params.inputResponses must be an object"))?;
-            answers.extend(responses);
+            answers.get_or_insert_default().extend(responses);
         }
     }
     Ok(Setup {
@@ -70,11 +72,9 @@ pub(crate) fn interrupted(
             ErrorObject::new(MISSING_CLIENT_CAPABILITY, "missing required client capability").with_data(data)
         ));
     }
-    if cx.pending.is_empty() {
-        return None;
-    }
-    let state = state::seal(server.state_key(), req.method, &subject(), &cx.answers);
-    Some(Ok(json!({ "resultType": "input_required", "inputRequests": cx.pending, "requestState": state })))
+    let pending = cx.pending.as_ref()?;
+    let state = state::seal(server.state_key(), req.method, &subject(), cx.answers.as_ref().unwrap_or(&Map::new()));
+    Some(Ok(json!({ "resultType": "input_required", "inputRequests": pending, "requestState": state })))
 }
 
 /// A required string member of `params` (`raw` is its JSON text), unescaped; -32602 when it

@@ -67,6 +67,8 @@ pub(super) struct Keywords {
     pub enumeration: Option<Vec<Value>>,
     pub constant: Option<Value>,
     pub properties: Vec<(String, usize)>,
+    /// Which of `properties` are also `required`, so one pass over an object counts them.
+    pub property_required: Vec<bool>,
     pub required: Vec<String>,
     pub additional_properties: Option<usize>,
     pub pattern_properties: Vec<(String, Regex, usize)>,
@@ -311,6 +313,7 @@ impl Compiler<'_> {
             let otherwise = map.get("else").map(|s| sub(self, "else", s));
             k.if_then_else = Some((condition, then, otherwise));
         }
+        k.property_required = k.properties.iter().map(|(name, _)| k.required.contains(name)).collect();
         k
     }
 

@@ -228,33 +228,48 @@ impl Walk<'_> {
 
         match inst {
             Value::Object(object) => {
-                for (name, node) in &k.properties {
-                    if let Some((key, value)) = object.get_key_value(name) {
-                        apply!(*node, value, Seg::Key(key));
-                    }
-                }
+                // One pass over the members applies each property's schema and counts the
+                // required properties met (members and properties are both in key order, so
+                // errors come in the same order as walking the properties would give).
+                let (mut required_met, mut unmatched) = (0, false);
                 for (key, value) in object {
-                    let mut covered = k.properties.iter().any(|(name, _)| name == key);
-                    for (_, regex, node) in &k.pattern_properties {
-                        if self.regex(regex, key, cx) {
-                            covered = true;
-                            apply!(*node, value, Seg::Key(key));
+                    match k.properties.iter().position(|(name, _)| name == key) {
+                        Some(i) => {
+                            required_met += usize::from(k.property_required[i]);
+                            apply!(k.properties[i].1, value, Seg::Key(key));
                         }
+                        None => unmatched = true,
                     }
-                    if let (false, Some(additional)) = (covered, k.additional_properties) {
-                        if matches!(self.schema.nodes[additional], Node::Bool(false)) {
-                            fail!(
-                                "additionalProperties",
-                                format!("unknown property {} ({})", quote(key), allowed_names(k))
-                            );
-                        } else {
-                            apply!(additional, value, Seg::Key(key));
+                }
+                // Patterns and `additionalProperties` come after, and only when they can apply.
+                if unmatched || !k.pattern_properties.is_empty() {
+                    for (key, value) in object {
+                        let mut covered = k.properties.iter().any(|(name, _)| name == key);
+                        for (_, regex, node) in &k.pattern_properties {
+                            if self.regex(regex, key, cx) {
+                                covered = true;
+                                apply!(*node, value, Seg::Key(key));
+                            }
+                        }
+                        if let (false, Some(additional)) = (covered, k.additional_properties) {
+                            if matches!(self.schema.nodes[additional], Node::Bool(false)) {
+                                fail!(
+                                    "additionalProperties",
+                                    format!("unknown property {} ({})", quote(key), allowed_names(k))
+                                );
+                            } else {
+                                apply!(additional, value, Seg::Key(key));
+                            }
                         }
                     }
                 }
-                for name in &k.required {
-                    if !object.contains_key(name) {
-                        fail!("required", format!("missing required property {}", quote(name)));
+                // Every required name met as a property: nothing is missing. Otherwise (a name
+                // required but not a property, or listed twice) each one is looked up.
+                if required_met < k.required.len() {
+                    for name in &k.required {
+                        if !object.contains_key(name) {
+                            fail!("required", format!("missing required property {}", quote(name)));
+                        }
                     }
                 }
                 if let Some(node) = k.property_names {

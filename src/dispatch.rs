@@ -16,7 +16,8 @@ use crate::server::{Server, Session};
 pub(crate) struct Request<'a> {
     pub id: &'a Id<'a>,
     pub method: &'a str,
-    pub params: Params<'a>,
+    /// Borrowed from the parsed message: a request's members are read, never copied.
+    pub params: &'a Params<'a>,
     pub meta: RequestMeta<'a>,
     /// For tool calls: the tool name and whether the result was an error.
     pub tool: Option<(Cow<'a, str>, bool)>,
@@ -45,14 +46,15 @@ impl Request<'_> {
 pub(crate) fn request<'a>(
     id: &'a Id<'a>,
     method: &'a str,
-    params: &ParamsField<'a>,
+    params: &'a ParamsField<'a>,
 ) -> Result<Request<'a>, ErrorObject> {
     let params = match params {
         ParamsField::NotObject => return Err(ErrorObject::invalid_params("params must be an object")),
         ParamsField::Object(p) if p.duplicate => {
             return Err(ErrorObject::invalid_params("params must not name a member twice"));
         }
-        field => field.object().unwrap_or_default(),
+        ParamsField::Object(p) => p,
+        ParamsField::Absent => &Params::NONE,
     };
     let meta = era::read_meta(params.meta)?;
     Ok(Request { id, method, params, meta, tool: None })

@@ -18,7 +18,7 @@ pub enum ParamsField<'a> {
 }
 
 /// The known members, each the exact JSON text the client wrote.
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub struct Params<'a> {
     pub meta: Option<&'a str>,
     pub protocol_version: Option<&'a str>,
@@ -44,6 +44,28 @@ pub struct Params<'a> {
     pub duplicate: bool,
 }
 
+impl Params<'_> {
+    /// No members: what an absent `params` means.
+    pub const NONE: Params<'static> = Params {
+        meta: None,
+        protocol_version: None,
+        capabilities: None,
+        name: None,
+        arguments: None,
+        cursor: None,
+        request_id: None,
+        uri: None,
+        reference: None,
+        argument: None,
+        context: None,
+        notifications: None,
+        level: None,
+        input_responses: None,
+        request_state: None,
+        duplicate: false,
+    };
+}
+
 impl<'a> ParamsField<'a> {
     /// Reads the `params` value at the scanner's position.
     pub fn scan(scanner: &mut Scanner<'a>) -> Result<ParamsField<'a>, Syntax> {
@@ -51,7 +73,7 @@ impl<'a> ParamsField<'a> {
             scanner.value()?;
             return Ok(ParamsField::NotObject);
         }
-        let mut p = Params::default();
+        let mut p = Params::NONE;
         scanner.object(|key, s| {
             let slot = match key.as_ref() {
                 "_meta" => &mut p.meta,
@@ -80,7 +102,7 @@ impl<'a> ParamsField<'a> {
     /// The members, or `None` when `params` is not a usable object.
     pub fn object(&self) -> Option<Params<'a>> {
         match self {
-            ParamsField::Absent => Some(Params::default()),
+            ParamsField::Absent => Some(Params::NONE),
             ParamsField::Object(params) if !params.duplicate => Some(*params),
             _ => None,
         }

@@ -7,14 +7,7 @@
 //! and the very same functions are called through it (results are identical to the bit).
 //! Everywhere else (musl links them statically; other systems) they are `f64`'s own methods.
 
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub type Unary = extern "C" fn(f64) -> f64;
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-pub type Binary = extern "C" fn(f64, f64) -> f64;
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub type Unary = fn(f64) -> f64;
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub type Binary = fn(f64, f64) -> f64;
+pub use imp::{Binary, Unary};
 
 /// The functions, once they are at hand.
 pub struct Libm {
@@ -27,26 +20,32 @@ pub struct Libm {
 }
 
 /// The functions, or why they cannot be had (only when glibc's `libm.so.6` cannot be opened).
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn libm() -> Result<&'static Libm, &'static str> {
-    static LIBM: Libm =
-        Libm { ln: f64::ln, log10: f64::log10, sin: f64::sin, cos: f64::cos, tan: f64::tan, pow: f64::powf };
-    Ok(&LIBM)
-}
-
-/// The functions, or why they cannot be had (only when glibc's `libm.so.6` cannot be opened).
-/// Opened once per process and never closed, so the pointers stay valid while it runs.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
+/// Found once per process; an opened library is never closed, so the pointers stay valid.
 pub fn libm() -> Result<&'static Libm, &'static str> {
     static LIBM: std::sync::OnceLock<Option<Libm>> = std::sync::OnceLock::new();
-    LIBM.get_or_init(gnu::open).as_ref().ok_or("the math library libm.so.6 could not be loaded")
+    LIBM.get_or_init(imp::open).as_ref().ok_or("the math library libm.so.6 could not be loaded")
+}
+
+#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+mod imp {
+    use super::Libm;
+
+    pub type Unary = fn(f64) -> f64;
+    pub type Binary = fn(f64, f64) -> f64;
+
+    pub fn open() -> Option<Libm> {
+        Some(Libm { ln: f64::ln, log10: f64::log10, sin: f64::sin, cos: f64::cos, tan: f64::tan, pow: f64::powf })
+    }
 }
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
-mod gnu {
+mod imp {
     use std::ffi::{CStr, c_char, c_int, c_void};
 
-    use super::{Binary, Libm, Unary};
+    use super::Libm;
+
+    pub type Unary = extern "C" fn(f64) -> f64;
+    pub type Binary = extern "C" fn(f64, f64) -> f64;
 
     // In libc.so.6 itself since glibc 2.34, which std's own symbols already require.
     unsafe extern "C" {

@@ -1,5 +1,5 @@
 //! The binary as a process: flags and exit codes, a closed stdout, bounded memory on huge
-//! lines, logging on stderr only, and `baremcp validate`.
+//! lines, glibc's libm loaded only when needed, logging on stderr only, and `baremcp validate`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Command, Output, Stdio};
@@ -102,6 +102,36 @@ fn a_64_mib_line_is_refused_without_being_held() {
     );
     assert_eq!(lines[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
     assert!(peak < 16 * 1024, "peak memory {peak} KiB for a 64 MiB line with a 1 MiB limit");
+}
+
+/// glibc's libm is not mapped at start, only once an expression needs it, and then the
+/// calculator answers with glibc's own `sin`.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn libm_is_loaded_on_first_use() {
+    let mut child = baremcp().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: &str| {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut reply = String::new();
+        stdout.read_line(&mut reply).unwrap();
+        reply
+    };
+    let libm_mapped = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap().contains("/libm.so");
+    ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#);
+    ask(
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"sqrt(4)"}}}"#,
+    );
+    assert!(!libm_mapped(child.id()), "libm is mapped before any expression needs it");
+    let reply = ask(
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"sin(1)"}}}"#,
+    );
+    assert!(libm_mapped(child.id()), "libm is not mapped after sin(1)");
+    assert!(reply.contains(&format!(r#""structuredContent":{{"value":{}}}"#, 1f64.sin())), "{reply}");
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }
 
 #[test]

@@ -310,44 +310,16 @@ fn main() {
         }
         eprintln!("round {} of {rounds} done", round + 1);
     }
-    let mut m = |i: usize, w: usize| median(&mut samples[i][w]);
+    // Measure `i` of the three servers, in the unit shown.
+    let mut measured = |i: usize, what, unit, scale: f64, target, higher_is_better| {
+        let mut m = |which: usize| median(&mut samples[i][which]) * scale;
+        Row { what, unit, ours: m(0), floor: m(1), floor_a: Some(m(2)), target, higher_is_better }
+    };
     let mut rows = vec![
-        Row {
-            what: "start-up to initialize reply",
-            unit: "ms",
-            ours: m(0, 0) * 1e3,
-            floor: m(0, 1) * 1e3,
-            floor_a: Some(m(0, 2) * 1e3),
-            target: 1.2,
-            higher_is_better: false,
-        },
-        Row {
-            what: "ping-pong tools/call (median)",
-            unit: "us",
-            ours: m(1, 0) * 1e6,
-            floor: m(1, 1) * 1e6,
-            floor_a: Some(m(1, 2) * 1e6),
-            target: 0.8,
-            higher_is_better: false,
-        },
-        Row {
-            what: "pipelined tools/call",
-            unit: "calls/s",
-            ours: m(2, 0),
-            floor: m(2, 1),
-            floor_a: Some(m(2, 2)),
-            target: 1.8,
-            higher_is_better: true,
-        },
-        Row {
-            what: "peak memory, pipelined run",
-            unit: "MiB",
-            ours: m(3, 0) / 1024.0,
-            floor: m(3, 1) / 1024.0,
-            floor_a: Some(m(3, 2) / 1024.0),
-            target: 1.1,
-            higher_is_better: false,
-        },
+        measured(0, "start-up to initialize reply", "ms", 1e3, 1.2, false),
+        measured(1, "ping-pong tools/call (median)", "us", 1e6, 0.8, false),
+        measured(2, "pipelined tools/call", "calls/s", 1.0, 1.8, true),
+        measured(3, "peak memory, pipelined run", "MiB", 1.0 / 1024.0, 1.1, false),
     ];
 
     let mut notes = Vec::new();
@@ -373,7 +345,7 @@ fn main() {
 
         let flat: Vec<(u64, f64)> =
             [20_000u64, 2_000_000].iter().map(|&n| (n, pipelined(&ours, n).1 as f64 / 1024.0)).collect();
-        let base = m(3, 0) / 1024.0;
+        let base = rows[3].ours; // the peak-memory row, in MiB
         let spread = flat.iter().map(|(_, p)| (p / base - 1.0).abs()).fold(0.0, f64::max);
         notes.push(format!(
             "peak memory by call count: 20k {:.2} MiB, {pipelined_calls} {base:.2} MiB, 2M {:.2} MiB ({})",

@@ -265,6 +265,15 @@ fn check(
                 .map_err(|_| format!("line {}: the server closed its input before:\n{}", n + 1, lines[n]))?;
         }
     }
+    // A last line sent without its newline ends only with the input: close it, as a client
+    // that writes one message and hangs up does.
+    let last_sent = transcript.entries.iter().rev().find_map(|e| match e {
+        Entry::Send { bytes, .. } => Some(bytes),
+        _ => None,
+    });
+    if last_sent.is_some_and(|bytes| !bytes.ends_with(b"\n")) {
+        drop(server.stdin.take());
+    }
     receive_until(server, &mut expected, usize::MAX, vars, timeout)
 }
 

@@ -13,7 +13,8 @@ pub enum Line {
     Complete,
     /// A line longer than the limit was read and discarded.
     TooLong,
-    /// End of input. A partial last line (no newline) is dropped: the client went away.
+    /// End of input. A last line without a newline is read as `Complete` (or `TooLong`) first:
+    /// a client that writes one message and closes its end still gets its answer.
     Eof,
 }
 
@@ -49,7 +50,11 @@ impl LineReader {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
-                return Ok(Line::Eof);
+                return Ok(match (too_long, buf.is_empty()) {
+                    (true, _) => Line::TooLong,
+                    (false, false) => Line::Complete,
+                    (false, true) => Line::Eof,
+                });
             }
             // After `consume`, a `BufRead` hands back the rest of its buffer, where the look-
             // ahead found the newline; one that hands back less is searched afresh.
@@ -140,10 +145,12 @@ mod tests {
 
     #[test]
     fn splits_and_bounds_lines() {
-        let input = b"ab\r\ncdef\n\n0123456789\nxy\npartial";
+        let input = b"ab\r\ncdef\n\n0123456789\nxy\nlast";
         for capacity in [1, 3, 64] {
-            assert_eq!(lines(input, 5, capacity), ["ab\r", "cdef", "", "<too long>", "xy"]);
+            assert_eq!(lines(input, 5, capacity), ["ab\r", "cdef", "", "<too long>", "xy", "last"]);
         }
+        // A last line without its newline is a line all the same, bounded like any other.
+        assert_eq!(lines(b"a\n0123456789", 5, 4), ["a", "<too long>"]);
         assert_eq!(lines(b"12345\n123456\n", 5, 2), ["12345", "<too long>"]);
     }
 
@@ -167,7 +174,7 @@ mod tests {
             [(Line::Complete, true), (Line::TooLong, true), (Line::Complete, false)]
         );
         // Only part of the next line, or none of it, is in the buffer: reading on may wait.
-        assert_eq!(seen(b"a\nbc", 64), [(Line::Complete, false)]);
+        assert_eq!(seen(b"a\nbc", 64), [(Line::Complete, false), (Line::Complete, false)]);
         assert_eq!(seen(b"a\nb\n", 2), [(Line::Complete, false), (Line::Complete, false)]);
     }
 }

@@ -191,4 +191,10 @@ fn the_proxy_bounds_lines_both_ways() {
         "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32603,\"message\":\"server message too large to forward\"}}\n\
          {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
     );
+    // A last line without its newline is forwarded all the same, either way.
+    let script = r#"read x; echo "$x"; printf '{"jsonrpc":"2.0","id":3,"result":{}}'"#;
+    assert_eq!(
+        proxy(&["--", "sh", "-c", script], "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"),
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n"
+    );
 }

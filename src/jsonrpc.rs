@@ -158,21 +158,21 @@ pub enum Message<'a> {
     },
     /// A notification too malformed to act on: never answered.
     BadNotification,
-    /// Not a valid request: answered with -32600 and the id when it could be read.
+    /// Not a valid message: answered with its error (-32700 for text that is not JSON, -32600
+    /// for JSON that is not a request) and the id when it could be read.
     Invalid {
         id: Option<Id<'a>>,
         error: ErrorObject,
     },
 }
 
-/// A whole line: one message, a batch of raw elements, or something unparseable.
+/// A whole line: one message (perhaps an invalid one), or a batch of raw elements.
 #[allow(clippy::large_enum_variant)] // see `ParamsField`: kept on the stack, never boxed
 #[derive(Debug)]
 pub enum Frame<'a> {
     Single(Message<'a>),
     /// The raw text of each element.
     Batch(Vec<&'a str>),
-    Error(ErrorObject),
 }
 
 /// The members of an envelope, each the raw JSON text of its value, read by the scanner in
@@ -203,34 +203,36 @@ pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-fn parse_error() -> ErrorObject {
-    ErrorObject::new(PARSE_ERROR, "parse error")
+/// Text that is not JSON: answered with a null id, since none can be read.
+fn unparseable() -> Message<'static> {
+    Message::Invalid { id: None, error: ErrorObject::new(PARSE_ERROR, "parse error") }
 }
 
 /// Parses one line (already known to be UTF-8) into a frame.
 pub fn parse_line(line: &str) -> Frame<'_> {
     let mut scanner = Scanner::new(line);
     if scanner.peek() != Some(b'[') {
-        return match parse_message(line) {
-            Ok(message) => Frame::Single(message),
-            Err(error) => Frame::Error(error),
-        };
+        return Frame::Single(parse_message(line));
     }
     let mut items = Vec::new();
     let scanned = scanner.array(|item| items.push(item)).and_then(|()| scanner.end());
     match scanned {
         Ok(()) => Frame::Batch(items),
-        Err(Syntax) => Frame::Error(parse_error()),
+        Err(Syntax) => Frame::Single(unparseable()),
     }
 }
 
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
 /// it a parse error; valid JSON that is not an object, or names a member twice, is an
 /// invalid request.
-pub fn parse_message(text: &str) -> Result<Message<'_>, ErrorObject> {
+pub fn parse_message(text: &str) -> Message<'_> {
     let mut scanner = Scanner::new(text);
     if scanner.peek() != Some(b'{') {
-        return Err(if scan::is_json(text) { ErrorObject::invalid_request() } else { parse_error() });
+        return if scan::is_json(text) {
+            Message::Invalid { id: None, error: ErrorObject::invalid_request() }
+        } else {
+            unparseable()
+        };
     }
     let mut env = Envelope::default();
     let scanned = scanner.object(|key, s| {
@@ -250,11 +252,13 @@ pub fn parse_message(text: &str) -> Result<Message<'_>, ErrorObject> {
         env.duplicate |= slot.replace(s.value()?).is_some();
         Ok(())
     });
-    scanned.and_then(|()| scanner.end()).map_err(|Syntax| parse_error())?;
-    if env.duplicate {
-        return Err(ErrorObject::invalid_request());
+    if scanned.and_then(|()| scanner.end()).is_err() {
+        return unparseable();
     }
-    Ok(classify(env))
+    if env.duplicate {
+        return Message::Invalid { id: None, error: ErrorObject::invalid_request() };
+    }
+    classify(env)
 }
 
 fn classify(env: Envelope<'_>) -> Message<'_> {
@@ -319,7 +323,6 @@ mod tests {
                 format!("invalid {} {}", id.map_or("null".into(), |i| i.to_string()), error.code)
             }
             Frame::Batch(items) => format!("batch {}", items.len()),
-            Frame::Error(e) => format!("error {}", e.code),
         }
     }
 
@@ -341,14 +344,14 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":3,"method":5}"#, "invalid 3 -32600"),
             (r#"{"id":3,"method":"x"}"#, "invalid 3 -32600"),
             (r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#, "invalid 3 -32600"),
-            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, "error -32600"),
+            (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, "invalid null -32600"),
             (r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, r#"response Some(Id("4"))"#),
             (r#"{"foo":"bar"}"#, "invalid null -32600"),
-            ("42", "error -32600"),
-            ("42 x", "error -32700"),
-            (r#"{"jsonrpc":"2.0","id":1,"method":"x""#, "error -32700"),
+            ("42", "invalid null -32600"),
+            ("42 x", "invalid null -32700"),
+            (r#"{"jsonrpc":"2.0","id":1,"method":"x""#, "invalid null -32700"),
             ("[1, 2]", "batch 2"),
-            ("[1, 2", "error -32700"),
+            ("[1, 2", "invalid null -32700"),
         ];
         for (line, want) in cases {
             assert_eq!(kind(line), want, "{line}");

@@ -252,7 +252,7 @@ fn intercept(text: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOption
         },
         Frame::Batch(items) => {
             let touches_tools = items.iter().any(|item| {
-                matches!(jsonrpc::parse_message(item), Ok(Message::Request { method, .. }) if method.starts_with("tools/"))
+                matches!(jsonrpc::parse_message(item), Message::Request { method, .. } if method.starts_with("tools/"))
             });
             touches_tools.then(|| {
                 let error = ErrorObject::invalid_request()

@@ -331,7 +331,6 @@ impl Server {
                     }
                 }
             }
-            Frame::Error(error) => conn.out.response(None, &Err(error)),
             Frame::Batch(items) => self.handle_batch(&items, session, conn),
         }
         if !session.updated.is_empty() {
@@ -346,13 +345,8 @@ impl Server {
             conn.out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
             return;
         }
-        let replies: Vec<(Option<Id>, Reply)> = items
-            .iter()
-            .filter_map(|item| match jsonrpc::parse_message(item) {
-                Ok(message) => self.handle_message(message, session, conn),
-                Err(error) => Some((None, Err(error))),
-            })
-            .collect();
+        let replies: Vec<(Option<Id>, Reply)> =
+            items.iter().filter_map(|item| self.handle_message(jsonrpc::parse_message(item), session, conn)).collect();
         conn.out.batch(&replies);
     }
 

@@ -95,7 +95,9 @@ mod tests {
     use super::*;
 
     fn era(params: &str) -> Result<Era, i64> {
-        let meta = crate::params::ParamsField::scan(&mut Scanner::new(params)).unwrap().object().unwrap().meta;
+        let mut field = crate::params::ParamsField::Absent;
+        field.scan(&mut Scanner::new(params)).unwrap();
+        let meta = field.object().unwrap().meta;
         read_meta(meta).map(|m| m.era).map_err(|e| e.code)
     }
 

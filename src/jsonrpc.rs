@@ -244,8 +244,7 @@ pub fn parse_message(text: &str) -> Message<'_> {
             "error" => &mut env.error,
             "params" => {
                 env.duplicate |= !matches!(env.params, ParamsField::Absent);
-                env.params = ParamsField::scan(s)?;
-                return Ok(());
+                return env.params.scan(s);
             }
             _ => return s.value().map(drop),
         };

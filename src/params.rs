@@ -67,13 +67,16 @@ impl Params<'_> {
 }
 
 impl<'a> ParamsField<'a> {
-    /// Reads the `params` value at the scanner's position.
-    pub fn scan(scanner: &mut Scanner<'a>) -> Result<ParamsField<'a>, Syntax> {
+    /// Reads the `params` value at the scanner's position into `self`, in place: the members
+    /// are written where they stay rather than copied there.
+    pub fn scan(&mut self, scanner: &mut Scanner<'a>) -> Result<(), Syntax> {
         if scanner.peek() != Some(b'{') {
             scanner.value()?;
-            return Ok(ParamsField::NotObject);
+            *self = ParamsField::NotObject;
+            return Ok(());
         }
-        let mut p = Params::NONE;
+        *self = ParamsField::Object(Params::NONE);
+        let ParamsField::Object(p) = self else { unreachable!() };
         scanner.object(|key, s| {
             let slot = match key.as_ref() {
                 "_meta" => &mut p.meta,
@@ -95,8 +98,7 @@ impl<'a> ParamsField<'a> {
             };
             p.duplicate |= slot.replace(s.value()?).is_some();
             Ok(())
-        })?;
-        Ok(ParamsField::Object(p))
+        })
     }
 
     /// The members, or `None` when `params` is not a usable object.
@@ -115,7 +117,8 @@ mod tests {
 
     fn field(json: &str) -> ParamsField<'_> {
         let mut scanner = Scanner::new(json);
-        let field = ParamsField::scan(&mut scanner).unwrap();
+        let mut field = ParamsField::Absent;
+        field.scan(&mut scanner).unwrap();
         scanner.end().unwrap();
         field
     }

@@ -225,7 +225,7 @@ pub fn parse_line(line: &str) -> Frame<'_> {
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
 /// it a parse error; valid JSON that is not an object, or names a member twice, is an
 /// invalid request.
-pub fn parse_message(text: &str) -> Message<'_> {
+pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     let mut scanner = Scanner::new(text);
     if scanner.peek() != Some(b'{') {
         return if scan::is_json(text) {
@@ -234,8 +234,12 @@ pub fn parse_message(text: &str) -> Message<'_> {
             unparseable()
         };
     }
-    let mut env = Envelope::default();
-    let scanned = scanner.object(|key, s| {
+    // Most clients write `jsonrpc` first, as JSON-RPC's own examples do: that member is taken
+    // whole, with one comparison.
+    const HEAD: &str = r#"{"jsonrpc":"2.0","#;
+    let head = text.starts_with(HEAD);
+    let mut env = Envelope { jsonrpc: head.then_some(r#""2.0""#), ..Envelope::default() };
+    let member = |key: Cow<'a, str>, s: &mut Scanner<'a>| {
         let slot = match key.as_ref() {
             "jsonrpc" => &mut env.jsonrpc,
             "id" => &mut env.id,
@@ -250,7 +254,8 @@ pub fn parse_message(text: &str) -> Message<'_> {
         };
         env.duplicate |= slot.replace(s.value()?).is_some();
         Ok(())
-    });
+    };
+    let scanned = if head { scanner.object_after(HEAD.len(), member) } else { scanner.object(member) };
     if scanned.and_then(|()| scanner.end()).is_err() {
         return unparseable();
     }
@@ -261,7 +266,7 @@ pub fn parse_message(text: &str) -> Message<'_> {
 }
 
 fn classify(env: Envelope<'_>) -> Message<'_> {
-    let version_ok = env.jsonrpc.and_then(raw_str).is_some_and(|v| v == "2.0");
+    let version_ok = env.jsonrpc.is_some_and(|v| v == r#""2.0""# || raw_str(v).is_some_and(|v| v == "2.0"));
     let Some(method_raw) = env.method else {
         return match (env.id, env.result.is_some() || env.error.is_some()) {
             (id, true) if version_ok => Message::Response { id: id.and_then(Id::from_raw) },
@@ -354,6 +359,33 @@ mod tests {
         ];
         for (line, want) in cases {
             assert_eq!(kind(line), want, "{line}");
+        }
+    }
+
+    /// A line that starts with `{"jsonrpc":"2.0",` takes a shortcut; one space before it
+    /// takes the general path. Both must classify every line alike, and find a parse error
+    /// exactly where serde_json does.
+    #[test]
+    fn the_common_head_is_only_a_shortcut() {
+        let valid = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"World"}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":"a","result":{}}"#,
+        ];
+        let cases = [
+            r#"{"jsonrpc":"2.0",}"#,
+            r#"{"jsonrpc":"2.0","jsonrpc":"2.0","id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0", "id":1,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping","jsonrpc":"1.0"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"ping"} x"#,
+        ];
+        let texts = crate::scan::tests::random_texts(&valid, 20_000);
+        for line in cases.iter().copied().chain(texts.iter().map(String::as_str)) {
+            let general = kind(&format!(" {line}"));
+            assert_eq!(kind(line), general, "{line:?}");
+            let unparseable =
+                matches!(parse_message(line), Message::Invalid { error, .. } if error.code == PARSE_ERROR);
+            assert_eq!(unparseable, serde_json::from_str::<Value>(line).is_err(), "{line:?}");
         }
     }
 

@@ -71,6 +71,21 @@ impl<'a> Scanner<'a> {
         })
     }
 
+    /// As [`Scanner::object`], when the caller has recognised the object's opening and first
+    /// member, through the comma after it, as the next `head` bytes: the members after it.
+    pub fn object_after(
+        &mut self,
+        head: usize,
+        mut member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
+    ) -> Result<(), Syntax> {
+        self.pos += head;
+        self.rest(b'}', |s| {
+            let key = s.key()?;
+            s.expect(b':')?;
+            member(key, s)
+        })
+    }
+
     /// Calls `element(raw_value)` for each element of the array that starts here.
     pub fn array(&mut self, mut element: impl FnMut(&'a str)) -> Result<(), Syntax> {
         self.items(b'[', b']', |s| s.value().map(&mut element))
@@ -83,13 +98,20 @@ impl<'a> Scanner<'a> {
         &mut self,
         open: u8,
         close: u8,
-        mut item: impl FnMut(&mut Scanner<'a>) -> Result<(), Syntax>,
+        item: impl FnMut(&mut Scanner<'a>) -> Result<(), Syntax>,
     ) -> Result<(), Syntax> {
         self.expect(open)?;
         if self.peek() == Some(close) {
             self.pos += 1;
             return Ok(());
         }
+        self.rest(close, item)
+    }
+
+    /// The entries of a container from the first one after its opening (or after a comma) to
+    /// its `close`.
+    #[inline]
+    fn rest(&mut self, close: u8, mut item: impl FnMut(&mut Scanner<'a>) -> Result<(), Syntax>) -> Result<(), Syntax> {
         loop {
             item(self)?;
             match self.peek() {
@@ -426,7 +448,7 @@ pub fn is_json(text: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn serde_accepts(text: &str) -> bool {
@@ -486,10 +508,9 @@ mod tests {
         assert!(!is_json(&"[".repeat(100_000)));
     }
 
-    /// Random JSON-like text, and mutations of valid JSON: the scanner must accept exactly
-    /// what serde_json accepts.
-    #[test]
-    fn agrees_with_serde_json_on_random_text() {
+    /// Text near JSON, `count` pieces: half random runs of JSON tokens, half one of `valid`
+    /// with one to three characters removed, inserted or swapped. The same every run.
+    pub(crate) fn random_texts(valid: &[&str], count: usize) -> Vec<String> {
         let mut seed = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             seed ^= seed << 13;
@@ -501,33 +522,39 @@ mod tests {
             "{", "}", "[", "]", ",", ":", " ", "\"", "\\", "a", "é", "0", "1", "-", ".", "e", "+", "true", "false",
             "null", "\"k\"", "\\u00e9", "\\n", "\t", "\u{1}", "12", "\"s\"",
         ];
-        let valid = [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"World"}}}"#,
-            r#"[{"a":[1,2.5e-3,-0,{"b":"\u00e9\n"}]},null,true]"#,
-        ];
-        let mut previous = String::new();
-        for round in 0..20_000 {
-            let text = if round % 2 == 0 {
-                (0..(next() % 24)).map(|_| alphabet[(next() % alphabet.len() as u64) as usize]).collect::<String>()
-            } else {
-                let base = valid[(next() % 2) as usize];
-                let mut chars: Vec<char> = base.chars().collect();
-                for _ in 0..=(next() % 3) {
-                    let at = (next() % chars.len() as u64) as usize;
-                    match next() % 3 {
-                        0 => {
-                            chars.remove(at);
-                        }
-                        1 => chars
-                            .insert(at, alphabet[(next() % alphabet.len() as u64) as usize].chars().next().unwrap()),
+        let mut pick = move |n: usize| (next() % n as u64) as usize;
+        (0..count)
+            .map(|round| {
+                if round % 2 == 0 {
+                    return (0..pick(24)).map(|_| alphabet[pick(alphabet.len())]).collect();
+                }
+                let mut chars: Vec<char> = valid[pick(valid.len())].chars().collect();
+                for _ in 0..=pick(3) {
+                    let at = pick(chars.len());
+                    match pick(3) {
+                        0 => drop(chars.remove(at)),
+                        1 => chars.insert(at, alphabet[pick(alphabet.len())].chars().next().unwrap()),
                         _ => {
-                            let other = (next() % chars.len() as u64) as usize;
+                            let other = pick(chars.len());
                             chars.swap(at, other)
                         }
                     }
                 }
                 chars.into_iter().collect()
-            };
+            })
+            .collect()
+    }
+
+    /// Random JSON-like text, and mutations of valid JSON: the scanner must accept exactly
+    /// what serde_json accepts.
+    #[test]
+    fn agrees_with_serde_json_on_random_text() {
+        let valid = [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"hello","arguments":{"name":"World"}}}"#,
+            r#"[{"a":[1,2.5e-3,-0,{"b":"\u00e9\n"}]},null,true]"#,
+        ];
+        let mut previous = String::new();
+        for text in random_texts(&valid, 20_000) {
             assert_eq!(is_json(&text), serde_accepts(&text), "{text:?}");
             assert_eq!(decode(&text).ok(), serde_json::from_str::<Value>(&text).ok(), "{text:?}");
             // Decoding over the previous text's value gives the same as decoding afresh.

@@ -181,7 +181,8 @@ pub enum Frame<'a> {
 struct Envelope<'a> {
     jsonrpc: Option<&'a str>,
     id: Option<&'a str>,
-    method: Option<&'a str>,
+    /// Decoded as it is read when it is a string (`Some(None)` when it is not).
+    method: Option<Option<Cow<'a, str>>>,
     params: ParamsField<'a>,
     result: Option<&'a str>,
     error: Option<&'a str>,
@@ -243,7 +244,10 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
         let slot = match key.as_ref() {
             "jsonrpc" => &mut env.jsonrpc,
             "id" => &mut env.id,
-            "method" => &mut env.method,
+            "method" => {
+                env.duplicate |= env.method.replace(s.string_value()?).is_some();
+                return Ok(());
+            }
             "result" => &mut env.result,
             "error" => &mut env.error,
             "params" => {
@@ -267,13 +271,12 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
 
 fn classify(env: Envelope<'_>) -> Message<'_> {
     let version_ok = env.jsonrpc.is_some_and(|v| v == r#""2.0""# || raw_str(v).is_some_and(|v| v == "2.0"));
-    let Some(method_raw) = env.method else {
+    let Some(method) = env.method else {
         return match (env.id, env.result.is_some() || env.error.is_some()) {
             (id, true) if version_ok => Message::Response { id: id.and_then(Id::from_raw) },
             (id, _) => Message::Invalid { id: id.and_then(Id::from_raw), error: ErrorObject::invalid_request() },
         };
     };
-    let method = raw_str(method_raw);
     let Some(id_raw) = env.id else {
         return match method {
             Some(method) if version_ok => Message::Notification { method, params: env.params },
@@ -346,6 +349,7 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":[1],"method":"x"}"#, "invalid null -32600"),
             (r#"{"jsonrpc":"2.0","id":{},"method":"x"}"#, "invalid null -32600"),
             (r#"{"jsonrpc":"2.0","id":3,"method":5}"#, "invalid 3 -32600"),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"\ud800"}"#, "invalid 3 -32600"),
             (r#"{"id":3,"method":"x"}"#, "invalid 3 -32600"),
             (r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#, "invalid 3 -32600"),
             (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, "invalid null -32600"),

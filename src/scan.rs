@@ -131,14 +131,27 @@ impl<'a> Scanner<'a> {
         if self.peek() != Some(b'"') {
             return Err(Syntax);
         }
+        self.unescaped()?.ok_or(Syntax)
+    }
+
+    /// The string value here, unescaped; `None` (the value skipped) when it is not a string
+    /// or its escapes do not decode.
+    pub fn string_value(&mut self) -> Result<Option<Cow<'a, str>>, Syntax> {
+        if self.peek() == Some(b'"') { self.unescaped() } else { self.value().map(|_| None) }
+    }
+
+    /// The string at its opening quote here, borrowed when it has no escapes; `None` when its
+    /// escapes do not decode (a lone surrogate is grammatical JSON but no `str`).
+    #[inline(always)]
+    fn unescaped(&mut self) -> Result<Option<Cow<'a, str>>, Syntax> {
         let start = self.pos;
         let escaped = self.string()?;
         let raw = &self.text[start..self.pos];
-        if escaped {
-            serde_json::from_str(raw).map(Cow::Owned).map_err(|_| Syntax)
+        Ok(if escaped {
+            serde_json::from_str(raw).ok().map(Cow::Owned)
         } else {
-            Ok(Cow::Borrowed(&raw[1..raw.len() - 1]))
-        }
+            Some(Cow::Borrowed(&raw[1..raw.len() - 1]))
+        })
     }
 
     /// Skips one value, however nested, and returns its text.

@@ -103,6 +103,9 @@ pub(super) struct Keywords {
     pub not: Option<usize>,
     pub if_then_else: Option<(usize, Option<usize>, Option<usize>)>,
     pub reference: Option<usize>,
+    /// Whether any of `allOf`, `anyOf`, `oneOf`, `not`, `if` is present: most schemas have
+    /// none, and one test then skips them all.
+    pub applicators: bool,
 }
 
 struct Compiler<'d> {
@@ -314,6 +317,9 @@ impl Compiler<'_> {
             k.if_then_else = Some((condition, then, otherwise));
         }
         k.property_required = k.properties.iter().map(|(name, _)| k.required.contains(name)).collect();
+        k.applicators = !(k.all_of.is_empty() && k.any_of.is_empty() && k.one_of.is_empty())
+            || k.not.is_some()
+            || k.if_then_else.is_some();
         k
     }
 

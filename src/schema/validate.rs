@@ -289,7 +289,9 @@ impl Walk<'_> {
                     }
                 }
                 let bounds = (k.min_properties, k.max_properties);
-                if let Some((keyword, message)) = count_bounds(object.len(), bounds, PROPERTIES) {
+                if bounds != (None, None)
+                    && let Some((keyword, message)) = count_bounds(object.len(), bounds, PROPERTIES)
+                {
                     fail!(keyword, message);
                 }
                 for (name, needed) in &k.dependent_required {
@@ -330,7 +332,10 @@ impl Walk<'_> {
                         apply!(node, item, Seg::Index(i));
                     }
                 }
-                if let Some((keyword, message)) = count_bounds(items.len(), (k.min_items, k.max_items), ITEMS) {
+                let bounds = (k.min_items, k.max_items);
+                if bounds != (None, None)
+                    && let Some((keyword, message)) = count_bounds(items.len(), bounds, ITEMS)
+                {
                     fail!(keyword, message);
                 }
                 if k.unique_items
@@ -421,6 +426,9 @@ impl Walk<'_> {
             _ => {}
         }
 
+        if !k.applicators {
+            return ok;
+        }
         for &node in &k.all_of {
             apply!(node, inst);
         }
@@ -555,7 +563,8 @@ const PROPERTIES: Counted =
     Counted { keywords: ["minProperties", "maxProperties"], one: "property", many: "properties" };
 const ITEMS: Counted = Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
 
-/// A count outside its bounds: the keyword that fails and the message.
+/// A count outside its bounds: the keyword that fails and the message. Callers test for
+/// bounds first, so the common unbounded case costs no call.
 #[inline]
 fn count_bounds(count: usize, (min, max): (Option<u64>, Option<u64>), what: Counted) -> Option<(&'static str, String)> {
     let count = count as u64;

@@ -145,12 +145,10 @@ impl<'a> Scanner<'a> {
     #[inline(always)]
     fn unescaped(&mut self) -> Result<Option<Cow<'a, str>>, Syntax> {
         let start = self.pos;
-        let escaped = self.string()?;
-        let raw = &self.text[start..self.pos];
-        Ok(if escaped {
-            serde_json::from_str(raw).ok().map(Cow::Owned)
+        Ok(if self.string()? {
+            serde_json::from_str(&self.text[start..self.pos]).ok().map(Cow::Owned)
         } else {
-            Some(Cow::Borrowed(&raw[1..raw.len() - 1]))
+            Some(Cow::Borrowed(&self.text[start + 1..self.pos - 1]))
         })
     }
 

@@ -62,17 +62,18 @@ impl<'a> Scanner<'a> {
     /// Keys with escapes are decoded.
     pub fn object(
         &mut self,
-        mut member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
+        member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
     ) -> Result<(), Syntax> {
-        self.items(b'{', b'}', |s| {
-            let key = s.key()?;
-            s.expect(b':')?;
-            member(key, s)
-        })
+        self.expect(b'{')?;
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(());
+        }
+        self.object_after(0, member)
     }
 
-    /// As [`Scanner::object`], when the caller has recognised the object's opening and first
-    /// member, through the comma after it, as the next `head` bytes: the members after it.
+    /// As [`Scanner::object`], when the caller has recognised the object's opening (and any
+    /// members, through the comma after them) as the next `head` bytes: the members after it.
     pub fn object_after(
         &mut self,
         head: usize,

@@ -105,8 +105,9 @@ pub(crate) struct Session {
     pub updated: Vec<String>,
     /// The buffer of the last tool result, emptied and kept for the next one.
     pub spare: Vec<u8>,
-    /// The last tool call's (small) arguments, whose allocations the next call reuses.
-    pub arguments: Value,
+    /// The last tool call's (small) arguments, whose allocations the next call reuses (taken
+    /// while a call uses them).
+    pub arguments: Option<Value>,
 }
 
 impl Server {

@@ -23,7 +23,7 @@ pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject>
 pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request<'a>, conn: &mut Conn) -> Reply {
     let name: Cow<'a, str> = required_str(req, req.params.name, "name")?;
     // The last call's arguments are decoded over, so a call like the last allocates nothing.
-    let mut arguments = std::mem::take(&mut session.arguments);
+    let mut arguments = session.arguments.take().unwrap_or_default();
     match req.params.arguments {
         None => arguments = Value::Object(Map::new()),
         Some(raw) => {
@@ -49,7 +49,10 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
                 return interrupted.map(Answer::Value);
             }
             match outcome {
-                Ok(Ok(output)) => check_output(registered.output.as_ref(), output),
+                Ok(Ok(output)) => match &registered.output {
+                    Some(schema) => check_output(schema, output),
+                    None => output,
+                },
                 Ok(Err(message)) => ToolOutput::error(message),
                 // The panic hook has already reported it on stderr.
                 Err(panic) => {
@@ -61,7 +64,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     // Small arguments are kept for the next call; huge ones are freed before the result is
     // serialized, which keeps one copy fewer alive at the peak.
     if req.params.arguments.is_some_and(|raw| raw.len() <= 64 * 1024) {
-        session.arguments = arguments;
+        session.arguments = Some(arguments);
     } else {
         drop(arguments);
     }
@@ -74,8 +77,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
 
 /// A tool with an output schema must return structured content that satisfies it; a result
 /// that does not is turned into an error the client can see rather than sent as if valid.
-fn check_output(schema: Option<&crate::schema::Schema>, output: ToolOutput) -> ToolOutput {
-    let Some(schema) = schema else { return output };
+fn check_output(schema: &crate::schema::Schema, output: ToolOutput) -> ToolOutput {
     if output.is_error {
         return output;
     }

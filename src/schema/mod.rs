@@ -140,6 +140,20 @@ mod tests {
         value
     }
 
+    /// Lengths are counted only when the byte length leaves them in doubt: every bound near
+    /// strings of one- to four-byte characters must still be judged by the character count.
+    #[test]
+    fn string_lengths_count_characters_at_every_bound() {
+        for text in ["", "a", "ab", "é", "aé", "€€", "😀", "😀a", "😀😀", "a€😀é", "abcdefgh"] {
+            let chars = text.chars().count() as u64;
+            for bound in 0..=9u64 {
+                let short = !errors(json!({"minLength": bound}), json!(text)).is_empty();
+                let long = !errors(json!({"maxLength": bound}), json!(text)).is_empty();
+                assert_eq!((short, long), (chars < bound, chars > bound), "{text:?} against {bound}");
+            }
+        }
+    }
+
     #[test]
     fn ref_cycles_and_deep_instances_stop_with_an_error() {
         let cycle = errors(json!({"$ref": "#"}), json!(1));

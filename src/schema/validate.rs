@@ -375,10 +375,14 @@ impl Walk<'_> {
             }
             Value::String(text) => {
                 if k.min_length.is_some() || k.max_length.is_some() {
-                    // Lengths count characters; most strings are ASCII, where bytes are.
-                    let length = if text.is_ascii() { text.len() } else { text.chars().count() } as u64;
+                    // Lengths count characters, of which UTF-8 has one to four per byte: they
+                    // are counted only when a bound falls between a quarter of the bytes and all
+                    // of them (and most strings are ASCII, where bytes are characters).
+                    let bytes = text.len() as u64;
+                    let length = || if text.is_ascii() { bytes } else { text.chars().count() as u64 };
                     if let Some(min) = k.min_length
-                        && length < min
+                        && bytes.div_ceil(4) < min
+                        && length() < min
                     {
                         fail!(
                             "minLength",
@@ -386,13 +390,15 @@ impl Walk<'_> {
                         );
                     }
                     if let Some(max) = k.max_length
-                        && length > max
+                        && bytes > max
+                        && length() > max
                     {
                         fail!(
                             "maxLength",
                             format!(
-                                "must be at most {max} {} long, got {length}",
-                                plural(max, "character", "characters")
+                                "must be at most {max} {} long, got {}",
+                                plural(max, "character", "characters"),
+                                length()
                             )
                         );
                     }

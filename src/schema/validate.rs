@@ -375,9 +375,9 @@ impl Walk<'_> {
             }
             Value::String(text) => {
                 if k.min_length.is_some() || k.max_length.is_some() {
-                    // Lengths count characters, of which UTF-8 has one to four per byte: they
-                    // are counted only when a bound falls between a quarter of the bytes and all
-                    // of them (and most strings are ASCII, where bytes are characters).
+                    // Lengths count characters, each one to four bytes in UTF-8: they are
+                    // counted only when a bound falls between a quarter of the byte length and
+                    // all of it (and most strings are ASCII, where bytes are characters).
                     let bytes = text.len() as u64;
                     let length = || if text.is_ascii() { bytes } else { text.chars().count() as u64 };
                     if let Some(min) = k.min_length

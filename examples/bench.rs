@@ -390,7 +390,8 @@ fn main() {
         let cmp = if row.higher_is_better { ">=" } else { "<=" };
         let floor_a = row.floor_a.map_or("-".into(), |a| format!("{a:.2} {} ({:.2}x)", row.unit, a / row.floor));
         println!(
-            "| {} | {:.2} {} | {:.2} {} | {:.2}x | {cmp} {}x | {} | {floor_a} |",
+            // Three decimals: a ratio just under its target must not print as the target.
+            "| {} | {:.2} {} | {:.2} {} | {:.3}x | {cmp} {}x | {} | {floor_a} |",
             row.what,
             row.ours,
             row.unit,

@@ -102,25 +102,18 @@ impl Content {
     /// Appends the block as JSON (`type` first, as MCP documents it).
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         match self {
-            Content::Text(text) if crate::scan::plain_len(text.as_bytes()) == text.len() => {
-                // Nothing to escape: the text is copied between two fixed pieces.
-                out.extend_from_slice(br#"{"type":"text","text":""#);
-                out.extend_from_slice(text.as_bytes());
-                out.extend_from_slice(br#""}"#);
-                return;
-            }
             Content::Text(text) => {
                 out.extend_from_slice(br#"{"type":"text","text":"#);
-                push_json(out, text);
+                push_str(out, text);
             }
             Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
                 let kind: &[u8] = if matches!(self, Content::Image { .. }) { b"image" } else { b"audio" };
                 out.extend_from_slice(br#"{"type":""#);
                 out.extend_from_slice(kind);
                 out.extend_from_slice(br#"","data":"#);
-                push_json(out, data);
+                push_str(out, data);
                 out.extend_from_slice(br#","mimeType":"#);
-                push_json(out, mime_type);
+                push_str(out, mime_type);
             }
             Content::ResourceLink(link) => {
                 out.extend_from_slice(br#"{"type":"resource_link""#);
@@ -137,6 +130,18 @@ impl Content {
             }
         }
         out.push(b'}');
+    }
+}
+
+/// Appends `text` as a JSON string: copied as it is when nothing in it needs escaping (most
+/// text, and all base64), else through serde_json.
+fn push_str(out: &mut Vec<u8>, text: &str) {
+    if crate::scan::plain_len(text.as_bytes()) == text.len() {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        push_json(out, text);
     }
 }
 

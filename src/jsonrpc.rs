@@ -55,6 +55,11 @@ impl ErrorObject {
         Self::new(METHOD_NOT_FOUND, "method not found").with_data(json!(method))
     }
 
+    /// Text that is not JSON (or not UTF-8).
+    pub fn parse_error() -> Self {
+        Self::new(PARSE_ERROR, "parse error")
+    }
+
     pub fn internal() -> Self {
         Self::new(INTERNAL_ERROR, "internal error")
     }
@@ -206,7 +211,7 @@ pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
 
 /// Text that is not JSON: answered with a null id, since none can be read.
 fn unparseable() -> Message<'static> {
-    Message::Invalid { id: None, error: ErrorObject::new(PARSE_ERROR, "parse error") }
+    Message::Invalid { id: None, error: ErrorObject::parse_error() }
 }
 
 /// Parses one line (already known to be UTF-8) into a frame.

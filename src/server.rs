@@ -14,7 +14,7 @@ use crate::conn::Conn;
 use crate::dispatch;
 use crate::era;
 use crate::files::FileRoot;
-use crate::jsonrpc::{self, Answer, ErrorObject, Frame, INVALID_REQUEST, Id, Message, PARSE_ERROR, Reply};
+use crate::jsonrpc::{self, Answer, ErrorObject, Frame, INVALID_REQUEST, Id, Message, Reply};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
@@ -305,7 +305,7 @@ impl Server {
                         log::debug!("<- {text}");
                         self.handle_line(text, &mut session, &mut conn);
                     }
-                    Err(_) => conn.out.response(None, &Err(ErrorObject::new(PARSE_ERROR, "parse error"))),
+                    Err(_) => conn.out.response(None, &Err(ErrorObject::parse_error())),
                 },
             }
             // Flush before the loop could wait for input, so no reply ever waits on the

@@ -55,6 +55,11 @@ impl ErrorObject {
         Self::new(METHOD_NOT_FOUND, "method not found").with_data(json!(method))
     }
 
+    /// A line longer than the limit, refused unread.
+    pub fn too_large() -> Self {
+        Self::new(INVALID_REQUEST, "message too large")
+    }
+
     /// Text that is not JSON (or not UTF-8).
     pub fn parse_error() -> Self {
         Self::new(PARSE_ERROR, "parse error")

@@ -208,7 +208,7 @@ fn client_to_upstream(
                 let why = format!("a client line longer than {} bytes", options.max_message_bytes);
                 log::warn!("{why}: refused");
                 sinks.record(&format!("# {why} was refused by the proxy"));
-                Some(response(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, "message too large")))
+                Some(response(None, ErrorObject::too_large()))
             }
             Ok(Line::Complete) => {
                 sinks.record(&transcript::client_line(&line));

@@ -14,7 +14,7 @@ use crate::conn::Conn;
 use crate::dispatch;
 use crate::era;
 use crate::files::FileRoot;
-use crate::jsonrpc::{self, Answer, ErrorObject, Frame, INVALID_REQUEST, Id, Message, Reply};
+use crate::jsonrpc::{self, Answer, ErrorObject, Frame, Id, Message, Reply};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
@@ -297,7 +297,7 @@ impl Server {
                 Line::Eof => return conn.out.flush(),
                 Line::TooLong => {
                     log::warn!("discarded a line longer than {} bytes", self.max_message_bytes);
-                    conn.out.response(None, &Err(ErrorObject::new(INVALID_REQUEST, "message too large")));
+                    conn.out.response(None, &Err(ErrorObject::too_large()));
                 }
                 Line::Complete => match std::str::from_utf8(&line) {
                     Ok(text) if text.trim_ascii().is_empty() => continue,

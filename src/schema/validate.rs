@@ -289,9 +289,7 @@ impl Walk<'_> {
                     }
                 }
                 let bounds = (k.min_properties, k.max_properties);
-                if bounds != (None, None)
-                    && let Some((keyword, message)) = count_bounds(object.len(), bounds, PROPERTIES)
-                {
+                if let Some((keyword, message)) = count_bounds(object.len(), bounds, PROPERTIES) {
                     fail!(keyword, message);
                 }
                 for (name, needed) in &k.dependent_required {
@@ -332,10 +330,7 @@ impl Walk<'_> {
                         apply!(node, item, Seg::Index(i));
                     }
                 }
-                let bounds = (k.min_items, k.max_items);
-                if bounds != (None, None)
-                    && let Some((keyword, message)) = count_bounds(items.len(), bounds, ITEMS)
-                {
+                if let Some((keyword, message)) = count_bounds(items.len(), (k.min_items, k.max_items), ITEMS) {
                     fail!(keyword, message);
                 }
                 if k.unique_items
@@ -569,20 +564,22 @@ const PROPERTIES: Counted =
     Counted { keywords: ["minProperties", "maxProperties"], one: "property", many: "properties" };
 const ITEMS: Counted = Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
 
-/// A count outside its bounds: the keyword that fails and the message. Callers test for
-/// bounds first, so the common unbounded case costs no call.
-#[inline]
+/// A count outside its bounds: the keyword that fails and the message. The comparisons are
+/// inlined, so a count within its bounds (or with none) costs no call.
+#[inline(always)]
 fn count_bounds(count: usize, (min, max): (Option<u64>, Option<u64>), what: Counted) -> Option<(&'static str, String)> {
     let count = count as u64;
     let [min_keyword, max_keyword] = what.keywords;
-    if let Some(min) = min.filter(|&min| count < min) {
-        return Some((
-            min_keyword,
-            format!("must have at least {min} {}, got {count}", plural(min, what.one, what.many)),
-        ));
+    match (min, max) {
+        (Some(min), _) if count < min => Some((min_keyword, count_message("least", min, count, what))),
+        (_, Some(max)) if count > max => Some((max_keyword, count_message("most", max, count, what))),
+        _ => None,
     }
-    let max = max.filter(|&max| count > max)?;
-    Some((max_keyword, format!("must have at most {max} {}, got {count}", plural(max, what.one, what.many))))
+}
+
+#[cold]
+fn count_message(side: &str, bound: u64, count: u64, what: Counted) -> String {
+    format!("must have at {side} {bound} {}, got {count}", plural(bound, what.one, what.many))
 }
 
 /// `a`, `a or b`, `a, b or c`.

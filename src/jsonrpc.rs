@@ -196,7 +196,10 @@ struct Envelope<'a> {
     params: ParamsField<'a>,
     result: Option<&'a str>,
     error: Option<&'a str>,
+    /// A member other than `id` named twice.
     duplicate: bool,
+    /// `id` named twice: which one the client meant cannot be known.
+    id_twice: bool,
 }
 
 /// Whether a member's raw text is a JSON object.
@@ -253,7 +256,10 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     let member = |key: Cow<'a, str>, s: &mut Scanner<'a>| {
         let slot = match key.as_ref() {
             "jsonrpc" => &mut env.jsonrpc,
-            "id" => &mut env.id,
+            "id" => {
+                env.id_twice |= env.id.replace(s.value()?).is_some();
+                return Ok(());
+            }
             "method" => {
                 env.duplicate |= env.method.replace(s.string_value()?).is_some();
                 return Ok(());
@@ -273,8 +279,10 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     if scanned.and_then(|()| scanner.end()).is_err() {
         return unparseable();
     }
-    if env.duplicate {
-        return Message::Invalid { id: None, error: ErrorObject::invalid_request() };
+    if env.duplicate || env.id_twice {
+        // An id named once is still echoed, so the client can match the error to its request.
+        let id = if env.id_twice { None } else { env.id.and_then(Id::from_raw) };
+        return Message::Invalid { id, error: ErrorObject::invalid_request() };
     }
     classify(env)
 }

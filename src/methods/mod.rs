@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::context::{Context, Setup};
 use crate::dispatch::Request;
 use crate::era::Era;
-use crate::jsonrpc::{ErrorObject, MISSING_CLIENT_CAPABILITY, raw_str};
+use crate::jsonrpc::{ErrorObject, MISSING_CLIENT_CAPABILITY, is_object, raw_str};
 use crate::server::Server;
 use crate::state;
 
@@ -42,8 +42,8 @@ pub(crate) fn setup<'a>(
             );
         }
         if let Some(raw) = req.params.input_responses {
-            let responses: Map<String, Value> = serde_json::from_str(raw)
-                .map_err(|_| ErrorObject::invalid_params("params.inputResponses must be an object"))?;
+            let responses: Map<String, Value> =
+                serde_json::from_str(raw).map_err(|_| not_an_object(raw, "inputResponses"))?;
             answers.get_or_insert_default().extend(responses);
         }
     }
@@ -82,6 +82,17 @@ pub(crate) fn interrupted(
 pub(crate) fn required_str<'a>(req: &Request, raw: Option<&'a str>, member: &str) -> Result<Cow<'a, str>, ErrorObject> {
     let raw = raw.ok_or_else(|| ErrorObject::invalid_params(format!("{} needs params.{member}", req.method)))?;
     raw_str(raw).ok_or_else(|| ErrorObject::invalid_params(format!("params.{member} must be a string")))
+}
+
+/// The error for `params.{member}` (`raw` is its JSON text) when it does not decode to an
+/// object: JSON of another kind, or an object holding what a `Value` cannot (a number beyond
+/// `f64`, a lone surrogate).
+pub(crate) fn not_an_object(raw: &str, member: &str) -> ErrorObject {
+    ErrorObject::invalid_params(if is_object(raw) {
+        format!("params.{member} holds a number out of range or a lone surrogate")
+    } else {
+        format!("params.{member} must be an object")
+    })
 }
 
 /// Who may reuse a cached result.

@@ -6,7 +6,7 @@ use crate::conn::Conn;
 use crate::context::Context;
 use crate::dispatch::Request;
 use crate::jsonrpc::ErrorObject;
-use crate::methods::{interrupted, listed, page, required_str, setup};
+use crate::methods::{interrupted, listed, not_an_object, page, required_str, setup};
 use crate::prompt::PromptArgs;
 use crate::server::{Server, Session};
 
@@ -27,8 +27,7 @@ pub(crate) fn get(
     })?;
     let mut args = PromptArgs::new();
     if let Some(raw) = req.params.arguments {
-        let object: Map<String, Value> = serde_json::from_str(raw)
-            .map_err(|_| ErrorObject::invalid_params("params.arguments must be an object of strings"))?;
+        let object: Map<String, Value> = serde_json::from_str(raw).map_err(|_| not_an_object(raw, "arguments"))?;
         for (key, value) in object {
             let Value::String(value) = value else {
                 return Err(ErrorObject::invalid_params(format!("prompt argument {key} must be a string")));

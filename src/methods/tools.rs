@@ -11,7 +11,7 @@ use crate::context::Context;
 use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{Answer, ErrorObject, Reply};
-use crate::methods::{interrupted, listed, page, required_str, setup};
+use crate::methods::{interrupted, listed, not_an_object, page, required_str, setup};
 use crate::server::{Server, Session};
 use crate::tool::ToolOutput;
 
@@ -28,7 +28,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
         None => arguments = Value::Object(Map::new()),
         Some(raw) => {
             if crate::scan::decode_into(raw, &mut arguments).is_err() || !arguments.is_object() {
-                return Err(ErrorObject::invalid_params("params.arguments must be an object"));
+                return Err(not_an_object(raw, "arguments"));
             }
         }
     }

@@ -15,7 +15,7 @@ use super::{
 };
 use crate::prompt::Role;
 use crate::resource::UriTemplate;
-use crate::schema::{Problem, Schema, escape_token};
+use crate::schema::{Problem, Schema, pointer_to};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
@@ -35,10 +35,6 @@ fn problem(pointer: &str, message: impl Into<String>) -> Problem {
 struct Checker<'d> {
     problems: Vec<Problem>,
     dir: &'d Path,
-}
-
-fn at(base: &str, key: &str) -> String {
-    format!("{base}/{}", escape_token(key))
 }
 
 /// What makes an entry unique in its list: the member, how to name it, its value.
@@ -61,7 +57,7 @@ impl Checker<'_> {
             if let Some((member, what, id)) = unique(&entry)
                 && !seen.insert(id.clone())
             {
-                self.report(&at(&here, member), format!("duplicate {what} {id:?}"));
+                self.report(&pointer_to(&here, member), format!("duplicate {what} {id:?}"));
             }
             out.push(entry);
         }
@@ -79,7 +75,7 @@ impl Checker<'_> {
             return None;
         };
         for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            self.report(&at(here, key), format!("unknown field (allowed: {})", allowed.join(", ")));
+            self.report(&pointer_to(here, key), format!("unknown field (allowed: {})", allowed.join(", ")));
         }
         Some(map)
     }
@@ -87,17 +83,17 @@ impl Checker<'_> {
     fn string(&mut self, map: &Map<String, Value>, key: &str, here: &str, required: bool) -> Option<String> {
         match map.get(key) {
             None if required => {
-                self.report(&at(here, key), "is required");
+                self.report(&pointer_to(here, key), "is required");
                 None
             }
             None => None,
             Some(Value::String(s)) if !(required && s.is_empty()) => Some(s.clone()),
             Some(Value::String(_)) => {
-                self.report(&at(here, key), "must not be empty");
+                self.report(&pointer_to(here, key), "must not be empty");
                 None
             }
             Some(_) => {
-                self.report(&at(here, key), "must be a string");
+                self.report(&pointer_to(here, key), "must be a string");
                 None
             }
         }
@@ -108,7 +104,7 @@ impl Checker<'_> {
             None => &[],
             Some(Value::Array(items)) => items,
             Some(_) => {
-                self.report(&at(here, key), "must be an array");
+                self.report(&pointer_to(here, key), "must be an array");
                 &[]
             }
         }
@@ -120,7 +116,7 @@ impl Checker<'_> {
             Some(v) => match v.as_u64() {
                 Some(n) if n > 0 => n,
                 _ => {
-                    self.report(&at(here, key), "must be a positive integer");
+                    self.report(&pointer_to(here, key), "must be a positive integer");
                     default
                 }
             },
@@ -180,7 +176,7 @@ impl Checker<'_> {
         known: &BTreeSet<String>,
         what: &str,
     ) -> Option<Template> {
-        self.string(map, key, here, false).map(|text| self.template(&text, &at(here, key), known, what))
+        self.string(map, key, here, false).map(|text| self.template(&text, &pointer_to(here, key), known, what))
     }
 
     fn run(
@@ -212,7 +208,7 @@ impl Checker<'_> {
             allowed.push("output");
         }
         let Some(map) = self.object(value, here, &allowed) else { return run };
-        let argv_at = at(here, "argv");
+        let argv_at = pointer_to(here, "argv");
         let argv = self.array(map, "argv", here);
         if argv.is_empty() {
             self.report(&argv_at, "must be a non-empty array (the program, then its arguments)");
@@ -247,18 +243,20 @@ impl Checker<'_> {
         run.stdin = self.template_field(map, "stdin", here, known, what);
         run.cwd = self.template_field(map, "cwd", here, known, what);
         if let Some(env) = map.get("env") {
-            let env_at = at(here, "env");
+            let env_at = pointer_to(here, "env");
             match env.as_object() {
                 Some(env) => {
                     for (name, value) in env {
                         match value {
                             Value::String(text) => {
-                                let template = self.template(text, &at(&env_at, name), known, what);
+                                let template = self.template(text, &pointer_to(&env_at, name), known, what);
                                 run.env.insert(name.clone(), template);
                             }
                             Value::Bool(true) => run.pass.push(name.clone()),
-                            _ => self
-                                .report(&at(&env_at, name), "must be a string (the value) or true (pass it through)"),
+                            _ => self.report(
+                                &pointer_to(&env_at, name),
+                                "must be a string (the value) or true (pass it through)",
+                            ),
                         }
                     }
                 }
@@ -273,14 +271,14 @@ impl Checker<'_> {
                 .and_then(|a| a.iter().map(|c| c.as_i64().and_then(|c| i32::try_from(c).ok())).collect());
             match codes {
                 Some(codes) if !codes.is_empty() => run.ok_codes = codes,
-                _ => self.report(&at(here, "okExitCodes"), "must be a non-empty array of exit codes"),
+                _ => self.report(&pointer_to(here, "okExitCodes"), "must be a non-empty array of exit codes"),
             }
         }
         match map.get("output") {
             None => {}
             Some(Value::String(kind)) if kind == "text" => {}
             Some(Value::String(kind)) if kind == "json" => run.json_output = true,
-            Some(_) => self.report(&at(here, "output"), "must be \"text\" or \"json\""),
+            Some(_) => self.report(&pointer_to(here, "output"), "must be \"text\" or \"json\""),
         }
         run
     }
@@ -310,25 +308,25 @@ impl Checker<'_> {
         let description = self.string(map, "description", here, true);
         let input_schema =
             map.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        let schema_at = at(here, "inputSchema");
+        let schema_at = pointer_to(here, "inputSchema");
         if self.schema(&input_schema, &schema_at) && input_schema.get("type") != Some(&json!("object")) {
             self.report(&schema_at, r#"must have "type": "object""#);
         }
         let output_schema = map.get("outputSchema").cloned();
         if let Some(schema) = &output_schema {
-            self.schema(schema, &at(here, "outputSchema"));
+            self.schema(schema, &pointer_to(here, "outputSchema"));
         }
         let annotations = map.get("annotations").cloned();
         if let Some(a) = &annotations {
             let hints = ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
-            self.object(a, &at(here, "annotations"), &hints);
+            self.object(a, &pointer_to(here, "annotations"), &hints);
         }
         let known: BTreeSet<String> = input_schema
             .get("properties")
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
-        let run = self.run(map.get("run"), &at(here, "run"), &known, "property of inputSchema", true);
+        let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, "property of inputSchema", true);
         if run.json_output && output_schema.is_none() {
             log::debug!("{here}: JSON output without an outputSchema is passed through unchecked");
         }
@@ -349,13 +347,13 @@ impl Checker<'_> {
         } else if let Some(path) = self.string(map, "path", here, false) {
             let full = self.dir.join(&path);
             if !full.is_file() {
-                self.report(&at(here, "path"), format!("{} is not a file", full.display()));
+                self.report(&pointer_to(here, "path"), format!("{} is not a file", full.display()));
             }
             Source::Path(full)
         } else {
             Source::Run(self.run(
                 map.get("run"),
-                &at(here, "run"),
+                &pointer_to(here, "run"),
                 &BTreeSet::new(),
                 "variable (a resource has none)",
                 false,
@@ -377,9 +375,9 @@ impl Checker<'_> {
         let uri_template = self.string(map, "uriTemplate", here, true)?;
         let known: BTreeSet<String> = UriTemplate::parse(&uri_template).variables().map(String::from).collect();
         if known.is_empty() {
-            self.report(&at(here, "uriTemplate"), "needs at least one {variable}");
+            self.report(&pointer_to(here, "uriTemplate"), "needs at least one {variable}");
         }
-        let run = self.run(map.get("run"), &at(here, "run"), &known, "variable of uriTemplate", false);
+        let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, "variable of uriTemplate", false);
         Some(TemplateDecl {
             uri_template,
             name: self.string(map, "name", here, true)?,
@@ -395,13 +393,13 @@ impl Checker<'_> {
         let name = self.string(map, "name", here, true);
         let mut arguments = Vec::new();
         for (i, arg) in self.array(map, "arguments", here).iter().enumerate() {
-            let arg_at = format!("{}/{i}", at(here, "arguments"));
+            let arg_at = format!("{}/{i}", pointer_to(here, "arguments"));
             let Some(arg_map) = self.object(arg, &arg_at, &["name", "description", "required"]) else { continue };
             let required = match arg_map.get("required") {
                 None => false,
                 Some(Value::Bool(b)) => *b,
                 Some(_) => {
-                    self.report(&at(&arg_at, "required"), "must be a boolean");
+                    self.report(&pointer_to(&arg_at, "required"), "must be a boolean");
                     false
                 }
             };
@@ -413,16 +411,16 @@ impl Checker<'_> {
         let mut messages = Vec::new();
         let list = self.array(map, "messages", here);
         if list.is_empty() {
-            self.report(&at(here, "messages"), "must be a non-empty array");
+            self.report(&pointer_to(here, "messages"), "must be a non-empty array");
         }
         for (i, message) in list.iter().enumerate() {
-            let message_at = format!("{}/{i}", at(here, "messages"));
+            let message_at = format!("{}/{i}", pointer_to(here, "messages"));
             let Some(message_map) = self.object(message, &message_at, &["role", "text"]) else { continue };
             let role = match self.string(message_map, "role", &message_at, true).as_deref() {
                 Some("user") | None => Role::User,
                 Some("assistant") => Role::Assistant,
                 Some(_) => {
-                    self.report(&at(&message_at, "role"), "must be \"user\" or \"assistant\"");
+                    self.report(&pointer_to(&message_at, "role"), "must be \"user\" or \"assistant\"");
                     Role::User
                 }
             };
@@ -430,7 +428,10 @@ impl Checker<'_> {
                 // Prompt texts use {{name}}: check each against the declared arguments.
                 for name in double_placeholders(&text) {
                     if !known.contains(&name) {
-                        self.report(&at(&message_at, "text"), format!("placeholder {{{{{name}}}}} names no argument"));
+                        self.report(
+                            &pointer_to(&message_at, "text"),
+                            format!("placeholder {{{{{name}}}}} names no argument"),
+                        );
                     }
                 }
                 messages.push((role, text));
@@ -460,7 +461,7 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
     };
     for (key, v) in &server {
         if !v.is_string() {
-            c.report(&at("/server", key), "must be a string");
+            c.report(&pointer_to("/server", key), "must be a string");
         }
     }
     let tools = c.list(root, "tools", Checker::tool, |t| Some(("name", "tool name", &t.name)));

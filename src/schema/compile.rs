@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Number, Value};
 
 use super::regex::Regex;
-use super::{Problem, Schema, escape_token};
+use super::{Problem, Schema, escape_token, pointer_to};
 
 /// Which JSON Schema dialect the document is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +184,7 @@ impl Compiler<'_> {
 
     fn keywords(&mut self, map: &Map<String, Value>, path: &str, index: usize, depth: usize) -> Keywords {
         let mut k = Keywords { path: path.to_string(), items_keyword: "items", ..Keywords::default() };
-        let at = |keyword: &str| format!("{path}/{}", escape_token(keyword));
+        let at = |keyword: &str| pointer_to(path, keyword);
         let draft7 = self.draft == Draft::Draft7;
 
         // Draft-07 ignores every sibling of `$ref`.
@@ -228,7 +228,7 @@ impl Compiler<'_> {
                     for (pattern, node) in self.schema_map(value, &here, depth) {
                         match Regex::new(&pattern) {
                             Ok(regex) => k.pattern_properties.push((pattern, regex, node)),
-                            Err(e) => self.error(&format!("{here}/{}", escape_token(&pattern)), e.to_string()),
+                            Err(e) => self.error(&pointer_to(&here, &pattern), e.to_string()),
                         }
                     }
                 }
@@ -242,7 +242,7 @@ impl Compiler<'_> {
                 "dependencies" if draft7 => match value {
                     Value::Object(deps) => {
                         for (name, dep) in deps {
-                            let dep_path = format!("{here}/{}", escape_token(name));
+                            let dep_path = pointer_to(&here, name);
                             if dep.is_array() {
                                 let names = self.strings(dep, &dep_path);
                                 k.dependent_required.push((name.clone(), names));
@@ -354,9 +354,7 @@ impl Compiler<'_> {
         match value {
             Value::Object(map) => map
                 .iter()
-                .map(|(name, schema)| {
-                    (name.clone(), self.node(schema, format!("{here}/{}", escape_token(name)), depth + 1))
-                })
+                .map(|(name, schema)| (name.clone(), self.node(schema, pointer_to(here, name), depth + 1)))
                 .collect(),
             _ => {
                 self.error(here, "must be an object whose values are schemas");
@@ -391,10 +389,9 @@ impl Compiler<'_> {
 
     fn dependent_required(&mut self, value: &Value, here: &str) -> Vec<(String, Vec<String>)> {
         match value {
-            Value::Object(map) => map
-                .iter()
-                .map(|(name, deps)| (name.clone(), self.strings(deps, &format!("{here}/{}", escape_token(name)))))
-                .collect(),
+            Value::Object(map) => {
+                map.iter().map(|(name, deps)| (name.clone(), self.strings(deps, &pointer_to(here, name)))).collect()
+            }
             _ => {
                 self.error(here, "must be an object of string arrays");
                 Vec::new()

@@ -10,6 +10,7 @@ mod compile;
 pub mod regex;
 mod validate;
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::Value;
@@ -113,9 +114,24 @@ impl Schema {
     }
 }
 
-/// Escapes one JSON Pointer reference token.
-pub(crate) fn escape_token(token: &str) -> String {
-    token.replace('~', "~0").replace('/', "~1")
+/// The JSON Pointer `base` extended by the reference token `token`, escaped.
+pub(crate) fn pointer_to(base: &str, token: &str) -> String {
+    let token = escape_token(token);
+    let mut pointer = String::with_capacity(base.len() + 1 + token.len());
+    pointer.push_str(base);
+    pointer.push('/');
+    pointer.push_str(&token);
+    pointer
+}
+
+/// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as
+/// in nearly every keyword and property name.
+pub(crate) fn escape_token(token: &str) -> Cow<'_, str> {
+    if token.contains(['~', '/']) {
+        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+    } else {
+        Cow::Borrowed(token)
+    }
 }
 
 #[cfg(test)]

@@ -34,7 +34,7 @@ options:
   --max-resource-bytes N largest file a resources/read returns (default 8388608)
   --max-message-bytes N  longest accepted input line in bytes (default 16777216)
   --page-size N          items per page of a list result (default: all in one page)
-  --log-level LEVEL      error, warn, info, debug or trace (default: RUST_LOG, else warn)
+  --log-level LEVEL      off, error, warn, info, debug or trace (default: RUST_LOG, else warn)
   -h, --help             print this help
   -V, --version          print the version
 
@@ -134,13 +134,17 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
             Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
-            Long("max-resource-bytes") => options.max_resource_bytes = positive(&mut parser)? as u64,
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
-            Long("page-size") => options.page_size = Some(positive(&mut parser)?),
+            Long("max-resource-bytes") => {
+                options.max_resource_bytes = positive(&mut parser, "--max-resource-bytes")? as u64
+            }
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
+            Long("page-size") => options.page_size = Some(positive(&mut parser, "--page-size")?),
             Long("log-level") => {
                 let level: String = parser.value()?.string()?;
                 if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
-                    return Err(lexopt::Error::UnexpectedValue { option: "--log-level".into(), value: level.into() });
+                    return Err(
+                        format!("--log-level must be off, error, warn, info, debug or trace, not {level:?}").into()
+                    );
                 }
                 options.log_level = Some(level);
             }
@@ -149,7 +153,7 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
             Value(word) if word == "validate" => return validate(parser),
             Value(word) if word == "replay" => return replay(&mut parser),
             Value(word) if word == "check" => {
-                let path = PathBuf::from(parser.value()?);
+                let path = PathBuf::from(parser.value().map_err(|_| "check needs a MANIFEST.json")?);
                 if let Some(extra) = parser.next()? {
                     return Err(extra.unexpected());
                 }
@@ -212,10 +216,12 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     };
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("timeout-ms") => options.timeout = Duration::from_millis(positive(&mut parser)? as u64),
+            Long("timeout-ms") => {
+                options.timeout = Duration::from_millis(positive(&mut parser, "--timeout-ms")? as u64)
+            }
             Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
             Long("update") => options.update = true,
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
             Short('h') | Long("help") => return Ok(Command::Help),
             Value(file) => options.files.push(PathBuf::from(file)),
             _ => return Err(arg.unexpected()),
@@ -238,7 +244,7 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             Long("record") => options.record = Some(PathBuf::from(parser.value()?)),
             Long("allow-tools") => options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?),
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser)?,
+            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
             Short('h') | Long("help") => return Ok(Command::Help),
             _ => return Err(arg.unexpected()),
         }
@@ -249,12 +255,13 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     Ok(Command::Proxy(options))
 }
 
-fn positive(parser: &mut lexopt::Parser) -> Result<usize, lexopt::Error> {
-    let n: usize = parser.value()?.parse()?;
-    if n == 0 {
-        return Err("the value must be at least 1".into());
+/// The value of `option`, a whole number of at least 1; the error names the option.
+fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
+    let value = parser.value()?;
+    match value.to_str().and_then(|v| v.parse().ok()) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("{option} needs a whole number of at least 1, not {value:?}").into()),
     }
-    Ok(n)
 }
 
 #[cfg(test)]
@@ -316,5 +323,17 @@ mod tests {
         ] {
             assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
         }
+        // The error names the option and what it takes.
+        let message = |args: &[&str]| parse(args.iter().copied()).err().unwrap().to_string();
+        assert_eq!(message(&["--page-size", "0"]), r#"--page-size needs a whole number of at least 1, not "0""#);
+        assert_eq!(
+            message(&["replay", "--timeout-ms", "x", "f"]),
+            r#"--timeout-ms needs a whole number of at least 1, not "x""#
+        );
+        assert_eq!(
+            message(&["--log-level", "loud"]),
+            r#"--log-level must be off, error, warn, info, debug or trace, not "loud""#
+        );
+        assert_eq!(message(&["check"]), "check needs a MANIFEST.json");
     }
 }

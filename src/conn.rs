@@ -8,14 +8,14 @@
 //! request in flight ends the wait); the awaited response is handed to the handler.
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead};
+use std::io::{self, BufRead, Write};
 
 use serde_json::{Value, json};
 
 use crate::context::ClientError;
 use crate::dispatch;
-use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message};
-use crate::server::{Outbox, Session};
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, Reply};
+use crate::server::Session;
 use crate::transport::{Line, LineReader};
 
 /// A line read during a wait, to be handled after the current request.
@@ -130,4 +130,86 @@ fn answer(text: &str) -> Result<Value, ClientError> {
         message: error["message"].as_str().unwrap_or("").to_string(),
         data: error.get("data").cloned(),
     }))
+}
+
+/// Everything the server writes goes through here: one message per line, logged at debug
+/// level, with the first write error kept so handlers need not thread `io::Result` through.
+pub(crate) struct Outbox<'w> {
+    writer: &'w mut dyn Write,
+    scratch: Vec<u8>,
+    error: Option<io::Error>,
+}
+
+impl<'w> Outbox<'w> {
+    pub fn new(writer: &'w mut dyn Write) -> Self {
+        Outbox { writer, scratch: Vec::new(), error: None }
+    }
+
+    pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
+        self.send(|w| jsonrpc::write_response(w, id, reply, b"}\n"));
+    }
+
+    /// Writes one message that is already JSON text, newline-terminated.
+    pub fn raw_line(&mut self, json: &str) {
+        self.send(|w| w.write_all(json.as_bytes()).and_then(|()| w.write_all(b"\n")));
+    }
+
+    pub fn notification(&mut self, method: &str, params: &Value) {
+        self.send(|w| jsonrpc::write_notification(w, method, params));
+    }
+
+    pub fn batch(&mut self, replies: &[(Option<Id>, Reply)]) {
+        if replies.is_empty() {
+            return;
+        }
+        self.send(|w| {
+            w.write_all(b"[")?;
+            for (i, (id, reply)) in replies.iter().enumerate() {
+                if i > 0 {
+                    w.write_all(b",")?;
+                }
+                jsonrpc::write_response(w, id.as_ref(), reply, b"}")?;
+            }
+            w.write_all(b"]\n")
+        });
+    }
+
+    /// Writes one message. At debug level it is staged in a scratch buffer so the exact line
+    /// can be logged; otherwise it goes straight to the writer.
+    fn send(&mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
+        if self.error.is_some() {
+            return;
+        }
+        let result = if log::log_enabled!(log::Level::Debug) {
+            self.scratch.clear();
+            write(&mut self.scratch).and_then(|()| {
+                log::debug!("-> {}", String::from_utf8_lossy(self.scratch.trim_ascii_end()));
+                self.writer.write_all(&self.scratch)
+            })
+        } else {
+            write(&mut *self.writer)
+        };
+        if let Err(e) = result {
+            self.error = Some(e);
+        }
+    }
+
+    /// Hands everything written so far to the client; returns the first write error.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.check()?;
+        self.writer.flush()
+    }
+
+    /// The first write error, if any, without flushing.
+    pub fn check(&mut self) -> io::Result<()> {
+        self.error.take().map_or(Ok(()), Err)
+    }
+
+    /// Flushes a message the client should see while the handler is still at work; an
+    /// error is kept for the loop.
+    pub fn push(&mut self) {
+        if let Err(e) = self.flush() {
+            self.error = Some(e);
+        }
+    }
 }

@@ -3,12 +3,13 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::conn::Outbox;
 use crate::context::LogLevel;
 use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
 use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
 use crate::methods::{Scope, cacheable, required_str};
-use crate::server::{Outbox, Server, Session};
+use crate::server::{Server, Session};
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
 pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {

@@ -1,7 +1,7 @@
 //! The smallest useful server: one tool, served on stdio. Try it with
 //! `cargo run --example minimal` and paste an initialize and a tools/call.
 
-use std::io::{self, BufWriter};
+use std::io;
 
 use baremcp::{Server, Tool, ToolOutput};
 use serde_json::json;
@@ -21,8 +21,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(ToolOutput::text(text.to_uppercase()))
         },
     ))?;
-    let mut output = BufWriter::new(io::stdout().lock());
-    match server.serve(&mut io::stdin().lock(), &mut output) {
+    match server.serve_stdio() {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }

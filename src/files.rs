@@ -11,7 +11,7 @@
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -21,6 +21,11 @@ use crate::resource::{Contents, ReadError};
 
 /// Directories nested deeper than this under a root are not listed.
 const MAX_DEPTH: usize = 64;
+
+/// What a change to a file changes: its device and inode (replaced by a rename), its size,
+/// and its modification and status-change times to the nanosecond.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp([i64; 7]);
 
 /// One served directory.
 pub struct FileRoot {
@@ -81,6 +86,22 @@ impl FileRoot {
     /// Whether `uri` names a servable file here (resolving it, but opening nothing).
     pub(crate) fn contains(&self, uri: &str) -> bool {
         self.resolve(uri).is_some()
+    }
+
+    /// How the file a URI names looks now, to notice that it changed; `None` when it is not a
+    /// servable file here (any more).
+    pub(crate) fn stamp(&self, uri: &str) -> Option<Stamp> {
+        let (_, canonical) = self.resolve(uri)?;
+        let m = fs::metadata(canonical).ok()?;
+        Some(Stamp([
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ]))
     }
 
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.

@@ -2,7 +2,7 @@
 
 #![deny(clippy::print_stdout)]
 
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, Write};
 use std::process::ExitCode;
 
 use baremcp::cli::{self, Command, USAGE};
@@ -89,12 +89,9 @@ fn exit_code(result: io::Result<i32>) -> ExitCode {
     }
 }
 
-/// Serves on locked stdio. The input buffer is larger than std's 8 KiB default so a burst
-/// of pipelined requests is read in few system calls.
+/// Serves on stdio until the client closes its end.
 fn serve(server: &baremcp::Server) -> ExitCode {
-    let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
-    let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-    match server.serve(&mut input, &mut output) {
+    match server.serve_stdio() {
         Ok(()) => ExitCode::SUCCESS,
         // The client closed our stdout: it is gone, and so are we, quietly.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,

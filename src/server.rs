@@ -1,28 +1,33 @@
 //! The server: what is registered, the per-process session, and the loop
 //! bytes → line → message → dispatch → reply → bytes.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{BuildHasherDefault, Hasher};
-use std::io::{self, BufRead, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::os::fd::RawFd;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
 use crate::conn::{Conn, Outbox};
 use crate::dispatch;
 use crate::era;
-use crate::files::FileRoot;
+use crate::files::{FileRoot, Stamp};
 use crate::jsonrpc::{self, Answer, ErrorObject, Frame, Id, Message, Reply};
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
 use crate::tool::Tool;
-use crate::transport::Line;
+use crate::transport::{self, Line};
 
 /// Default bound on one incoming line.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How often [`Server::serve_stdio`] looks at subscribed `--root` files while the client is
+/// quiet.
+const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
 /// A registration problem: a duplicate name or a schema that does not load.
 #[derive(Debug, Clone, PartialEq)]
@@ -101,8 +106,12 @@ pub(crate) struct Session {
     pub subscribed: BTreeSet<String>,
     /// Open `subscriptions/listen` streams and the resource URIs each agreed to watch.
     pub listening: Vec<(Id<'static>, Vec<String>)>,
-    /// Resources that handlers reported changed, to notify after the current response.
+    /// Resources that changed (reported by handlers, or watched files), to notify after the
+    /// current response.
     pub updated: Vec<String>,
+    /// The `--root` files some subscription names, as they looked when last seen (`None`:
+    /// gone).
+    pub watched: BTreeMap<String, Option<Stamp>>,
     /// The buffer of the last tool result, emptied and kept for the next one.
     pub spare: Vec<u8>,
     /// The last tool call's (small) arguments, whose allocations the next call reuses (taken
@@ -287,8 +296,26 @@ impl Server {
     /// Serves MCP over newline-delimited JSON-RPC until `reader` ends.
     ///
     /// Returns `Ok` at end of input and an error only when reading or writing fails (a
-    /// closed output shows up as `ErrorKind::BrokenPipe`).
+    /// closed output shows up as `ErrorKind::BrokenPipe`). Subscribed `--root` files are
+    /// looked at whenever the loop is about to wait for input; [`Server::serve_stdio`] also
+    /// looks while it waits.
     pub fn serve(&self, reader: &mut dyn BufRead, writer: &mut dyn Write) -> io::Result<()> {
+        self.run(reader, writer, None)
+    }
+
+    /// Serves on this process's stdin and stdout, as [`Server::serve`] does. While the client
+    /// is quiet and a subscription names a `--root` file, the file is looked at every half
+    /// second, so its change is notified without waiting for the client's next message. The
+    /// input buffer is larger than std's 8 KiB so a burst of pipelined requests is read in few
+    /// system calls.
+    pub fn serve_stdio(&self) -> io::Result<()> {
+        let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
+        let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
+        self.run(&mut input, &mut output, Some(0))
+    }
+
+    /// The loop; `input` is the reader's file descriptor when it can be polled.
+    fn run(&self, reader: &mut dyn BufRead, writer: &mut dyn Write, input: Option<RawFd>) -> io::Result<()> {
         let mut session = Session::default();
         let mut conn = Conn::new(reader, Outbox::new(writer), self.max_message_bytes);
         let mut line = Vec::new();
@@ -313,9 +340,52 @@ impl Server {
             if conn.input_waiting() {
                 conn.out.check()?;
             } else {
-                conn.out.flush()?;
+                self.before_waiting(&mut session, &mut conn, input)?;
             }
         }
+    }
+
+    /// Flushes before the loop waits for input. While `--root` files are watched, it looks at
+    /// them first and, when `input` can be polled, again every [`WATCH_INTERVAL`] until input
+    /// arrives.
+    fn before_waiting(&self, session: &mut Session, conn: &mut Conn, input: Option<RawFd>) -> io::Result<()> {
+        loop {
+            if !session.watched.is_empty() {
+                self.look_at_files(session);
+                notify_updates(session, &mut conn.out);
+            }
+            conn.out.flush()?;
+            match input {
+                Some(fd) if !session.watched.is_empty() && !transport::readable_within(fd, WATCH_INTERVAL) => {}
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    /// Starts watching `uri` if it names a `--root` file, from how it looks now. Called when a
+    /// subscription names it.
+    pub(crate) fn watch(&self, session: &mut Session, uri: &str) {
+        if let Some(stamp) = self.file_stamp(uri) {
+            session.watched.insert(uri.to_string(), Some(stamp));
+        }
+    }
+
+    /// Queues an update for each watched file that changed (or went) since it was last seen,
+    /// and forgets files that no subscription names any more.
+    fn look_at_files(&self, session: &mut Session) {
+        let Session { watched, subscribed, listening, updated, .. } = session;
+        watched.retain(|uri, _| subscribed.contains(uri) || listening.iter().any(|(_, uris)| uris.contains(uri)));
+        for (uri, seen) in watched.iter_mut() {
+            let now = self.file_stamp(uri);
+            if now != *seen {
+                *seen = now;
+                updated.push(uri.clone());
+            }
+        }
+    }
+
+    fn file_stamp(&self, uri: &str) -> Option<Stamp> {
+        self.roots.iter().find_map(|root| root.stamp(uri))
     }
 
     fn handle_line(&self, text: &str, session: &mut Session, conn: &mut Conn) {

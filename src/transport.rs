@@ -4,6 +4,8 @@
 //! reader's buffer and dropped, so memory stays bounded by the limit whatever the client sends.
 
 use std::io::{self, BufRead};
+use std::os::fd::RawFd;
+use std::time::Duration;
 
 /// What one call to [`LineReader::read`] found.
 #[derive(Debug, PartialEq, Eq)]
@@ -107,6 +109,32 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
         offset += 16;
     }
     chunks.remainder().iter().position(|&b| b == b'\n').map(|i| offset + i)
+}
+
+/// Waits until reading `fd` would not block (input, end of input, or an error for the read to
+/// report) or `timeout` passes; false when it passed. With this, a loop that would otherwise
+/// block in `read` wakes up now and then while staying on one thread.
+pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
+    #[repr(C)]
+    struct PollFd {
+        fd: i32,
+        events: i16,
+        revents: i16,
+    }
+    unsafe extern "C" {
+        fn poll(fds: *mut PollFd, count: std::ffi::c_ulong, timeout_ms: i32) -> i32;
+    }
+    const POLLIN: i16 = 1;
+    let mut watched = PollFd { fd, events: POLLIN, revents: 0 };
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: `poll` reads and writes exactly the one `PollFd` it is given, which lives on
+    // this stack frame for the whole call.
+    match unsafe { poll(&mut watched, 1, timeout_ms) } {
+        0 => false,
+        // Interrupted by a signal: as if the time had passed; the caller simply waits again.
+        -1 => io::Error::last_os_error().kind() != io::ErrorKind::Interrupted,
+        _ => true,
+    }
 }
 
 #[cfg(test)]

@@ -4,12 +4,11 @@
 
 mod server;
 
-use std::io::{self, BufWriter};
+use std::io;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = server::build()?;
-    let mut output = BufWriter::new(io::stdout().lock());
-    match server.serve(&mut io::stdin().lock(), &mut output) {
+    match server.serve_stdio() {
         Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
         _ => Ok(()),
     }

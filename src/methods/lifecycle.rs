@@ -43,9 +43,9 @@ pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
     Ok(cacheable(server, Era::Modern(era::MODERN_VERSIONS[0]), Scope::Public, Value::Object(result)))
 }
 
-/// Opens a notification stream. Nothing the server lists changes at run time, so it agrees
-/// only to `resourceSubscriptions` (when it serves resources), and the request stays open
-/// until the client cancels it.
+/// Opens a notification stream. The lists never change at run time, so it agrees only to
+/// `resourceSubscriptions` (when it serves resources: a handler may report a change, and
+/// `--root` files are watched), and the request stays open until the client cancels it.
 pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
     if session.listening.iter().any(|(open, _)| open == req.id) {
         return Some(Err(ErrorObject::invalid_params("a subscription with this id is already open")));
@@ -80,6 +80,9 @@ pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out:
         "notifications/subscriptions/acknowledged",
         &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": agreed }),
     );
+    for uri in &uris {
+        server.watch(session, uri);
+    }
     session.listening.push((req.id.clone().into_owned(), uris));
     None
 }

@@ -168,14 +168,17 @@ fn exists(server: &Server, uri: &str) -> bool {
         || server.templates.iter().any(|t| t.template.matches(uri).is_some())
 }
 
-/// `resources/subscribe` and `resources/unsubscribe` (legacy): the session remembers the URIs,
-/// and a handler's `Context::resource_updated` then notifies the client.
+/// `resources/subscribe` and `resources/unsubscribe` (legacy): the session remembers the URIs;
+/// a handler's `Context::resource_updated`, or a change to a watched `--root` file, then
+/// notifies the client.
 pub(crate) fn subscribe(server: &Server, session: &mut Session, req: &Request, on: bool) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
-    if !exists(server, &uri) {
+    // A subscribed file may have gone since: it can still be unsubscribed.
+    if !(exists(server, &uri) || !on && session.subscribed.contains(&uri)) {
         return Err(not_found(req.era(), &uri));
     }
     if on {
+        server.watch(session, &uri);
         session.subscribed.insert(uri);
     } else {
         session.subscribed.remove(&uri);

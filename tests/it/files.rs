@@ -1,7 +1,13 @@
-//! `--root` safety and scale: a secret file beside the root is never served however it is
-//! asked for, and a large tree lists completely, in order, page by page.
+//! `--root` safety, scale and watching: a secret file beside the root is never served however
+//! it is asked for, a large tree lists completely, in order, page by page, and a subscribed
+//! file's changes are notified, by the library loop and by the binary while the client is
+//! quiet.
 
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::symlink;
+use std::process::{Command, Stdio};
+use std::sync::mpsc;
+use std::time::Duration;
 
 use baremcp::{FileRoot, Server};
 use serde_json::{Value, json};
@@ -115,4 +121,122 @@ fn a_large_tree_lists_completely_in_pages() {
     }
     assert_eq!(pages, 3);
     assert_eq!(names, expected);
+}
+
+/// One piece of input, and what happens to the world just before it arrives.
+type Chunk = (Box<dyn FnOnce()>, Vec<u8>);
+
+/// Input that arrives in chunks: the loop waits for input between them, as it would for a
+/// client.
+struct Chunks(Vec<Chunk>);
+
+impl Read for Chunks {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.0.is_empty() {
+            return Ok(0);
+        }
+        let (before, chunk) = self.0.remove(0);
+        before();
+        assert!(chunk.len() <= buf.len(), "a chunk must fit the reader's buffer");
+        buf[..chunk.len()].copy_from_slice(&chunk);
+        Ok(chunk.len())
+    }
+}
+
+#[test]
+fn a_subscribed_file_that_changes_is_notified_when_the_loop_next_waits() {
+    let root = crate::scratch("watched");
+    let file = root.join("notes.md");
+    std::fs::write(&file, "one").unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut server = Server::new("t", "1");
+    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap());
+    let line = |value: Value| format!("{value}\n").into_bytes();
+    let (edit, remove) = (file.clone(), file.clone());
+    let chunks: Vec<Chunk> = vec![
+        (
+            Box::new(|| {}),
+            [
+                line(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}})),
+                line(json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}})),
+            ]
+            .concat(),
+        ),
+        // Unchanged since the subscription: nothing to notify.
+        (Box::new(|| {}), line(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))),
+        (Box::new(move || std::fs::write(edit, "two, longer").unwrap()), line(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))),
+        (Box::new(move || std::fs::remove_file(remove).unwrap()), line(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))),
+        (
+            Box::new(|| {}),
+            line(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/unsubscribe", "params": {"uri": uri}})),
+        ),
+        (Box::new(move || std::fs::write(file, "back").unwrap()), line(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))),
+    ];
+    let mut output = Vec::new();
+    server.serve(&mut BufReader::new(Chunks(chunks)), &mut output).unwrap();
+    let seen: Vec<String> = String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| {
+            let v: Value = serde_json::from_str(l).unwrap();
+            let what = if v["error"].is_null() { "" } else { " error" };
+            v["id"].as_u64().map_or_else(
+                || format!("{} {}", v["method"].as_str().unwrap(), v["params"]["uri"]),
+                |id| format!("{id}{what}"),
+            )
+        })
+        .collect();
+    let updated = format!("notifications/resources/updated \"{uri}\"");
+    // A change (and a removal) is noticed after the reply to the message that came with it;
+    // a file that went can still be unsubscribed, and then nothing is notified.
+    assert_eq!(seen, ["1", "2", "3", &updated, "4", &updated, "5", "6"]);
+}
+
+#[test]
+fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
+    let root = crate::scratch("watched-binary");
+    let file = root.join("a.txt");
+    std::fs::write(&file, "one").unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .arg("--root")
+        .arg(&root)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let (lines, received) = mpsc::channel();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|l| lines.send(l)));
+    let send = |stdin: &mut std::process::ChildStdin, value: Value| writeln!(stdin, "{value}").unwrap();
+    let next = || -> Value { serde_json::from_str(&received.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap() };
+
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+    );
+    assert_eq!(next()["result"]["capabilities"]["resources"], json!({"subscribe": true}));
+    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}}));
+    assert_eq!(next()["id"], 1);
+    // No message follows the change: the server must notice it by itself. (The size changes
+    // too: a file's times may not move within the same clock tick.)
+    std::fs::write(&file, "two, longer").unwrap();
+    let updated = json!({"jsonrpc": "2.0", "method": "notifications/resources/updated", "params": {"uri": uri}});
+    assert_eq!(next(), updated);
+    // A 2026-07-28 stream that names the file is told too, with its subscription id.
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let filter = json!({"resourceSubscriptions": [uri]});
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 2, "method": "subscriptions/listen", "params": {"notifications": filter, "_meta": meta}}),
+    );
+    assert_eq!(next()["method"], "notifications/subscriptions/acknowledged");
+    std::fs::remove_file(&file).unwrap();
+    assert_eq!(next(), updated);
+    assert_eq!(next()["params"], json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 2}, "uri": uri}));
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
 }

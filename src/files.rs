@@ -27,6 +27,22 @@ const MAX_DEPTH: usize = 64;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Stamp([i64; 7]);
 
+impl Stamp {
+    /// How the file at `path` looks now; `None` when there is none.
+    pub(crate) fn of(path: &Path) -> Option<Stamp> {
+        let m = fs::metadata(path).ok()?;
+        Some(Stamp([
+            m.dev() as i64,
+            m.ino() as i64,
+            m.size() as i64,
+            m.mtime(),
+            m.mtime_nsec(),
+            m.ctime(),
+            m.ctime_nsec(),
+        ]))
+    }
+}
+
 /// One served directory.
 pub struct FileRoot {
     /// Canonical, absolute.
@@ -91,17 +107,7 @@ impl FileRoot {
     /// How the file a URI names looks now, to notice that it changed; `None` when it is not a
     /// servable file here (any more).
     pub(crate) fn stamp(&self, uri: &str) -> Option<Stamp> {
-        let (_, canonical) = self.resolve(uri)?;
-        let m = fs::metadata(canonical).ok()?;
-        Some(Stamp([
-            m.dev() as i64,
-            m.ino() as i64,
-            m.size() as i64,
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        ]))
+        Stamp::of(&self.resolve(uri)?.1)
     }
 
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.

@@ -3,6 +3,7 @@
 //! values are suggested for completion ([`Completer`]).
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 
@@ -64,6 +65,8 @@ pub struct Resource {
     pub(crate) meta: Map<String, Value>,
     pub(crate) mime_type: Option<String>,
     pub(crate) reader: Box<Reader>,
+    /// The file whose changes are notified to subscribers.
+    pub(crate) watched_file: Option<PathBuf>,
 }
 
 impl Resource {
@@ -76,7 +79,7 @@ impl Resource {
         let mut meta = Map::new();
         meta.insert("uri".into(), json!(uri));
         meta.insert("name".into(), json!(name.into()));
-        Resource { uri, meta, mime_type: None, reader: Box::new(reader) }
+        Resource { uri, meta, mime_type: None, reader: Box::new(reader), watched_file: None }
     }
 
     pub fn title(mut self, title: impl Into<String>) -> Resource {
@@ -105,6 +108,14 @@ impl Resource {
     /// `{"audience": [...], "priority": n, "lastModified": "..."}` as MCP defines them.
     pub fn annotations(mut self, annotations: Value) -> Resource {
         self.meta.insert("annotations".into(), annotations);
+        self
+    }
+
+    /// The resource is the file at `path`: subscribers are notified when it changes, as for a
+    /// `--root` file (looked at before each wait for input, and every half second while
+    /// [`crate::Server::serve_stdio`] waits).
+    pub fn watch_file(mut self, path: impl Into<PathBuf>) -> Resource {
+        self.watched_file = Some(path.into());
         self
     }
 

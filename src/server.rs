@@ -25,8 +25,7 @@ use crate::transport::{self, Line};
 /// Default bound on one incoming line.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
 
-/// How often [`Server::serve_stdio`] looks at subscribed `--root` files while the client is
-/// quiet.
+/// How often [`Server::serve_stdio`] looks at subscribed files while the client is quiet.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
 /// A registration problem: a duplicate name or a schema that does not load.
@@ -109,8 +108,8 @@ pub(crate) struct Session {
     /// Resources that changed (reported by handlers, or watched files), to notify after the
     /// current response.
     pub updated: Vec<String>,
-    /// The `--root` files some subscription names, as they looked when last seen (`None`:
-    /// gone).
+    /// The files some subscription names (`--root` files, resources' watched files), as they
+    /// looked when last seen (`None`: gone).
     pub watched: BTreeMap<String, Option<Stamp>>,
     /// The buffer of the last tool result, emptied and kept for the next one.
     pub spare: Vec<u8>,
@@ -296,16 +295,15 @@ impl Server {
     /// Serves MCP over newline-delimited JSON-RPC until `reader` ends.
     ///
     /// Returns `Ok` at end of input and an error only when reading or writing fails (a
-    /// closed output shows up as `ErrorKind::BrokenPipe`). Subscribed `--root` files are
-    /// looked at whenever the loop is about to wait for input; [`Server::serve_stdio`] also
-    /// looks while it waits.
+    /// closed output shows up as `ErrorKind::BrokenPipe`). Subscribed files (`--root` files,
+    /// [`Resource::watch_file`]) are looked at whenever the loop is about to wait for input;
+    /// [`Server::serve_stdio`] also looks while it waits.
     pub fn serve(&self, reader: &mut dyn BufRead, writer: &mut dyn Write) -> io::Result<()> {
         self.run(reader, writer, None)
     }
 
     /// Serves on this process's stdin and stdout, as [`Server::serve`] does. While the client
-    /// is quiet and a subscription names a `--root` file, the file is looked at every half
-    /// second, so its change is notified without waiting for the client's next message. The
+    /// is quiet and a subscription names a file, the file is looked at every half second, so its change is notified without waiting for the client's next message. The
     /// input buffer is larger than std's 8 KiB so a burst of pipelined requests is read in few
     /// system calls.
     pub fn serve_stdio(&self) -> io::Result<()> {
@@ -345,7 +343,7 @@ impl Server {
         }
     }
 
-    /// Flushes before the loop waits for input. While `--root` files are watched, it looks at
+    /// Flushes before the loop waits for input. While files are watched, it looks at
     /// them first and, when `input` can be polled, again every [`WATCH_INTERVAL`] until input
     /// arrives.
     fn before_waiting(&self, session: &mut Session, conn: &mut Conn, input: Option<RawFd>) -> io::Result<()> {
@@ -362,8 +360,8 @@ impl Server {
         }
     }
 
-    /// Starts watching `uri` if it names a `--root` file, from how it looks now. Called when a
-    /// subscription names it.
+    /// Starts watching `uri` if it names a file (a `--root` file, or a resource's watched
+    /// file), from how it looks now. Called when a subscription names it.
     pub(crate) fn watch(&self, session: &mut Session, uri: &str) {
         if let Some(stamp) = self.file_stamp(uri) {
             session.watched.insert(uri.to_string(), Some(stamp));
@@ -384,8 +382,12 @@ impl Server {
         }
     }
 
+    /// How the file behind `uri` looks now: a resource's watched file, or a `--root` file.
     fn file_stamp(&self, uri: &str) -> Option<Stamp> {
-        self.roots.iter().find_map(|root| root.stamp(uri))
+        match self.resources.iter().find(|r| r.uri == uri) {
+            Some(resource) => resource.watched_file.as_deref().and_then(Stamp::of),
+            None => self.roots.iter().find_map(|root| root.stamp(uri)),
+        }
     }
 
     fn handle_line(&self, text: &str, session: &mut Session, conn: &mut Conn) {

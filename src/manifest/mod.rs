@@ -292,6 +292,10 @@ impl Manifest {
             server.add_tool(tool)?;
         }
         for decl in self.resources {
+            let watched = match &decl.source {
+                Source::Path(path) => Some(path.clone()),
+                _ => None,
+            };
             let source = Arc::new(decl.source);
             let mut resource = Resource::new(decl.uri, decl.name, move |cx| match source.as_ref() {
                 Source::Text(text) => Ok(Contents::Text(text.clone())),
@@ -309,6 +313,9 @@ impl Manifest {
             }
             if let Some(mime) = decl.mime_type {
                 resource = resource.mime_type(mime);
+            }
+            if let Some(path) = watched {
+                resource = resource.watch_file(path);
             }
             server.add_resource(resource)?;
         }

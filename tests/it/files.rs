@@ -5,6 +5,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::symlink;
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
@@ -143,16 +144,12 @@ impl Read for Chunks {
     }
 }
 
-#[test]
-fn a_subscribed_file_that_changes_is_notified_when_the_loop_next_waits() {
-    let root = crate::scratch("watched");
-    let file = root.join("notes.md");
-    std::fs::write(&file, "one").unwrap();
-    let uri = format!("file://{}", file.display());
-    let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap());
+/// Subscribes to `uri` (the file `file`), edits the file, removes it, unsubscribes and
+/// recreates it, with a message between steps; returns what the server wrote: ids of replies
+/// (marked when an error) and `updated URI` for notifications.
+fn watched_session(server: &Server, uri: &str, file: &Path) -> Vec<String> {
     let line = |value: Value| format!("{value}\n").into_bytes();
-    let (edit, remove) = (file.clone(), file.clone());
+    let (edit, remove, back) = (file.to_path_buf(), file.to_path_buf(), file.to_path_buf());
     let chunks: Vec<Chunk> = vec![
         (
             Box::new(|| {}),
@@ -162,7 +159,6 @@ fn a_subscribed_file_that_changes_is_notified_when_the_loop_next_waits() {
             ]
             .concat(),
         ),
-        // Unchanged since the subscription: nothing to notify.
         (Box::new(|| {}), line(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))),
         (Box::new(move || std::fs::write(edit, "two, longer").unwrap()), line(json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}))),
         (Box::new(move || std::fs::remove_file(remove).unwrap()), line(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))),
@@ -170,11 +166,11 @@ fn a_subscribed_file_that_changes_is_notified_when_the_loop_next_waits() {
             Box::new(|| {}),
             line(json!({"jsonrpc": "2.0", "id": 5, "method": "resources/unsubscribe", "params": {"uri": uri}})),
         ),
-        (Box::new(move || std::fs::write(file, "back").unwrap()), line(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))),
+        (Box::new(move || std::fs::write(back, "back").unwrap()), line(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))),
     ];
     let mut output = Vec::new();
     server.serve(&mut BufReader::new(Chunks(chunks)), &mut output).unwrap();
-    let seen: Vec<String> = String::from_utf8(output)
+    String::from_utf8(output)
         .unwrap()
         .lines()
         .skip(1)
@@ -182,15 +178,42 @@ fn a_subscribed_file_that_changes_is_notified_when_the_loop_next_waits() {
             let v: Value = serde_json::from_str(l).unwrap();
             let what = if v["error"].is_null() { "" } else { " error" };
             v["id"].as_u64().map_or_else(
-                || format!("{} {}", v["method"].as_str().unwrap(), v["params"]["uri"]),
+                || format!("{} {}", v["method"].as_str().unwrap(), v["params"]["uri"].as_str().unwrap()),
                 |id| format!("{id}{what}"),
             )
         })
-        .collect();
-    let updated = format!("notifications/resources/updated \"{uri}\"");
-    // A change (and a removal) is noticed after the reply to the message that came with it;
-    // a file that went can still be unsubscribed, and then nothing is notified.
-    assert_eq!(seen, ["1", "2", "3", &updated, "4", &updated, "5", "6"]);
+        .collect()
+}
+
+/// What `watched_session` must see: nothing while the file is unchanged; a change and a
+/// removal each noticed after the reply to the message that came with them; a file that went
+/// can still be unsubscribed, and then nothing is notified.
+fn expected(uri: &str) -> Vec<String> {
+    let updated = format!("notifications/resources/updated {uri}");
+    ["1", "2", "3", &updated, "4", &updated, "5", "6"].map(String::from).to_vec()
+}
+
+#[test]
+fn a_subscribed_root_file_that_changes_is_notified_when_the_loop_next_waits() {
+    let root = crate::scratch("watched");
+    let file = root.join("notes.md");
+    std::fs::write(&file, "one").unwrap();
+    let uri = format!("file://{}", file.display());
+    let mut server = Server::new("t", "1");
+    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap());
+    assert_eq!(watched_session(&server, &uri, &file), expected(&uri));
+}
+
+#[test]
+fn a_manifest_path_resource_is_watched_like_a_root_file() {
+    let dir = crate::scratch("watched-manifest");
+    let file = dir.join("today.md");
+    std::fs::write(&file, "one").unwrap();
+    let manifest = dir.join("manifest.json");
+    let declared = json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
+    std::fs::write(&manifest, declared.to_string()).unwrap();
+    let server = baremcp::manifest::load(&manifest).unwrap().into_server().unwrap();
+    assert_eq!(watched_session(&server, "notes://today", &file), expected("notes://today"));
 }
 
 #[test]

@@ -2,7 +2,8 @@
 //!
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `everything`: the conformance fixture server of `examples/everything`
-//! - `files`: `--root` safety against every escape, and listing a large tree in pages
+//! - `files`: `--root` safety against every escape, listing a large tree in pages, and
+//!   watching subscribed files
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts

@@ -45,7 +45,7 @@ pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
 
 /// Opens a notification stream. The lists never change at run time, so it agrees only to
 /// `resourceSubscriptions` (when it serves resources: a handler may report a change, and
-/// `--root` files are watched), and the request stays open until the client cancels it.
+/// files are watched), and the request stays open until the client cancels it.
 pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
     if session.listening.iter().any(|(open, _)| open == req.id) {
         return Some(Err(ErrorObject::invalid_params("a subscription with this id is already open")));

@@ -169,8 +169,8 @@ fn exists(server: &Server, uri: &str) -> bool {
 }
 
 /// `resources/subscribe` and `resources/unsubscribe` (legacy): the session remembers the URIs;
-/// a handler's `Context::resource_updated`, or a change to a watched `--root` file, then
-/// notifies the client.
+/// a handler's `Context::resource_updated`, or a change to a watched file (a `--root` file, a
+/// resource's `watch_file`), then notifies the client.
 pub(crate) fn subscribe(server: &Server, session: &mut Session, req: &Request, on: bool) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
     // A subscribed file may have gone since: it can still be unsubscribed.

@@ -71,13 +71,7 @@ fn peak_kib(pid: u32) -> u64 {
 
 #[test]
 fn a_64_mib_line_is_refused_without_being_held() {
-    let mut child = baremcp()
-        .args(["--max-message-bytes", "1048576"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::serving(["--max-message-bytes", "1048576"]).unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let chunk = vec![b'x'; 1 << 20];
@@ -109,7 +103,7 @@ fn a_64_mib_line_is_refused_without_being_held() {
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[test]
 fn libm_is_loaded_on_first_use() {
-    let mut child = baremcp().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
+    let mut child = crate::serving::<&str>([]).unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut ask = |line: &str| {

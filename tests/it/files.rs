@@ -3,10 +3,10 @@
 //! file's changes are notified, by the library loop and by the binary while the client is
 //! quiet.
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
@@ -222,14 +222,7 @@ fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
     let file = root.join("a.txt");
     std::fs::write(&file, "one").unwrap();
     let uri = format!("file://{}", file.display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .arg("--root")
-        .arg(&root)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = crate::serving([OsStr::new("--root"), root.as_os_str()]).unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let (lines, received) = mpsc::channel();
     let stdout = BufReader::new(child.stdout.take().unwrap());

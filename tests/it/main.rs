@@ -19,7 +19,9 @@ mod schema_suite;
 mod tidy;
 mod transcripts;
 
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
 
 /// The repository root, for fixture paths.
 pub fn root() -> &'static Path {
@@ -37,6 +39,17 @@ pub fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::canonicalize(dir).unwrap()
+}
+
+/// The server binary started with `args`, talked to over its stdin and stdout; its stderr is
+/// dropped.
+pub fn serving<A: AsRef<OsStr>>(args: impl IntoIterator<Item = A>) -> std::io::Result<Child> {
+    Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
 }
 
 /// Whether golden files should be rewritten instead of compared.

@@ -12,7 +12,6 @@
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read, Write};
-use std::process::{Command, Stdio};
 use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -146,13 +145,7 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
 
 /// Replays through the binary over pipes; returns its stdout, or why it failed.
 fn replay_binary(transcript: &Transcript) -> Result<String, String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .args(&transcript.args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .map_err(|e| e.to_string())?;
+    let mut child = crate::serving(&transcript.args).map_err(|e| e.to_string())?;
     let input: Vec<u8> = transcript
         .entries
         .iter()

@@ -30,16 +30,11 @@ pub(crate) struct Stamp([i64; 7]);
 impl Stamp {
     /// How the file at `path` looks now; `None` when there is none.
     pub(crate) fn of(path: &Path) -> Option<Stamp> {
-        let m = fs::metadata(path).ok()?;
-        Some(Stamp([
-            m.dev() as i64,
-            m.ino() as i64,
-            m.size() as i64,
-            m.mtime(),
-            m.mtime_nsec(),
-            m.ctime(),
-            m.ctime_nsec(),
-        ]))
+        fs::metadata(path).ok().map(|m| Stamp::from(&m))
+    }
+
+    fn from(m: &fs::Metadata) -> Stamp {
+        Stamp([m.dev() as i64, m.ino() as i64, m.size() as i64, m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()])
     }
 }
 
@@ -82,9 +77,9 @@ impl FileRoot {
         !self.include_hidden && relative.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."))
     }
 
-    /// The path a `file://` URI names and its canonical form, if that is a servable file
-    /// under this root.
-    fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf)> {
+    /// The path a `file://` URI names, its canonical form and what it is, if that is a
+    /// servable file under this root.
+    fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf, fs::Metadata)> {
         let encoded = uri.strip_prefix("file://")?;
         let bytes = percent_decode(encoded)?;
         if bytes.contains(&0) || !bytes.starts_with(b"/") {
@@ -96,7 +91,7 @@ impl FileRoot {
         if relative.as_os_str().is_empty() || self.hidden(relative) {
             return None;
         }
-        fs::metadata(&canonical).ok().filter(fs::Metadata::is_file).map(|_| (path, canonical))
+        fs::metadata(&canonical).ok().filter(fs::Metadata::is_file).map(|m| (path, canonical, m))
     }
 
     /// Whether `uri` names a servable file here (resolving it, but opening nothing).
@@ -107,12 +102,12 @@ impl FileRoot {
     /// How the file a URI names looks now, to notice that it changed; `None` when it is not a
     /// servable file here (any more).
     pub(crate) fn stamp(&self, uri: &str) -> Option<Stamp> {
-        Stamp::of(&self.resolve(uri)?.1)
+        self.resolve(uri).map(|(_, _, metadata)| Stamp::from(&metadata))
     }
 
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.
     pub fn read(&self, uri: &str) -> Result<(Contents, &'static str), ReadError> {
-        let (requested, path) = self.resolve(uri).ok_or(ReadError::NotFound)?;
+        let (requested, path, _) = self.resolve(uri).ok_or(ReadError::NotFound)?;
         // O_NOFOLLOW: the canonical path has no symlinks, so one appearing now is a swap.
         const O_NOFOLLOW: i32 = 0o400_000;
         let file = File::options().read(true).custom_flags(O_NOFOLLOW).open(&path).map_err(|_| ReadError::NotFound)?;

@@ -303,9 +303,9 @@ impl Server {
     }
 
     /// Serves on this process's stdin and stdout, as [`Server::serve`] does. While the client
-    /// is quiet and a subscription names a file, the file is looked at every half second, so its change is notified without waiting for the client's next message. The
-    /// input buffer is larger than std's 8 KiB so a burst of pipelined requests is read in few
-    /// system calls.
+    /// is quiet and a subscription names a file, the file is looked at every half second, so
+    /// its change is notified without waiting for the client's next message. The input buffer
+    /// is larger than std's 8 KiB so a burst of pipelined requests is read in few system calls.
     pub fn serve_stdio(&self) -> io::Result<()> {
         let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
         let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());

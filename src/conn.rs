@@ -8,15 +8,56 @@
 //! request in flight ends the wait); the awaited response is handed to the handler.
 
 use std::collections::VecDeque;
-use std::io::{self, BufRead, Write};
+use std::fmt;
+use std::io::{self, BufRead};
 
 use serde_json::{Value, json};
 
-use crate::context::ClientError;
-use crate::dispatch;
-use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, Reply};
-use crate::server::Session;
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message};
+use crate::outbox::Outbox;
+use crate::session::Session;
 use crate::transport::{Line, LineReader};
+
+/// Why asking the client for input did not produce an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientError {
+    /// The client did not declare the capability this needs (`elicitation`, `sampling`,
+    /// `roots`): in `initialize` (legacy) or in this request's `_meta` (2026-07-28). In
+    /// 2026-07-28 the request then fails with -32021 whatever the handler returns.
+    Unsupported(&'static str),
+    /// 2026-07-28: the answer is not in this request yet. Return; the client retries with it.
+    InputRequired,
+    /// The client answered with a JSON-RPC error.
+    Rejected(ErrorObject),
+    /// The request was cancelled while waiting; nothing more is sent for it.
+    Cancelled,
+    /// The client's input ended while waiting.
+    Disconnected,
+    /// The answer does not have the shape MCP defines.
+    Invalid(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Unsupported(what) => write!(f, "the client does not support {what}"),
+            ClientError::InputRequired => f.write_str("waiting for the client's input"),
+            ClientError::Rejected(error) => write!(f, "the client refused: {error}"),
+            ClientError::Cancelled => f.write_str("the request was cancelled"),
+            ClientError::Disconnected => f.write_str("the client went away"),
+            ClientError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// So a handler can write `cx.elicit(..)?` and return its message as the tool error.
+impl From<ClientError> for String {
+    fn from(error: ClientError) -> String {
+        error.to_string()
+    }
+}
 
 /// A line read during a wait, to be handled after the current request.
 enum Queued {
@@ -68,8 +109,7 @@ impl<'io> Conn<'io> {
         session: &mut Session,
         current: &Id,
     ) -> Result<Value, ClientError> {
-        // Cancels are read only during waits, so the request in flight is noted only here.
-        session.in_flight = Some(current.clone().into_owned());
+        session.waiting_on(current);
         self.next_request += 1;
         let mut id_text = format!("\"baremcp-{}\"", self.next_request);
         if id_text == current.as_json() {
@@ -107,8 +147,8 @@ impl<'io> Conn<'io> {
                     log::debug!("ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
                 }
                 Frame::Single(Message::Notification { method, params }) => {
-                    dispatch::notification(session, &method, &params);
-                    if session.cancelled {
+                    session.notification(&method, &params);
+                    if session.is_cancelled() {
                         return Err(ClientError::Cancelled);
                     }
                 }
@@ -130,86 +170,4 @@ fn answer(text: &str) -> Result<Value, ClientError> {
         message: error["message"].as_str().unwrap_or("").to_string(),
         data: error.get("data").cloned(),
     }))
-}
-
-/// Everything the server writes goes through here: one message per line, logged at debug
-/// level, with the first write error kept so handlers need not thread `io::Result` through.
-pub(crate) struct Outbox<'w> {
-    writer: &'w mut dyn Write,
-    scratch: Vec<u8>,
-    error: Option<io::Error>,
-}
-
-impl<'w> Outbox<'w> {
-    pub fn new(writer: &'w mut dyn Write) -> Self {
-        Outbox { writer, scratch: Vec::new(), error: None }
-    }
-
-    pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
-        self.send(|w| jsonrpc::write_response(w, id, reply, b"}\n"));
-    }
-
-    /// Writes one message that is already JSON text, newline-terminated.
-    pub fn raw_line(&mut self, json: &str) {
-        self.send(|w| w.write_all(json.as_bytes()).and_then(|()| w.write_all(b"\n")));
-    }
-
-    pub fn notification(&mut self, method: &str, params: &Value) {
-        self.send(|w| jsonrpc::write_notification(w, method, params));
-    }
-
-    pub fn batch(&mut self, replies: &[(Option<Id>, Reply)]) {
-        if replies.is_empty() {
-            return;
-        }
-        self.send(|w| {
-            w.write_all(b"[")?;
-            for (i, (id, reply)) in replies.iter().enumerate() {
-                if i > 0 {
-                    w.write_all(b",")?;
-                }
-                jsonrpc::write_response(w, id.as_ref(), reply, b"}")?;
-            }
-            w.write_all(b"]\n")
-        });
-    }
-
-    /// Writes one message. At debug level it is staged in a scratch buffer so the exact line
-    /// can be logged; otherwise it goes straight to the writer.
-    fn send(&mut self, write: impl FnOnce(&mut dyn Write) -> io::Result<()>) {
-        if self.error.is_some() {
-            return;
-        }
-        let result = if log::log_enabled!(log::Level::Debug) {
-            self.scratch.clear();
-            write(&mut self.scratch).and_then(|()| {
-                log::debug!("-> {}", String::from_utf8_lossy(self.scratch.trim_ascii_end()));
-                self.writer.write_all(&self.scratch)
-            })
-        } else {
-            write(&mut *self.writer)
-        };
-        if let Err(e) = result {
-            self.error = Some(e);
-        }
-    }
-
-    /// Hands everything written so far to the client; returns the first write error.
-    pub fn flush(&mut self) -> io::Result<()> {
-        self.check()?;
-        self.writer.flush()
-    }
-
-    /// The first write error, if any, without flushing.
-    pub fn check(&mut self) -> io::Result<()> {
-        self.error.take().map_or(Ok(()), Err)
-    }
-
-    /// Flushes a message the client should see while the handler is still at work; an
-    /// error is kept for the loop.
-    pub fn push(&mut self) {
-        if let Err(e) = self.flush() {
-            self.error = Some(e);
-        }
-    }
 }

@@ -10,89 +10,14 @@
 //! the start, and this time each call returns its answer. A handler must therefore ask in
 //! the same order every time, and do nothing it cannot repeat before its last question.
 
-use std::fmt;
-
 use serde_json::{Map, Value, json};
 
+pub use crate::conn::ClientError;
 use crate::conn::Conn;
 use crate::era::Era;
-use crate::jsonrpc::{ErrorObject, Id};
-use crate::server::Session;
-
-/// Log severities (RFC 5424), least to most severe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum LogLevel {
-    Debug,
-    Info,
-    Notice,
-    Warning,
-    Error,
-    Critical,
-    Alert,
-    Emergency,
-}
-
-impl LogLevel {
-    const NAMES: [(&'static str, LogLevel); 8] = [
-        ("debug", LogLevel::Debug),
-        ("info", LogLevel::Info),
-        ("notice", LogLevel::Notice),
-        ("warning", LogLevel::Warning),
-        ("error", LogLevel::Error),
-        ("critical", LogLevel::Critical),
-        ("alert", LogLevel::Alert),
-        ("emergency", LogLevel::Emergency),
-    ];
-
-    pub fn parse(name: &str) -> Option<LogLevel> {
-        Self::NAMES.iter().find(|(n, _)| *n == name).map(|(_, level)| *level)
-    }
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES.iter().find(|(_, level)| *level == self).map_or("info", |(n, _)| n)
-    }
-}
-
-/// Why asking the client for input did not produce an answer.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ClientError {
-    /// The client did not declare the capability this needs (`elicitation`, `sampling`,
-    /// `roots`): in `initialize` (legacy) or in this request's `_meta` (2026-07-28). In
-    /// 2026-07-28 the request then fails with -32021 whatever the handler returns.
-    Unsupported(&'static str),
-    /// 2026-07-28: the answer is not in this request yet. Return; the client retries with it.
-    InputRequired,
-    /// The client answered with a JSON-RPC error.
-    Rejected(ErrorObject),
-    /// The request was cancelled while waiting; nothing more is sent for it.
-    Cancelled,
-    /// The client's input ended while waiting.
-    Disconnected,
-    /// The answer does not have the shape MCP defines.
-    Invalid(String),
-}
-
-impl fmt::Display for ClientError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ClientError::Unsupported(what) => write!(f, "the client does not support {what}"),
-            ClientError::InputRequired => f.write_str("waiting for the client's input"),
-            ClientError::Rejected(error) => write!(f, "the client refused: {error}"),
-            ClientError::Cancelled => f.write_str("the request was cancelled"),
-            ClientError::Disconnected => f.write_str("the client went away"),
-            ClientError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
-        }
-    }
-}
-
-impl std::error::Error for ClientError {}
-
-/// So a handler can write `cx.elicit(..)?` and return its message as the tool error.
-impl From<ClientError> for String {
-    fn from(error: ClientError) -> String {
-        error.to_string()
-    }
-}
+use crate::jsonrpc::Id;
+pub use crate::log_level::LogLevel;
+use crate::session::Session;
 
 /// What a handler may know and do about the request it serves.
 pub struct Context<'a, 'io> {
@@ -172,7 +97,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// True once the client cancelled this request (read while the handler waited on the
     /// client). A cancelled request gets no response, so the handler may stop early.
     pub fn is_cancelled(&self) -> bool {
-        self.session.cancelled
+        self.session.is_cancelled()
     }
 
     /// Sends `notifications/message` if the client asked for logs at this level or below:

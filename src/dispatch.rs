@@ -1,64 +1,15 @@
 //! The method table: one `match` from method name to handler, with the era rules each
 //! method obeys, and the shaping every modern result gets.
 
-use std::borrow::Cow;
-
 use serde_json::{Value, json};
 
 use crate::conn::Conn;
-use crate::era::{self, Era, RequestMeta};
-use crate::jsonrpc::{Answer, ErrorObject, Id, Reply};
+use crate::era::{self, Era};
+use crate::jsonrpc::{Answer, ErrorObject, Reply};
 use crate::methods::{lifecycle, prompts, resources, tools};
-use crate::params::{Params, ParamsField};
-use crate::server::{Server, Session};
-
-/// One request on its way through dispatch, with what the completion log line needs.
-pub(crate) struct Request<'a> {
-    pub id: &'a Id<'a>,
-    pub method: &'a str,
-    /// Borrowed from the parsed message: a request's members are read, never copied.
-    pub params: &'a Params<'a>,
-    pub meta: RequestMeta<'a>,
-    /// For tool calls: the tool name and whether the result was an error.
-    pub tool: Option<(Cow<'a, str>, bool)>,
-}
-
-impl Request<'_> {
-    pub fn era(&self) -> Era {
-        self.meta.era
-    }
-
-    pub fn log_completion(&self, reply: &Reply, micros: u128) {
-        let outcome = match reply {
-            Ok(_) => "ok".to_string(),
-            Err(e) => format!("error {}", e.code),
-        };
-        match &self.tool {
-            Some((name, is_error)) => {
-                log::info!("{} id={} {micros}us {outcome} tool={name} isError={is_error}", self.method, self.id)
-            }
-            None => log::info!("{} id={} {micros}us {outcome}", self.method, self.id),
-        }
-    }
-}
-
-/// Checks that `params` is a usable object, then reads its `_meta`.
-pub(crate) fn request<'a>(
-    id: &'a Id<'a>,
-    method: &'a str,
-    params: &'a ParamsField<'a>,
-) -> Result<Request<'a>, ErrorObject> {
-    let params = match params {
-        ParamsField::NotObject => return Err(ErrorObject::invalid_params("params must be an object")),
-        ParamsField::Object(p) if p.duplicate => {
-            return Err(ErrorObject::invalid_params("params must not name a member twice"));
-        }
-        ParamsField::Object(p) => p,
-        ParamsField::Absent => &Params::NONE,
-    };
-    let meta = era::read_meta(params.meta)?;
-    Ok(Request { id, method, params, meta, tool: None })
-}
+use crate::request::Request;
+use crate::server::Server;
+use crate::session::Session;
 
 /// Answers one request. `None` means the request stays open with no response yet
 /// (`subscriptions/listen`).
@@ -114,18 +65,6 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
             Era::Legacy => result,
         })
     }))
-}
-
-/// Handles a client notification. Notifications are never answered, whatever they hold.
-pub(crate) fn notification(session: &mut Session, method: &str, params: &ParamsField) {
-    match method {
-        "notifications/initialized" => {}
-        "notifications/cancelled" => match params.object().and_then(|p| p.request_id).and_then(Id::from_raw) {
-            Some(id) => lifecycle::cancel(session, &id),
-            None => log::debug!("ignored notifications/cancelled without a valid requestId"),
-        },
-        other => log::debug!("ignored notification {other}"),
-    }
 }
 
 /// `initialize`, `ping`, `logging/setLevel` and `resources/(un)subscribe` do not exist in

@@ -3,8 +3,8 @@
 
 use serde_json::json;
 
-use crate::context::LogLevel;
 use crate::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, raw_str};
+use crate::log_level::LogLevel;
 use crate::scan::Scanner;
 
 /// Stateless revisions, selected per request by `_meta`.

@@ -11,32 +11,17 @@
 use std::fs::{self, File};
 use std::io::Read;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use crate::encoding::{percent_decode, percent_encode_path};
 use crate::resource::{Contents, ReadError};
+use crate::stamp::Stamp;
 
 /// Directories nested deeper than this under a root are not listed.
 const MAX_DEPTH: usize = 64;
-
-/// What a change to a file changes: its device and inode (replaced by a rename), its size,
-/// and its modification and status-change times to the nanosecond.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Stamp([i64; 7]);
-
-impl Stamp {
-    /// How the file at `path` looks now; `None` when there is none.
-    pub(crate) fn of(path: &Path) -> Option<Stamp> {
-        fs::metadata(path).ok().map(|m| Stamp::from(&m))
-    }
-
-    fn from(m: &fs::Metadata) -> Stamp {
-        Stamp([m.dev() as i64, m.ino() as i64, m.size() as i64, m.mtime(), m.mtime_nsec(), m.ctime(), m.ctime_nsec()])
-    }
-}
 
 /// One served directory.
 pub struct FileRoot {

@@ -1,15 +1,16 @@
 //! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
-//! `subscriptions/listen` streams with their cancellation.
+//! opening `subscriptions/listen` streams (a cancel closes them: `session.rs`).
 
 use serde_json::{Map, Value, json};
 
-use crate::conn::Outbox;
-use crate::context::LogLevel;
-use crate::dispatch::Request;
 use crate::era::{self, Era, LEGACY_VERSIONS};
-use crate::jsonrpc::{ErrorObject, Id, Reply, raw_str};
+use crate::jsonrpc::{ErrorObject, Reply, raw_str};
+use crate::log_level::LogLevel;
 use crate::methods::{Scope, cacheable, required_str};
-use crate::server::{Server, Session};
+use crate::outbox::Outbox;
+use crate::request::Request;
+use crate::server::Server;
+use crate::session::Session;
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
 pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
@@ -81,7 +82,7 @@ pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out:
         &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": agreed }),
     );
     for uri in &uris {
-        server.watch(session, uri);
+        session.watch(uri, server.file_stamp(uri));
     }
     session.listening.push((req.id.clone().into_owned(), uris));
     None
@@ -97,18 +98,4 @@ pub(crate) fn set_level(session: &mut Session, req: &Request) -> Result<Value, E
     })?;
     session.log_level = Some(level);
     Ok(json!({}))
-}
-
-/// Cancels the request a handler is waiting on, or ends an open subscription silently. A
-/// cancel for anything else (finished, unknown) is ignored.
-pub(crate) fn cancel(session: &mut Session, id: &Id) {
-    if session.in_flight.as_ref().is_some_and(|current| current == id) {
-        session.cancelled = true;
-        return;
-    }
-    let before = session.listening.len();
-    session.listening.retain(|(open, _)| open != id);
-    if session.listening.len() == before {
-        log::debug!("ignored cancellation of {id}: no such request in flight");
-    }
 }

@@ -10,9 +10,9 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::context::{Context, Setup};
-use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, MISSING_CLIENT_CAPABILITY, is_object, raw_str};
+use crate::request::Request;
 use crate::server::Server;
 use crate::state;
 

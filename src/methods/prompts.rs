@@ -4,11 +4,12 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::Conn;
 use crate::context::Context;
-use crate::dispatch::Request;
 use crate::jsonrpc::ErrorObject;
 use crate::methods::{interrupted, listed, not_an_object, page, required_str, setup};
 use crate::prompt::PromptArgs;
-use crate::server::{Server, Session};
+use crate::request::Request;
+use crate::server::Server;
+use crate::session::Session;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (prompts, next) = page(&server.prompts, req.params.cursor, server.page_size, "prompts")?;

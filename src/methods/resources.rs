@@ -8,13 +8,14 @@ use serde_json::{Value, json};
 
 use crate::conn::Conn;
 use crate::context::Context;
-use crate::dispatch::Request;
 use crate::encoding::{base64, percent_decode};
 use crate::era::Era;
 use crate::jsonrpc::{ErrorObject, RESOURCE_NOT_FOUND, raw_str};
 use crate::methods::{Scope, cacheable, interrupted, listed, page, required_str, setup};
+use crate::request::Request;
 use crate::resource::{Contents, ReadError};
-use crate::server::{Server, Session};
+use crate::server::Server;
+use crate::session::Session;
 
 /// Pages of files hold at most this many entries unless `--page-size` says otherwise, so a
 /// huge tree is never listed in one go.
@@ -178,7 +179,7 @@ pub(crate) fn subscribe(server: &Server, session: &mut Session, req: &Request, o
         return Err(not_found(req.era(), &uri));
     }
     if on {
-        server.watch(session, &uri);
+        session.watch(&uri, server.file_stamp(&uri));
         session.subscribed.insert(uri);
     } else {
         session.subscribed.remove(&uri);

@@ -8,11 +8,12 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::Conn;
 use crate::context::Context;
-use crate::dispatch::Request;
 use crate::era::Era;
 use crate::jsonrpc::{Answer, ErrorObject, Reply};
 use crate::methods::{interrupted, listed, not_an_object, page, required_str, setup};
-use crate::server::{Server, Session};
+use crate::request::Request;
+use crate::server::Server;
+use crate::session::Session;
 use crate::tool::ToolOutput;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {

@@ -1,7 +1,7 @@
 //! Tidy checks: formatting, a `//!` line atop every source file, and the README's method
 //! table agreeing with the dispatch `match`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::Command;
 
@@ -65,4 +65,130 @@ fn readme_method_table_matches_the_dispatch() {
     let (code, docs) = (dispatched(), documented());
     assert!(code.len() >= 6, "parsed too few methods from dispatch.rs: {code:?}");
     assert_eq!(code, docs, "README ## Methods must list exactly the dispatched methods");
+}
+
+/// The `src/` files each `src/` file names through a `crate::` path (in `use` lines and in
+/// code), as paths relative to `src/`. A path names the deepest file it reaches, so
+/// `crate::methods::tools::call` is an edge to `methods/tools.rs` and `crate::Server` one to
+/// `lib.rs`. `mod` declarations and `super::` paths are not edges: a parent holds its
+/// children, and layering is about who calls whom across the crate.
+fn crate_imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = crate::root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let module_file = |segments: &[&str]| -> Option<String> {
+        (1..=segments.len()).rev().find_map(|n| {
+            let dir = segments[..n].join("/");
+            [format!("{dir}.rs"), format!("{dir}/mod.rs")].into_iter().find(|f| src.join(f).is_file())
+        })
+    };
+    let mut graph = BTreeMap::new();
+    for file in files.iter().filter(|f| !f.starts_with(src.join("bin"))) {
+        let name = file.strip_prefix(&src).unwrap().display().to_string();
+        let source = std::fs::read_to_string(file).unwrap();
+        let code: String = source.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        let mut edges = BTreeSet::new();
+        for (at, _) in code.match_indices("crate::") {
+            let rest = &code[at + "crate::".len()..];
+            // `crate::{a::X, b}`: each top-level member of the group is its own path.
+            let paths: Vec<&str> = match rest.strip_prefix('{') {
+                Some(group) => {
+                    let (mut depth, mut end) = (0, group.len());
+                    for (i, c) in group.char_indices() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' if depth == 0 => {
+                                end = i;
+                                break;
+                            }
+                            '}' => depth -= 1,
+                            _ => {}
+                        }
+                    }
+                    let mut members = Vec::new();
+                    let (mut depth, mut start) = (0, 0);
+                    for (i, c) in group[..end].char_indices() {
+                        match c {
+                            '{' => depth += 1,
+                            '}' => depth -= 1,
+                            ',' if depth == 0 => {
+                                members.push(&group[start..i]);
+                                start = i + 1;
+                            }
+                            _ => {}
+                        }
+                    }
+                    members.push(&group[start..end]);
+                    members
+                }
+                None => vec![rest],
+            };
+            for path in paths {
+                // Leading identifiers up to the first thing that is not a path segment.
+                let mut segments = Vec::new();
+                for segment in path.trim().split("::") {
+                    let segment = segment.trim_start();
+                    let ident = segment.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
+                    if !ident.is_empty() {
+                        segments.push(ident);
+                    }
+                    if ident.is_empty() || ident.len() != segment.len() {
+                        break;
+                    }
+                }
+                let target = module_file(&segments).unwrap_or_else(|| "lib.rs".to_string());
+                if target != name {
+                    edges.insert(target);
+                }
+            }
+        }
+        graph.insert(name, edges);
+    }
+    graph
+}
+
+/// One import circle in `graph`, as the files around it, if there is any.
+fn import_circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    // Depth-first search; a file met again while still on the path closes a circle.
+    fn visit<'a>(
+        file: &'a str,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<&'a str>,
+        done: &mut BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = path.iter().position(|f| *f == file) {
+            let mut circle: Vec<String> = path[at..].iter().map(|f| f.to_string()).collect();
+            circle.push(file.to_string());
+            return Some(circle);
+        }
+        if !done.insert(file) {
+            return None;
+        }
+        path.push(file);
+        for next in graph.get(file).into_iter().flatten() {
+            if let Some(circle) = visit(next, graph, path, done) {
+                return Some(circle);
+            }
+        }
+        path.pop();
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph.keys().find_map(|file| visit(file, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_import_circle_among_src_files() {
+    let graph = crate_imports();
+    assert!(
+        graph.get("server.rs").is_some_and(|e| e.contains("files.rs")),
+        "the import scan found too little: {graph:?}"
+    );
+    if let Some(circle) = import_circle(&graph) {
+        panic!("src/ files import each other in a circle (layers must point one way): {}", circle.join(" -> "));
+    }
+    let mut mixed = BTreeMap::new();
+    mixed.insert("a.rs".to_string(), BTreeSet::from(["b.rs".to_string()]));
+    mixed.insert("b.rs".to_string(), BTreeSet::from(["a.rs".to_string()]));
+    assert!(import_circle(&mixed).is_some(), "the circle finder must find a two-file circle");
 }

@@ -29,24 +29,18 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod catalog;
-pub mod cli;
-pub mod command;
 mod conn;
 mod context;
 mod dispatch;
 pub mod encoding;
-pub mod era;
-pub mod files;
-pub mod jsonrpc;
+mod era;
+mod files;
+mod jsonrpc;
 mod log_level;
-pub mod manifest;
 mod methods;
 mod outbox;
 mod params;
 mod prompt;
-pub mod proxy;
-pub mod replay;
 mod request;
 mod resource;
 mod scan;
@@ -57,9 +51,7 @@ mod session;
 mod stamp;
 mod state;
 mod tool;
-pub mod transcript;
 pub mod transport;
-pub mod validate_cmd;
 
 pub use context::{ClientError, Context, LogLevel};
 pub use files::FileRoot;

@@ -63,18 +63,18 @@ pub struct Prompt {
 }
 
 impl Prompt {
+    /// A prompt named `name` whose messages `handler` builds; title, description and
+    /// arguments are optional, as in MCP, and added with the methods below.
     pub fn new(
         name: impl Into<String>,
-        description: impl Into<String>,
         handler: impl Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, String> + 'static,
     ) -> Prompt {
-        Prompt {
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            arguments: Vec::new(),
-            handler: Box::new(handler),
-        }
+        Prompt { name: name.into(), title: None, description: None, arguments: Vec::new(), handler: Box::new(handler) }
+    }
+
+    pub fn description(mut self, description: impl Into<String>) -> Prompt {
+        self.description = Some(description.into());
+        self
     }
 
     pub fn title(mut self, title: impl Into<String>) -> Prompt {
@@ -82,11 +82,12 @@ impl Prompt {
         self
     }
 
-    /// Declares an argument; `prompts/get` refuses a call that lacks a required one.
-    pub fn argument(mut self, name: impl Into<String>, description: impl Into<String>, required: bool) -> Prompt {
+    /// Declares an argument, with a description or none; `prompts/get` refuses a call that
+    /// lacks a required one.
+    pub fn argument(mut self, name: impl Into<String>, description: Option<&str>, required: bool) -> Prompt {
         self.arguments.push(Argument {
             name: name.into(),
-            description: Some(description.into()),
+            description: description.map(String::from),
             required,
             completer: None,
         });

@@ -176,6 +176,11 @@ impl ResourceTemplate {
         self
     }
 
+    /// The template's variable names, in order (`{+path}` is `path`).
+    pub fn variables(&self) -> impl Iterator<Item = &str> {
+        self.template.variables()
+    }
+
     /// Suggestions for one variable in `completion/complete`.
     pub fn complete(mut self, variable: impl Into<String>, completer: Completer) -> ResourceTemplate {
         self.completers.insert(variable.into(), completer);

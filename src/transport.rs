@@ -2,6 +2,9 @@
 //!
 //! A line longer than the limit is skipped as it streams in: its bytes are consumed from the
 //! reader's buffer and dropped, so memory stays bounded by the limit whatever the client sends.
+//!
+//! Public because anything else that speaks MCP's stdio framing (a client, a proxy such as
+//! `baremcp proxy`) needs the same bounded reading.
 
 use std::io::{self, BufRead};
 use std::os::fd::RawFd;
@@ -114,7 +117,7 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 /// Waits until reading `fd` would not block (input, end of input, or an error for the read to
 /// report) or `timeout` passes; false when it passed. With this, a loop that would otherwise
 /// block in `read` wakes up now and then while staying on one thread.
-pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
+pub(crate) fn readable_within(fd: RawFd, timeout: Duration) -> bool {
     #[repr(C)]
     struct PollFd {
         fd: i32,

@@ -192,25 +192,29 @@ fn tools() -> Vec<Tool> {
 
 fn prompts() -> Vec<Prompt> {
     vec![
-        Prompt::new("test_simple_prompt", "A simple prompt without arguments", |_, _| {
+        Prompt::new("test_simple_prompt", |_, _| {
             Ok(vec![PromptMessage::user("This is a simple prompt for testing.")])
-        }),
-        Prompt::new("test_prompt_with_arguments", "A prompt with required arguments", |args, _| {
+        })
+.description("A simple prompt without arguments"),
+        Prompt::new("test_prompt_with_arguments", |args, _| {
             Ok(vec![PromptMessage::user(format!("Prompt with arguments: arg1='{}', arg2='{}'", args["arg1"], args["arg2"]))])
         })
-        .argument("arg1", "First test argument", true)
-        .argument("arg2", "Second test argument", true),
-        Prompt::new("test_prompt_with_embedded_resource", "A prompt that includes an embedded resource", |args, _| {
+.description("A prompt with required arguments")
+        .argument("arg1", Some("First test argument"), true)
+        .argument("arg2", Some("Second test argument"), true),
+        Prompt::new("test_prompt_with_embedded_resource", |args, _| {
             let resource = json!({"uri": args["resourceUri"], "mimeType": "text/plain", "text": "Embedded resource content for testing."});
             Ok(vec![
                 PromptMessage { role: baremcp::Role::User, content: Content::Resource(resource) },
                 PromptMessage::user("Please process the embedded resource above."),
             ])
         })
-        .argument("resourceUri", "URI of the resource to embed", true),
-        Prompt::new("test_prompt_with_image", "A prompt that includes image content", |_, _| {
+.description("A prompt that includes an embedded resource")
+        .argument("resourceUri", Some("URI of the resource to embed"), true),
+        Prompt::new("test_prompt_with_image", |_, _| {
             Ok(vec![PromptMessage { role: baremcp::Role::User, content: png() }, PromptMessage::user("Please analyze the image above.")])
-        }),
+        })
+.description("A prompt that includes image content"),
     ]
 }
 

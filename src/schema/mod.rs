@@ -16,7 +16,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use compile::Draft;
-pub(crate) use validate::json_eq as json_equal;
+pub use validate::json_eq as json_equal;
 
 /// A compiled schema, ready to validate instances.
 #[derive(Debug)]
@@ -115,7 +115,7 @@ impl Schema {
 }
 
 /// The JSON Pointer `base` extended by the reference token `token`, escaped.
-pub(crate) fn pointer_to(base: &str, token: &str) -> String {
+pub fn pointer_to(base: &str, token: &str) -> String {
     let token = escape_token(token);
     let mut pointer = String::with_capacity(base.len() + 1 + token.len());
     pointer.push_str(base);
@@ -126,7 +126,7 @@ pub(crate) fn pointer_to(base: &str, token: &str) -> String {
 
 /// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as
 /// in nearly every keyword and property name.
-pub(crate) fn escape_token(token: &str) -> Cow<'_, str> {
+pub fn escape_token(token: &str) -> Cow<'_, str> {
     if token.contains(['~', '/']) {
         Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
     } else {

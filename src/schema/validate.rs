@@ -673,7 +673,7 @@ fn multiple_of(n: &Number, divisor: &Number) -> bool {
 }
 
 /// JSON equality: numbers by value (`1 == 1.0`), objects regardless of key order.
-pub(crate) fn json_eq(a: &Value, b: &Value) -> bool {
+pub fn json_eq(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => compare(x, y) == Some(Ordering::Equal),
         (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b)),

@@ -212,7 +212,7 @@ fn a_manifest_path_resource_is_watched_like_a_root_file() {
     let manifest = dir.join("manifest.json");
     let declared = json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
     std::fs::write(&manifest, declared.to_string()).unwrap();
-    let server = baremcp::manifest::load(&manifest).unwrap().into_server().unwrap();
+    let server = crate::app::manifest::load(&manifest).unwrap().into_server().unwrap();
     assert_eq!(watched_session(&server, "notes://today", &file), expected("notes://today"));
 }
 

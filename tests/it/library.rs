@@ -129,19 +129,18 @@ pub fn server(args: &[String]) -> Server {
         .unwrap();
     server
         .add_prompt(
-            Prompt::new("greet", "Greets in a language", |args, _| {
-                Ok(vec![PromptMessage::user(format!("Say hello in {}", args["language"]))])
-            })
-            .argument("language", "The language", true)
-            .complete(Completer::Function(Box::new(|_, context| {
-                let region = context.get("region").and_then(|r| r.as_str()).unwrap_or("");
-                if region == "eu" {
-                    vec!["german".into(), "greek".into()]
-                } else {
-                    vec!["english".into(), "german".into()]
-                }
-            })))
-            .argument("region", "Where", false),
+            Prompt::new("greet", |args, _| Ok(vec![PromptMessage::user(format!("Say hello in {}", args["language"]))]))
+                .description("Greets in a language")
+                .argument("language", Some("The language"), true)
+                .complete(Completer::Function(Box::new(|_, context| {
+                    let region = context.get("region").and_then(|r| r.as_str()).unwrap_or("");
+                    if region == "eu" {
+                        vec!["german".into(), "greek".into()]
+                    } else {
+                        vec!["english".into(), "german".into()]
+                    }
+                })))
+                .argument("region", Some("Where"), false),
         )
         .unwrap();
     server
@@ -172,7 +171,9 @@ pub fn server(args: &[String]) -> Server {
             Ok(ToolOutput::text(format!("{} roots", roots["roots"].as_array().map_or(0, Vec::len))))
         }))
         .unwrap();
-    server.add_prompt(Prompt::new("refuses", "Always refuses", |_, _| Err("no prompt for you".into()))).unwrap();
+    server
+        .add_prompt(Prompt::new("refuses", |_, _| Err("no prompt for you".into())).description("Always refuses"))
+        .unwrap();
     crate::transcripts::apply_args(server, args)
 }
 

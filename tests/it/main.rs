@@ -19,6 +19,12 @@ mod schema_suite;
 mod tidy;
 mod transcripts;
 
+/// The application (`src/bin/baremcp/`), compiled into the tests too, so that transcripts
+/// build their server from the same flags in process. Much of it only the binary calls.
+#[path = "../../src/bin/baremcp/main.rs"]
+#[allow(dead_code)]
+mod app;
+
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};

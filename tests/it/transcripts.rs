@@ -16,8 +16,8 @@ use std::rc::Rc;
 use std::sync::mpsc;
 use std::time::Duration;
 
-use baremcp::cli::{self, Command as Cli};
-use baremcp::transcript::{self, Entry, Transcript, Vars};
+use crate::app::cli::{self, Command as Cli};
+use crate::app::transcript::{self, Entry, Transcript, Vars};
 
 /// `$FIXTURES`: the absolute path of `fixtures/`.
 fn vars() -> Vars {

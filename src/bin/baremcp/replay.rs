@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::transcript::{self, Entry, Transcript, Vars};
-use crate::transport::{Line, LineReader};
+use super::transcript::{self, Entry, Transcript, Vars};
+use baremcp::transport::{Line, LineReader};
 
 /// What `baremcp replay` was asked to do.
 #[derive(Debug, Clone, PartialEq)]

@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::encoding::percent_encode_path;
+use baremcp::encoding::percent_encode_path;
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq)]
@@ -157,7 +157,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             for (key, value) in e {
                 let len = path.len();
                 path.push('/');
-                path.push_str(&crate::schema::escape_token(key));
+                path.push_str(&baremcp::schema::escape_token(key));
                 let found = diff(value, &a[key], path);
                 path.truncate(len);
                 if found.is_some() {
@@ -181,7 +181,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             }
             None
         }
-        _ if crate::schema::json_equal(expected, actual) => None,
+        _ if baremcp::schema::json_equal(expected, actual) => None,
         _ => here(path, format!("expected {expected}, got {actual}")),
     }
 }

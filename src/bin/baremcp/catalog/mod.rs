@@ -4,14 +4,11 @@
 mod calculate;
 mod libm;
 
-pub use calculate::{CalcError, evaluate};
+use calculate::evaluate;
 
 use serde_json::{Value, json};
 
-use crate::prompt::{Prompt, PromptMessage};
-use crate::resource::Completer;
-use crate::server::Server;
-use crate::tool::{Context, Tool, ToolOutput};
+use baremcp::{Completer, Context, Prompt, PromptMessage, Server, Tool, ToolOutput};
 
 /// The binary's server with its built-in tools registered.
 pub fn builtin() -> Server {
@@ -100,7 +97,7 @@ const LANGUAGES: [&str; 20] = [
 ];
 
 fn code_review() -> Prompt {
-    Prompt::new("code_review", "Asks for a review of code in a given language, with an optional focus", |args, _| {
+    Prompt::new("code_review", |args, _| {
         let language = &args["language"];
         let focus = match args.get("focus").map(|f| f.trim()).filter(|f| !f.is_empty()) {
             Some(focus) => format!(", focusing on {focus}"),
@@ -111,10 +108,11 @@ fn code_review() -> Prompt {
              parts, and suggest concrete improvements."
         ))])
     })
+    .description("Asks for a review of code in a given language, with an optional focus")
     .title("Code review")
-    .argument("language", "The programming language of the code", true)
+    .argument("language", Some("The programming language of the code"), true)
     .complete(Completer::values(LANGUAGES))
-    .argument("focus", "What to pay most attention to, e.g. security or performance", false)
+    .argument("focus", Some("What to pay most attention to, e.g. security or performance"), false)
 }
 
 /// Whole results print as integers (`4`, not `4.0`) where that is exact.

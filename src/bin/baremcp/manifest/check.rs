@@ -13,9 +13,8 @@ use super::{
     ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, Manifest, Part, PromptDecl, ResourceDecl, RunDecl, Source,
     Template, TemplateDecl, ToolDecl, double_placeholders,
 };
-use crate::prompt::Role;
-use crate::resource::UriTemplate;
-use crate::schema::{Problem, Schema, pointer_to};
+use baremcp::schema::{Problem, Schema, pointer_to};
+use baremcp::{ReadError, ResourceTemplate, Role};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
@@ -373,7 +372,9 @@ impl Checker<'_> {
         let allowed = ["uriTemplate", "name", "title", "description", "mimeType", "run"];
         let map = self.object(value, here, &allowed)?;
         let uri_template = self.string(map, "uriTemplate", here, true)?;
-        let known: BTreeSet<String> = UriTemplate::parse(&uri_template).variables().map(String::from).collect();
+        // The library parses templates; one that reads nothing tells their variables.
+        let parsed = ResourceTemplate::new(uri_template.as_str(), "", |_, _| Err(ReadError::NotFound));
+        let known: BTreeSet<String> = parsed.variables().map(String::from).collect();
         if known.is_empty() {
             self.report(&pointer_to(here, "uriTemplate"), "needs at least one {variable}");
         }

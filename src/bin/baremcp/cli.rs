@@ -8,10 +8,10 @@ use lexopt::prelude::*;
 
 use std::time::Duration;
 
-use crate::files::FileRoot;
-use crate::proxy::ProxyOptions;
-use crate::replay::ReplayOptions;
-use crate::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
+use super::proxy::ProxyOptions;
+use super::replay::ReplayOptions;
+use baremcp::FileRoot;
+use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
 pub const USAGE: &str = "\
 usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
@@ -101,9 +101,9 @@ impl ServeOptions {
     /// roots and limits applied. The error lists every problem of a manifest.
     pub fn build(&self) -> Result<Server, String> {
         let base = match &self.manifest {
-            None => crate::catalog::builtin(),
+            None => super::catalog::builtin(),
             Some(path) => {
-                let manifest = crate::manifest::load(path).map_err(|problems| manifest_problems(path, &problems))?;
+                let manifest = super::manifest::load(path).map_err(|problems| manifest_problems(path, &problems))?;
                 manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
             }
         };
@@ -188,7 +188,7 @@ fn validate(mut parser: lexopt::Parser) -> Result<Command, lexopt::Error> {
 }
 
 /// Every problem of a manifest, one per line, with its JSON Pointer.
-pub fn manifest_problems(path: &std::path::Path, problems: &[crate::schema::Problem]) -> String {
+pub fn manifest_problems(path: &std::path::Path, problems: &[baremcp::schema::Problem]) -> String {
     let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
     lines.join("\n")
 }

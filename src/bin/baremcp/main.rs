@@ -5,7 +5,17 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use baremcp::cli::{self, Command, USAGE};
+// `pub(crate)`: the integration tests include this file as a module and use these.
+pub(crate) mod catalog;
+pub(crate) mod cli;
+pub(crate) mod command;
+pub(crate) mod manifest;
+pub(crate) mod proxy;
+pub(crate) mod replay;
+pub(crate) mod transcript;
+pub(crate) mod validate;
+
+use cli::{Command, USAGE};
 
 fn main() -> ExitCode {
     let command = match cli::parse(std::env::args_os().skip(1)) {
@@ -26,8 +36,7 @@ fn main() -> ExitCode {
         }
         Command::Validate { schema, instances, jsonl } => {
             init_logger(None);
-            let code =
-                baremcp::validate_cmd::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
+            let code = validate::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
             match code {
                 Ok(code) => ExitCode::from(code as u8),
                 Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
@@ -37,7 +46,7 @@ fn main() -> ExitCode {
                 }
             }
         }
-        Command::Check(path) => match baremcp::manifest::load(&path) {
+        Command::Check(path) => match manifest::load(&path) {
             Ok(manifest) => {
                 let summary = manifest.summary();
                 match manifest.into_server() {
@@ -58,11 +67,11 @@ fn main() -> ExitCode {
         },
         Command::Replay(options) => {
             init_logger(None);
-            exit_code(baremcp::replay::run(&options, &mut io::stdout().lock()))
+            exit_code(replay::run(&options, &mut io::stdout().lock()))
         }
         Command::Proxy(options) => {
             init_logger(None);
-            exit_code(baremcp::proxy::run(options))
+            exit_code(proxy::run(options))
         }
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref());

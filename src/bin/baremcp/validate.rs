@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use crate::schema::{Errors, Schema};
+use baremcp::schema::{Errors, Schema};
 
 /// Runs the command; returns the exit code (0 all valid, 1 some invalid, 2 bad schema).
 pub fn run(
@@ -66,7 +66,7 @@ fn read_json(path: &Path) -> Result<Value, String> {
 }
 
 fn parse_failure(message: String) -> Errors {
-    let error = crate::schema::ValidationError { instance_path: "/".into(), keyword_path: String::new(), message };
+    let error = baremcp::schema::ValidationError { instance_path: "/".into(), keyword_path: String::new(), message };
     Errors { errors: vec![error], total: 1 }
 }
 

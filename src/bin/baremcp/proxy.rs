@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, raw_str};
-use crate::transcript;
-use crate::transport::{Line, LineReader};
+use super::transcript;
+use baremcp::ErrorObject;
+use baremcp::transport::{Line, LineReader};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -132,7 +132,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
                 let why = format!("the server wrote a line longer than {} bytes", options.max_message_bytes);
                 log::error!("{why}: dropped");
                 sinks.record(&format!("# {why}; the proxy dropped it"));
-                let error = ErrorObject::new(jsonrpc::INTERNAL_ERROR, "server message too large to forward");
+                let error = ErrorObject::new(INTERNAL_ERROR, "server message too large to forward");
                 format!("{}\n", response(None, error)).into_bytes()
             }
             Line::Complete => {
@@ -178,13 +178,28 @@ fn log_line(direction: &str, line: &str) {
 
 /// The method and id of a line, for the debug log.
 fn describe(line: &str) -> (String, String) {
-    match jsonrpc::parse_line(line) {
-        Frame::Single(Message::Request { id, method, .. }) => (method.into_owned(), id.to_string()),
-        Frame::Single(Message::Notification { method, .. }) => (method.into_owned(), "-".into()),
-        Frame::Single(Message::Response { id }) => ("(response)".into(), id.map_or("null".into(), |i| i.to_string())),
-        Frame::Batch(items) => (format!("(batch of {})", items.len()), "-".into()),
-        _ => ("(other)".into(), "-".into()),
+    let (method, id) = match serde_json::from_str::<Value>(line) {
+        Ok(Value::Array(items)) => return (format!("(batch of {})", items.len()), "-".into()),
+        Ok(message) => (message.get("method").and_then(Value::as_str).map(String::from), message.get("id").cloned()),
+        Err(_) => (None, None),
+    };
+    match (method, id) {
+        (Some(method), Some(id)) => (method, id.to_string()),
+        (Some(method), None) => (method, "-".into()),
+        (None, Some(id)) => ("(response)".into(), id.to_string()),
+        (None, None) => ("(other)".into(), "-".into()),
     }
+}
+
+/// JSON-RPC's internal error, for what the proxy cannot forward.
+const INTERNAL_ERROR: i64 = -32603;
+
+/// The method and id of a JSON-RPC request (a notification has no id; a response no method).
+fn request(message: &Value) -> Option<(&str, &Value)> {
+    let id = message.get("id").filter(|id| id.is_string() || id.is_number())?;
+    let method = message.get("method")?.as_str()?;
+    (message["jsonrpc"] == "2.0" && message.get("result").is_none() && message.get("error").is_none())
+        .then_some((method, id))
 }
 
 /// Forwards client lines to the upstream, answering filtered calls itself. When the client
@@ -233,55 +248,60 @@ fn client_to_upstream(
 /// Looks at a client line while filters are on: notes `tools/list` ids, and returns the reply
 /// for what must not reach the upstream.
 fn intercept(text: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
-    match jsonrpc::parse_line(text) {
-        Frame::Single(Message::Request { id, method, params }) => match method.as_ref() {
-            "tools/list" => {
-                pending.lock().unwrap_or_else(|e| e.into_inner()).insert(canonical(&id));
-                None
+    let message: Value = serde_json::from_str(text).ok()?;
+    if let Value::Array(items) = &message {
+        let touches_tools = items.iter().filter_map(request).any(|(method, _)| method.starts_with("tools/"));
+        return touches_tools.then(|| {
+            let error = ErrorObject::invalid_request()
+                .with_data(json!("batches with tools/ requests are not passed through a filtering proxy"));
+            response(None, error)
+        });
+    }
+    match request(&message)? {
+        ("tools/list", id) => {
+            pending.lock().unwrap_or_else(|e| e.into_inner()).insert(canonical(id));
+            None
+        }
+        ("tools/call", id) => {
+            let name = message["params"]["name"].as_str()?;
+            if options.allowed(name) {
+                return None;
             }
-            "tools/call" => {
-                let name = params.object().and_then(|p| p.name).and_then(raw_str)?;
-                if options.allowed(&name) {
-                    return None;
-                }
-                let error =
-                    ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }));
-                Some(response(Some(&id), error))
-            }
-            _ => None,
-        },
-        Frame::Batch(items) => {
-            let touches_tools = items.iter().any(|item| {
-                matches!(jsonrpc::parse_message(item), Message::Request { method, .. } if method.starts_with("tools/"))
-            });
-            touches_tools.then(|| {
-                let error = ErrorObject::invalid_request()
-                    .with_data(json!("batches with tools/ requests are not passed through a filtering proxy"));
-                response(None, error)
-            })
+            let error = ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }));
+            Some(response(Some(id), error))
         }
         _ => None,
     }
 }
 
-fn response(id: Option<&Id>, error: ErrorObject) -> String {
-    let mut out = Vec::new();
-    let _ = jsonrpc::write_response(&mut out, id, &Err(error), b"}");
-    String::from_utf8_lossy(&out).into_owned()
+/// An error response, its members in the conventional order (as the server writes them).
+fn response(id: Option<&Value>, error: ErrorObject) -> String {
+    let id = id.map_or("null".into(), canonical);
+    let mut text =
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{}"#, error.code, json!(error.message));
+    if let Some(data) = &error.data {
+        text.push_str(&format!(r#","data":{data}"#));
+    }
+    text + "}}"
 }
 
 /// An id as a set key: `"a"` and `"\u0061"` are the same request.
-fn canonical(id: &Id) -> String {
-    id.to_value().to_string()
+fn canonical(id: &Value) -> String {
+    id.to_string()
 }
 
 /// If `line` answers a pending `tools/list`, the response with filtered tools removed.
 fn filter_list(line: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
-    let Frame::Single(Message::Response { id: Some(id) }) = jsonrpc::parse_line(line) else { return None };
-    if !pending.lock().unwrap_or_else(|e| e.into_inner()).remove(&canonical(&id)) {
+    let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
+    // Most lines answer nothing pending: they are not parsed at all.
+    if pending.is_empty() {
         return None;
     }
     let mut message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method").is_some() || !pending.remove(&canonical(message.get("id")?)) {
+        return None;
+    }
+    drop(pending);
     let tools = message.pointer_mut("/result/tools")?.as_array_mut()?;
     tools.retain(|tool| tool["name"].as_str().is_some_and(|name| options.allowed(name)));
     Some(message.to_string())

@@ -16,12 +16,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use crate::command::{self, Invocation};
-use crate::prompt::{Argument, Prompt, PromptMessage, Role};
-use crate::resource::{Contents, ReadError, Resource, ResourceTemplate};
-use crate::schema::Problem;
-use crate::server::Server;
-use crate::tool::{Content, Tool, ToolOutput};
+use super::command::{self, Invocation};
+use baremcp::schema::Problem;
+use baremcp::{
+    Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server, Tool, ToolOutput,
+};
 
 mod check;
 
@@ -261,7 +260,7 @@ impl RunDecl {
 
 impl Manifest {
     /// A server that serves what the manifest declares.
-    pub fn into_server(self) -> Result<Server, crate::Error> {
+    pub fn into_server(self) -> Result<Server, baremcp::Error> {
         let get = |key: &str| self.server.get(key).and_then(Value::as_str).map(String::from);
         let mut server = Server::new(
             get("name").unwrap_or_else(|| "baremcp-manifest".into()),
@@ -288,7 +287,15 @@ impl Manifest {
                     cx.progress(lines, None, Some(line));
                 }))
             });
-            (tool.title, tool.output_schema, tool.annotations) = (decl.title, decl.output_schema, decl.annotations);
+            if let Some(title) = decl.title {
+                tool = tool.title(title);
+            }
+            if let Some(schema) = decl.output_schema {
+                tool = tool.output_schema(schema);
+            }
+            if let Some(annotations) = decl.annotations {
+                tool = tool.annotations(annotations);
+            }
             server.add_tool(tool)?;
         }
         for decl in self.resources {
@@ -339,7 +346,7 @@ impl Manifest {
         }
         for decl in self.prompts {
             let messages = decl.messages;
-            let mut prompt = Prompt::new(decl.name, String::new(), move |args, _| {
+            let mut prompt = Prompt::new(decl.name, move |args, _| {
                 Ok(messages
                     .iter()
                     .map(|(role, text)| {
@@ -353,12 +360,15 @@ impl Manifest {
                     .collect())
             });
             // Descriptions are optional in MCP: one the manifest leaves out is not listed as "".
-            (prompt.title, prompt.description) = (decl.title, decl.description);
-            prompt.arguments = decl
-                .arguments
-                .into_iter()
-                .map(|(name, description, required)| Argument { name, description, required, completer: None })
-                .collect();
+            if let Some(title) = decl.title {
+                prompt = prompt.title(title);
+            }
+            if let Some(description) = decl.description {
+                prompt = prompt.description(description);
+            }
+            for (name, description, required) in decl.arguments {
+                prompt = prompt.argument(name, description.as_deref(), required);
+            }
             server.add_prompt(prompt)?;
         }
         Ok(server)

@@ -1,8 +1,6 @@
 //! The smallest useful server: one tool, served on stdio. Try it with
 //! `cargo run --example minimal` and paste an initialize and a tools/call.
 
-use std::io;
-
 use baremcp::{Server, Tool, ToolOutput};
 use serde_json::json;
 
@@ -21,8 +19,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(ToolOutput::text(text.to_uppercase()))
         },
     ))?;
-    match server.serve_stdio() {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => Err(e.into()),
-        _ => Ok(()),
-    }
+    // A client that closes its end, stdin or stdout, ends this with Ok.
+    server.serve_stdio()?;
+    Ok(())
 }

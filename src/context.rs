@@ -19,6 +19,25 @@ use crate::jsonrpc::Id;
 pub use crate::log_level::LogLevel;
 use crate::session::Session;
 
+/// What a handler may ask the client for.
+#[derive(Clone, Copy)]
+enum Question {
+    Elicitation,
+    Sampling,
+    Roots,
+}
+
+impl Question {
+    /// The capability the client must declare for it, and the method that asks it.
+    fn capability_and_method(self) -> (&'static str, &'static str) {
+        match self {
+            Question::Elicitation => ("elicitation", "elicitation/create"),
+            Question::Sampling => ("sampling", "sampling/createMessage"),
+            Question::Roots => ("roots", "roots/list"),
+        }
+    }
+}
+
 /// What a handler may know and do about the request it serves.
 pub struct Context<'a, 'io> {
     pub(crate) id: &'a Id<'a>,
@@ -37,6 +56,7 @@ pub struct Context<'a, 'io> {
     pub(crate) pending: Option<Map<String, Value>>,
     /// 2026-07-28: a capability the client must declare (-32021).
     pub(crate) missing: Option<&'static str>,
+    /// How many questions of each kind this request asked so far.
     asked: [u32; 3],
 }
 
@@ -152,7 +172,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// client's `ElicitResult` (`{"action": "accept" | "decline" | "cancel", "content"?}`).
     pub fn elicit(&mut self, message: &str, requested_schema: Value) -> Result<Value, ClientError> {
         let params = json!({ "message": message, "requestedSchema": requested_schema });
-        let answer = self.ask(0, "elicitation", "elicitation/create", params)?;
+        let answer = self.ask(Question::Elicitation, params)?;
         match answer["action"].as_str() {
             Some("accept" | "decline" | "cancel") => Ok(answer),
             _ => Err(ClientError::Invalid("an elicitation result needs action accept, decline or cancel".into())),
@@ -162,7 +182,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// Asks the client's model for a completion (`sampling/createMessage` with `params`).
     /// Returns the client's `CreateMessageResult`.
     pub fn sample(&mut self, params: Value) -> Result<Value, ClientError> {
-        let answer = self.ask(1, "sampling", "sampling/createMessage", params)?;
+        let answer = self.ask(Question::Sampling, params)?;
         if answer.get("content").is_none() {
             return Err(ClientError::Invalid("a sampling result needs content".into()));
         }
@@ -171,7 +191,7 @@ impl<'a, 'io> Context<'a, 'io> {
 
     /// The client's roots (`roots/list`): its `ListRootsResult`.
     pub fn roots(&mut self) -> Result<Value, ClientError> {
-        let answer = self.ask(2, "roots", "roots/list", json!({}))?;
+        let answer = self.ask(Question::Roots, json!({}))?;
         if !answer["roots"].is_array() {
             return Err(ClientError::Invalid("a roots result needs a roots array".into()));
         }
@@ -190,20 +210,16 @@ impl<'a, 'io> Context<'a, 'io> {
 
     /// One question to the client, by era. In 2026-07-28 each question has a key that is the
     /// same on every retry (`elicitation-1`, `sampling-2`, ...): the order of the calls.
-    fn ask(
-        &mut self,
-        kind: usize,
-        capability: &'static str,
-        method: &str,
-        params: Value,
-    ) -> Result<Value, ClientError> {
+    fn ask(&mut self, question: Question, params: Value) -> Result<Value, ClientError> {
         if self.is_cancelled() {
             return Err(ClientError::Cancelled);
         }
-        self.asked[kind] += 1;
+        let (capability, method) = question.capability_and_method();
+        let asked = &mut self.asked[question as usize];
+        *asked += 1;
         match self.era {
             Era::Modern(_) => {
-                let key = format!("{capability}-{}", self.asked[kind]);
+                let key = format!("{capability}-{asked}");
                 if let Some(answer) = self.answers.as_ref().and_then(|answers| answers.get(&key)) {
                     return Ok(answer.clone());
                 }

@@ -5,13 +5,13 @@ use serde_json::{Value, json};
 
 use crate::conn::Conn;
 use crate::era::{self, Era};
-use crate::jsonrpc::{Answer, ErrorObject, Reply};
+use crate::jsonrpc::{ErrorObject, Payload, Reply};
 use crate::methods::{lifecycle, prompts, resources, tools};
 use crate::request::Request;
 use crate::server::Server;
 use crate::session::Session;
 
-/// Answers one request. `None` means the request stays open with no response yet
+/// Replies to one request. `None` means the request stays open with no response yet
 /// (`subscriptions/listen`).
 pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request, conn: &mut Conn) -> Option<Reply> {
     let era = req.era();
@@ -52,15 +52,15 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
         "tools/call" => {
             // Tool results are serialized as they are built, modern shaping included.
             let reply = ready(server.has_tools(), session, req).and_then(|()| tools::call(server, session, req, conn));
-            return Some(reply.map(|answer| match (era, answer) {
-                (Era::Modern(_), Answer::Value(result)) => Answer::Value(shape_modern(server, result)),
-                (_, answer) => answer,
+            return Some(reply.map(|payload| match (era, payload) {
+                (Era::Modern(_), Payload::Value(result)) => Payload::Value(shape_modern(server, result)),
+                (_, payload) => payload,
             }));
         }
         other => Err(ErrorObject::method_not_found(other)),
     };
     Some(reply.map(|result| {
-        Answer::Value(match era {
+        Payload::Value(match era {
             Era::Modern(_) => shape_modern(server, result),
             Era::Legacy => result,
         })
@@ -89,7 +89,7 @@ fn modern_only(req: &Request) -> Result<(), ErrorObject> {
 }
 
 /// A feature method is served when its capability is declared, and, in the legacy era, once
-/// `initialize` has been answered.
+/// `initialize` has been replied to.
 fn ready(declared: bool, session: &Session, req: &Request) -> Result<(), ErrorObject> {
     if !declared {
         return Err(ErrorObject::method_not_found(req.method));
@@ -102,7 +102,7 @@ fn ready(declared: bool, session: &Session, req: &Request) -> Result<(), ErrorOb
     Ok(())
 }
 
-/// Every modern result says it is complete and who answered.
+/// Every modern result says it is complete and which server sent it.
 fn shape_modern(server: &Server, mut result: Value) -> Value {
     if let Some(object) = result.as_object_mut() {
         object.entry("resultType").or_insert_with(|| json!("complete"));

@@ -116,11 +116,7 @@ impl FileRoot {
             return Err(too_large(bytes.len() as u64, self.max_bytes));
         }
         let mime = mime_for(&requested, &path);
-        Ok(match String::from_utf8(bytes) {
-            Ok(text) if !text.contains('\0') => (Contents::Text(text), mime),
-            Ok(text) => (Contents::Blob(text.into_bytes()), mime),
-            Err(e) => (Contents::Blob(e.into_bytes()), mime),
-        })
+        Ok((Contents::from_bytes(bytes), mime))
     }
 
     /// Up to `limit` listings after `after` (a relative path), in sorted order, and whether

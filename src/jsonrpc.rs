@@ -89,17 +89,17 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-/// A successful result: a JSON value, or JSON already serialized (tool results are written
+/// The `result` of a reply: a JSON value, or JSON already serialized (tool results are written
 /// field by field rather than built as a map, which was most of a call's cost).
 #[derive(Debug, Clone, PartialEq)]
-pub enum Answer {
+pub enum Payload {
     Value(Value),
     /// UTF-8 JSON text of one object.
     Json(Vec<u8>),
 }
 
 /// What a request handler produces: exactly one of a result or an error.
-pub type Reply = Result<Answer, ErrorObject>;
+pub type Reply = Result<Payload, ErrorObject>;
 
 /// A request id as the client wrote it: a JSON string literal or a JSON integer.
 ///
@@ -166,9 +166,9 @@ pub enum Message<'a> {
     Response {
         id: Option<Id<'a>>,
     },
-    /// A notification too malformed to act on: never answered.
+    /// A notification too malformed to act on: never replied to.
     BadNotification,
-    /// Not a valid message: answered with its error (-32700 for text that is not JSON, -32600
+    /// Not a valid message: replied to with its error (-32700 for text that is not JSON, -32600
     /// for JSON that is not a request) and the id when it could be read.
     Invalid {
         id: Option<Id<'a>>,
@@ -217,7 +217,7 @@ pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// Text that is not JSON: answered with a null id, since none can be read.
+/// Text that is not JSON: replied to with a null id, since none can be read.
 fn unparseable() -> Message<'static> {
     Message::Invalid { id: None, error: ErrorObject::parse_error() }
 }
@@ -318,8 +318,8 @@ pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply, end: &[
     w.write_all(id.map_or("null", Id::as_json).as_bytes())?;
     w.write_all(member)?;
     match reply {
-        Ok(Answer::Value(result)) => serde_json::to_writer(&mut *w, result)?,
-        Ok(Answer::Json(result)) => w.write_all(result)?,
+        Ok(Payload::Value(result)) => serde_json::to_writer(&mut *w, result)?,
+        Ok(Payload::Json(result)) => w.write_all(result)?,
         Err(error) => error.write(w)?,
     }
     w.write_all(end)

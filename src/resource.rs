@@ -17,6 +17,18 @@ pub enum Contents {
     Blob(Vec<u8>),
 }
 
+impl Contents {
+    /// Bytes read from a file or a command: text when they are UTF-8 without a NUL byte (a
+    /// NUL says binary even in valid UTF-8), else a blob.
+    pub fn from_bytes(bytes: Vec<u8>) -> Contents {
+        match String::from_utf8(bytes) {
+            Ok(text) if !text.contains('\0') => Contents::Text(text),
+            Ok(text) => Contents::Blob(text.into_bytes()),
+            Err(e) => Contents::Blob(e.into_bytes()),
+        }
+    }
+}
+
 /// Why a read failed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ReadError {

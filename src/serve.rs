@@ -15,7 +15,7 @@ use serde_json::json;
 
 use crate::conn::Conn;
 use crate::dispatch;
-use crate::jsonrpc::{self, Answer, ErrorObject, Frame, Id, Message, Reply};
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 use crate::outbox::Outbox;
 use crate::request::Request;
 use crate::server::Server;
@@ -40,10 +40,16 @@ impl Server {
     /// is quiet and a subscription names a file, the file is looked at every half second, so
     /// its change is notified without waiting for the client's next message. The input buffer
     /// is larger than std's 8 KiB so a burst of pipelined requests is read in few system calls.
+    ///
+    /// A closed stdout is the client going away, as much as a closed stdin: both end with
+    /// `Ok`. An error is a real one.
     pub fn serve_stdio(&self) -> io::Result<()> {
         let mut input = BufReader::with_capacity(64 * 1024, io::stdin().lock());
         let mut output = BufWriter::with_capacity(64 * 1024, io::stdout().lock());
-        run(self, &mut input, &mut output, Some(0))
+        match run(self, &mut input, &mut output, Some(0)) {
+            Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+            result => result,
+        }
     }
 }
 
@@ -102,7 +108,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
             if let Some((id, reply)) = serve_message(server, message, session, conn) {
                 conn.out.response(id.as_ref(), &reply);
                 // A small result buffer is reused, so a tool call allocates none.
-                if let Ok(Answer::Json(mut buf)) = reply
+                if let Ok(Payload::Json(mut buf)) = reply
                     && buf.capacity() <= 64 * 1024
                 {
                     buf.clear();

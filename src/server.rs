@@ -124,7 +124,7 @@ impl Server {
         self
     }
 
-    /// Bounds one incoming line; longer lines are skipped and answered with -32600.
+    /// Bounds one incoming line; longer lines are skipped and replied to with -32600.
     pub fn max_message_bytes(mut self, max: usize) -> Server {
         self.max_message_bytes = max;
         self

@@ -46,7 +46,7 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// Handles a client notification. Notifications are never answered, whatever they hold.
+    /// Handles a client notification. Notifications are never replied to, whatever they hold.
     pub fn notification(&mut self, method: &str, params: &ParamsField) {
         match method {
             "notifications/initialized" => {}

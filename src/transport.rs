@@ -19,7 +19,7 @@ pub enum Line {
     /// A line longer than the limit was read and discarded.
     TooLong,
     /// End of input. A last line without a newline is read as `Complete` (or `TooLong`) first:
-    /// a client that writes one message and closes its end still gets its answer.
+    /// a client that writes one message and closes its end still gets its reply.
     Eof,
 }
 

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 use crate::conn::Conn;
 use crate::context::Context;
 use crate::era::Era;
-use crate::jsonrpc::{Answer, ErrorObject, Reply};
+use crate::jsonrpc::{ErrorObject, Payload, Reply};
 use crate::methods::{interrupted, listed, not_an_object, page, required_str, setup};
 use crate::request::Request;
 use crate::server::Server;
@@ -47,7 +47,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
             let handler = &registered.tool.handler;
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
-                return interrupted.map(Answer::Value);
+                return interrupted.map(Payload::Value);
             }
             match outcome {
                 Ok(Ok(output)) => match &registered.output {
@@ -73,7 +73,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     let mut json = std::mem::take(&mut session.spare);
     output.write_json(&mut json, server_info);
     req.tool = Some((name, output.is_error));
-    Ok(Answer::Json(json))
+    Ok(Payload::Json(json))
 }
 
 /// A tool with an output schema must return structured content that satisfies it; a result

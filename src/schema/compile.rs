@@ -127,14 +127,14 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
                 "json-schema.org/draft/2020-12/schema" => Draft::Draft2020_12,
                 "json-schema.org/draft-07/schema" => Draft::Draft7,
                 _ => {
-                    return Err(vec![problem(
+                    return Err(vec![Problem::new(
                         "/$schema",
                         format!("unsupported dialect {uri:?}: use JSON Schema 2020-12 or draft-07"),
                     )]);
                 }
             }
         }
-        Some(_) => return Err(vec![problem("/$schema", "must be a string")]),
+        Some(_) => return Err(vec![Problem::new("/$schema", "must be a string")]),
     };
     let mut c = Compiler {
         root,
@@ -150,13 +150,9 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
     if c.errors.is_empty() { Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft }) } else { Err(c.errors) }
 }
 
-fn problem(pointer: &str, message: impl Into<String>) -> Problem {
-    Problem { pointer: pointer.to_string(), message: message.into() }
-}
-
 impl Compiler<'_> {
     fn error(&mut self, pointer: &str, message: impl Into<String>) {
-        self.errors.push(problem(pointer, message));
+        self.errors.push(Problem::new(pointer, message));
     }
 
     /// Compiles the schema at `path` and returns its node index.
@@ -191,7 +187,7 @@ impl Compiler<'_> {
         if let Some(reference) = map.get("$ref") {
             match reference {
                 Value::String(r) if r.starts_with('#') => self.refs.push((index, r.clone(), at("$ref"))),
-                Value::String(r) => self.warnings.push(problem(
+                Value::String(r) => self.warnings.push(Problem::new(
                     &at("$ref"),
                     format!("remote $ref {r:?} is not followed: this reference is not enforced"),
                 )),
@@ -202,14 +198,15 @@ impl Compiler<'_> {
             }
         }
         if !path.is_empty() && map.get("$id").is_some_and(|id| id.as_str().is_some_and(|s| !s.starts_with('#'))) {
-            self.warnings.push(problem(
+            self.warnings.push(Problem::new(
                 &at("$id"),
                 "$id in a subschema is not supported: $refs resolve against the document root",
             ));
         }
         for keyword in NOT_ENFORCED {
             if map.contains_key(keyword) {
-                self.warnings.push(problem(&at(keyword), format!("{keyword} is not supported and is not enforced")));
+                self.warnings
+                    .push(Problem::new(&at(keyword), format!("{keyword} is not supported and is not enforced")));
             }
         }
         let sub = |c: &mut Self, keyword: &str, value: &Value| c.node(value, at(keyword), depth + 1);

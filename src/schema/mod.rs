@@ -33,6 +33,12 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    pub fn new(pointer: &str, message: impl Into<String>) -> Problem {
+        Problem { pointer: pointer.to_string(), message: message.into() }
+    }
+}
+
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };

@@ -301,3 +301,49 @@ fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
         );
     }
 }
+
+/// A library server on stdio ends cleanly when its client closes stdout, as the binary does:
+/// `serve_stdio` returns `Ok`, not a `BrokenPipe` error every embedder would have to know.
+/// The server runs in a child process of this test binary (`serve_stdio_child`).
+#[test]
+fn serve_stdio_ends_cleanly_when_stdout_closes() {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "cli::serve_stdio_child", "--nocapture", "--test-threads=1"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The test harness writes to stdout before the test runs: only then is stdout closed.
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut line = String::new();
+    while line.trim() != "serving" {
+        line.clear();
+        assert_ne!(stderr.read_line(&mut line).unwrap(), 0, "the child test never started serving");
+    }
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
+    stdin.flush().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("serve_stdio did not end after its stdout closed");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    };
+    drop(stdin);
+    assert_eq!(status.code(), Some(0), "serve_stdio returned an error for a closed stdout (exit 3)");
+}
+
+#[test]
+#[ignore = "the child process of serve_stdio_ends_cleanly_when_stdout_closes"]
+fn serve_stdio_child() {
+    eprintln!("serving");
+    let served = baremcp::Server::new("child", "1").serve_stdio();
+    std::process::exit(if served.is_ok() { 0 } else { 3 });
+}

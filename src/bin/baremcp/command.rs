@@ -13,6 +13,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::wait::exit_by;
+
 /// A fully expanded command, ready to run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Invocation {
@@ -145,17 +147,12 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
         None
     } else {
         // Output is closed; the command is ending. Give it until the deadline.
-        loop {
-            if let Some(status) = child.try_wait()? {
-                break Some(status);
-            }
-            if Instant::now() >= deadline {
-                kill_group(&mut child);
-                let _ = child.wait();
-                break None;
-            }
-            std::thread::sleep(Duration::from_millis(2));
+        let status = exit_by(deadline, || child.try_wait())?;
+        if status.is_none() {
+            kill_group(&mut child);
+            let _ = child.wait();
         }
+        status
     };
     let stdout = stdout_bytes.unwrap_or_default();
     let truncated = (total > stdout.len()).then_some(total);

@@ -14,82 +14,14 @@ pub(crate) mod proxy;
 pub(crate) mod replay;
 pub(crate) mod transcript;
 pub(crate) mod validate;
+pub(crate) mod wait;
 
 use cli::{Command, USAGE};
 
 fn main() -> ExitCode {
-    let command = match cli::parse(std::env::args_os().skip(1)) {
-        Ok(command) => command,
-        Err(e) => {
-            eprintln!("baremcp: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    match command {
-        Command::Help => {
-            println_quiet(USAGE);
-            ExitCode::SUCCESS
-        }
-        Command::Version => {
-            println_quiet(&format!("baremcp {}", env!("CARGO_PKG_VERSION")));
-            ExitCode::SUCCESS
-        }
-        Command::Validate { schema, instances, jsonl } => {
-            init_logger(None);
-            let code = validate::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr());
-            match code {
-                Ok(code) => ExitCode::from(code as u8),
-                Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-                Err(e) => {
-                    eprintln!("baremcp: {e}");
-                    ExitCode::from(2)
-                }
-            }
-        }
-        Command::Check(path) => match manifest::load(&path) {
-            Ok(manifest) => {
-                let summary = manifest.summary();
-                match manifest.into_server() {
-                    Ok(_) => {
-                        println_quiet(&format!("{}: ok\n{}", path.display(), summary.trim_end()));
-                        ExitCode::SUCCESS
-                    }
-                    Err(e) => {
-                        eprintln!("{}: {e}", path.display());
-                        ExitCode::from(2)
-                    }
-                }
-            }
-            Err(problems) => {
-                eprintln!("{}", cli::manifest_problems(&path, &problems));
-                ExitCode::from(2)
-            }
-        },
-        Command::Replay(options) => {
-            init_logger(None);
-            exit_code(replay::run(&options, &mut io::stdout().lock()))
-        }
-        Command::Proxy(options) => {
-            init_logger(None);
-            exit_code(proxy::run(options))
-        }
-        Command::Serve(options) => {
-            init_logger(options.log_level.as_deref());
-            match options.build() {
-                Ok(server) => serve(&server),
-                Err(e) => {
-                    eprintln!("baremcp: {e}");
-                    ExitCode::from(2)
-                }
-            }
-        }
-    }
-}
-
-/// A command's exit code, or 2 with a message when it could not run.
-fn exit_code(result: io::Result<i32>) -> ExitCode {
-    match result {
-        Ok(code) => ExitCode::from(code.clamp(0, 255) as u8),
+    match run() {
+        Ok(code) => code,
+        // Whoever read our stdout is gone (a closed pipe, `| head`): so are we, quietly.
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("baremcp: {e}");
@@ -98,17 +30,62 @@ fn exit_code(result: io::Result<i32>) -> ExitCode {
     }
 }
 
-/// Serves on stdio until the client closes its end.
-fn serve(server: &baremcp::Server) -> ExitCode {
-    match server.serve_stdio() {
-        Ok(()) => ExitCode::SUCCESS,
-        // The client closed our stdout: it is gone, and so are we, quietly.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
-        Err(e) => {
-            log::error!("i/o error: {e}");
-            ExitCode::FAILURE
+/// Runs the command argv names. Problems it can explain (bad flags, a bad manifest) are
+/// reported here and end with exit code 2; an i/o error is left to `main`.
+fn run() -> io::Result<ExitCode> {
+    let command = match cli::parse(std::env::args_os().skip(1)) {
+        Ok(command) => command,
+        Err(e) => return failed(format!("baremcp: {e}\n{USAGE}")),
+    };
+    let code = match command {
+        Command::Help => {
+            writeln!(io::stdout().lock(), "{USAGE}")?;
+            0
         }
-    }
+        Command::Version => {
+            writeln!(io::stdout().lock(), "baremcp {}", env!("CARGO_PKG_VERSION"))?;
+            0
+        }
+        Command::Validate { schema, instances, jsonl } => {
+            init_logger(None);
+            validate::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr())?
+        }
+        Command::Check(path) => {
+            let manifest = match manifest::load(&path) {
+                Ok(manifest) => manifest,
+                Err(problems) => return failed(cli::manifest_problems(&path, &problems)),
+            };
+            let summary = manifest.summary();
+            if let Err(e) = manifest.into_server() {
+                return failed(format!("{}: {e}", path.display()));
+            }
+            writeln!(io::stdout().lock(), "{}: ok\n{}", path.display(), summary.trim_end())?;
+            0
+        }
+        Command::Replay(options) => {
+            init_logger(None);
+            replay::run(&options, &mut io::stdout().lock())?
+        }
+        Command::Proxy(options) => {
+            init_logger(None);
+            proxy::run(options)?
+        }
+        Command::Serve(options) => {
+            init_logger(options.log_level.as_deref());
+            match options.build() {
+                Ok(server) => server.serve_stdio()?,
+                Err(e) => return failed(format!("baremcp: {e}")),
+            }
+            0
+        }
+    };
+    Ok(ExitCode::from(code.clamp(0, 255) as u8))
+}
+
+/// Exit code 2, after saying why on stderr.
+fn failed(why: String) -> io::Result<ExitCode> {
+    eprintln!("{why}");
+    Ok(ExitCode::from(2))
 }
 
 /// Logs go to stderr: `--log-level` if given, else `RUST_LOG`, else warnings and errors. A panic is
@@ -120,9 +97,4 @@ fn init_logger(level: Option<&str>) {
     }
     builder.target(env_logger::Target::Stderr).init();
     std::panic::set_hook(Box::new(|info| log::error!("{info}")));
-}
-
-/// Prints help or version text; a closed stdout is not worth a panic.
-fn println_quiet(text: &str) {
-    let _ = writeln!(io::stdout().lock(), "{text}");
 }

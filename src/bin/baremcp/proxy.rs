@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use super::transcript;
+use super::wait::exit_by;
 use baremcp::ErrorObject;
 use baremcp::transport::{Line, LineReader};
 
@@ -108,12 +109,9 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             client_to_upstream(upstream_in, &sinks, &pending, &options);
             // The client hung up and the upstream's input is closed: give it a moment to exit,
             // then end it.
-            let deadline = Instant::now() + GRACE;
-            while Instant::now() < deadline {
-                if !matches!(child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None)) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(10));
+            let exited = exit_by(Instant::now() + GRACE, || child.lock().unwrap_or_else(|e| e.into_inner()).try_wait());
+            if !matches!(exited, Ok(None)) {
+                return;
             }
             log::warn!("the server did not exit within {} s after its input closed: ending it", GRACE.as_secs());
             let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
@@ -152,18 +150,14 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     }
     // The upstream closed its output: it is exiting. Leave with its status (a server that
     // closed its output but keeps running is ended after the same grace period).
-    let deadline = Instant::now() + GRACE;
-    let status = loop {
-        let mut child = child.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(status) = child.try_wait()? {
-            break status;
-        }
-        if Instant::now() > deadline {
+    let lock = || child.lock().unwrap_or_else(|e| e.into_inner());
+    let status = match exit_by(Instant::now() + GRACE, || lock().try_wait())? {
+        Some(status) => status,
+        None => {
+            let mut child = lock();
             let _ = child.kill();
-            break child.wait()?;
+            child.wait()?
         }
-        drop(child);
-        std::thread::sleep(Duration::from_millis(5));
     };
     drop(client_thread);
     Ok(status.code().unwrap_or(1))
@@ -202,7 +196,7 @@ fn request(message: &Value) -> Option<(&str, &Value)> {
         .then_some((method, id))
 }
 
-/// Forwards client lines to the upstream, answering filtered calls itself. When the client
+/// Forwards client lines to the upstream, replying to filtered calls itself. When the client
 /// closes its input, the upstream's input is closed too.
 fn client_to_upstream(
     upstream: std::process::ChildStdin,
@@ -293,7 +287,7 @@ fn canonical(id: &Value) -> String {
 /// If `line` answers a pending `tools/list`, the response with filtered tools removed.
 fn filter_list(line: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
     let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
-    // Most lines answer nothing pending: they are not parsed at all.
+    // Most lines reply to nothing pending: they are not parsed at all.
     if pending.is_empty() {
         return None;
     }

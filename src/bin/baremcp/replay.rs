@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use super::transcript::{self, Entry, Transcript, Vars};
+use super::wait::exit_by;
 use baremcp::transport::{Line, LineReader};
 
 /// What `baremcp replay` was asked to do.
@@ -172,20 +173,13 @@ impl Server {
     /// Closes the server's input and waits for it to exit; `Err` says why it did not.
     fn finish(mut self, timeout: Duration) -> Result<(), String> {
         drop(self.stdin.take());
-        let deadline = Instant::now() + timeout;
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) if status.success() => return Ok(()),
-                Ok(Some(status)) => return Err(format!("the server exited with {status} after its input closed")),
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(5)),
-                _ => {
-                    let _ = self.child.kill();
-                    let _ = self.child.wait();
-                    return Err(format!(
-                        "the server did not exit within {} ms after its input closed",
-                        timeout.as_millis()
-                    ));
-                }
+        match exit_by(Instant::now() + timeout, || self.child.try_wait()) {
+            Ok(Some(status)) if status.success() => Ok(()),
+            Ok(Some(status)) => Err(format!("the server exited with {status} after its input closed")),
+            _ => {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                Err(format!("the server did not exit within {} ms after its input closed", timeout.as_millis()))
             }
         }
     }

@@ -18,16 +18,12 @@ use baremcp::{ReadError, ResourceTemplate, Role};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
-    let text =
-        std::fs::read_to_string(path).map_err(|e| vec![problem("", format!("cannot read {}: {e}", path.display()))])?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| vec![problem("", format!("not JSON: {e}"))])?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| vec![Problem::new("", format!("cannot read {}: {e}", path.display()))])?;
+    let value: Value = serde_json::from_str(&text).map_err(|e| vec![Problem::new("", format!("not JSON: {e}"))])?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
     check(&value, &dir)
-}
-
-fn problem(pointer: &str, message: impl Into<String>) -> Problem {
-    Problem { pointer: pointer.to_string(), message: message.into() }
 }
 
 /// Walks the document, collecting every problem with its pointer.
@@ -64,7 +60,7 @@ impl Checker<'_> {
     }
 
     fn report(&mut self, pointer: &str, message: impl Into<String>) {
-        self.problems.push(problem(pointer, message));
+        self.problems.push(Problem::new(pointer, message));
     }
 
     /// An object whose keys are all in `allowed`.

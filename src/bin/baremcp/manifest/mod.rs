@@ -251,10 +251,7 @@ impl RunDecl {
         if outcome.truncated.is_some() {
             return Err(ReadError::Refused(format!("the content is larger than {} bytes", self.max_output)));
         }
-        Ok(match String::from_utf8(outcome.stdout) {
-            Ok(text) => Contents::Text(text),
-            Err(e) => Contents::Blob(e.into_bytes()),
-        })
+        Ok(Contents::from_bytes(outcome.stdout))
     }
 }
 
@@ -417,8 +414,5 @@ fn read_file(path: &Path) -> Result<Contents, ReadError> {
         return Err(ReadError::Refused(format!("{} is larger than {MAX_FILE} bytes", path.display())));
     }
     let bytes = std::fs::read(path).map_err(|_| ReadError::NotFound)?;
-    Ok(match String::from_utf8(bytes) {
-        Ok(text) => Contents::Text(text),
-        Err(e) => Contents::Blob(e.into_bytes()),
-    })
+    Ok(Contents::from_bytes(bytes))
 }

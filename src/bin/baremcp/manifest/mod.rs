@@ -263,15 +263,9 @@ impl Manifest {
             get("name").unwrap_or_else(|| "baremcp-manifest".into()),
             get("version").unwrap_or_else(|| env!("CARGO_PKG_VERSION").into()),
         );
-        if let Some(title) = get("title") {
-            server = server.title(title);
-        }
-        if let Some(description) = get("description") {
-            server = server.description(description);
-        }
-        if let Some(instructions) = get("instructions") {
-            server = server.instructions(instructions);
-        }
+        server = with(server, get("title"), Server::title);
+        server = with(server, get("description"), Server::description);
+        server = with(server, get("instructions"), Server::instructions);
         for decl in self.tools {
             let run = Arc::new(decl.run);
             let mut tool = Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
@@ -284,15 +278,9 @@ impl Manifest {
                     cx.progress(lines, None, Some(line));
                 }))
             });
-            if let Some(title) = decl.title {
-                tool = tool.title(title);
-            }
-            if let Some(schema) = decl.output_schema {
-                tool = tool.output_schema(schema);
-            }
-            if let Some(annotations) = decl.annotations {
-                tool = tool.annotations(annotations);
-            }
+            tool = with(tool, decl.title, Tool::title);
+            tool = with(tool, decl.output_schema, Tool::output_schema);
+            tool = with(tool, decl.annotations, Tool::annotations);
             server.add_tool(tool)?;
         }
         for decl in self.resources {
@@ -309,18 +297,10 @@ impl Manifest {
                     run.read(&Map::new())
                 }
             });
-            if let Some(title) = decl.title {
-                resource = resource.title(title);
-            }
-            if let Some(description) = decl.description {
-                resource = resource.description(description);
-            }
-            if let Some(mime) = decl.mime_type {
-                resource = resource.mime_type(mime);
-            }
-            if let Some(path) = watched {
-                resource = resource.watch_file(path);
-            }
+            resource = with(resource, decl.title, Resource::title);
+            resource = with(resource, decl.description, Resource::description);
+            resource = with(resource, decl.mime_type, Resource::mime_type);
+            resource = with(resource, watched, Resource::watch_file);
             server.add_resource(resource)?;
         }
         for decl in self.templates {
@@ -330,15 +310,9 @@ impl Manifest {
                 cx.flush();
                 run.read(&values)
             });
-            if let Some(title) = decl.title {
-                template = template.title(title);
-            }
-            if let Some(description) = decl.description {
-                template = template.description(description);
-            }
-            if let Some(mime) = decl.mime_type {
-                template = template.mime_type(mime);
-            }
+            template = with(template, decl.title, ResourceTemplate::title);
+            template = with(template, decl.description, ResourceTemplate::description);
+            template = with(template, decl.mime_type, ResourceTemplate::mime_type);
             server.add_template(template)?;
         }
         for decl in self.prompts {
@@ -356,13 +330,8 @@ impl Manifest {
                     })
                     .collect())
             });
-            // Descriptions are optional in MCP: one the manifest leaves out is not listed as "".
-            if let Some(title) = decl.title {
-                prompt = prompt.title(title);
-            }
-            if let Some(description) = decl.description {
-                prompt = prompt.description(description);
-            }
+            prompt = with(prompt, decl.title, Prompt::title);
+            prompt = with(prompt, decl.description, Prompt::description);
             for (name, description, required) in decl.arguments {
                 prompt = prompt.argument(name, description.as_deref(), required);
             }
@@ -405,6 +374,15 @@ fn describe_argv(item: &ArgvItem) -> String {
     match item {
         ArgvItem::One(t) => word(t),
         ArgvItem::Group(ts) => format!("[{}]", ts.iter().map(word).collect::<Vec<_>>().join(" ")),
+    }
+}
+
+/// `builder` with `set` applied when the manifest gave a value: what it leaves out is left
+/// out of the registration too (not listed as `""`).
+fn with<B, V>(builder: B, value: Option<V>, set: impl FnOnce(B, V) -> B) -> B {
+    match value {
+        Some(value) => set(builder, value),
+        None => builder,
     }
 }
 

@@ -7,10 +7,12 @@
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
+//! - `clients`: the README's client-setup snippets parse and their commands serve
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
 mod cli;
+mod clients;
 mod everything;
 mod files;
 mod library;

@@ -104,6 +104,9 @@ impl ServeOptions {
             None => super::catalog::builtin(),
             Some(path) => {
                 let manifest = super::manifest::load(path).map_err(|problems| manifest_problems(path, &problems))?;
+                for w in manifest.warnings() {
+                    log::warn!("{}: {}: {}", path.display(), w.pointer, w.message);
+                }
                 manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
             }
         };

@@ -36,6 +36,7 @@ pub struct Manifest {
     pub(crate) resources: Vec<ResourceDecl>,
     pub(crate) templates: Vec<TemplateDecl>,
     pub(crate) prompts: Vec<PromptDecl>,
+    pub(crate) warnings: Vec<Problem>,
 }
 
 /// Text with `{name}` placeholders.
@@ -338,6 +339,12 @@ impl Manifest {
             server.add_prompt(prompt)?;
         }
         Ok(server)
+    }
+
+    /// What loads but will likely not run as meant (a program not on `PATH`, a `cwd` that
+    /// does not exist, a placeholder that can pass for an option), each with its pointer.
+    pub fn warnings(&self) -> &[Problem] {
+        &self.warnings
     }
 
     /// What the manifest serves, one line per item, for `baremcp check`.

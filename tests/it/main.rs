@@ -40,6 +40,47 @@ pub fn fixture(path: &str) -> PathBuf {
     root().join("fixtures").join(path)
 }
 
+/// A copy of `fixtures/` with the symbolic links the `--root` tests need (an escape out of the
+/// tree, a link inside it, a directory loop), made once per test process: links are not kept
+/// in the repository, so a packaged crate or a checkout without them tests the same. Canonical.
+pub fn fixtures() -> &'static Path {
+    static MIRROR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    MIRROR.get_or_init(|| {
+        let tmp = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+        // Earlier runs' copies go once they are an hour old (a run in parallel keeps its own).
+        for old in std::fs::read_dir(&tmp).into_iter().flatten().flatten() {
+            let stale = old
+                .metadata()
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t.elapsed().unwrap_or_default().as_secs() > 3600);
+            if old.file_name().to_string_lossy().starts_with("fixtures-") && stale {
+                let _ = std::fs::remove_dir_all(old.path());
+            }
+        }
+        let mirror = tmp.join(format!("fixtures-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&mirror);
+        copy_tree(&root().join("fixtures"), &mirror);
+        let tree = mirror.join("tree");
+        std::os::unix::fs::symlink(root().join("README.md"), tree.join("outside-link")).unwrap();
+        std::os::unix::fs::symlink("hello.txt", tree.join("inside-link")).unwrap();
+        std::os::unix::fs::symlink("../notes", tree.join("notes/loop-dir")).unwrap();
+        std::fs::canonicalize(mirror).unwrap()
+    })
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let kind = entry.file_type().unwrap();
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
+}
+
 /// A fresh, empty directory under the target dir for files a test writes (canonical, so it
 /// compares equal to paths the server reports).
 pub fn scratch(name: &str) -> PathBuf {

@@ -15,7 +15,7 @@ fn replay(args: &[&str]) -> (Output, Duration) {
     let out = Command::new(bin())
         .arg("replay")
         .args(args)
-        .env("FIXTURES", crate::fixture("").canonicalize().unwrap())
+        .env("FIXTURES", crate::fixtures())
         .stderr(Stdio::piped())
         .output()
         .unwrap();

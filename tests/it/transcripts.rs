@@ -19,9 +19,9 @@ use std::time::Duration;
 use crate::app::cli::{self, Command as Cli};
 use crate::app::transcript::{self, Entry, Transcript, Vars};
 
-/// `$FIXTURES`: the absolute path of `fixtures/`.
+/// `$FIXTURES`: the absolute path of the test copy of `fixtures/` (with its symbolic links).
 fn vars() -> Vars {
-    let real = std::fs::canonicalize(crate::fixture("")).unwrap().to_string_lossy().trim_end_matches('/').to_string();
+    let real = crate::fixtures().to_string_lossy().trim_end_matches('/').to_string();
     vec![("FIXTURES".to_string(), real)]
 }
 

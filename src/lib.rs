@@ -54,6 +54,7 @@ mod tool;
 pub mod transport;
 
 pub use context::{ClientError, Context, LogLevel};
+pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
 pub use files::FileRoot;
 pub use jsonrpc::{ErrorObject, Id};
 pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};

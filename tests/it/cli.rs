@@ -27,24 +27,62 @@ fn help_and_version_go_to_stdout() {
     assert!(help.status.success());
     assert!(text(&help.stdout).starts_with("usage: baremcp"));
     let version = run(&["--version"], "");
-    assert_eq!(text(&version.stdout), format!("baremcp {}\n", env!("CARGO_PKG_VERSION")));
+    assert_eq!(
+        text(&version.stdout),
+        format!(
+            "baremcp {}\nprotocol versions: 2026-07-28, 2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05\n",
+            env!("CARGO_PKG_VERSION")
+        )
+    );
+    // Each command's --help is its own, never a file name or the global help.
+    for command in ["validate", "check", "replay", "proxy"] {
+        let out = run(&[command, "--help"], "");
+        assert!(out.status.success(), "{command}: {}", text(&out.stderr));
+        assert!(text(&out.stdout).starts_with(&format!("usage: baremcp {command} ")), "{}", text(&out.stdout));
+        assert!(out.stderr.is_empty(), "{command}: {}", text(&out.stderr));
+    }
 }
 
 #[test]
-fn bad_flags_exit_2_with_one_line_and_usage_on_stderr() {
-    for args in [
-        &["--bogus"][..],
-        &["--page-size", "0"],
-        &["--max-message-bytes", "lots"],
-        &["--log-level", "loud"],
-        &["stray"],
+fn check_prints_the_manifest_schema_and_the_example_manifests_pass_it() {
+    let out = run(&["check", "--schema"], "");
+    assert!(out.status.success());
+    let schema = crate::scratch("manifest-schema").join("schema.json");
+    std::fs::write(&schema, &out.stdout).unwrap();
+    let parsed: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(parsed["$schema"], "https://json-schema.org/draft/2020-12/schema");
+    // The schema and `check` agree: every example loads and validates, the broken one fails both.
+    for name in ["git", "sysinfo", "test", "tmkb", "broken"] {
+        let manifest = crate::fixture(&format!("manifests/{name}.json"));
+        let validated = run(&["validate", &schema.to_string_lossy(), &manifest.to_string_lossy()], "");
+        let checked = run(&["check", &manifest.to_string_lossy()], "");
+        let expected = if name == "broken" { (Some(1), Some(2)) } else { (Some(0), Some(0)) };
+        assert_eq!((validated.status.code(), checked.status.code()), expected, "{name}: {}", text(&validated.stdout));
+        assert!(validated.stderr.is_empty(), "the schema loads without warnings: {}", text(&validated.stderr));
+    }
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line_and_a_pointer_to_help() {
+    for (args, help) in [
+        (&["--bogus"][..], "baremcp --help"),
+        (&["--page-size", "0"], "baremcp --help"),
+        (&["--max-message-bytes", "lots"], "baremcp --help"),
+        (&["--log-level", "loud"], "baremcp --help"),
+        (&["stray"], "baremcp --help"),
+        (&["validate", "--bogus", "s.json"], "baremcp validate --help"),
+        (&["check"], "baremcp check --help"),
+        (&["replay", "--timeout-ms", "0", "f.txt"], "baremcp replay --help"),
+        (&["proxy", "--record"], "baremcp proxy --help"),
     ] {
         let out = run(args, "");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(out.stdout.is_empty(), "{args:?}: stdout must stay empty");
         let stderr = text(&out.stderr);
-        assert!(stderr.starts_with("baremcp: "), "{args:?}: {stderr}");
-        assert!(stderr.lines().nth(1).is_some_and(|l| l.starts_with("usage: baremcp")), "{args:?}: {stderr}");
+        let lines: Vec<&str> = stderr.lines().collect();
+        assert_eq!(lines.len(), 2, "{args:?}: {stderr}");
+        assert!(lines[0].starts_with("baremcp: "), "{args:?}: {stderr}");
+        assert_eq!(lines[1], format!("try '{help}'"), "{args:?}");
     }
 }
 

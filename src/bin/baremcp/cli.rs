@@ -13,17 +13,20 @@ use super::replay::ReplayOptions;
 use baremcp::FileRoot;
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
-pub const USAGE: &str = "\
-usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
-               [--max-message-bytes N] [--page-size N] [--log-level LEVEL]
-       baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]
-       baremcp check MANIFEST.json
-       baremcp replay [--timeout-ms N] [--stderr FILE] [--update] [--max-message-bytes N]
-                      FILE... [-- SERVER_CMD ARGS...]
-       baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] [--max-message-bytes N]
-                     -- SERVER_CMD ARGS...
-       baremcp --help | --version
+/// One command's help: its usage lines and what it does. `baremcp --help` prints them all;
+/// `baremcp COMMAND --help` only its own.
+pub struct Help {
+    pub name: &'static str,
+    pub usage: &'static str,
+    pub about: &'static str,
+}
 
+pub const SERVE: Help = Help {
+    name: "",
+    usage: "\
+usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
+               [--max-message-bytes N] [--page-size N] [--log-level LEVEL] [--log-file FILE]",
+    about: "\
 Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
 
 options:
@@ -35,39 +38,109 @@ options:
   --max-message-bytes N  longest accepted input line in bytes (default 16777216)
   --page-size N          items per page of a list result (default: all in one page)
   --log-level LEVEL      off, error, warn, info, debug or trace (default: RUST_LOG, else warn)
-  -h, --help             print this help
-  -V, --version          print the version
+  --log-file FILE        append log lines to FILE instead of stderr
+  -h, --help             print this help (COMMAND --help: that command's)
+  -V, --version          print the version and the MCP protocol versions spoken",
+};
 
-validate:
-  checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
-  line from stdin and prints one {\"valid\", \"errors\"} line per instance.
-  exit 0: all valid, 1: some invalid, 2: schema malformed or unreadable
+pub const VALIDATE: Help = Help {
+    name: "validate",
+    usage: "usage: baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]",
+    about: "\
+checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
+line from stdin and prints one {\"valid\", \"errors\"} line per instance.
+exit 0: all valid, 1: some invalid, 2: a file unreadable or not JSON, or the schema malformed",
+};
 
-check:
-  checks a manifest completely, prints what it serves; exit 0 when it loads, 2 when not
+pub const CHECK: Help = Help {
+    name: "check",
+    usage: "usage: baremcp check MANIFEST.json | --schema",
+    about: "\
+checks a manifest completely, prints what it serves and warns about what will likely not
+run as meant; exit 0 when it loads, 2 when not. --schema prints the manifest's JSON Schema
+(for editors: \"$schema\" in a manifest is accepted)",
+};
 
-replay:
-  runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
-  what it writes, as JSON, with the <-- lines; --timeout-ms (default 5000) bounds each wait;
-  --update rewrites the <-- lines from what the server wrote; a server line longer than
-  --max-message-bytes (default 16777216) fails the file. exit 0: all passed
+pub const REPLAY: Help = Help {
+    name: "replay",
+    usage: "\
+usage: baremcp replay [--timeout-ms N] [--stderr FILE] [--update] [--max-message-bytes N]
+                      FILE... [-- SERVER_CMD ARGS...]",
+    about: "\
+runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
+what it writes, as JSON, with the <-- lines; --timeout-ms (default 5000) bounds each wait;
+--update rewrites the <-- lines from what the server wrote; a server line longer than
+--max-message-bytes (default 16777216) fails the file. exit 0: all passed",
+};
 
-proxy:
-  forwards a client (stdin/stdout) to SERVER_CMD line by line; --record writes the session
-  as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them; a line
-  longer than --max-message-bytes (default 16777216) is dropped as it streams in and the
-  client gets an error instead";
+pub const PROXY: Help = Help {
+    name: "proxy",
+    usage: "\
+usage: baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] [--max-message-bytes N]
+                     -- SERVER_CMD ARGS...",
+    about: "\
+forwards a client (stdin/stdout) to SERVER_CMD line by line; --record writes the session
+as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them; a line
+longer than --max-message-bytes (default 16777216) is dropped as it streams in and the
+client gets an error instead",
+};
+
+const COMMANDS: [&Help; 4] = [&VALIDATE, &CHECK, &REPLAY, &PROXY];
+
+impl Help {
+    /// This command's usage and description.
+    pub fn text(&self) -> String {
+        format!("{}\n\n{}", self.usage, self.about)
+    }
+}
+
+/// `baremcp --help`: every usage line, then serving's options, then each command's text.
+pub fn full_help() -> String {
+    let mut out = SERVE.usage.to_string();
+    for help in COMMANDS {
+        // "usage: baremcp x" lines up under "usage: baremcp" as "       baremcp x".
+        out.push_str(&format!("\n{}", help.usage.replacen("usage: ", "       ", 1)));
+    }
+    out.push_str("\n       baremcp --help | --version\n\n");
+    out.push_str(SERVE.about);
+    for help in COMMANDS {
+        let about = help.about.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
+        out.push_str(&format!("\n\n{}:\n{about}", help.name));
+    }
+    out
+}
+
+/// A command line that cannot be run: the message, and the command whose help to point at.
+#[derive(Debug)]
+pub struct UsageError {
+    pub message: String,
+    pub command: &'static str,
+}
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let space = if self.command.is_empty() { "" } else { " " };
+        write!(f, "{}\ntry 'baremcp{space}{} --help'", self.message, self.command)
+    }
+}
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Command {
     Serve(ServeOptions),
-    Validate { schema: PathBuf, instances: Vec<PathBuf>, jsonl: bool },
+    Validate {
+        schema: PathBuf,
+        instances: Vec<PathBuf>,
+        jsonl: bool,
+    },
     Check(PathBuf),
     Replay(ReplayOptions),
     Proxy(ProxyOptions),
-    Help,
+    /// Print this text and exit 0.
+    Help(String),
     Version,
+    /// `check --schema`: print the manifest JSON Schema.
+    ManifestSchema,
 }
 
 /// Flags of the serving mode.
@@ -80,6 +153,7 @@ pub struct ServeOptions {
     pub max_message_bytes: usize,
     pub page_size: Option<usize>,
     pub log_level: Option<String>,
+    pub log_file: Option<PathBuf>,
 }
 
 impl Default for ServeOptions {
@@ -92,6 +166,7 @@ impl Default for ServeOptions {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             page_size: None,
             log_level: None,
+            log_file: None,
         }
     }
 }
@@ -129,19 +204,23 @@ impl ServeOptions {
 }
 
 /// Parses the arguments after the program name.
-pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Command, lexopt::Error> {
+pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Command, UsageError> {
     let mut parser = lexopt::Parser::from_args(args);
+    let mut command = "";
+    serve_or_command(&mut parser, &mut command).map_err(|e| UsageError { message: e.to_string(), command })
+}
+
+/// Serving's flags, or a command's (which then names itself in `command`, for the error).
+fn serve_or_command(parser: &mut lexopt::Parser, command: &mut &'static str) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
-            Long("max-resource-bytes") => {
-                options.max_resource_bytes = positive(&mut parser, "--max-resource-bytes")? as u64
-            }
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
-            Long("page-size") => options.page_size = Some(positive(&mut parser, "--page-size")?),
+            Long("max-resource-bytes") => options.max_resource_bytes = positive(parser, "--max-resource-bytes")? as u64,
+            Long("max-message-bytes") => options.max_message_bytes = positive(parser, "--max-message-bytes")?,
+            Long("page-size") => options.page_size = Some(positive(parser, "--page-size")?),
             Long("log-level") => {
                 let level: String = parser.value()?.string()?;
                 if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
@@ -151,31 +230,47 @@ pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Comm
                 }
                 options.log_level = Some(level);
             }
-            Short('h') | Long("help") => return Ok(Command::Help),
+            Long("log-file") => options.log_file = Some(PathBuf::from(parser.value()?)),
+            Short('h') | Long("help") => return Ok(Command::Help(full_help())),
             Short('V') | Long("version") => return Ok(Command::Version),
-            Value(word) if word == "validate" => return validate(parser),
-            Value(word) if word == "replay" => return replay(&mut parser),
-            Value(word) if word == "check" => {
-                let path = PathBuf::from(parser.value().map_err(|_| "check needs a MANIFEST.json")?);
-                if let Some(extra) = parser.next()? {
-                    return Err(extra.unexpected());
-                }
-                return Ok(Command::Check(path));
+            Value(word) => {
+                let Some(help) = COMMANDS.into_iter().find(|h| word == h.name) else {
+                    return Err(Value(word).unexpected());
+                };
+                *command = help.name;
+                return match help.name {
+                    "validate" => validate(parser),
+                    "check" => check(parser),
+                    "replay" => replay(parser),
+                    _ => proxy(parser),
+                };
             }
-            Value(word) if word == "proxy" => return proxy(&mut parser),
             _ => return Err(arg.unexpected()),
         }
     }
     Ok(Command::Serve(options))
 }
 
-fn validate(mut parser: lexopt::Parser) -> Result<Command, lexopt::Error> {
+fn check(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut path = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help(CHECK.text())),
+            Long("schema") if path.is_none() => return Ok(Command::ManifestSchema),
+            Value(file) if path.is_none() => path = Some(PathBuf::from(file)),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    path.map(Command::Check).ok_or_else(|| "check needs a MANIFEST.json".into())
+}
+
+fn validate(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut jsonl = false;
     let mut paths = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("jsonl") => jsonl = true,
-            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('h') | Long("help") => return Ok(Command::Help(VALIDATE.text())),
             Value(path) => paths.push(PathBuf::from(path)),
             _ => return Err(arg.unexpected()),
         }
@@ -225,7 +320,7 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
             Long("update") => options.update = true,
             Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
-            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('h') | Long("help") => return Ok(Command::Help(REPLAY.text())),
             Value(file) => options.files.push(PathBuf::from(file)),
             _ => return Err(arg.unexpected()),
         }
@@ -248,7 +343,7 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             Long("allow-tools") => options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?),
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
             Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
-            Short('h') | Long("help") => return Ok(Command::Help),
+            Short('h') | Long("help") => return Ok(Command::Help(PROXY.text())),
             _ => return Err(arg.unexpected()),
         }
     }
@@ -326,17 +421,48 @@ mod tests {
         ] {
             assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
         }
-        // The error names the option and what it takes.
+        // The error names the option and what it takes, and which help to read.
         let message = |args: &[&str]| parse(args.iter().copied()).err().unwrap().to_string();
-        assert_eq!(message(&["--page-size", "0"]), r#"--page-size needs a whole number of at least 1, not "0""#);
+        assert_eq!(
+            message(&["--page-size", "0"]),
+            "--page-size needs a whole number of at least 1, not \"0\"\ntry 'baremcp --help'"
+        );
         assert_eq!(
             message(&["replay", "--timeout-ms", "x", "f"]),
-            r#"--timeout-ms needs a whole number of at least 1, not "x""#
+            "--timeout-ms needs a whole number of at least 1, not \"x\"\ntry 'baremcp replay --help'"
         );
         assert_eq!(
             message(&["--log-level", "loud"]),
-            r#"--log-level must be off, error, warn, info, debug or trace, not "loud""#
+            "--log-level must be off, error, warn, info, debug or trace, not \"loud\"\ntry 'baremcp --help'"
         );
-        assert_eq!(message(&["check"]), "check needs a MANIFEST.json");
+        assert_eq!(message(&["check"]), "check needs a MANIFEST.json\ntry 'baremcp check --help'");
+        assert_eq!(
+            message(&["check", "a.json", "b.json"]),
+            "unexpected argument \"b.json\"\ntry 'baremcp check --help'"
+        );
+    }
+
+    #[test]
+    fn every_command_has_its_own_help() {
+        let help = |args: &[&str]| match parse(args.iter().copied()) {
+            Ok(Command::Help(text)) => text,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        let full = help(&["--help"]);
+        assert_eq!(help(&["-h"]), full);
+        for (name, text) in
+            [("validate", VALIDATE.text()), ("check", CHECK.text()), ("replay", REPLAY.text()), ("proxy", PROXY.text())]
+        {
+            assert_eq!(help(&[name, "--help"]), text);
+            assert!(text.starts_with(&format!("usage: baremcp {name} ")), "{text}");
+            // The full help holds each command's usage line and description.
+            assert!(full.contains(&format!("       baremcp {name} ")), "{name} missing from:\n{full}");
+            assert!(full.contains(&format!("\n\n{name}:\n  ")), "{name} missing from:\n{full}");
+        }
+        // Help wins even where the command's own arguments are missing or come later.
+        assert_eq!(help(&["replay", "--help"]), REPLAY.text());
+        assert_eq!(help(&["proxy", "-h", "--", "srv"]), PROXY.text());
+        assert_eq!(parse(["check", "--schema"]).unwrap(), Command::ManifestSchema);
+        assert!(full.lines().all(|l| l.len() <= 100), "{full}");
     }
 }

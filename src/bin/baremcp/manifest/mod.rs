@@ -24,6 +24,11 @@ use baremcp::{
 
 mod check;
 
+/// The manifest format as a JSON Schema, for editors (`baremcp check --schema`); `check` says
+/// more than it can (placeholders, schemas, files), and a test holds the two to agreeing on the
+/// example manifests.
+pub const SCHEMA: &str = include_str!("schema.json");
+
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const DEFAULT_MAX_OUTPUT: u64 = 1024 * 1024;
 /// The largest file a `path` resource serves.

@@ -37,6 +37,13 @@ impl<'a> Request<'a> {
         self.meta.era
     }
 
+    /// When the request began, if its completion will be logged. Timing costs a clock read
+    /// per request, so only then; asked here, so the filter is this module's, where the line
+    /// is logged (`RUST_LOG=baremcp::request=info`).
+    pub fn started() -> Option<std::time::Instant> {
+        log::log_enabled!(log::Level::Info).then(std::time::Instant::now)
+    }
+
     pub fn log_completion(&self, reply: &Reply, micros: u128) {
         let outcome = match reply {
             Ok(_) => "ok".to_string(),

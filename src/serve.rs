@@ -9,7 +9,7 @@
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
 use std::os::fd::RawFd;
 use std::panic::{self, AssertUnwindSafe};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::json;
 
@@ -145,8 +145,7 @@ fn serve_message<'a>(
 ) -> Option<(Option<Id<'a>>, Reply)> {
     match message {
         Message::Request { id, method, params } => {
-            // Timing costs a clock read per request: only when the line will be logged.
-            let started = log::log_enabled!(log::Level::Info).then(Instant::now);
+            let started = Request::started();
             let mut request = match Request::new(&id, &method, &params) {
                 Ok(request) => request,
                 Err(error) => return Some((Some(id), Err(error))),

@@ -178,8 +178,15 @@ fn logs_go_to_stderr_and_stdout_stays_protocol() {
     let stderr = text(&out.stderr);
     assert!(stderr.contains(r#"<- {"jsonrpc":"2.0","id":3,"method":"nope"}"#), "{stderr}");
     assert!(stderr.contains(r#"-> {"jsonrpc":"2.0","id":3,"error":{"code":-32601"#), "{stderr}");
-    let info: Vec<&str> = stderr.lines().filter(|l| l.starts_with("[INFO")).collect();
+    let info: Vec<&str> = stderr.lines().filter(|l| l.contains(" INFO  ")).collect();
     assert_eq!(info.len(), 3, "{stderr}");
+    // Each line starts with an RFC 3339 UTC timestamp, then the level and the module.
+    for line in stderr.lines() {
+        let (stamp, rest) = line.split_once(' ').unwrap();
+        let b = stamp.as_bytes();
+        assert!(stamp.len() == 24 && b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && stamp.ends_with('Z'), "{line}");
+        assert!(rest.starts_with("INFO  baremcp::") || rest.starts_with("DEBUG baremcp::"), "{line}");
+    }
     assert!(info[1].contains("tools/call id=2 ") && info[1].ends_with("ok tool=hello isError=false"), "{}", info[1]);
     assert!(info[2].contains("nope id=3 ") && info[2].ends_with("error -32601"), "{}", info[2]);
 
@@ -192,7 +199,63 @@ fn logs_go_to_stderr_and_stdout_stays_protocol() {
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     child.wait().unwrap();
-    assert_eq!(stderr.lines().filter(|l| l.starts_with("[INFO")).count(), 3, "{stderr}");
+    assert_eq!(stderr.lines().filter(|l| l.contains(" INFO  baremcp::request: ")).count(), 3, "{stderr}");
+}
+
+/// The log lines a run of `input` writes with `RUST_LOG=filter`.
+fn logged(filter: &str, input: &str) -> Vec<String> {
+    let mut child = baremcp()
+        .env("RUST_LOG", filter)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child.wait().unwrap();
+    stderr.lines().map(|l| l.split_once(' ').unwrap().1.to_string()).collect()
+}
+
+#[test]
+fn each_module_the_readme_names_filters_its_own_lines() {
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    // The targets the README's Logging section lists, each with the lines it carries.
+    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
+    for (module, level, expected) in [
+        ("baremcp::request", "info", "INFO  baremcp::request: ping id=1 "),
+        ("baremcp::serve", "debug", "DEBUG baremcp::serve: <- {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
+        ("baremcp::outbox", "debug", "DEBUG baremcp::outbox: -> {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
+    ] {
+        assert!(readme.contains(&format!("`{module}`")), "README's Logging section names {module}");
+        let lines = logged(&format!("{module}={level}"), input);
+        assert_eq!(lines.len(), 1, "{module}: {lines:?}");
+        assert!(lines[0].starts_with(expected), "{module}: {lines:?}");
+    }
+    assert!(logged("baremcp::dispatch=trace", input).is_empty(), "a module that logs nothing shows nothing");
+}
+
+#[test]
+fn log_file_gets_the_lines_and_an_unwritable_one_is_named() {
+    let dir = crate::scratch("log-file");
+    let file = dir.join("baremcp.log");
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let out = run(&["--log-level", "info", "--log-file", &file.to_string_lossy()], input);
+    assert!(out.status.success());
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let written = std::fs::read_to_string(&file).unwrap();
+    assert!(written.contains(" INFO  baremcp::request: ping id=1 "), "{written}");
+    // A second run appends.
+    run(&["--log-level", "info", "--log-file", &file.to_string_lossy()], input);
+    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
+    let nowhere = dir.join("no/such/dir/x.log").to_string_lossy().into_owned();
+    let out = run(&["--log-file", &nowhere], input);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")), "{}", text(&out.stderr));
+    let out = run(&["proxy", "--record", &nowhere, "--", "cat"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")), "{}", text(&out.stderr));
 }
 
 #[test]
@@ -247,6 +310,19 @@ fn validate_reports_each_instance_and_exits_by_verdict() {
     }
     let missing = run(&["validate", &path("absent.json")], "");
     assert_eq!(missing.status.code(), Some(2));
+    // An instance that cannot be read is not invalid: nothing was checked (2, named on stderr).
+    std::fs::write(dir.join("text.json"), "not json").unwrap();
+    for unreadable in ["absent.json", "text.json"] {
+        let out =
+            run(&["validate", &path("schema.json"), &path("good.json"), &path(unreadable), &path("bad.json")], "");
+        assert_eq!(out.status.code(), Some(2), "{unreadable}");
+        assert!(text(&out.stderr).starts_with(&format!("{}: ", path(unreadable))), "{}", text(&out.stderr));
+        assert_eq!(
+            text(&out.stdout).lines().filter(|l| !l.starts_with("  ")).count(),
+            2,
+            "the others are still checked"
+        );
+    }
 
     std::fs::write(
         dir.join("warn.json"),

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 pub(crate) mod catalog;
 pub(crate) mod cli;
 pub(crate) mod command;
+pub(crate) mod logging;
 pub(crate) mod manifest;
 pub(crate) mod proxy;
 pub(crate) mod replay;
@@ -16,7 +17,7 @@ pub(crate) mod transcript;
 pub(crate) mod validate;
 pub(crate) mod wait;
 
-use cli::{Command, USAGE};
+use cli::Command;
 
 fn main() -> ExitCode {
     match run() {
@@ -35,19 +36,29 @@ fn main() -> ExitCode {
 fn run() -> io::Result<ExitCode> {
     let command = match cli::parse(std::env::args_os().skip(1)) {
         Ok(command) => command,
-        Err(e) => return failed(format!("baremcp: {e}\n{USAGE}")),
+        Err(e) => return failed(format!("baremcp: {e}")),
     };
     let code = match command {
-        Command::Help => {
-            writeln!(io::stdout().lock(), "{USAGE}")?;
+        Command::Help(text) => {
+            writeln!(io::stdout().lock(), "{text}")?;
             0
         }
         Command::Version => {
-            writeln!(io::stdout().lock(), "baremcp {}", env!("CARGO_PKG_VERSION"))?;
+            let versions: Vec<&str> = baremcp::MODERN_VERSIONS.into_iter().chain(baremcp::LEGACY_VERSIONS).collect();
+            writeln!(
+                io::stdout().lock(),
+                "baremcp {}\nprotocol versions: {}",
+                env!("CARGO_PKG_VERSION"),
+                versions.join(", ")
+            )?;
+            0
+        }
+        Command::ManifestSchema => {
+            writeln!(io::stdout().lock(), "{}", manifest::SCHEMA.trim_end())?;
             0
         }
         Command::Validate { schema, instances, jsonl } => {
-            init_logger(None);
+            init_logger(None, None)?;
             validate::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr())?
         }
         Command::Check(path) => {
@@ -55,6 +66,9 @@ fn run() -> io::Result<ExitCode> {
                 Ok(manifest) => manifest,
                 Err(problems) => return failed(cli::manifest_problems(&path, &problems)),
             };
+            for w in manifest.warnings() {
+                eprintln!("{}: warning: {}: {}", path.display(), w.pointer, w.message);
+            }
             let summary = manifest.summary();
             if let Err(e) = manifest.into_server() {
                 return failed(format!("{}: {e}", path.display()));
@@ -63,15 +77,15 @@ fn run() -> io::Result<ExitCode> {
             0
         }
         Command::Replay(options) => {
-            init_logger(None);
+            init_logger(None, None)?;
             replay::run(&options, &mut io::stdout().lock())?
         }
         Command::Proxy(options) => {
-            init_logger(None);
+            init_logger(None, None)?;
             proxy::run(options)?
         }
         Command::Serve(options) => {
-            init_logger(options.log_level.as_deref());
+            init_logger(options.log_level.as_deref(), options.log_file.as_deref())?;
             match options.build() {
                 Ok(server) => server.serve_stdio()?,
                 Err(e) => return failed(format!("baremcp: {e}")),
@@ -82,19 +96,21 @@ fn run() -> io::Result<ExitCode> {
     Ok(ExitCode::from(code.clamp(0, 255) as u8))
 }
 
+/// An i/o error that names the file it happened to, so no message is only "No such file".
+pub(crate) fn named(path: &std::path::Path, error: io::Error) -> io::Error {
+    io::Error::new(error.kind(), format!("{}: {error}", path.display()))
+}
+
 /// Exit code 2, after saying why on stderr.
 fn failed(why: String) -> io::Result<ExitCode> {
     eprintln!("{why}");
     Ok(ExitCode::from(2))
 }
 
-/// Logs go to stderr: `--log-level` if given, else `RUST_LOG`, else warnings and errors. A panic is
-/// logged as an error line rather than printed by the default hook.
-fn init_logger(level: Option<&str>) {
-    let mut builder = env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn"));
-    if let Some(level) = level {
-        builder.parse_filters(level);
-    }
-    builder.target(env_logger::Target::Stderr).init();
+/// Logs go to stderr, or `--log-file`: `--log-level` if given, else `RUST_LOG`, else warnings
+/// and errors. A panic is logged as an error line rather than printed by the default hook.
+fn init_logger(level: Option<&str>, file: Option<&std::path::Path>) -> io::Result<()> {
+    logging::init(level, file)?;
     std::panic::set_hook(Box::new(|info| log::error!("{info}")));
+    Ok(())
 }

@@ -87,7 +87,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         .map_err(|e| io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy())))?;
     let record = match &options.record {
         Some(path) => {
-            let mut file = BufWriter::new(File::create(path)?);
+            let mut file = BufWriter::new(File::create(path).map_err(|e| super::named(path, e))?);
             let command: Vec<String> = options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
             writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;

@@ -8,7 +8,9 @@ use serde_json::{Value, json};
 
 use baremcp::schema::{Errors, Schema};
 
-/// Runs the command; returns the exit code (0 all valid, 1 some invalid, 2 bad schema).
+/// Runs the command; returns the exit code: 0 all valid, 1 some invalid, 2 when the schema is
+/// malformed or a file cannot be read as JSON (an instance that cannot be read is not invalid:
+/// nothing was checked).
 pub fn run(
     schema: &Path,
     instances: &[PathBuf],
@@ -31,6 +33,7 @@ pub fn run(
         writeln!(err, "{}: warning: {warning}", schema.display())?;
     }
     let mut all_valid = true;
+    let mut unreadable = false;
     if jsonl {
         for (n, line) in io::stdin().lock().lines().enumerate() {
             let line = line?;
@@ -43,7 +46,15 @@ pub fn run(
         }
     } else {
         for path in instances {
-            let verdict = read_json(path).map_err(parse_failure).and_then(|instance| compiled.validate(&instance));
+            let instance = match read_json(path) {
+                Ok(instance) => instance,
+                Err(message) => {
+                    writeln!(err, "{message}")?;
+                    unreadable = true;
+                    continue;
+                }
+            };
+            let verdict = compiled.validate(&instance);
             all_valid &= verdict.is_ok();
             match verdict {
                 Ok(()) => writeln!(out, "{}: valid", path.display())?,
@@ -57,7 +68,13 @@ pub fn run(
         }
     }
     out.flush()?;
-    Ok(if all_valid { 0 } else { 1 })
+    Ok(if unreadable {
+        2
+    } else if all_valid {
+        0
+    } else {
+        1
+    })
 }
 
 fn read_json(path: &Path) -> Result<Value, String> {

@@ -299,7 +299,7 @@ impl Checker<'_> {
     }
 
     fn warn(&mut self, pointer: &str, message: impl Into<String>) {
-        self.warnings.push(problem(pointer, message));
+        self.warnings.push(Problem::new(pointer, message));
     }
 
     /// Warnings about a command that loads but will likely not run as meant. `safe` says

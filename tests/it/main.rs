@@ -8,11 +8,13 @@
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
+//! - `commands`: manifest commands that write without end or leave grandchildren behind
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
 mod cli;
 mod clients;
+mod commands;
 mod everything;
 mod files;
 mod library;
@@ -94,6 +96,21 @@ pub fn scratch(name: &str) -> PathBuf {
 /// dropped.
 pub fn serving<A: AsRef<OsStr>>(args: impl IntoIterator<Item = A>) -> std::io::Result<Child> {
     Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+}
+
+/// Like [`serving`], with the server's address space limited to `kib` KiB (`ulimit -v`): a
+/// server that would hold too much fails (an allocation error, a clean refusal) instead of
+/// taking the machine's memory.
+pub fn serving_limited<A: AsRef<OsStr>>(kib: u64, args: impl IntoIterator<Item = A>) -> std::io::Result<Child> {
+    Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_baremcp"))
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

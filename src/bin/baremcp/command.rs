@@ -3,10 +3,15 @@
 //!
 //! The serving loop stays single-threaded; only here, two short-lived threads drain the
 //! child's stdout and stderr so that neither pipe can fill up and stall the child, and
-//! stderr lines reach the caller (as progress) while the command runs.
+//! stderr lines reach the caller (as progress) while the command runs. What they hand over
+//! is bounded: stdout is kept up to the cap and counted past it, and stderr lines wait in a
+//! queue of a few lines, so a command that writes faster than the caller reads is slowed
+//! down rather than held in memory. The deadline is checked on every line, so a command
+//! that never stops writing is still ended on time.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read, Write};
+#[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
@@ -43,10 +48,11 @@ impl Outcome {
     pub fn describe_status(&self) -> String {
         match self.status {
             None => "timed out".into(),
-            Some(status) => match (status.code(), status.signal()) {
-                (Some(code), _) => format!("exit status {code}"),
-                (None, Some(signal)) => format!("killed by signal {signal}"),
-                _ => status.to_string(),
+            Some(status) => match status.code() {
+                Some(code) => format!("exit status {code}"),
+                #[cfg(unix)]
+                None if status.signal().is_some() => format!("killed by signal {}", status.signal().unwrap_or(0)),
+                None => status.to_string(),
             },
         }
     }
@@ -54,6 +60,10 @@ impl Outcome {
 
 /// The variables a command keeps from baremcp's environment; nothing else leaks through.
 const KEPT: [&str; 3] = ["PATH", "HOME", "LANG"];
+
+/// How many stderr lines may wait for the caller; past it, the reading thread waits, and so
+/// does the command once its pipe is full.
+const QUEUED_LINES: usize = 8;
 
 enum Event {
     StderrLine(String),
@@ -78,6 +88,7 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     }
     command.stdin(if invocation.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     // Its own process group, so a timeout ends everything the command started.
+    #[cfg(unix)]
     command.process_group(0);
     let mut child = command.spawn()?;
 
@@ -87,7 +98,7 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
             let _ = stdin.write_all(text.as_bytes());
         });
     }
-    let (send, events) = mpsc::channel();
+    let (send, events) = mpsc::sync_channel(QUEUED_LINES);
     let mut stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout"))?;
     let max = invocation.max_output;
     let out_send = send.clone();
@@ -97,8 +108,11 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
             if n == 0 {
                 break;
             }
-            let room = max.saturating_sub(kept.len());
-            kept.extend_from_slice(&chunk[..n.min(room)]);
+            let keep = n.min(max.saturating_sub(kept.len()));
+            // A cap larger than memory allows ends keeping, not the server.
+            if kept.try_reserve(keep).is_ok() {
+                kept.extend_from_slice(&chunk[..keep]);
+            }
             total += n;
         }
         let _ = out_send.send(Event::StdoutDone(kept, total));
@@ -124,8 +138,11 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     let mut stderr_done = false;
     let mut timed_out = false;
     while stdout_bytes.is_none() || !stderr_done {
+        // Checked before each event, not only when none comes: a command that writes without
+        // pause would otherwise never let the wait time out.
         let left = deadline.saturating_duration_since(Instant::now());
-        match events.recv_timeout(left) {
+        let event = if left.is_zero() { Err(mpsc::RecvTimeoutError::Timeout) } else { events.recv_timeout(left) };
+        match event {
             Ok(Event::StderrLine(line)) => {
                 on_stderr_line(&line);
                 if stderr_text.len() < max {
@@ -135,7 +152,8 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
             }
             Ok(Event::StdoutDone(bytes, n)) => (stdout_bytes, total) = (Some(bytes), n),
             Ok(Event::StderrDone) => stderr_done = true,
-            Err(_) => {
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
                 timed_out = true;
                 kill_group(&mut child);
                 break;
@@ -159,12 +177,28 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     Ok(Outcome { stdout, truncated, stderr: stderr_text, status })
 }
 
-/// Ends the command's process group. std can only signal the child itself, so the group is
-/// signalled with the system's `kill`; the child is killed directly as well in case that
-/// is missing.
+/// Ends the command's process group (its id is the child's, which is not reaped yet, so it
+/// names no one else), then the child itself. std can only signal the child, so the group is
+/// signalled through the C library directly: running a `kill` program would fail where none
+/// is on `PATH`, leaving grandchildren behind.
+#[cfg(unix)]
 fn kill_group(child: &mut std::process::Child) {
-    let group = format!("-{}", child.id());
-    let _ = Command::new("kill").args(["-KILL", "--", &group]).stdout(Stdio::null()).stderr(Stdio::null()).status();
+    unsafe extern "C" {
+        #[link_name = "kill"]
+        fn signal_process(pid: i32, signal: i32) -> i32;
+    }
+    const SIGKILL: i32 = 9;
+    if let Ok(group) = i32::try_from(child.id()) {
+        // SAFETY: the call takes two integers and touches no memory of this process; a
+        // negative pid names a process group.
+        unsafe { signal_process(-group, SIGKILL) };
+    }
+    let _ = child.kill();
+}
+
+/// Without process groups, only the child itself can be ended.
+#[cfg(not(unix))]
+fn kill_group(child: &mut std::process::Child) {
     let _ = child.kill();
 }
 

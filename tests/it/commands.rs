@@ -1,0 +1,125 @@
+//! Manifest commands as the binary runs them: a command that writes without end is cut off at
+//! its timeout with the server's memory bounded, and a timeout ends every process the command
+//! started, even on a machine whose `PATH` holds no `kill`.
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+/// Writes a manifest of one tool running `argv` with `timeoutMs` and returns its path.
+fn manifest(dir: &Path, argv: Value, timeout_ms: u64) -> String {
+    let tool = json!({"name": "t", "description": "d", "run": {"argv": argv, "timeoutMs": timeout_ms}});
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, json!({"tools": [tool]}).to_string()).unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// A 2026-07-28 `tools/call` of `t`, with a progress token when asked.
+fn call(id: u64, progress: bool) -> String {
+    let mut meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    if progress {
+        meta["progressToken"] = json!("p");
+    }
+    format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "_meta": meta}}))
+}
+
+/// Peak resident memory of a running process, in KiB.
+fn peak_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with("VmHWM:")).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// Sends `request` to a running server and waits (at most 20 s) for the reply with `id`,
+/// counting the notifications before it; returns the reply and how long it took.
+fn reply_to(child: &mut Child, request: &str, id: u64) -> (Value, usize, Duration) {
+    let started = Instant::now();
+    child.stdin.as_mut().unwrap().write_all(request.as_bytes()).unwrap();
+    let stdout = BufReader::new(child.stdout.take().unwrap());
+    let (send, lines) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in stdout.lines().map_while(Result::ok) {
+            let value: Value = serde_json::from_str(&line).unwrap();
+            let done = value["id"] == json!(id);
+            if send.send(value).is_err() || done {
+                return;
+            }
+        }
+    });
+    let mut notifications = 0;
+    loop {
+        let value = lines.recv_timeout(Duration::from_secs(20)).expect("the server died or did not answer within 20 s");
+        if value["id"] == json!(id) {
+            return (value, notifications, started.elapsed());
+        }
+        notifications += 1;
+    }
+}
+
+#[test]
+fn endless_output_is_cut_off_at_the_timeout_in_bounded_memory() {
+    let dir = crate::scratch("endless-output");
+    let cases = [
+        (json!(["sh", "-c", "while :; do echo x >&2; done"]), false),
+        (json!(["sh", "-c", "while :; do echo x >&2; done"]), true),
+        (json!(["sh", "-c", "head -c 100000000 /dev/zero | tr '\\0' x >&2; sleep 30"]), false),
+        (json!(["yes"]), false),
+        (json!(["sh", "-c", "yes & yes >&2"]), true),
+    ];
+    for (argv, progress) in cases {
+        // Under a 1 GiB address-space limit, a server that holds what it reads dies quickly
+        // instead of taking the machine's memory: the test then fails at once.
+        let mut child = crate::serving_limited(1 << 20, ["--manifest", &manifest(&dir, argv.clone(), 500)]).unwrap();
+        let (reply, notifications, elapsed) = reply_to(&mut child, &call(1, progress), 1);
+        let peak = peak_kib(child.id());
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+        assert_eq!(text, "the command timed out after 500 ms and was stopped", "{argv} {progress}: {reply}");
+        assert!(elapsed < Duration::from_secs(3), "{argv} {progress}: the 500 ms timeout took {elapsed:?}");
+        assert!(peak < 64 * 1024, "{argv} {progress}: peak memory {peak} KiB");
+        assert!(progress || notifications == 0, "{argv}: {notifications} notifications without a token");
+    }
+}
+
+/// Whether process `pid` is still running (a zombie waiting for its parent is not).
+fn running(pid: &str) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|stat| {
+        let state = stat.rsplit_once(") ").map(|(_, rest)| rest.chars().next());
+        state != Some(Some('Z'))
+    })
+}
+
+#[test]
+fn a_timeout_ends_grandchildren_without_kill_on_path() {
+    let dir = crate::scratch("grandchildren");
+    let pidfile = dir.join("pid");
+    let script = format!("/bin/sleep 60 & echo $! > '{}'; wait", pidfile.display());
+    let manifest = manifest(&dir, json!(["/bin/sh", "-c", script]), 300);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--manifest", &manifest])
+        .env("PATH", "")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (reply, _, _) = reply_to(&mut child, &call(1, false), 1);
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert!(reply["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("timed out"), "{reply}");
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while running(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = running(&pid);
+    if survived {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+    }
+    assert!(!survived, "the grandchild {pid} outlived the timeout");
+}

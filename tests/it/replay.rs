@@ -63,6 +63,10 @@ fn filters_and_placeholders() {
     assert!(out.status.success(), "{}", stdout(&out));
     let (out, _) = replay(&[&file("placeholders.txt")]);
     assert!(out.status.success(), "{}", stdout(&out));
+    // With `cat` upstream, whatever the proxy forwards comes back: nothing ambiguous may.
+    let (out, _) =
+        replay(&[&file("ambiguous-client.txt"), "--", bin(), "proxy", "--allow-tools", "calculate", "--", "cat"]);
+    assert!(out.status.success(), "{}", stdout(&out));
     // Without the filter the same deny transcript fails: the filter is what it checks.
     let (out, _) = replay(&[&deny, "--", bin(), "--page-size", "1"]);
     assert_eq!(out.status.code(), Some(1));
@@ -197,4 +201,48 @@ fn the_proxy_bounds_lines_both_ways() {
         proxy(&["--", "sh", "-c", script], "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}"),
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}\n"
     );
+}
+
+#[test]
+fn the_filter_judges_server_lines_as_the_client_will_read_them() {
+    let dir = crate::scratch("proxy-ambiguous-server");
+    // What the upstream answers to each line it reads, in order.
+    let answers: [&[u8]; 7] = [
+        br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"calculate"}]},"result":{"tools":[{"name":"secret"}]}}"#,
+        br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"calculate","name":"secret"}]}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"secret"},{"name":"calculate"},{"title":"no name"}],"nextCursor":"c"}}"#,
+        b"{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"tools\":[{\"name\":\"secret\",\"x\":\"\xff\"}]}}",
+        br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","level":"debug"}}"#,
+        br#"[{"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"secret"}]}}]"#,
+        br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+    ];
+    let file = dir.join("answers");
+    std::fs::write(&file, answers.iter().flat_map(|a| [*a, b"\n"]).flatten().copied().collect::<Vec<u8>>()).unwrap();
+    let script =
+        format!("while IFS= read -r x; do IFS= read -r y <&3 && printf '%s\\n' \"$y\"; done 3< '{}'", file.display());
+    let mut child = Command::new(bin())
+        .args(["proxy", "--allow-tools", "calculate", "--", "sh", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let pings: String =
+        (1..=7).map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")).collect();
+    child.stdin.take().unwrap().write_all(pings.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let refused = |id: u64, why: &str| {
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"error\":{{\"code\":-32603,\"message\":\"server message refused by the filtering proxy\",\"data\":\"{why}\"}}}}"
+        )
+    };
+    let expected = [
+        refused(1, r#"the member \"result\" is named twice at line 1 column 74"#),
+        refused(2, r#"the member \"name\" is named twice at line 1 column 69"#),
+        r#"{"id":3,"jsonrpc":"2.0","result":{"nextCursor":"c","tools":[{"name":"calculate"}]}}"#.to_string(),
+        refused(4, "the message is not UTF-8"),
+        r#"[{"id":6,"jsonrpc":"2.0","result":{"tools":[]}}]"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_string(),
+    ];
+    assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), expected);
 }

@@ -4,12 +4,17 @@
 //! tools. Lines are bounded: one longer than the limit is dropped as it streams in, and the
 //! client gets an error in its place.
 //!
-//! Filtering rewrites only what it must: a `tools/list` response (filtered tools removed,
+//! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
 //! the proxy answers itself with -32602 `unknown tool` without forwarding. A batch that holds
 //! a `tools/list` or `tools/call` is refused while filters are on, so nothing slips past them.
+//!
+//! A filter must judge exactly what the other side will read. JSON with a member named twice
+//! means one thing to a reader that keeps the first and another to one that keeps the last,
+//! and text that is not UTF-8 or not strict JSON may be read leniently upstream; so while
+//! filters are on, every line either way must be strict UTF-8 JSON with no member named
+//! twice at any depth, or it is not forwarded (a request gets an error in its place).
 
-use std::collections::HashSet;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Write};
@@ -18,7 +23,8 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::{Map, Value, json};
 
 use super::transcript;
 use super::wait::exit_by;
@@ -97,16 +103,15 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         None => None,
     };
     let sinks = Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
-    let pending_lists: Arc<Mutex<HashSet<String>>> = Arc::default();
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
     let child = Arc::new(Mutex::new(child));
     let client_thread = {
-        let (sinks, pending, options, child) = (sinks.clone(), pending_lists.clone(), options.clone(), child.clone());
+        let (sinks, options, child) = (sinks.clone(), options.clone(), child.clone());
         std::thread::spawn(move || {
-            client_to_upstream(upstream_in, &sinks, &pending, &options);
+            client_to_upstream(upstream_in, &sinks, &options);
             // The client hung up and the upstream's input is closed: give it a moment to exit,
             // then end it.
             let exited = exit_by(Instant::now() + GRACE, || child.lock().unwrap_or_else(|e| e.into_inner()).try_wait());
@@ -136,11 +141,20 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             Line::Complete => {
                 let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line));
                 log_line("server -> client", &text);
-                let filtered = options.filtering().then(|| filter_list(&text, &pending_lists, &options)).flatten();
-                sinks.record(&format!("<-- {}", filtered.as_deref().unwrap_or(&text)));
-                match filtered {
-                    Some(rewritten) => format!("{rewritten}\n").into_bytes(),
-                    None => [&line[..], b"\n"].concat(),
+                let verdict = if options.filtering() { filter_server_line(&line, &options) } else { Verdict::Forward };
+                match verdict {
+                    Verdict::Forward => {
+                        sinks.record(&format!("<-- {text}"));
+                        [&line[..], b"\n"].concat()
+                    }
+                    Verdict::Answer(rewritten) => {
+                        sinks.record(&format!("<-- {rewritten}"));
+                        format!("{rewritten}\n").into_bytes()
+                    }
+                    Verdict::Drop(why) => {
+                        sinks.record(&format!("# the proxy dropped a server line: {why}"));
+                        continue;
+                    }
                 }
             }
         };
@@ -188,22 +202,9 @@ fn describe(line: &str) -> (String, String) {
 /// JSON-RPC's internal error, for what the proxy cannot forward.
 const INTERNAL_ERROR: i64 = -32603;
 
-/// The method and id of a JSON-RPC request (a notification has no id; a response no method).
-fn request(message: &Value) -> Option<(&str, &Value)> {
-    let id = message.get("id").filter(|id| id.is_string() || id.is_number())?;
-    let method = message.get("method")?.as_str()?;
-    (message["jsonrpc"] == "2.0" && message.get("result").is_none() && message.get("error").is_none())
-        .then_some((method, id))
-}
-
 /// Forwards client lines to the upstream, replying to filtered calls itself. When the client
 /// closes its input, the upstream's input is closed too.
-fn client_to_upstream(
-    upstream: std::process::ChildStdin,
-    sinks: &Sinks,
-    pending: &Mutex<HashSet<String>>,
-    options: &ProxyOptions,
-) {
+fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options: &ProxyOptions) {
     let mut upstream = BufWriter::new(upstream);
     let mut stdin = io::stdin().lock();
     let mut lines = LineReader::new(options.max_message_bytes);
@@ -221,10 +222,20 @@ fn client_to_upstream(
             }
             Ok(Line::Complete) => {
                 sinks.record(&transcript::client_line(&line));
-                let text = std::str::from_utf8(&line).ok();
-                text.inspect(|text| log_line("client -> server", text));
-                let reply = text.filter(|_| options.filtering()).and_then(|text| intercept(text, pending, options));
-                reply.inspect(|reply| sinks.record(&format!("<-- {reply}")))
+                if let Ok(text) = std::str::from_utf8(&line) {
+                    log_line("client -> server", text);
+                }
+                match if options.filtering() { intercept(&line, options) } else { Verdict::Forward } {
+                    Verdict::Forward => None,
+                    Verdict::Answer(reply) => {
+                        sinks.record(&format!("<-- {reply}"));
+                        Some(reply)
+                    }
+                    Verdict::Drop(why) => {
+                        sinks.record(&format!("# the proxy dropped this line: {why}"));
+                        continue;
+                    }
+                }
             }
         };
         let sent = match reply {
@@ -239,33 +250,95 @@ fn client_to_upstream(
     drop(upstream);
 }
 
-/// Looks at a client line while filters are on: notes `tools/list` ids, and returns the reply
-/// for what must not reach the upstream.
-fn intercept(text: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
-    let message: Value = serde_json::from_str(text).ok()?;
+/// What a filter does with one line.
+enum Verdict {
+    Forward,
+    /// Send this instead (to the client): an error in place of a request, or a rewritten
+    /// response.
+    Answer(String),
+    /// Forward nothing and answer nothing (a notification, or an answer nobody can match),
+    /// for this reason.
+    Drop(String),
+}
+
+/// Looks at a client line while filters are on: what must not reach the upstream is answered
+/// (a request) or dropped (a notification).
+fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
+    let message = match judge(line) {
+        Ok(message) => message,
+        Err(refusal) => {
+            log::warn!("a client message was refused: {}", refusal.why);
+            return refuse(line, refusal.error);
+        }
+    };
+    let method = |item: &Value| item.get("method").and_then(Value::as_str).map(str::to_owned);
     if let Value::Array(items) = &message {
-        let touches_tools = items.iter().filter_map(request).any(|(method, _)| method.starts_with("tools/"));
-        return touches_tools.then(|| {
+        if items.iter().filter_map(method).any(|m| m.starts_with("tools/")) {
             let error = ErrorObject::invalid_request()
                 .with_data(json!("batches with tools/ requests are not passed through a filtering proxy"));
-            response(None, error)
-        });
-    }
-    match request(&message)? {
-        ("tools/list", id) => {
-            pending.lock().unwrap_or_else(|e| e.into_inner()).insert(canonical(id));
-            None
+            return Verdict::Answer(response(None, error));
         }
-        ("tools/call", id) => {
-            let name = message["params"]["name"].as_str()?;
-            if options.allowed(name) {
-                return None;
-            }
-            let error = ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }));
-            Some(response(Some(id), error))
-        }
-        _ => None,
+        return Verdict::Forward;
     }
+    // Any message naming `tools/call` is judged, valid envelope or not: a lenient upstream may
+    // run what baremcp would call invalid.
+    if method(&message).as_deref() != Some("tools/call") {
+        return Verdict::Forward;
+    }
+    let error = match message.pointer("/params/name") {
+        Some(Value::String(name)) if options.allowed(name) => return Verdict::Forward,
+        Some(Value::String(name)) => {
+            ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }))
+        }
+        _ => ErrorObject::invalid_params("a tools/call without a tool name is not passed through a filtering proxy"),
+    };
+    log::info!("a tools/call was refused by the filter: {}", error.message);
+    refuse(line, error)
+}
+
+/// A client line that is not forwarded: a request gets `error` with its id, a message
+/// without an id is dropped, and anything else gets `error` with a null id.
+fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
+    match Envelope::read(line) {
+        Some(envelope) if envelope.id().is_some() => Verdict::Answer(response(envelope.id(), error)),
+        Some(Envelope { object: true, ids, .. }) if ids.is_empty() => {
+            Verdict::Drop(error.data.as_ref().map_or(error.message.clone(), Value::to_string))
+        }
+        _ => Verdict::Answer(response(None, error)),
+    }
+}
+
+/// Looks at a server line while filters are on: filtered tools are removed from any response
+/// that lists tools, and a line the filter cannot judge is not forwarded (a response still
+/// reaches its client, as an error with its id).
+fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
+    let mut message = match judge(line) {
+        Ok(message) => message,
+        Err(refusal) => {
+            log::error!("a server message was dropped: {}", refusal.why);
+            return match Envelope::read(line) {
+                Some(envelope) if !envelope.method && envelope.id().is_some() => {
+                    let error = ErrorObject::new(INTERNAL_ERROR, "server message refused by the filtering proxy")
+                        .with_data(json!(refusal.why));
+                    Verdict::Answer(response(envelope.id(), error))
+                }
+                _ => Verdict::Drop(format!("server message refused by the filtering proxy: {}", refusal.why)),
+            };
+        }
+    };
+    let mut removed = false;
+    let responses: Vec<&mut Value> = match &mut message {
+        Value::Array(items) => items.iter_mut().collect(),
+        single => vec![single],
+    };
+    for response in responses {
+        if let Some(Value::Array(tools)) = response.pointer_mut("/result/tools") {
+            let before = tools.len();
+            tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name)));
+            removed |= tools.len() < before;
+        }
+    }
+    if removed { Verdict::Answer(message.to_string()) } else { Verdict::Forward }
 }
 
 /// An error response, its members in the conventional order (as the server writes them).
@@ -279,24 +352,184 @@ fn response(id: Option<&Value>, error: ErrorObject) -> String {
     text + "}}"
 }
 
-/// An id as a set key: `"a"` and `"\u0061"` are the same request.
+/// An id as JSON text.
 fn canonical(id: &Value) -> String {
     id.to_string()
 }
 
-/// If `line` answers a pending `tools/list`, the response with filtered tools removed.
-fn filter_list(line: &str, pending: &Mutex<HashSet<String>>, options: &ProxyOptions) -> Option<String> {
-    let mut pending = pending.lock().unwrap_or_else(|e| e.into_inner());
-    // Most lines reply to nothing pending: they are not parsed at all.
-    if pending.is_empty() {
-        return None;
+/// Why a line cannot be judged, and the error a request gets for it.
+struct Refusal {
+    why: String,
+    error: ErrorObject,
+}
+
+/// Reads a line the way every strict reader does, or refuses it: it must be UTF-8 and JSON,
+/// and no object in it may name a member twice (after unescaping: `"name"` and `"n\u0061me"`
+/// are the same member).
+fn judge(line: &[u8]) -> Result<Value, Refusal> {
+    let refusal = |why: String, error: ErrorObject| {
+        let error = error.with_data(json!(format!("refused by the filtering proxy: {why}")));
+        Refusal { why, error }
+    };
+    let text = std::str::from_utf8(line)
+        .map_err(|_| refusal("the message is not UTF-8".into(), ErrorObject::parse_error()))?;
+    serde_json::from_str::<Unambiguous>(text).map(|u| u.0).map_err(|e| {
+        // Text that is not JSON is a parse error, as the upstream would call it; JSON that is
+        // ambiguous (or nested too deeply to judge) is an invalid request.
+        let error =
+            if Envelope::read(line).is_some() { ErrorObject::invalid_request() } else { ErrorObject::parse_error() };
+        refusal(e.to_string(), error)
+    })
+}
+
+/// A JSON value read with every object checked for a member named twice.
+struct Unambiguous(Value);
+
+impl<'de> Deserialize<'de> for Unambiguous {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(UnambiguousVisitor).map(Unambiguous)
     }
-    let mut message: Value = serde_json::from_str(line).ok()?;
-    if message.get("method").is_some() || !pending.remove(&canonical(message.get("id")?)) {
-        return None;
+}
+
+struct UnambiguousVisitor;
+
+impl<'de> Visitor<'de> for UnambiguousVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
     }
-    drop(pending);
-    let tools = message.pointer_mut("/result/tools")?.as_array_mut()?;
-    tools.retain(|tool| tool["name"].as_str().is_some_and(|name| options.allowed(name)));
-    Some(message.to_string())
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(Unambiguous(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(de::Error::custom(format!("the member {key:?} is named twice")));
+            }
+            let Unambiguous(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
+}
+
+/// What decides who hears of a refused line, read leniently: whether it is an object, its
+/// top-level `id`s (all of them, to tell one named twice) and whether it names a method.
+#[derive(Default)]
+struct Envelope {
+    object: bool,
+    ids: Vec<Value>,
+    method: bool,
+}
+
+impl Envelope {
+    /// `None` when the line is not JSON at all (bytes that are not UTF-8 are replaced first).
+    fn read(line: &[u8]) -> Option<Envelope> {
+        serde_json::from_str(&String::from_utf8_lossy(line)).ok()
+    }
+
+    /// The id, when there is exactly one and it is a string or a number.
+    fn id(&self) -> Option<&Value> {
+        match self.ids.as_slice() {
+            [id] if id.is_string() || id.is_number() => Some(id),
+            _ => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Envelope {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(EnvelopeVisitor)
+    }
+}
+
+struct EnvelopeVisitor;
+
+/// Anything but an object has no envelope: it reads as one with no members.
+impl<'de> Visitor<'de> for EnvelopeVisitor {
+    type Value = Envelope;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_unit<E>(self) -> Result<Envelope, E> {
+        Ok(Envelope::default())
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Envelope, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Envelope::default())
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
+        let mut envelope = Envelope { object: true, ..Envelope::default() };
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "id" => envelope.ids.push(map.next_value()?),
+                "method" => {
+                    map.next_value::<IgnoredAny>()?;
+                    envelope.method = true;
+                }
+                _ => drop(map.next_value::<IgnoredAny>()?),
+            }
+        }
+        Ok(envelope)
+    }
 }

@@ -116,8 +116,9 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 
 /// Waits until reading `fd` would not block (input, end of input, or an error for the read to
 /// report) or `timeout` passes; false when it passed. With this, a loop that would otherwise
-/// block in `read` wakes up now and then while staying on one thread.
-pub(crate) fn readable_within(fd: RawFd, timeout: Duration) -> bool {
+/// block in `read` wakes up now and then while staying on one thread (the serving loop on
+/// stdin, for watched files; `baremcp proxy` on its upstream's output, to notice its exit).
+pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
     #[repr(C)]
     struct PollFd {
         fd: i32,

@@ -246,3 +246,29 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
     ];
     assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), expected);
 }
+
+#[test]
+fn the_proxy_ends_when_its_upstream_exits_though_a_grandchild_holds_its_output() {
+    // The upstream leaves a background process holding its stdout, and the client keeps its
+    // end open: only the upstream's exit can end the session.
+    let script = r#"sleep 5 & echo '{"jsonrpc":"2.0","method":"bye"}'; exit 3"#;
+    let started = Instant::now();
+    let mut child = Command::new(bin())
+        .args(["proxy", "--", "sh", "-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(started.elapsed() < Duration::from_secs(10), "the proxy did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let elapsed = started.elapsed();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(stdout(&out), "{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n");
+    assert!(elapsed < Duration::from_secs(3), "the proxy waited {elapsed:?} for a grandchild");
+}

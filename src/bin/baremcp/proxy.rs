@@ -17,9 +17,10 @@
 
 use std::ffi::OsString;
 use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::os::fd::AsRawFd;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -29,7 +30,7 @@ use serde_json::{Map, Value, json};
 use super::transcript;
 use super::wait::exit_by;
 use baremcp::ErrorObject;
-use baremcp::transport::{Line, LineReader};
+use baremcp::transport::{Line, LineReader, readable_within};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -123,7 +124,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let mut reader = BufReader::new(upstream_out);
+    let mut reader = BufReader::new(UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None });
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
@@ -162,8 +163,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             break; // the client is gone
         }
     }
-    // The upstream closed its output: it is exiting. Leave with its status (a server that
-    // closed its output but keeps running is ended after the same grace period).
+    // The upstream closed its output or exited. Leave with its status (a server that closed
+    // its output but keeps running is ended after the same grace period).
     let lock = || child.lock().unwrap_or_else(|e| e.into_inner());
     let status = match exit_by(Instant::now() + GRACE, || lock().try_wait())? {
         Some(status) => status,
@@ -175,6 +176,47 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     };
     drop(client_thread);
     Ok(status.code().unwrap_or(1))
+}
+
+/// How often the upstream is checked for having exited while its output is quiet.
+const EXIT_CHECK: Duration = Duration::from_millis(100);
+
+/// How long output still arriving after the upstream exited is forwarded: what the upstream
+/// wrote just before exiting is delivered, a grandchild's endless output is not.
+const DRAIN: Duration = Duration::from_millis(200);
+
+/// The upstream's output, which ends when the pipe does or when the upstream has exited: a
+/// grandchild that inherited the pipe would otherwise hold the session open after the
+/// upstream is gone.
+struct UpstreamOutput {
+    pipe: ChildStdout,
+    child: Arc<Mutex<Child>>,
+    /// When the upstream was seen to have exited.
+    exited: Option<Instant>,
+}
+
+impl UpstreamOutput {
+    fn note_exit(&mut self) {
+        if self.exited.is_none() && !matches!(self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None))
+        {
+            self.exited = Some(Instant::now());
+        }
+    }
+}
+
+impl Read for UpstreamOutput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = self.pipe.as_raw_fd();
+        loop {
+            self.note_exit();
+            match self.exited {
+                None if readable_within(fd, EXIT_CHECK) => return self.pipe.read(buf),
+                None => {}
+                Some(at) if at.elapsed() < DRAIN && readable_within(fd, Duration::ZERO) => return self.pipe.read(buf),
+                Some(_) => return Ok(0),
+            }
+        }
+    }
 }
 
 fn log_line(direction: &str, line: &str) {

@@ -272,3 +272,26 @@ fn the_proxy_ends_when_its_upstream_exits_though_a_grandchild_holds_its_output()
     assert_eq!(stdout(&out), "{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}\n");
     assert!(elapsed < Duration::from_secs(3), "the proxy waited {elapsed:?} for a grandchild");
 }
+
+#[test]
+fn replay_deadlines_bound_writes_and_endless_output() {
+    let dir = crate::scratch("replay-deadlines");
+    // A client line larger than any pipe's buffer, to a server that never reads its input.
+    let big = dir.join("big.txt");
+    let pad = "x".repeat(1 << 20);
+    std::fs::write(&big, format!("--> {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{pad}\"}}}}\n<-- {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}\n")).unwrap();
+    let (out, elapsed) = replay(&["--timeout-ms", "1000", &big.to_string_lossy(), "--", "sleep", "10"]);
+    let text = stdout(&out);
+    assert!(text.contains("line 1: timed out after 1000 ms writing (the server is not reading its input):"), "{text}");
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+    // `--update` against a server that never stops writing (a line every 10 ms, for a few
+    // seconds) fails once it has written for the whole timeout.
+    let ping = dir.join("ping.txt");
+    std::fs::write(&ping, "--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
+    let script = r#"read x; i=0; while [ $i -lt 500 ]; do echo '{"jsonrpc":"2.0","method":"tick"}'; sleep 0.01; i=$((i+1)); done"#;
+    let (out, elapsed) =
+        replay(&["--update", "--timeout-ms", "1000", &ping.to_string_lossy(), "--", "sh", "-c", script]);
+    let text = stdout(&out);
+    assert!(text.contains("the server did not stop writing within 1000 ms"), "{text}");
+    assert!(elapsed < Duration::from_secs(4), "took {elapsed:?}");
+}

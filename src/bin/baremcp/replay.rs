@@ -2,13 +2,13 @@
 //! server process; client lines are sent in order, and what the server writes is compared
 //! with the expected lines as JSON values (member order and whitespace do not matter,
 //! placeholders match by type). A server that hangs, exits early or writes garbage fails with
-//! the line it was at, never hangs the replay: every read has a deadline.
+//! the line it was at, never hangs the replay: every read and every write has a deadline.
 
 use std::ffi::OsString;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -77,9 +77,34 @@ fn variables(text: &str) -> Vars {
 
 struct Server {
     child: Child,
-    stdin: Option<std::process::ChildStdin>,
+    /// The server's input, written by a thread so that a server that does not read it cannot
+    /// block the replay past its deadline; `None` once closed (the thread then closes it).
+    stdin: Option<Sender<Vec<u8>>>,
+    /// One answer per write: done, or the error it met.
+    written: Receiver<io::Result<()>>,
     lines: Receiver<Output>,
     max: usize,
+}
+
+/// How many server lines may wait for the replay; past it, the reading thread waits, and so
+/// does the server once its pipe is full.
+const QUEUED_LINES: usize = 4;
+
+/// Why a client line could not be sent.
+enum NotSent {
+    Closed,
+    Timeout(Duration),
+}
+
+impl std::fmt::Display for NotSent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotSent::Closed => write!(f, "the server closed its input before"),
+            NotSent::Timeout(after) => {
+                write!(f, "timed out after {} ms writing (the server is not reading its input)", after.as_millis())
+            }
+        }
+    }
 }
 
 /// What the reader thread saw on the server's output.
@@ -127,7 +152,7 @@ impl Server {
         }
         let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
-        let (send, lines) = mpsc::channel();
+        let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
         let max = options.max_message_bytes;
         // A thread per server reads lines, so the replay itself can wait with a deadline.
         // Lines are bounded as the server bounds its own input: an endless line is reported,
@@ -148,13 +173,30 @@ impl Server {
                 }
             }
         });
-        Ok(Server { stdin: child.stdin.take(), child, lines, max })
+        let mut stdin = child.stdin.take().ok_or("no stdin")?;
+        let (input, to_write) = mpsc::channel::<Vec<u8>>();
+        let (report, written) = mpsc::channel();
+        std::thread::spawn(move || {
+            for bytes in to_write {
+                let result = stdin.write_all(&bytes).and_then(|()| stdin.flush());
+                let failed = result.is_err();
+                if report.send(result).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        Ok(Server { stdin: Some(input), written, child, lines, max })
     }
 
-    fn send(&mut self, bytes: &[u8]) -> io::Result<()> {
-        let stdin = self.stdin.as_mut().ok_or(io::ErrorKind::BrokenPipe)?;
-        stdin.write_all(bytes)?;
-        stdin.flush()
+    /// Writes one client line, waiting at most `timeout` for the server to take it.
+    fn send(&mut self, bytes: &[u8], timeout: Duration) -> Result<(), NotSent> {
+        let stdin = self.stdin.as_ref().ok_or(NotSent::Closed)?;
+        stdin.send(bytes.to_vec()).map_err(|_| NotSent::Closed)?;
+        match self.written.recv_timeout(timeout) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => Err(NotSent::Closed),
+            Err(RecvTimeoutError::Timeout) => Err(NotSent::Timeout(timeout)),
+        }
     }
 
     /// The next line, `Ok(None)` at end of output, `Err` at the deadline or for a line over
@@ -254,9 +296,7 @@ fn check(
     for (n, entry) in transcript.entries.iter().enumerate() {
         if let Entry::Send { bytes, .. } = entry {
             receive_until(server, &mut expected, n + 1, vars, timeout)?;
-            server
-                .send(bytes)
-                .map_err(|_| format!("line {}: the server closed its input before:\n{}", n + 1, lines[n]))?;
+            server.send(bytes, timeout).map_err(|why| format!("line {}: {why}:\n{}", n + 1, lines[n]))?;
         }
     }
     // A last line sent without its newline ends only with the input: close it, as a client
@@ -314,15 +354,26 @@ fn receive_until(
 }
 
 /// For `--update`: the transcript with its `<--` lines replaced by what the server writes
-/// after each client line (until it has been quiet for a moment).
+/// after each client line (until it has been quiet for a moment). A server that never stops
+/// writing fails once it has written for the whole timeout.
 fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
     let mut out = String::new();
     let quiet = QUIET.min(timeout);
-    let collect = |server: &Server, out: &mut String, wait: Duration| loop {
-        match server.next(wait) {
-            Ok(Some(line)) => out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars))),
-            Ok(None) | Err(NoLine::Timeout(_)) => return Ok(()),
-            Err(why @ NoLine::TooLong(_)) => return Err(why.to_string()),
+    let collect = |server: &Server, out: &mut String, wait: Duration| {
+        let deadline = Instant::now() + wait + timeout;
+        loop {
+            let step = wait.min(deadline.saturating_duration_since(Instant::now()));
+            if step.is_zero() {
+                return Err(format!("the server did not stop writing within {} ms", timeout.as_millis()));
+            }
+            match server.next(step) {
+                Ok(Some(line)) => out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars))),
+                Ok(None) => return Ok(()),
+                // Quiet for the whole wait: what this line brings has all arrived.
+                Err(NoLine::Timeout(_)) if step == wait => return Ok(()),
+                Err(NoLine::Timeout(_)) => {}
+                Err(why @ NoLine::TooLong(_)) => return Err(why.to_string()),
+            }
         }
     };
     for entry in &transcript.entries {
@@ -331,7 +382,7 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Expect(_) => {}
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
-                server.send(bytes).map_err(|_| "the server closed its input".to_string())?;
+                server.send(bytes, timeout).map_err(|why| why.to_string())?;
                 collect(server, &mut out, quiet)?;
             }
         }

@@ -3,13 +3,14 @@
 //! A read percent-decodes the URI, canonicalizes the path (resolving `..` and symlinks) and
 //! serves it only if it lies inside a canonical root, is a regular file, is not hidden (unless
 //! allowed) and is within the size cap. The file is opened without following a final
-//! symlink, and the opened descriptor's real path is checked again before a byte is read, so
-//! a path swapped underneath the check is refused too. Listing walks the tree lazily in sorted
+//! symlink and without blocking, and the opened descriptor's real path and type are checked
+//! again before a byte is read, so a path swapped underneath the check (for a link, a FIFO,
+//! a device) is refused too. Listing walks the tree lazily in sorted
 //! order and resumes after the last path of the previous page, so a page costs time and memory
 //! for that page only, however big the tree.
 
 use std::fs::{self, File};
-use std::io::Read;
+use std::io::{self, Read};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
@@ -93,16 +94,17 @@ impl FileRoot {
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.
     pub fn read(&self, uri: &str) -> Result<(Contents, &'static str), ReadError> {
         let (requested, path, _) = self.resolve(uri).ok_or(ReadError::NotFound)?;
-        // O_NOFOLLOW: the canonical path has no symlinks, so one appearing now is a swap.
-        const O_NOFOLLOW: i32 = 0o400_000;
-        let file = File::options().read(true).custom_flags(O_NOFOLLOW).open(&path).map_err(|_| ReadError::NotFound)?;
+        self.read_resolved(&requested, &path)
+    }
+
+    /// Reads a path `resolve` accepted, checking again what is opened: the file may have been
+    /// swapped since.
+    fn read_resolved(&self, requested: &Path, path: &Path) -> Result<(Contents, &'static str), ReadError> {
+        // The canonical path has no symlinks, so one appearing now is a swap: not followed.
+        let (file, metadata) = open_regular(path, false).map_err(|_| ReadError::NotFound)?;
         if let Ok(opened) = fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file)))
             && !opened.starts_with(&self.root)
         {
-            return Err(ReadError::NotFound);
-        }
-        let metadata = file.metadata().map_err(|_| ReadError::NotFound)?;
-        if !metadata.is_file() {
             return Err(ReadError::NotFound);
         }
         if metadata.len() > self.max_bytes {
@@ -115,7 +117,7 @@ impl FileRoot {
         if bytes.len() as u64 > self.max_bytes {
             return Err(too_large(bytes.len() as u64, self.max_bytes));
         }
-        let mime = mime_for(&requested, &path);
+        let mime = mime_for(requested, path);
         Ok((Contents::from_bytes(bytes), mime))
     }
 
@@ -230,6 +232,66 @@ impl FileRoot {
     }
 }
 
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+mod flags {
+    pub const O_NONBLOCK: i32 = 0x4;
+    pub const O_NOFOLLOW: i32 = 0x100;
+}
+
+#[cfg(not(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+)))]
+mod flags {
+    // Linux: the values differ between architectures.
+    #[cfg(any(target_arch = "mips", target_arch = "mips64"))]
+    pub const O_NONBLOCK: i32 = 0x80;
+    #[cfg(not(any(target_arch = "mips", target_arch = "mips64")))]
+    pub const O_NONBLOCK: i32 = 0o4000;
+    #[cfg(any(target_arch = "aarch64", target_arch = "arm", target_arch = "powerpc", target_arch = "powerpc64"))]
+    pub const O_NOFOLLOW: i32 = 0o100_000;
+    #[cfg(not(any(target_arch = "aarch64", target_arch = "arm", target_arch = "powerpc", target_arch = "powerpc64")))]
+    pub const O_NOFOLLOW: i32 = 0o400_000;
+}
+
+/// Reads the regular file at `path` (following symlinks) whole, if it holds at most
+/// `max_bytes`. It is opened without waiting, so a FIFO or a device put in a file's place
+/// never blocks the caller: anything but a regular file is `NotFound`, as is a missing one;
+/// a larger file is refused with a message that names it.
+pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, metadata) = open_regular(path, true).map_err(|_| ReadError::NotFound)?;
+    if metadata.len() > max_bytes {
+        return Err(ReadError::Refused(format!("{} is larger than {max_bytes} bytes", path.display())));
+    }
+    let mut bytes = Vec::new();
+    file.take(max_bytes).read_to_end(&mut bytes).map_err(|e| ReadError::Refused(format!("cannot read: {e}")))?;
+    Ok(bytes)
+}
+
+/// Opens `path` for reading if it is a regular file, and never waits: opening a FIFO
+/// without a writer, or some devices, would block the server. `O_NONBLOCK` changes nothing
+/// for reading a regular file, which is all this hands back.
+pub(crate) fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File, fs::Metadata)> {
+    let nofollow = if follow_links { 0 } else { flags::O_NOFOLLOW };
+    let file = File::options().read(true).custom_flags(flags::O_NONBLOCK | nofollow).open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok((file, metadata))
+}
+
 fn too_large(size: u64, max: u64) -> ReadError {
     ReadError::Refused(format!("resource too large: {size} bytes (the limit is {max}; see --max-resource-bytes)"))
 }
@@ -285,5 +347,29 @@ pub fn mime_type(path: &Path) -> &'static str {
         "tar" => "application/x-tar",
         "wasm" => "application/wasm",
         _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_file_swapped_for_a_fifo_after_the_check_is_refused_without_waiting() {
+        let dir = std::env::temp_dir().join(format!("baremcp-fifo-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("notes.txt");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let path = fs::canonicalize(&fifo).unwrap();
+        // As if `resolve` had seen a regular file there a moment ago.
+        let (send, read) = mpsc::channel();
+        std::thread::spawn(move || send.send(root.read_resolved(&path, &path).map(|_| ())));
+        let result = read.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
+        assert!(matches!(result, Err(ReadError::NotFound)));
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

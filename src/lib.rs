@@ -55,7 +55,7 @@ pub mod transport;
 
 pub use context::{ClientError, Context, LogLevel};
 pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
-pub use files::FileRoot;
+pub use files::{FileRoot, read_regular_file};
 pub use jsonrpc::{ErrorObject, Id};
 pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};

@@ -256,3 +256,25 @@ fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
+
+#[test]
+fn a_manifest_file_swapped_for_a_fifo_is_refused_without_waiting() {
+    let dir = crate::scratch("manifest-fifo");
+    let file = dir.join("today.md");
+    std::fs::write(&file, "one").unwrap();
+    let manifest = dir.join("manifest.json");
+    let declared = json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
+    std::fs::write(&manifest, declared.to_string()).unwrap();
+    let (send, replies) = mpsc::channel();
+    // A server is not Send: it is built, and the file swapped, on the thread that serves.
+    std::thread::spawn(move || {
+        let server = crate::app::manifest::load(&manifest).unwrap().into_server().unwrap();
+        // Checked as a regular file when loaded; a FIFO by the time it is read.
+        std::fs::remove_file(&file).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&file).status().unwrap().success());
+        let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "notes://today"}});
+        let _ = send.send(ask(&server, &[read]));
+    });
+    let replies = replies.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
+    assert_eq!(replies[0]["error"]["code"], -32002, "{}", replies[0]);
+}

@@ -399,10 +399,6 @@ fn with<B, V>(builder: B, value: Option<V>, set: impl FnOnce(B, V) -> B) -> B {
 }
 
 fn read_file(path: &Path) -> Result<Contents, ReadError> {
-    let size = std::fs::metadata(path).map_err(|_| ReadError::NotFound)?.len();
-    if size > MAX_FILE {
-        return Err(ReadError::Refused(format!("{} is larger than {MAX_FILE} bytes", path.display())));
-    }
-    let bytes = std::fs::read(path).map_err(|_| ReadError::NotFound)?;
-    Ok(Contents::from_bytes(bytes))
+    // The file may have been replaced (by a FIFO, say) since the manifest was checked.
+    baremcp::read_regular_file(path, MAX_FILE).map(Contents::from_bytes)
 }

@@ -5,7 +5,8 @@
 //! allowed) and is within the size cap. The file is opened without following a final
 //! symlink and without blocking, and the opened descriptor's real path and type are checked
 //! again before a byte is read, so a path swapped underneath the check (for a link, a FIFO,
-//! a device) is refused too. Listing walks the tree lazily in sorted
+//! a device) is refused too. Bytes are kept as they arrive, the buffer growing only when
+//! memory allows, so no file and no size limit can make a read abort the process. Listing walks the tree lazily in sorted
 //! order and resumes after the last path of the previous page, so a page costs time and memory
 //! for that page only, however big the tree.
 
@@ -110,13 +111,7 @@ impl FileRoot {
         if metadata.len() > self.max_bytes {
             return Err(too_large(metadata.len(), self.max_bytes));
         }
-        let mut bytes = Vec::with_capacity(metadata.len() as usize);
-        file.take(self.max_bytes + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|e| ReadError::Refused(format!("cannot read: {e}")))?;
-        if bytes.len() as u64 > self.max_bytes {
-            return Err(too_large(bytes.len() as u64, self.max_bytes));
-        }
+        let bytes = read_capped(file, self.max_bytes, |size| too_large(size, self.max_bytes))?;
         let mime = mime_for(requested, path);
         Ok((Contents::from_bytes(bytes), mime))
     }
@@ -268,21 +263,21 @@ mod flags {
 /// Reads the regular file at `path` (following symlinks) whole, if it holds at most
 /// `max_bytes`. It is opened without waiting, so a FIFO or a device put in a file's place
 /// never blocks the caller: anything but a regular file is `NotFound`, as is a missing one;
-/// a larger file is refused with a message that names it.
+/// a larger file is refused with a message that names it, and so is one that does not fit
+/// in memory (the buffer grows as bytes arrive, never by what the file claims).
 pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     let (file, metadata) = open_regular(path, true).map_err(|_| ReadError::NotFound)?;
+    let too_large = |_| ReadError::Refused(format!("{} is larger than {max_bytes} bytes", path.display()));
     if metadata.len() > max_bytes {
-        return Err(ReadError::Refused(format!("{} is larger than {max_bytes} bytes", path.display())));
+        return Err(too_large(metadata.len()));
     }
-    let mut bytes = Vec::new();
-    file.take(max_bytes).read_to_end(&mut bytes).map_err(|e| ReadError::Refused(format!("cannot read: {e}")))?;
-    Ok(bytes)
+    read_capped(file, max_bytes, too_large)
 }
 
 /// Opens `path` for reading if it is a regular file, and never waits: opening a FIFO
 /// without a writer, or some devices, would block the server. `O_NONBLOCK` changes nothing
 /// for reading a regular file, which is all this hands back.
-pub(crate) fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File, fs::Metadata)> {
+fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File, fs::Metadata)> {
     let nofollow = if follow_links { 0 } else { flags::O_NOFOLLOW };
     let file = File::options().read(true).custom_flags(flags::O_NONBLOCK | nofollow).open(path)?;
     let metadata = file.metadata()?;
@@ -290,6 +285,39 @@ pub(crate) fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File,
         return Err(io::Error::other("not a regular file"));
     }
     Ok((file, metadata))
+}
+
+/// How much a read reads at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// Reads all of `file` if it is at most `max` bytes (else `too_large` with the size seen so
+/// far). The buffer grows as bytes arrive and only as far as memory allows: a file larger
+/// than what it claimed, or than memory, is refused, never an allocation failure.
+fn read_capped(mut file: File, max: u64, too_large: impl Fn(u64) -> ReadError) -> Result<Vec<u8>, ReadError> {
+    let no_memory = |size: usize| ReadError::Refused(format!("cannot read: not enough memory for {size} bytes"));
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0; CHUNK];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadError::Refused(format!("cannot read: {e}"))),
+        };
+        let size = bytes.len() + n;
+        if size as u64 > max {
+            return Err(too_large(size as u64));
+        }
+        bytes.try_reserve(n).map_err(|_| no_memory(size))?;
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    // The reply holds the content again, encoded (base64 is 4/3 of it) and then escaped into
+    // the output line: refuse now, cleanly, when that room is clearly not there.
+    let room = bytes.len().saturating_mul(3);
+    if Vec::<u8>::new().try_reserve_exact(room).is_err() {
+        return Err(no_memory(room));
+    }
+    Ok(bytes)
 }
 
 fn too_large(size: u64, max: u64) -> ReadError {
@@ -370,6 +398,20 @@ mod tests {
         std::thread::spawn(move || send.send(root.read_resolved(&path, &path).map(|_| ())));
         let result = read.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
         assert!(matches!(result, Err(ReadError::NotFound)));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reads_are_capped_as_bytes_arrive() {
+        let dir = std::env::temp_dir().join(format!("baremcp-capped-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f");
+        fs::write(&file, vec![b'x'; 3 * CHUNK + 5]).unwrap();
+        let read = |max: u64| read_capped(File::open(&file).unwrap(), max, |n| ReadError::Refused(n.to_string()));
+        assert_eq!(read(3 * CHUNK as u64 + 5).unwrap().len(), 3 * CHUNK + 5);
+        // Refused at the first chunk past the limit, saying how much had arrived.
+        assert!(matches!(read(CHUNK as u64 + 1), Err(ReadError::Refused(n)) if n == (2 * CHUNK).to_string()));
         fs::remove_dir_all(&dir).unwrap();
     }
 }

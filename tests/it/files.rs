@@ -258,6 +258,38 @@ fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
 }
 
 #[test]
+fn a_huge_sparse_file_is_refused_cleanly_whatever_the_size_limit() {
+    let root = crate::scratch("huge-sparse");
+    let huge = root.join("huge.bin");
+    std::fs::File::create(&huge).unwrap().set_len(1 << 40).unwrap();
+    let uri = format!("file://{}", huge.display());
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": uri}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    ];
+    // 2 TiB allowed, 512 MiB of address space: the file cannot fit, and the server must say
+    // so rather than abort.
+    let args =
+        [OsStr::new("--root"), root.as_os_str(), OsStr::new("--max-resource-bytes"), OsStr::new("2199023255552")];
+    let mut child = crate::serving_limited(512 * 1024, args).unwrap();
+    let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let replies: Vec<Value> =
+        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(replies.len(), 3, "{replies:?}");
+    assert_eq!(replies[1]["error"]["code"], -32602, "{}", replies[1]);
+    assert!(
+        replies[1]["error"]["message"].as_str().unwrap().starts_with("cannot read: not enough memory for "),
+        "{}",
+        replies[1]
+    );
+    assert_eq!(replies[2], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+}
+
+#[test]
 fn a_manifest_file_swapped_for_a_fifo_is_refused_without_waiting() {
     let dir = crate::scratch("manifest-fifo");
     let file = dir.join("today.md");

@@ -18,6 +18,7 @@
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufReader, BufWriter, Read, Write};
+#[cfg(unix)]
 use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, Stdio};
@@ -30,7 +31,9 @@ use serde_json::{Map, Value, json};
 use super::transcript;
 use super::wait::exit_by;
 use baremcp::ErrorObject;
-use baremcp::transport::{Line, LineReader, readable_within};
+#[cfg(unix)]
+use baremcp::transport::readable_within;
+use baremcp::transport::{Line, LineReader};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -204,6 +207,7 @@ impl UpstreamOutput {
     }
 }
 
+#[cfg(unix)]
 impl Read for UpstreamOutput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let fd = self.pipe.as_raw_fd();
@@ -216,6 +220,16 @@ impl Read for UpstreamOutput {
                 Some(_) => return Ok(0),
             }
         }
+    }
+}
+
+/// Without `poll`, the output is read until it ends: a grandchild holding it open keeps the
+/// session open too.
+#[cfg(not(unix))]
+impl Read for UpstreamOutput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.note_exit();
+        self.pipe.read(buf)
     }
 }
 

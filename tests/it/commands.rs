@@ -80,7 +80,7 @@ fn endless_output_is_cut_off_at_the_timeout_in_bounded_memory() {
         assert!(child.wait().unwrap().success());
         let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
         assert_eq!(text, "the command timed out after 500 ms and was stopped", "{argv} {progress}: {reply}");
-        assert!(elapsed < Duration::from_secs(3), "{argv} {progress}: the 500 ms timeout took {elapsed:?}");
+        assert!(elapsed < Duration::from_secs(5), "{argv} {progress}: the 500 ms timeout took {elapsed:?}");
         assert!(peak < 64 * 1024, "{argv} {progress}: peak memory {peak} KiB");
         assert!(progress || notifications == 0, "{argv}: {notifications} notifications without a token");
     }

@@ -123,3 +123,24 @@ fn a_timeout_ends_grandchildren_without_kill_on_path() {
     }
     assert!(!survived, "the grandchild {pid} outlived the timeout");
 }
+
+#[test]
+fn a_command_that_exits_is_done_though_a_grandchild_holds_its_output() {
+    let dir = crate::scratch("leftover-grandchild");
+    let pidfile = dir.join("pid");
+    // The background `sleep` inherits stdout and stderr: they stay open after `sh` exits.
+    let script = format!("sleep 8 & echo $! > '{}'; echo done", pidfile.display());
+    let mut child = crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 10_000)]).unwrap();
+    let (reply, _, elapsed) = reply_to(&mut child, &call(1, false), 1);
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert_eq!(reply["result"]["content"][0]["text"], "done\n", "{reply}");
+    assert!(elapsed < Duration::from_secs(5), "the call waited {elapsed:?} for the grandchild");
+    // What the command left running is ended with it.
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while running(&pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!running(&pid), "the grandchild {pid} outlived its command");
+}

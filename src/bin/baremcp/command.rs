@@ -65,9 +65,18 @@ const KEPT: [&str; 3] = ["PATH", "HOME", "LANG"];
 /// does the command once its pipe is full.
 const QUEUED_LINES: usize = 8;
 
+/// How often the loop looks whether the command has exited while its output is quiet.
+const EXIT_CHECK: Duration = Duration::from_millis(50);
+
+/// How long output may still arrive once the command has exited: a process it left behind
+/// holding its pipes (`sleep 60 &`) would otherwise keep the call open until the deadline.
+const LEFTOVER_OUTPUT: Duration = Duration::from_millis(200);
+
 enum Event {
     StderrLine(String),
-    StdoutDone(Vec<u8>, usize),
+    /// The bytes of one read that are kept (none past the cap), and how many were read.
+    Stdout(Vec<u8>, usize),
+    StdoutDone,
     StderrDone,
 }
 
@@ -103,19 +112,18 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     let max = invocation.max_output;
     let out_send = send.clone();
     std::thread::spawn(move || {
-        let (mut kept, mut total, mut chunk) = (Vec::new(), 0usize, [0u8; 8192]);
+        let (mut kept, mut chunk) = (0usize, [0u8; 8192]);
         while let Ok(n) = stdout.read(&mut chunk) {
             if n == 0 {
                 break;
             }
-            let keep = n.min(max.saturating_sub(kept.len()));
-            // A cap larger than memory allows ends keeping, not the server.
-            if kept.try_reserve(keep).is_ok() {
-                kept.extend_from_slice(&chunk[..keep]);
+            let keep = n.min(max.saturating_sub(kept));
+            kept += keep;
+            if out_send.send(Event::Stdout(chunk[..keep].to_vec(), n)).is_err() {
+                return;
             }
-            total += n;
         }
-        let _ = out_send.send(Event::StdoutDone(kept, total));
+        let _ = out_send.send(Event::StdoutDone);
     });
     let stderr = child.stderr.take().ok_or_else(|| std::io::Error::other("no stderr"))?;
     std::thread::spawn(move || {
@@ -134,15 +142,30 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
     });
 
     let deadline = Instant::now() + invocation.timeout;
-    let (mut stdout_bytes, mut total, mut stderr_text) = (None, 0, String::new());
-    let mut stderr_done = false;
+    let (mut stdout, mut total, mut stderr_text) = (Vec::new(), 0, String::new());
+    let (mut stdout_done, mut stderr_done) = (false, false);
+    // The command's exit status, and until when what it left behind may still write.
+    let mut exited: Option<(ExitStatus, Instant)> = None;
     let mut timed_out = false;
-    while stdout_bytes.is_none() || !stderr_done {
+    while !(stdout_done && stderr_done) {
+        if exited.is_none()
+            && let Some(status) = child.try_wait()?
+        {
+            exited = Some((status, Instant::now() + LEFTOVER_OUTPUT));
+        }
         // Checked before each event, not only when none comes: a command that writes without
-        // pause would otherwise never let the wait time out.
-        let left = deadline.saturating_duration_since(Instant::now());
-        let event = if left.is_zero() { Err(mpsc::RecvTimeoutError::Timeout) } else { events.recv_timeout(left) };
-        match event {
+        // pause would otherwise never let the wait end.
+        let end = exited.map_or(deadline, |(_, leftovers)| leftovers.min(deadline));
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            // Out of time, or the command exited and what it started still holds its output:
+            // the group ends either way. (After an exit the group id still names only the
+            // command's group: its members keep the id in use.)
+            timed_out = exited.is_none();
+            kill_group(&mut child);
+            break;
+        }
+        match events.recv_timeout(left.min(EXIT_CHECK)) {
             Ok(Event::StderrLine(line)) => {
                 on_stderr_line(&line);
                 if stderr_text.len() < max {
@@ -150,29 +173,35 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
                     stderr_text.push('\n');
                 }
             }
-            Ok(Event::StdoutDone(bytes, n)) => (stdout_bytes, total) = (Some(bytes), n),
-            Ok(Event::StderrDone) => stderr_done = true,
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                kill_group(&mut child);
-                break;
+            Ok(Event::Stdout(bytes, n)) => {
+                // A cap larger than memory allows ends keeping, not the server.
+                if stdout.try_reserve(bytes.len()).is_ok() {
+                    stdout.extend_from_slice(&bytes);
+                }
+                total += n;
             }
+            Ok(Event::StdoutDone) => stdout_done = true,
+            Ok(Event::StderrDone) => stderr_done = true,
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let status = if timed_out {
-        let _ = child.wait();
-        None
-    } else {
-        // Output is closed; the command is ending. Give it until the deadline.
-        let status = exit_by(deadline, || child.try_wait())?;
-        if status.is_none() {
-            kill_group(&mut child);
+    let status = match exited {
+        _ if timed_out => {
             let _ = child.wait();
+            None
         }
-        status
+        Some((status, _)) => Some(status),
+        None => {
+            // Output is closed; the command is ending. Give it until the deadline.
+            let status = exit_by(deadline, || child.try_wait())?;
+            if status.is_none() {
+                kill_group(&mut child);
+                let _ = child.wait();
+            }
+            status
+        }
     };
-    let stdout = stdout_bytes.unwrap_or_default();
     let truncated = (total > stdout.len()).then_some(total);
     Ok(Outcome { stdout, truncated, stderr: stderr_text, status })
 }

@@ -1,6 +1,7 @@
 //! Manifest commands as the binary runs them: a command that writes without end is cut off at
-//! its timeout with the server's memory bounded, and a timeout ends every process the command
-//! started, even on a machine whose `PATH` holds no `kill`.
+//! its timeout with the server's memory bounded, a timeout ends every process the command
+//! started, even on a machine whose `PATH` holds no `kill`, and a command that exits is done
+//! though a process it left behind holds its output.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;

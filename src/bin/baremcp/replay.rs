@@ -382,7 +382,7 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Expect(_) => {}
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
-                server.send(bytes, timeout).map_err(|why| why.to_string())?;
+                server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
                 collect(server, &mut out, quiet)?;
             }
         }

@@ -12,7 +12,7 @@
 
 use std::fs::{self, File};
 use std::io::{self, Read};
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+#[cfg(unix)]
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Component, Path, PathBuf};
 
@@ -49,7 +49,7 @@ impl FileRoot {
 
     /// `file://` and the root's percent-encoded path (no trailing slash).
     pub fn base_uri(&self) -> String {
-        format!("file://{}", percent_encode_path(self.root.as_os_str().as_bytes()))
+        format!("file://{}", percent_encode_path(self.root.as_os_str().as_encoded_bytes()))
     }
 
     pub fn template(&self) -> String {
@@ -57,11 +57,11 @@ impl FileRoot {
     }
 
     fn uri(&self, relative: &Path) -> String {
-        format!("{}/{}", self.base_uri(), percent_encode_path(relative.as_os_str().as_bytes()))
+        format!("{}/{}", self.base_uri(), percent_encode_path(relative.as_os_str().as_encoded_bytes()))
     }
 
     fn hidden(&self, relative: &Path) -> bool {
-        !self.include_hidden && relative.components().any(|c| c.as_os_str().as_bytes().starts_with(b"."))
+        !self.include_hidden && relative.components().any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
     }
 
     /// The path a `file://` URI names, its canonical form and what it is, if that is a
@@ -72,7 +72,7 @@ impl FileRoot {
         if bytes.contains(&0) || !bytes.starts_with(b"/") {
             return None;
         }
-        let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+        let path = path_from_bytes(bytes)?;
         let canonical = fs::canonicalize(&path).ok()?;
         let relative = canonical.strip_prefix(&self.root).ok()?;
         if relative.as_os_str().is_empty() || self.hidden(relative) {
@@ -103,6 +103,7 @@ impl FileRoot {
     fn read_resolved(&self, requested: &Path, path: &Path) -> Result<(Contents, &'static str), ReadError> {
         // The canonical path has no symlinks, so one appearing now is a swap: not followed.
         let (file, metadata) = open_regular(path, false).map_err(|_| ReadError::NotFound)?;
+        #[cfg(unix)]
         if let Ok(opened) = fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file)))
             && !opened.starts_with(&self.root)
         {
@@ -140,7 +141,7 @@ impl FileRoot {
         }
         let Ok(entries) = fs::read_dir(dir) else { return false };
         let mut names: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
-        names.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+        names.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
         for name in names {
             let rel = relative.join(&name);
             if self.hidden(Path::new(&name)) {
@@ -240,14 +241,17 @@ mod flags {
     pub const O_NOFOLLOW: i32 = 0x100;
 }
 
-#[cfg(not(any(
-    target_os = "macos",
-    target_os = "ios",
-    target_os = "freebsd",
-    target_os = "netbsd",
-    target_os = "openbsd",
-    target_os = "dragonfly"
-)))]
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))
+))]
 mod flags {
     // Linux: the values differ between architectures.
     #[cfg(any(target_arch = "mips", target_arch = "mips64"))]
@@ -278,13 +282,28 @@ pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadErr
 /// without a writer, or some devices, would block the server. `O_NONBLOCK` changes nothing
 /// for reading a regular file, which is all this hands back.
 fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File, fs::Metadata)> {
-    let nofollow = if follow_links { 0 } else { flags::O_NOFOLLOW };
-    let file = File::options().read(true).custom_flags(flags::O_NONBLOCK | nofollow).open(path)?;
+    let mut options = File::options();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(flags::O_NONBLOCK | if follow_links { 0 } else { flags::O_NOFOLLOW });
+    // Elsewhere there are no FIFOs to wait on, and the canonical path was just resolved.
+    #[cfg(not(unix))]
+    let _ = follow_links;
+    let file = options.open(path)?;
     let metadata = file.metadata()?;
     if !metadata.is_file() {
         return Err(io::Error::other("not a regular file"));
     }
     Ok((file, metadata))
+}
+
+/// The path whose bytes a URI spelled: any bytes on unix; elsewhere only UTF-8, which is all a
+/// path there can be written as.
+pub(crate) fn path_from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
+    #[cfg(unix)]
+    return Some(PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(bytes)));
+    #[cfg(not(unix))]
+    return String::from_utf8(bytes).ok().map(PathBuf::from);
 }
 
 /// How much a read reads at a time.

@@ -7,7 +7,6 @@
 //! gives each message to `serve_line` with its own session and output.
 
 use std::io::{self, BufRead, BufReader, BufWriter, Write};
-use std::os::fd::RawFd;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::Duration;
 
@@ -20,7 +19,7 @@ use crate::outbox::Outbox;
 use crate::request::Request;
 use crate::server::Server;
 use crate::session::Session;
-use crate::transport::{self, Line};
+use crate::transport::{self, Line, RawFd};
 
 /// How often [`Server::serve_stdio`] looks at subscribed files while the client is quiet.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);

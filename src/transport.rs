@@ -7,7 +7,12 @@
 //! `baremcp proxy`) needs the same bounded reading.
 
 use std::io::{self, BufRead};
-use std::os::fd::RawFd;
+/// A descriptor `readable_within` can wait on.
+#[cfg(unix)]
+pub use std::os::fd::RawFd;
+/// Elsewhere there is no `poll` on a pipe: nothing is ever waited on (see `readable_within`).
+#[cfg(not(unix))]
+pub type RawFd = i32;
 use std::time::Duration;
 
 /// What one call to [`LineReader::read`] found.
@@ -118,6 +123,7 @@ fn find_newline(bytes: &[u8]) -> Option<usize> {
 /// report) or `timeout` passes; false when it passed. With this, a loop that would otherwise
 /// block in `read` wakes up now and then while staying on one thread (the serving loop on
 /// stdin, for watched files; `baremcp proxy` on its upstream's output, to notice its exit).
+#[cfg(unix)]
 pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
     #[repr(C)]
     struct PollFd {
@@ -139,6 +145,13 @@ pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
         -1 => io::Error::last_os_error().kind() != io::ErrorKind::Interrupted,
         _ => true,
     }
+}
+
+/// Without `poll`, a read is always worth trying: callers then block in it, and a server
+/// looks at watched files only before each wait (see README, Platforms).
+#[cfg(not(unix))]
+pub fn readable_within(_fd: RawFd, _timeout: Duration) -> bool {
+    true
 }
 
 #[cfg(test)]

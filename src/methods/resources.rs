@@ -33,11 +33,7 @@ fn decode_cursor(cursor: &str) -> Option<Position> {
         return n.parse().ok().map(Position::Static);
     }
     let (root, after) = rest.strip_prefix('f')?.split_once(':')?;
-    let after = if after.is_empty() {
-        None
-    } else {
-        Some(PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(percent_decode(after)?)))
-    };
+    let after = if after.is_empty() { None } else { Some(crate::files::path_from_bytes(percent_decode(after)?)?) };
     Some(Position::Files { root: root.parse().ok()?, after })
 }
 

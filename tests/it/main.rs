@@ -12,6 +12,10 @@
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
+// The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
+// builds (see README, Platforms).
+#![cfg(unix)]
+
 mod cli;
 mod clients;
 mod commands;

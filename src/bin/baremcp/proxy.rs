@@ -182,10 +182,12 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
 }
 
 /// How often the upstream is checked for having exited while its output is quiet.
+#[cfg(unix)]
 const EXIT_CHECK: Duration = Duration::from_millis(100);
 
 /// How long output still arriving after the upstream exited is forwarded: what the upstream
 /// wrote just before exiting is delivered, a grandchild's endless output is not.
+#[cfg(unix)]
 const DRAIN: Duration = Duration::from_millis(200);
 
 /// The upstream's output, which ends when the pipe does or when the upstream has exited: a

@@ -58,6 +58,8 @@ pub struct Context<'a, 'io> {
     pub(crate) missing: Option<&'static str>,
     /// How many questions of each kind this request asked so far.
     asked: [u32; 3],
+    /// 2026-07-28: the key the next question goes under, when the handler named it.
+    next_key: Option<String>,
 }
 
 /// The per-request facts a context is built from.
@@ -92,6 +94,7 @@ impl<'a, 'io> Context<'a, 'io> {
             pending: None,
             missing: None,
             asked: [0; 3],
+            next_key: None,
         }
     }
 
@@ -198,6 +201,23 @@ impl<'a, 'io> Context<'a, 'io> {
         Ok(answer)
     }
 
+    /// Names the next question (`elicit`, `sample` or `roots`) in a 2026-07-28
+    /// `InputRequiredResult`: its `inputRequests` key, under which the client answers. Without
+    /// a name the key is the kind and the order of the call (`elicitation-1`, `sampling-2`).
+    /// A name must be the same on every retry. Legacy requests ignore it.
+    pub fn key(&mut self, key: impl Into<String>) -> &mut Self {
+        self.next_key = Some(key.into());
+        self
+    }
+
+    /// Whether the client declared `capability` (`"elicitation"`, `"sampling"`, `"roots"`):
+    /// in this request's `_meta` (2026-07-28), or in `initialize` (legacy). A handler that can
+    /// do without an answer asks only when this is true; asking anyway fails the request with
+    /// -32021 in 2026-07-28.
+    pub fn client_supports(&self, capability: &str) -> bool {
+        self.declares(capability)
+    }
+
     /// Whether the client declared `capability`: in this request's `_meta` (2026-07-28), or
     /// in `initialize` (legacy).
     fn declares(&self, capability: &str) -> bool {
@@ -209,7 +229,8 @@ impl<'a, 'io> Context<'a, 'io> {
     }
 
     /// One question to the client, by era. In 2026-07-28 each question has a key that is the
-    /// same on every retry (`elicitation-1`, `sampling-2`, ...): the order of the calls.
+    /// same on every retry: the one [`Context::key`] named, else the kind and order of the call
+    /// (`elicitation-1`, `sampling-2`, ...).
     fn ask(&mut self, question: Question, params: Value) -> Result<Value, ClientError> {
         if self.is_cancelled() {
             return Err(ClientError::Cancelled);
@@ -217,9 +238,10 @@ impl<'a, 'io> Context<'a, 'io> {
         let (capability, method) = question.capability_and_method();
         let asked = &mut self.asked[question as usize];
         *asked += 1;
+        let named = self.next_key.take();
         match self.era {
             Era::Modern(_) => {
-                let key = format!("{capability}-{asked}");
+                let key = named.unwrap_or_else(|| format!("{capability}-{asked}"));
                 if let Some(answer) = self.answers.as_ref().and_then(|answers| answers.get(&key)) {
                     return Ok(answer.clone());
                 }

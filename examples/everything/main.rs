@@ -2,6 +2,7 @@
 //! the official MCP conformance suite expects, built only with baremcp's public API. Run it
 //! with `cargo run --example everything`; `server.rs` is the part to copy from.
 
+mod modern;
 mod server;
 
 use std::io;

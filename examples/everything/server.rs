@@ -1,6 +1,7 @@
-//! The conformance fixture set (`shared/conformance-fixtures.md`), registered with the public
-//! API: tools for every content type, logging, progress, errors, sampling and elicitation;
-//! static and template resources; prompts with arguments, resources and images.
+//! The conformance fixture set (`tests/interop/conformance-fixtures.md`), registered with the
+//! public API: tools for every content type, logging, progress, errors, sampling and
+//! elicitation; static and template resources; prompts with arguments, resources and images.
+//! The fixtures the 2026-07-28 requirements added are in `modern.rs`.
 
 use baremcp::{
     Completer, Content, Contents, Context, LogLevel, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate,
@@ -168,11 +169,23 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
+            // Every 2020-12 keyword the suite looks for, as it lists them. The validator
+            // enforces all but `$anchor`, which it keeps and warns about.
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",
-                "$defs": {"address": {"type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
-                "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+                "$defs": {"address": {"$anchor": "addressDef", "type": "object", "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+                "properties": {
+                    "name": {"type": "string"},
+                    "address": {"$ref": "#/$defs/address"},
+                    "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+                    "phone": {"type": "string"},
+                    "email": {"type": "string"}
+                },
+                "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+                "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+                "then": {"required": ["phone"]},
+                "else": {"required": ["email"]},
                 "additionalProperties": false
             }),
             |args, _| Ok(text(&format!("Received {args}"))),
@@ -223,7 +236,7 @@ pub fn build() -> Result<Server, baremcp::Error> {
     let mut server = Server::new("baremcp-everything", env!("CARGO_PKG_VERSION"))
         .title("baremcp everything")
         .instructions("A test server exposing every MCP feature: tools, resources, prompts, logging, completion.");
-    for tool in tools() {
+    for tool in tools().into_iter().chain(super::modern::tools()) {
         server.add_tool(tool)?;
     }
     server.add_resource(
@@ -263,7 +276,7 @@ pub fn build() -> Result<Server, baremcp::Error> {
         .mime_type("application/json")
         .complete("id", Completer::values(["123", "456", "789"])),
     )?;
-    for prompt in prompts() {
+    for prompt in prompts().into_iter().chain(super::modern::prompts()) {
         server.add_prompt(prompt)?;
     }
     Ok(server)

@@ -44,6 +44,11 @@ pub(crate) fn setup<'a>(
         if let Some(raw) = req.params.input_responses {
             let responses: Map<String, Value> =
                 serde_json::from_str(raw).map_err(|_| not_an_object(raw, "inputResponses"))?;
+            // Every answer MCP defines (ElicitResult, CreateMessageResult, ListRootsResult) is
+            // an object; anything else is a malformed retry, not a missing answer.
+            if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+                return Err(ErrorObject::invalid_params(format!("params.inputResponses.{key} must be an object")));
+            }
             answers.get_or_insert_default().extend(responses);
         }
     }

@@ -1,6 +1,8 @@
 //! `examples/everything`: its transcripts, replayed in process against the same server the
 //! example binary serves (with a fixed `requestState` key, so signed state is reproducible).
 
+#[path = "../../examples/everything/modern.rs"]
+mod modern;
 #[path = "../../examples/everything/server.rs"]
 mod server;
 

@@ -6,7 +6,8 @@
 #   same through `baremcp proxy --record`, and `baremcp replay` of the recordings.
 #   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed, and
 #   the official conformance suite (npm @modelcontextprotocol/conformance@0.1.10) over
-#   supergateway's Streamable HTTP bridge.
+#   supergateway's Streamable HTTP bridge, then 0.2.0-alpha.12's requirement lists
+#   (conformance-next.sh).
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
 set -euo pipefail
@@ -68,6 +69,9 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
     --suite all --url "http://127.0.0.1:$port/mcp" -o "$conf_dir/results" | grep -E '^(✓|✗|Total)'
   kill "$gateway" 2>/dev/null || true
   wait "$gateway" 2>/dev/null || true
+
+  # The next release's frozen requirement lists (2026-07-28 and 2025-11-25), in their own script.
+  bash tests/interop/conformance-next.sh "$everything"
 else
   echo "interop: node/npm not found; the TypeScript client and conformance suite were not run"
 fi

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use crate::conn::Conn;
 use crate::era::{self, Era};
 use crate::jsonrpc::{ErrorObject, Payload, Reply};
-use crate::methods::{lifecycle, prompts, resources, tools};
+use crate::methods::{lifecycle, prompts, resources, tasks, tools};
 use crate::request::Request;
 use crate::server::Server;
 use crate::session::Session;
@@ -57,6 +57,9 @@ pub(crate) fn dispatch(server: &Server, session: &mut Session, req: &mut Request
                 (_, payload) => payload,
             }));
         }
+        "tasks/get" => modern_only(req).and_then(|()| tasks::handle(server, req)),
+        "tasks/update" => modern_only(req).and_then(|()| tasks::handle(server, req)),
+        "tasks/cancel" => modern_only(req).and_then(|()| tasks::handle(server, req)),
         other => Err(ErrorObject::method_not_found(other)),
     };
     Some(reply.map(|result| {

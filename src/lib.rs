@@ -50,6 +50,7 @@ mod server;
 mod session;
 mod stamp;
 mod state;
+mod tasks;
 mod tool;
 pub mod transport;
 
@@ -60,4 +61,5 @@ pub use jsonrpc::{ErrorObject, Id};
 pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
 pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Error, Server};
+pub use tasks::{Prepare, TaskContext, TaskHandler, TaskTool};
 pub use tool::{Content, Handler, Tool, ToolOutput};

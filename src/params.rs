@@ -40,6 +40,8 @@ pub struct Params<'a> {
     /// 2026-07-28 retries of a multi round-trip request.
     pub input_responses: Option<&'a str>,
     pub request_state: Option<&'a str>,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel`.
+    pub task_id: Option<&'a str>,
     /// A known member appeared twice: ambiguous, so the request is refused.
     pub duplicate: bool,
 }
@@ -62,6 +64,7 @@ impl Params<'_> {
         level: None,
         input_responses: None,
         request_state: None,
+        task_id: None,
         duplicate: false,
     };
 }
@@ -94,6 +97,7 @@ impl<'a> ParamsField<'a> {
                 "level" => &mut p.level,
                 "inputResponses" => &mut p.input_responses,
                 "requestState" => &mut p.request_state,
+                "taskId" => &mut p.task_id,
                 _ => return s.value().map(drop),
             };
             p.duplicate |= slot.replace(s.value()?).is_some();

@@ -72,6 +72,8 @@ pub struct Server {
     pub(crate) page_size: Option<usize>,
     pub(crate) ttl_ms: u64,
     pub(crate) max_message_bytes: usize,
+    /// Task tools and this process's tasks (`tasks.rs`).
+    pub(crate) tasks: crate::tasks::Tasks,
     /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
     state_key: OnceLock<Vec<u8>>,
     /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
@@ -92,6 +94,7 @@ impl Server {
             prompts: Vec::new(),
             page_size: None,
             ttl_ms: 0,
+            tasks: Default::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             state_key: OnceLock::new(),
             info_json: OnceLock::new(),

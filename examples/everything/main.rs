@@ -4,6 +4,7 @@
 
 mod modern;
 mod server;
+mod tasks;
 
 use std::io;
 

@@ -1,7 +1,8 @@
 //! The conformance fixture set (`tests/interop/conformance-fixtures.md`), registered with the
 //! public API: tools for every content type, logging, progress, errors, sampling and
 //! elicitation; static and template resources; prompts with arguments, resources and images.
-//! The fixtures the 2026-07-28 requirements added are in `modern.rs`.
+//! The fixtures the 2026-07-28 requirements added are in `modern.rs`, the tasks extension's in
+//! `tasks.rs`.
 
 use baremcp::{
     Completer, Content, Contents, Context, LogLevel, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate,
@@ -236,8 +237,11 @@ pub fn build() -> Result<Server, baremcp::Error> {
     let mut server = Server::new("baremcp-everything", env!("CARGO_PKG_VERSION"))
         .title("baremcp everything")
         .instructions("A test server exposing every MCP feature: tools, resources, prompts, logging, completion.");
-    for tool in tools().into_iter().chain(super::modern::tools()) {
+    for tool in tools().into_iter().chain(super::modern::tools()).chain(super::tasks::tools()) {
         server.add_tool(tool)?;
+    }
+    for tool in super::tasks::task_tools() {
+        server.add_task_tool(tool)?;
     }
     server.add_resource(
         Resource::new("test://static-text", "static-text", |_| {

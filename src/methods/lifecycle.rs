@@ -37,7 +37,12 @@ pub(crate) fn initialize(server: &Server, session: &mut Session, req: &Request) 
 pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
     let mut result = Map::new();
     result.insert("supportedVersions".into(), json!(era::supported_versions()));
-    result.insert("capabilities".into(), server.capabilities());
+    let mut capabilities = server.capabilities();
+    // Tasks are a 2026-07-28 extension: announced here, not in the legacy `initialize`.
+    if server.tasks.any() {
+        capabilities["extensions"] = json!({ crate::tasks::EXTENSION: {} });
+    }
+    result.insert("capabilities".into(), capabilities);
     if let Some(instructions) = &server.instructions {
         result.insert("instructions".into(), json!(instructions));
     }

@@ -3,6 +3,7 @@
 pub(crate) mod lifecycle;
 pub(crate) mod prompts;
 pub(crate) mod resources;
+pub(crate) mod tasks;
 pub(crate) mod tools;
 
 use std::borrow::Cow;

@@ -40,6 +40,9 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
     let output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
         Ok(()) => {
+            if let Some(reply) = crate::methods::tasks::call(server, session, req, &name, &arguments, conn) {
+                return reply;
+            }
             // The subject binds a 2026-07-28 requestState to this tool and these arguments.
             let modern = matches!(req.era(), Era::Modern(_));
             let subject = || format!("{name} {arguments}");

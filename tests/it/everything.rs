@@ -5,13 +5,16 @@
 mod modern;
 #[path = "../../examples/everything/server.rs"]
 mod server;
+#[path = "../../examples/everything/tasks.rs"]
+mod tasks;
 
-fn everything(args: &[String]) -> baremcp::Server {
+/// The server `examples/everything` serves, with a fixed `requestState` key.
+pub fn server(args: &[String]) -> baremcp::Server {
     let server = server::build().expect("the everything server registers").state_secret("transcripts");
     crate::transcripts::apply_args(server, args)
 }
 
 #[test]
 fn everything_transcripts() {
-    crate::transcripts::check_dir("transcripts/everything", &everything, false);
+    crate::transcripts::check_dir("transcripts/everything", &server, false);
 }

@@ -9,6 +9,7 @@
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
 //! - `commands`: manifest commands that write without end or leave grandchildren behind
+//! - `tasks`: the tasks extension over pipes: task threads, polling, answers, cancellation
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
@@ -24,6 +25,7 @@ mod files;
 mod library;
 mod replay;
 mod schema_suite;
+mod tasks;
 mod tidy;
 mod transcripts;
 

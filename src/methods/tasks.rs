@@ -1,0 +1,87 @@
+//! `tasks/get`, `tasks/update` and `tasks/cancel`, and the turn a `tools/call` of a task tool
+//! takes when the client declared the tasks extension (see `tasks.rs`).
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::Conn;
+use crate::context::Context;
+use crate::request::Request;
+use crate::jsonrpc::{ErrorObject, Payload, Reply};
+use crate::methods::{interrupted, not_an_object, required_str, setup};
+use crate::server::Server;
+use crate::session::Session;
+use crate::tasks::{declared, missing_extension};
+
+/// A `tools/call` of a task tool: `None` when it runs as a plain call (not a task tool, or an
+/// optional one for a client without the extension); else -32021 (required, no extension),
+/// the `InputRequiredResult` of its preparation, or the new task's handle.
+pub(crate) fn call(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+    name: &str,
+    arguments: &Value,
+    conn: &mut Conn,
+) -> Option<Reply> {
+    let spec = server.tasks.specs.get(name)?;
+    let Some(capabilities) = declared(req.meta.client_capabilities) else {
+        return spec.required.then(|| Err(missing_extension()));
+    };
+    let input = match &spec.prepare {
+        None => arguments.clone(),
+        Some(prepare) => {
+            let subject = || format!("{name} {arguments}");
+            let setup = match setup(server, req, &subject) {
+                Ok(setup) => setup,
+                Err(error) => return Some(Err(error)),
+            };
+            let mut cx = Context::new(setup, session, conn);
+            let prepared = prepare(arguments, &mut cx);
+            if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
+                return Some(interrupted.map(Payload::Value));
+            }
+            match prepared {
+                Ok(input) => input,
+                Err(message) => {
+                    return Some(Ok(Payload::Value(
+                        json!({ "content": [{ "type": "text", "text": message }], "isError": true }),
+                    )));
+                }
+            }
+        }
+    };
+    Some(server.tasks.start(spec, input, capabilities).map(Payload::Value))
+}
+
+/// The three task methods, for a client that declared the extension.
+pub(crate) fn handle(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+    if !server.tasks.any() {
+        return Err(ErrorObject::method_not_found(req.method));
+    }
+    if declared(req.meta.client_capabilities).is_none() {
+        return Err(missing_extension());
+    }
+    let id = required_str(req, req.params.task_id, "taskId")?;
+    let task = server.tasks.get(&id).ok_or_else(|| {
+        ErrorObject::invalid_params(format!(
+            "unknown task {id} (tasks live in one server process's memory, and not across restarts)"
+        ))
+    })?;
+    match req.method {
+        "tasks/get" => Ok(task.detailed(&id)),
+        "tasks/cancel" => {
+            task.cancel();
+            Ok(json!({}))
+        }
+        _ => {
+            let raw = req.params.input_responses.unwrap_or("{}");
+            let responses: Map<String, Value> =
+                serde_json::from_str(raw).map_err(|_| not_an_object(raw, "inputResponses"))?;
+            if let Some((key, _)) = responses.iter().find(|(_, answer)| !answer.is_object()) {
+                return Err(ErrorObject::invalid_params(format!("params.inputResponses.{key} must be an object")));
+            }
+            task.update(responses);
+            Ok(json!({}))
+        }
+    }
+}

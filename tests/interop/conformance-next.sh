@@ -103,4 +103,43 @@ for list in 2026-07-28 2025-11-25; do
     status=1
   fi
 done
+# The tasks extension, unscored in both lists, runs here on its own with every check counted.
+# It needs one long-lived process: until everything serves HTTP itself, a minimal one-process
+# bridge gives it that, and its two header checks (the transport's) are in the bridge file.
+# Natively the run is reported but does not fail this script, as the suite itself does not
+# score the extension: the HTTP transport must also check `Mcp-Name` against the taskId of
+# tasks/get, tasks/update and tasks/cancel (conformance-fixtures.md) for it to pass.
+port=$(free_port)
+if [ "$mode" = native ]; then
+  "$everything" --http "127.0.0.1:$port" </dev/null >"$dir/tasks.server.log" 2>&1 &
+  tasks_baseline="$here/conformance-expected-failures.yml"
+else
+  python3 "$here/stateless_bridge.py" "$port" "$everything" >"$dir/tasks.server.log" 2>&1 &
+  tasks_baseline="$here/conformance-bridge-failures.yml"
+fi
+server=$!
+if ! wait_port "$port" "$server"; then
+  echo "conformance-next: the server for the tasks scenarios did not start"
+  exit 1
+fi
+passed=0 failed=0
+for scenario in tasks-lifecycle tasks-capability-negotiation tasks-wire-fields tasks-request-state-removal \
+  tasks-mrtr-input tasks-request-headers tasks-dispatch-and-envelope tasks-status-notifications \
+  tasks-required-task-error tasks-mrtr-composition; do
+  rm -rf "${dir:?}/tasks/$scenario"
+  set +e
+  "$node" "$suite" server --scenario "$scenario" --url "http://127.0.0.1:$port/mcp" \
+    --expected-failures "$tasks_baseline" -o "$dir/tasks/$scenario" >"$dir/tasks-$scenario.txt" 2>&1
+  rc=$?
+  set -e
+  counts=$(sed -nE 's|^Passed: ([0-9]+)/[0-9]+, ([0-9]+) failed.*|\1 \2|p' "$dir/tasks-$scenario.txt" | tail -1)
+  counts=${counts:-0 0}
+  passed=$((passed + ${counts%% *})) failed=$((failed + ${counts##* }))
+  if [ "$rc" -ne 0 ]; then
+    grep -E '^✗|unexpected|stale' "$dir/tasks-$scenario.txt" || tail -20 "$dir/tasks-$scenario.txt"
+    [ "$mode" = native ] || status=1
+  fi
+done
+stop_server
+echo "conformance 0.2.0-alpha.12 tasks extension, 10 scenarios ($mode): $passed passed, $failed failed"
 exit "$status"

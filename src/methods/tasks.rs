@@ -12,9 +12,10 @@ use crate::server::Server;
 use crate::session::Session;
 use crate::tasks::{declared, missing_extension};
 
-/// A `tools/call` of a task tool: `None` when it runs as a plain call (not a task tool, or an
-/// optional one for a client without the extension); else -32021 (required, no extension),
-/// the `InputRequiredResult` of its preparation, or the new task's handle.
+/// A `tools/call` of a task tool: `None` when it runs as a plain call (not a task tool, an
+/// optional one for a client without the extension, or any for a legacy client, which has no
+/// way to poll); else -32021 (required, no extension), the `InputRequiredResult` of its
+/// preparation, or the new task's handle.
 pub(crate) fn call(
     server: &Server,
     session: &mut Session,
@@ -25,7 +26,8 @@ pub(crate) fn call(
 ) -> Option<Reply> {
     let spec = server.tasks.specs.get(name)?;
     let Some(capabilities) = declared(req.meta.client_capabilities) else {
-        return spec.required.then(|| Err(missing_extension()));
+        let modern = matches!(req.era(), crate::era::Era::Modern(_));
+        return (spec.required && modern).then(|| Err(missing_extension()));
     };
     let input = match &spec.prepare {
         None => arguments.clone(),

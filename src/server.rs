@@ -13,6 +13,7 @@ use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
 use crate::schema::Schema;
 use crate::stamp::Stamp;
+use crate::tasks::{TaskTool, Tasks};
 use crate::tool::Tool;
 
 /// Default bound on one incoming line.
@@ -73,7 +74,7 @@ pub struct Server {
     pub(crate) ttl_ms: u64,
     pub(crate) max_message_bytes: usize,
     /// Task tools and this process's tasks (`tasks.rs`).
-    pub(crate) tasks: crate::tasks::Tasks,
+    pub(crate) tasks: Tasks,
     /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
     state_key: OnceLock<Vec<u8>>,
     /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
@@ -170,6 +171,21 @@ impl Server {
         self.tool_index.insert(tool.name.clone(), self.tools.len());
         let listing = tool.listing();
         self.tools.push(Registered { tool, input, output, listing });
+        Ok(self)
+    }
+
+    /// Registers a task tool: listed with `execution.taskSupport`, called as a task by clients
+    /// that declare the tasks extension (which `server/discover` then announces), as a plain
+    /// tool by others (see `tasks.rs`).
+    pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<&mut Server, Error> {
+        let (plain, spec) = tool.split();
+        let name = plain.name.clone();
+        let support = if spec.required { "required" } else { "optional" };
+        self.add_tool(plain)?;
+        if let Some(registered) = self.tools.last_mut() {
+            registered.listing["execution"] = json!({ "taskSupport": support });
+        }
+        self.tasks.specs.insert(name, spec);
         Ok(self)
     }
 

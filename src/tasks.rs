@@ -20,7 +20,6 @@ use serde_json::{Map, Value, json};
 
 use crate::context::{ClientError, Context};
 use crate::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
-use crate::server::{Error, Server};
 use crate::tool::{Tool, ToolOutput};
 
 /// The extension's identifier, under `capabilities.extensions`.
@@ -45,7 +44,7 @@ pub type TaskHandler = dyn Fn(&Value, &mut TaskContext) -> Result<ToolOutput, St
 /// handler's input.
 pub type Prepare = dyn Fn(&Value, &mut Context) -> Result<Value, String>;
 
-/// A tool that runs as a task, registered with [`Server::add_task_tool`].
+/// A tool that runs as a task, registered with [`crate::Server::add_task_tool`].
 pub struct TaskTool {
     name: String,
     description: String,
@@ -88,11 +87,11 @@ impl TaskTool {
     }
 }
 
-impl Server {
-    /// Registers a task tool: listed with `execution.taskSupport`, called as a task by clients
-    /// that declare the extension (which `server/discover` then announces).
-    pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<&mut Server, Error> {
-        let TaskTool { name, description, input_schema, required, handler, prepare } = tool;
+impl TaskTool {
+    /// The plain tool a client without the extension calls (the handler inline, after the
+    /// preparation), and what the loop needs to run it as a task.
+    pub(crate) fn split(self) -> (Tool, Spec) {
+        let TaskTool { name, description, input_schema, required, handler, prepare } = self;
         let inline = {
             let (handler, prepare) = (handler.clone(), prepare.clone());
             move |args: &Value, cx: &mut Context| {
@@ -103,12 +102,7 @@ impl Server {
                 handler(&input, &mut TaskContext { mode: Mode::Inline(cx) })
             }
         };
-        self.add_tool(Tool::new(name.clone(), description, input_schema, inline))?;
-        if let Some(registered) = self.tools.last_mut() {
-            registered.listing["execution"] = json!({ "taskSupport": if required { "required" } else { "optional" } });
-        }
-        self.tasks.specs.insert(name, Spec { required, handler, prepare });
-        Ok(self)
+        (Tool::new(name, description, input_schema, inline), Spec { required, handler, prepare })
     }
 }
 

@@ -184,13 +184,12 @@ pub fn tools() -> Vec<Tool> {
 }
 
 pub fn prompts() -> Vec<Prompt> {
-    vec![Prompt::new(
-        "test_input_required_result_prompt",
-        "A prompt that asks the user for its context first (key user_context)",
-        |_, cx| {
+    vec![
+        Prompt::new("test_input_required_result_prompt", |_, cx| {
             let answer =
                 cx.key("user_context").elicit("What context should the prompt use?", form("context", "string"))?;
             Ok(vec![PromptMessage::user(format!("Use this context: {}", field(&answer, "context")))])
-        },
-    )]
+        })
+        .description("A prompt that asks the user for its context first (key user_context)"),
+    ]
 }

@@ -5,9 +5,9 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::Conn;
 use crate::context::Context;
-use crate::request::Request;
 use crate::jsonrpc::{ErrorObject, Payload, Reply};
 use crate::methods::{interrupted, not_an_object, required_str, setup};
+use crate::request::Request;
 use crate::server::Server;
 use crate::session::Session;
 use crate::tasks::{declared, missing_extension};

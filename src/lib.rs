@@ -50,6 +50,7 @@ mod server;
 mod session;
 mod stamp;
 mod state;
+mod task;
 mod tasks;
 mod tool;
 pub mod transport;

@@ -8,27 +8,25 @@
 //! process's memory: they do not survive a restart, and another process behind the same
 //! endpoint does not know them.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::hash::{BuildHasher, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::Arc;
+use std::time::SystemTime;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
-use crate::context::{ClientError, Context};
+use crate::context::Context;
 use crate::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
+use crate::task::Task;
+pub use crate::task::TaskContext;
 use crate::tool::{Tool, ToolOutput};
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// How long a finished task stays readable, and what `ttlMs` says.
-const TTL: Duration = Duration::from_secs(3600);
-/// How often a client should poll, as `pollIntervalMs` says.
-const POLL_MS: u64 = 200;
 /// Tasks not yet finished, at most: each holds a thread.
 const MAX_RUNNING: usize = 64;
 /// Tasks kept at most, finished ones included; the oldest finished go first.
@@ -99,7 +97,7 @@ impl TaskTool {
                     Some(prepare) => prepare(args, cx)?,
                     None => args.clone(),
                 };
-                handler(&input, &mut TaskContext { mode: Mode::Inline(cx) })
+                handler(&input, &mut TaskContext::inline(cx))
             }
         };
         (Tool::new(name, description, input_schema, inline), Spec { required, handler, prepare })
@@ -119,7 +117,7 @@ pub(crate) struct Tasks {
     pub specs: HashMap<String, Spec>,
     /// Touched only by the serving loop; each task's own state is behind its mutex.
     store: RefCell<Vec<(String, Arc<Task>)>>,
-    issued: std::cell::Cell<u64>,
+    issued: Cell<u64>,
 }
 
 impl Tasks {
@@ -137,52 +135,35 @@ impl Tasks {
     pub fn start(&self, spec: &Spec, input: Value, capabilities: Value) -> Result<Value, ErrorObject> {
         self.expire();
         let mut store = self.store.borrow_mut();
-        if store.iter().filter(|(_, t)| !t.lock().status.is_terminal()).count() >= MAX_RUNNING {
+        if store.iter().filter(|(_, t)| !t.is_finished()).count() >= MAX_RUNNING {
             return Err(ErrorObject::new(INTERNAL_ERROR, format!("too many running tasks (at most {MAX_RUNNING})")));
         }
         if store.len() >= MAX_KEPT {
-            match store.iter().position(|(_, t)| t.lock().status.is_terminal()) {
+            match store.iter().position(|(_, t)| t.is_finished()) {
                 Some(oldest) => drop(store.remove(oldest)),
                 None => return Err(ErrorObject::new(INTERNAL_ERROR, "too many tasks")),
             }
         }
         let id = self.new_id();
-        let now = SystemTime::now();
-        let task = Arc::new(Task {
-            state: Mutex::new(State {
-                status: Status::Working,
-                created: now,
-                updated: now,
-                pending: Map::new(),
-                answers: Map::new(),
-                outcome: None,
-            }),
-            changed: Condvar::new(),
-        });
-        let handle = task.envelope(&id, &task.lock());
+        let task = Arc::new(Task::new());
+        let created = task.created(&id);
         let (thread_task, handler) = (task.clone(), spec.handler.clone());
         std::thread::Builder::new()
             .name(format!("task {id}"))
             .spawn(move || {
-                let mut cx = TaskContext { mode: Mode::Thread { task: thread_task.clone(), capabilities } };
+                let mut cx = TaskContext::thread(thread_task.clone(), capabilities);
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&input, &mut cx)));
                 thread_task.finish(outcome);
             })
             .map_err(|e| ErrorObject::new(INTERNAL_ERROR, format!("cannot start a task thread: {e}")))?;
         store.push((id, task));
-        let mut created = handle;
-        created["resultType"] = json!("task");
         Ok(created)
     }
 
-    /// Finished tasks past their time to live are forgotten. A task thread may finish after
-    /// `now` was read: that task's age is zero, not an error.
+    /// Finished tasks past their time to live are forgotten.
     fn expire(&self) {
         let now = SystemTime::now();
-        self.store.borrow_mut().retain(|(_, task)| {
-            let state = task.lock();
-            !state.status.is_terminal() || now.duration_since(state.updated).unwrap_or_default() < TTL
-        });
+        self.store.borrow_mut().retain(|(_, task)| !task.expired(now));
     }
 
     /// Unguessable: std's per-process random hash keys, mixed with a counter.
@@ -198,142 +179,6 @@ impl Tasks {
     }
 }
 
-#[derive(Clone, Copy, PartialEq)]
-enum Status {
-    Working,
-    InputRequired,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl Status {
-    fn name(self) -> &'static str {
-        match self {
-            Status::Working => "working",
-            Status::InputRequired => "input_required",
-            Status::Completed => "completed",
-            Status::Failed => "failed",
-            Status::Cancelled => "cancelled",
-        }
-    }
-
-    fn is_terminal(self) -> bool {
-        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
-    }
-}
-
-struct State {
-    status: Status,
-    created: SystemTime,
-    updated: SystemTime,
-    /// Questions the client has not answered yet: the `inputRequests` of `tasks/get`.
-    pending: Map<String, Value>,
-    /// Answers from `tasks/update`, until the handler takes them.
-    answers: Map<String, Value>,
-    /// Once finished: the tool result, or the error of a failed task.
-    outcome: Option<Result<Value, Value>>,
-}
-
-/// One task: its state, and a condition variable the handler waits on for answers and for
-/// cancellation.
-pub(crate) struct Task {
-    state: Mutex<State>,
-    changed: Condvar,
-}
-
-impl Task {
-    /// A handler that panicked holding the lock leaves consistent state: every change is one
-    /// assignment, so the poison is ignored.
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// The fields every task message carries.
-    fn envelope(&self, id: &str, state: &State) -> Value {
-        json!({
-            "taskId": id,
-            "status": state.status.name(),
-            "createdAt": iso8601(state.created),
-            "lastUpdatedAt": iso8601(state.updated),
-            "ttlMs": TTL.as_millis() as u64,
-            "pollIntervalMs": POLL_MS,
-        })
-    }
-
-    /// `tasks/get`: the envelope, the open questions, and the result or error once finished.
-    pub fn detailed(&self, id: &str) -> Value {
-        let state = self.lock();
-        let mut task = self.envelope(id, &state);
-        if state.status == Status::InputRequired {
-            task["inputRequests"] = Value::Object(state.pending.clone());
-        }
-        match &state.outcome {
-            Some(Ok(result)) if state.status == Status::Completed => task["result"] = result.clone(),
-            Some(Err(error)) if state.status == Status::Failed => task["error"] = error.clone(),
-            _ => {}
-        }
-        task
-    }
-
-    /// `tasks/update`: answers to open questions are kept for the handler; others ignored.
-    pub fn update(&self, responses: Map<String, Value>) {
-        let mut state = self.lock();
-        for (key, answer) in responses {
-            if state.pending.remove(&key).is_some() {
-                state.answers.insert(key, answer);
-            }
-        }
-        if state.status == Status::InputRequired && state.pending.is_empty() {
-            state.status = Status::Working;
-            state.updated = SystemTime::now();
-        }
-        self.changed.notify_all();
-    }
-
-    /// `tasks/cancel`: a task not yet finished is cancelled at once; its handler sees it at
-    /// its next wait or check, and whatever it returns is dropped.
-    pub fn cancel(&self) {
-        let mut state = self.lock();
-        if !state.status.is_terminal() {
-            state.status = Status::Cancelled;
-            state.pending.clear();
-            state.updated = SystemTime::now();
-        }
-        self.changed.notify_all();
-    }
-
-    fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, String>>) {
-        let mut state = self.lock();
-        if state.status == Status::Cancelled {
-            return;
-        }
-        let (status, outcome) = match outcome {
-            Ok(Ok(output)) => (Status::Completed, Ok(result_json(&output))),
-            Ok(Err(message)) => (Status::Completed, Ok(result_json(&ToolOutput::error(message)))),
-            Err(panic) => {
-                let why = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned());
-                let message = format!("internal error: {}", why.unwrap_or_else(|| "panic".into()));
-                (Status::Failed, Err(json!({ "code": INTERNAL_ERROR, "message": message })))
-            }
-        };
-        state.status = status;
-        state.outcome = Some(outcome);
-        state.pending.clear();
-        state.updated = SystemTime::now();
-        self.changed.notify_all();
-    }
-}
-
-fn result_json(output: &ToolOutput) -> Value {
-    let mut json = Vec::new();
-    output.write_json(&mut json, None);
-    serde_json::from_slice(&json).unwrap_or(Value::Null)
-}
-
 /// The error for a task tool or method used by a client that did not declare the extension.
 pub(crate) fn missing_extension() -> ErrorObject {
     let data = json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } });
@@ -344,134 +189,4 @@ pub(crate) fn missing_extension() -> ErrorObject {
 pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Value> {
     let capabilities: Value = serde_json::from_str(client_capabilities?).ok()?;
     capabilities["extensions"][EXTENSION].is_object().then_some(capabilities)
-}
-
-/// What a task handler may do: ask the user, wait, and notice cancellation. Inline (a client
-/// without the extension) it asks as any handler does; on a thread the questions wait in the
-/// task's `inputRequests` until `tasks/update` answers them.
-pub struct TaskContext<'t, 'a, 'io> {
-    mode: Mode<'t, 'a, 'io>,
-}
-
-enum Mode<'t, 'a, 'io> {
-    Inline(&'t mut Context<'a, 'io>),
-    Thread { task: Arc<Task>, capabilities: Value },
-}
-
-impl TaskContext<'_, '_, '_> {
-    /// True once the task was cancelled (or, inline, the request was).
-    pub fn is_cancelled(&self) -> bool {
-        match &self.mode {
-            Mode::Inline(cx) => cx.is_cancelled(),
-            Mode::Thread { task, .. } => task.lock().status == Status::Cancelled,
-        }
-    }
-
-    /// Waits `duration`, or less if the task is cancelled meanwhile. True when the whole
-    /// wait passed.
-    pub fn sleep(&self, duration: Duration) -> bool {
-        match &self.mode {
-            Mode::Inline(cx) => {
-                std::thread::sleep(duration);
-                !cx.is_cancelled()
-            }
-            Mode::Thread { task, .. } => {
-                let state = task.lock();
-                let (state, _) = task
-                    .changed
-                    .wait_timeout_while(state, duration, |s| s.status != Status::Cancelled)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                state.status != Status::Cancelled
-            }
-        }
-    }
-
-    /// Asks the user one question (`elicitation/create`) under `key`; see
-    /// [`TaskContext::elicit_all`].
-    pub fn elicit(&mut self, key: &str, message: &str, requested_schema: Value) -> Result<Value, ClientError> {
-        let mut answers = self.elicit_all(&[(key, message, requested_schema)])?;
-        Ok(answers.pop().unwrap_or(Value::Null))
-    }
-
-    /// Asks the user several questions at once, each `(key, message, requestedSchema)`, and
-    /// returns the answers (`ElicitResult`s) in the same order once all have come. On a thread
-    /// the task is `input_required` meanwhile; the client may answer in parts.
-    pub fn elicit_all(&mut self, forms: &[(&str, &str, Value)]) -> Result<Vec<Value>, ClientError> {
-        match &mut self.mode {
-            Mode::Inline(cx) => {
-                let answers: Vec<_> =
-                    forms.iter().map(|(key, message, schema)| cx.key(*key).elicit(message, schema.clone())).collect();
-                answers.into_iter().collect()
-            }
-            Mode::Thread { task, capabilities } => {
-                if !capabilities["elicitation"].is_object() {
-                    return Err(ClientError::Unsupported("elicitation"));
-                }
-                let mut state = task.lock();
-                for (key, message, schema) in forms {
-                    if !state.answers.contains_key(*key) {
-                        let request = json!({ "method": "elicitation/create", "params": { "message": message, "requestedSchema": schema } });
-                        state.pending.insert(key.to_string(), request);
-                    }
-                }
-                if !state.pending.is_empty() && state.status == Status::Working {
-                    state.status = Status::InputRequired;
-                    state.updated = SystemTime::now();
-                }
-                let mut state = task
-                    .changed
-                    .wait_while(state, |s| {
-                        s.status != Status::Cancelled && forms.iter().any(|(key, ..)| !s.answers.contains_key(*key))
-                    })
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
-                if state.status == Status::Cancelled {
-                    return Err(ClientError::Cancelled);
-                }
-                let answers: Vec<Value> = forms.iter().filter_map(|(key, ..)| state.answers.remove(*key)).collect();
-                match answers.iter().find(|a| !matches!(a["action"].as_str(), Some("accept" | "decline" | "cancel"))) {
-                    Some(_) => {
-                        Err(ClientError::Invalid("an elicitation result needs action accept, decline or cancel".into()))
-                    }
-                    None => Ok(answers),
-                }
-            }
-        }
-    }
-}
-
-/// `2026-11-23T12:00:00.000Z`: RFC 3339 in UTC, from the days since 1970 by the civil
-/// calendar (Howard Hinnant's algorithm), since std has no calendar.
-fn iso8601(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let (days, secs) = ((since.as_secs() / 86_400) as i64, since.as_secs() % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        since.subsec_millis()
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_utc_rfc3339() {
-        assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let leap = UNIX_EPOCH + Duration::from_millis(951_782_400_123); // 2000-02-29
-        assert_eq!(iso8601(leap), "2000-02-29T00:00:00.123Z");
-        let late = UNIX_EPOCH + Duration::from_secs(1_795_437_296); // 2026-11-23 12:34:56
-        assert_eq!(iso8601(late), "2026-11-23T12:34:56.000Z");
-    }
 }

@@ -83,9 +83,7 @@ impl TaskTool {
         self.prepare = Some(Rc::new(prepare));
         self
     }
-}
 
-impl TaskTool {
     /// The plain tool a client without the extension calls (the handler inline, after the
     /// preparation), and what the loop needs to run it as a task.
     pub(crate) fn split(self) -> (Tool, Spec) {

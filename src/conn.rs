@@ -146,6 +146,7 @@ impl<'io> Conn<'io> {
                 Frame::Single(Message::Response { id }) => {
                     log::debug!("ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
                 }
+                Frame::Single(Message::BadNotification) => log::debug!("ignored a malformed notification"),
                 Frame::Single(Message::Notification { method, params }) => {
                     session.notification(&method, &params);
                     if session.is_cancelled() {

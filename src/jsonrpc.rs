@@ -166,7 +166,8 @@ pub enum Message<'a> {
     Response {
         id: Option<Id<'a>>,
     },
-    /// A notification too malformed to act on: never replied to.
+    /// A message without an `id` too malformed to act on (a member named twice, `method` not
+    /// a string, a wrong `jsonrpc`, no `method` at all): never replied to.
     BadNotification,
     /// Not a valid message: replied to with its error (-32700 for text that is not JSON, -32600
     /// for JSON that is not a request) and the id when it could be read.
@@ -279,31 +280,37 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     if scanned.and_then(|()| scanner.end()).is_err() {
         return unparseable();
     }
-    if env.duplicate || env.id_twice {
-        // An id named once is still echoed, so the client can match the error to its request.
-        let id = if env.id_twice { None } else { env.id.and_then(Id::from_raw) };
-        return Message::Invalid { id, error: ErrorObject::invalid_request() };
-    }
     classify(env)
 }
 
+/// Sorts an envelope that scanned as JSON. Without an `id` member it is a notification (or
+/// a response without its id), which no client waits on: never replied to, whatever it holds.
 fn classify(env: Envelope<'_>) -> Message<'_> {
     let version_ok = env.jsonrpc.is_some_and(|v| v == r#""2.0""# || raw_str(v).is_some_and(|v| v == "2.0"));
-    let Some(method) = env.method else {
-        return match (env.id, env.result.is_some() || env.error.is_some()) {
-            (id, true) if version_ok => Message::Response { id: id.and_then(Id::from_raw) },
-            (id, _) => Message::Invalid { id: id.and_then(Id::from_raw), error: ErrorObject::invalid_request() },
+    let responds = env.result.is_some() || env.error.is_some();
+    let Some(id_raw) = env.id else {
+        return match env.method {
+            Some(Some(method)) if version_ok && !env.duplicate && !responds => {
+                Message::Notification { method, params: env.params }
+            }
+            None if responds && !env.duplicate => Message::Response { id: None },
+            _ => Message::BadNotification,
         };
     };
-    let Some(id_raw) = env.id else {
-        return match method {
-            Some(method) if version_ok => Message::Notification { method, params: env.params },
-            _ => Message::BadNotification,
+    if env.duplicate || env.id_twice {
+        // An id named once is still echoed, so the client can match the error to its request.
+        let id = if env.id_twice { None } else { Id::from_raw(id_raw) };
+        return Message::Invalid { id, error: ErrorObject::invalid_request() };
+    }
+    let Some(method) = env.method else {
+        return match Id::from_raw(id_raw) {
+            id if version_ok && responds => Message::Response { id },
+            id => Message::Invalid { id, error: ErrorObject::invalid_request() },
         };
     };
     let id = Id::from_raw(id_raw);
     match (id, method) {
-        (Some(id), Some(method)) if version_ok && env.result.is_none() && env.error.is_none() => {
+        (Some(id), Some(method)) if version_ok && !responds => {
             Message::Request { id, method, params: env.params }
         }
         (id, _) => Message::Invalid { id, error: ErrorObject::invalid_request() },
@@ -372,7 +379,13 @@ mod tests {
             (r#"{"jsonrpc":"2.0","id":3,"method":"x","result":{}}"#, "invalid 3 -32600"),
             (r#"{"jsonrpc":"2.0","id":1,"id":2,"method":"x"}"#, "invalid null -32600"),
             (r#"{"jsonrpc":"2.0","id":4,"result":{}}"#, r#"response Some(Id("4"))"#),
-            (r#"{"foo":"bar"}"#, "invalid null -32600"),
+            (r#"{"foo":"bar"}"#, "bad notification"),
+            ("{}", "bad notification"),
+            (r#"{"jsonrpc":"2.0","method":"a","method":"b"}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","method":"a","params":{},"params":{}}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","method":"a","result":{}}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","result":{},"result":{}}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","result":{}}"#, "response None"),
             ("42", "invalid null -32600"),
             ("42 x", "invalid null -32700"),
             (r#"{"jsonrpc":"2.0","id":1,"method":"x""#, "invalid null -32700"),

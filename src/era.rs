@@ -53,7 +53,7 @@ pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject>
     let (mut version, mut level, mut duplicate) = (None, None, false);
     Scanner::new(raw_meta)
         .object(|key, s| {
-            let slot = match key.as_ref() {
+            let slot = match key.as_deref().unwrap_or_default() {
                 VERSION_KEY => &mut version,
                 CAPABILITIES_KEY => &mut meta.client_capabilities,
                 "progressToken" => &mut meta.progress_token,

@@ -60,6 +60,11 @@ impl ErrorObject {
         Self::new(INVALID_REQUEST, "message too large")
     }
 
+    /// Valid JSON nested deeper than the server reads (serde_json's limit too).
+    pub fn too_deep() -> Self {
+        Self::new(INVALID_REQUEST, "message nests deeper than 128 levels")
+    }
+
     /// Text that is not JSON (or not UTF-8).
     pub fn parse_error() -> Self {
         Self::new(PARSE_ERROR, "parse error")
@@ -238,8 +243,8 @@ pub fn parse_line(line: &str) -> Frame<'_> {
 }
 
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
-/// it a parse error; valid JSON that is not an object, or names a member twice, is an
-/// invalid request.
+/// it a parse error; valid JSON that is not an object, names a member twice or nests too
+/// deep is an invalid request, answered with its id.
 pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     let mut scanner = Scanner::new(text);
     if scanner.peek() != Some(b'{') {
@@ -254,8 +259,9 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     const HEAD: &str = r#"{"jsonrpc":"2.0","#;
     let head = text.starts_with(HEAD);
     let mut env = Envelope { jsonrpc: head.then_some(r#""2.0""#), ..Envelope::default() };
-    let member = |key: Cow<'a, str>, s: &mut Scanner<'a>| {
-        let slot = match key.as_ref() {
+    // A key that is no `str` (a lone surrogate) names no member the envelope has.
+    let member = |key: Option<Cow<'a, str>>, s: &mut Scanner<'a>| {
+        let slot = match key.as_deref().unwrap_or_default() {
             "jsonrpc" => &mut env.jsonrpc,
             "id" => {
                 env.id_twice |= env.id.replace(s.value()?).is_some();
@@ -279,6 +285,14 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     let scanned = if head { scanner.object_after(HEAD.len(), member) } else { scanner.object(member) };
     if scanned.and_then(|()| scanner.end()).is_err() {
         return unparseable();
+    }
+    if scanner.too_deep() {
+        // Valid JSON, so its id is answered (a message without one is a notification).
+        let id = env.id.filter(|_| !env.id_twice).and_then(Id::from_raw);
+        return match env.id {
+            None => Message::BadNotification,
+            Some(_) => Message::Invalid { id, error: ErrorObject::too_deep() },
+        };
     }
     classify(env)
 }
@@ -360,7 +374,9 @@ mod tests {
 
     #[test]
     fn classifies_envelopes() {
-        let cases = [
+        // `n` levels of objects in arrays: `[{"k":[{"k":...}]}]`.
+        let deep = |n: usize| format!("{}{{}}{}", r#"[{"k":"#.repeat(n / 2), "}]".repeat(n / 2));
+        let cases: [(&str, &str); _] = [
             (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "request 1 ping"),
             (r#"{"jsonrpc":"2.0","id":"a\"b","method":"p\u0069ng"}"#, r#"request "a\"b" ping"#),
             (r#"{"jsonrpc":"2.0","id":18446744073709551615,"method":"x"}"#, "request 18446744073709551615 x"),
@@ -389,6 +405,13 @@ mod tests {
             ("42", "invalid null -32600"),
             ("42 x", "invalid null -32700"),
             (r#"{"jsonrpc":"2.0","id":1,"method":"x""#, "invalid null -32700"),
+            (r#"{"jsonrpc":"2.0","id":3,"method":"x","params":{"\ud800":1,"a":{"\udc00":[]}}}"#, "request 3 x"),
+            (r#"{"jsonrpc":"2.0","id":3,"\ud800":1,"method":"x"}"#, "request 3 x"),
+            (&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}}}"#, deep(127)), "request 3 x"),
+            (&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}}}"#, deep(128)), "invalid 3 -32600"),
+            (&format!(r#"{{"jsonrpc":"2.0","method":"x","params":{},"id":"z"}}"#, deep(500)), r#"invalid "z" -32600"#),
+            (&format!(r#"{{"jsonrpc":"2.0","method":"x","params":{}}}"#, deep(500)), "bad notification"),
+            (&format!(r#"{{"jsonrpc":"2.0","id":3,"method":"x","params":{}"#, deep(500)), "invalid null -32700"),
             ("[1, 2]", "batch 2"),
             ("[1, 2", "invalid null -32700"),
         ];

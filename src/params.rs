@@ -81,7 +81,7 @@ impl<'a> ParamsField<'a> {
         *self = ParamsField::Object(Params::NONE);
         let ParamsField::Object(p) = self else { unreachable!() };
         scanner.object(|key, s| {
-            let slot = match key.as_ref() {
+            let slot = match key.as_deref().unwrap_or_default() {
                 "_meta" => &mut p.meta,
                 "protocolVersion" => &mut p.protocol_version,
                 "capabilities" => &mut p.capabilities,

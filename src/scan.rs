@@ -1,8 +1,9 @@
 //! A strict JSON scanner for what every message needs: the members of one object, each as the
-//! raw JSON text of its value. It validates everything it passes over (RFC 8259 grammar,
-//! nesting at most 128 deep, no recursion) and builds nothing, so finding `id`, `method` and
-//! the `params` members costs one pass over the line. Values that are used are decoded later
-//! with serde_json.
+//! raw JSON text of its value. It validates everything it passes over (RFC 8259 grammar, at
+//! any depth, no recursion) and builds nothing, so finding `id`, `method` and the `params`
+//! members costs one pass over the line. Valid JSON the server will not take (nesting deeper
+//! than 128) is still scanned to its end and only noted, so the message's `id` can be read and
+//! the error sent to it. Values that are used are decoded later with serde_json.
 
 use std::borrow::Cow;
 
@@ -12,18 +13,29 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syntax;
 
-/// Nesting deeper than this is refused, as serde_json does.
-const MAX_DEPTH: u32 = 128;
+/// Nesting deeper than this is refused (as serde_json does): noted by the scanner, an error
+/// for [`decode`].
+pub const MAX_DEPTH: u32 = 128;
 
 pub struct Scanner<'a> {
     text: &'a str,
     bytes: &'a [u8],
     pos: usize,
+    /// How many objects the position is inside of, through [`Scanner::object`].
+    nested: u32,
+    /// A value scanned so far nests deeper than [`MAX_DEPTH`].
+    too_deep: bool,
 }
 
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Scanner<'a> {
-        Scanner { text, bytes: text.as_bytes(), pos: 0 }
+        Scanner { text, bytes: text.as_bytes(), pos: 0, nested: 0, too_deep: false }
+    }
+
+    /// Whether the text scanned so far nests deeper than [`MAX_DEPTH`] (as serde_json counts,
+    /// from the start of the text): valid JSON, but more than the server takes.
+    pub fn too_deep(&self) -> bool {
+        self.too_deep
     }
 
     /// The first non-whitespace byte, without consuming it.
@@ -59,10 +71,11 @@ impl<'a> Scanner<'a> {
 
     /// Calls `member(key, scanner)` for each member of the object that starts here; `member`
     /// must consume the value (with [`Scanner::value`], or [`Scanner::object`] to look inside).
-    /// Keys with escapes are decoded.
+    /// Keys with escapes are decoded; a key that is no `str` (a lone surrogate: valid JSON)
+    /// is `None`.
     pub fn object(
         &mut self,
-        member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
+        member: impl FnMut(Option<Cow<'a, str>>, &mut Scanner<'a>) -> Result<(), Syntax>,
     ) -> Result<(), Syntax> {
         self.expect(b'{')?;
         if self.peek() == Some(b'}') {
@@ -77,14 +90,17 @@ impl<'a> Scanner<'a> {
     pub fn object_after(
         &mut self,
         head: usize,
-        mut member: impl FnMut(Cow<'a, str>, &mut Scanner<'a>) -> Result<(), Syntax>,
+        mut member: impl FnMut(Option<Cow<'a, str>>, &mut Scanner<'a>) -> Result<(), Syntax>,
     ) -> Result<(), Syntax> {
         self.pos += head;
-        self.rest(b'}', |s| {
-            let key = s.key()?;
+        self.nested += 1;
+        let members = self.rest(b'}', |s| {
+            let key = s.member_key()?;
             s.expect(b':')?;
             member(key, s)
-        })
+        });
+        self.nested -= 1;
+        members
     }
 
     /// Calls `element(raw_value)` for each element of the array that starts here.
@@ -129,10 +145,25 @@ impl<'a> Scanner<'a> {
     /// A string at this position (a key, or a string value being decoded), unescaped.
     #[inline(always)]
     fn key(&mut self) -> Result<Cow<'a, str>, Syntax> {
+        self.member_key()?.ok_or(Syntax)
+    }
+
+    /// A member's key here, unescaped; `None` when its escapes make no `str`.
+    #[inline(always)]
+    fn member_key(&mut self) -> Result<Option<Cow<'a, str>>, Syntax> {
         if self.peek() != Some(b'"') {
             return Err(Syntax);
         }
-        self.unescaped()?.ok_or(Syntax)
+        self.unescaped()
+    }
+
+    /// A key that is only passed over: checked, not decoded.
+    #[inline(always)]
+    fn skip_key(&mut self) -> Result<(), Syntax> {
+        if self.peek() != Some(b'"') {
+            return Err(Syntax);
+        }
+        self.string().map(drop)
     }
 
     /// The string value here, unescaped; `None` (the value skipped) when it is not a string
@@ -170,23 +201,28 @@ impl<'a> Scanner<'a> {
             _ => {}
         }
         // One bit per open container, set for an object: an explicit stack instead of
-        // recursion, so no input can exhaust the call stack.
-        let (mut objects, mut depth) = (0u128, 0u32);
+        // recursion, so no input can exhaust the call stack. The innermost 128 levels are in
+        // `objects`; deeper input (never valid for the server, but still JSON to scan to its
+        // end) spills the outer levels, 128 at a time.
+        let (mut objects, mut depth, mut spilled) = (0u128, 0u32, Vec::new());
         loop {
             // A value starts here.
             self.skip_ws();
             match self.bytes.get(self.pos) {
-                Some(b'{' | b'[') if depth == MAX_DEPTH => return Err(Syntax),
                 Some(&open @ (b'{' | b'[')) => {
                     self.pos += 1;
+                    self.too_deep |= depth + self.nested >= MAX_DEPTH;
                     let close = if open == b'{' { b'}' } else { b']' };
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
+                        if depth % MAX_DEPTH == 0 && depth > 0 {
+                            spilled.push(objects);
+                        }
                         objects = (objects << 1) | u128::from(open == b'{');
                         depth += 1;
                         if open == b'{' {
-                            self.key()?;
+                            self.skip_key()?;
                             self.expect(b':')?;
                         }
                         continue;
@@ -211,7 +247,7 @@ impl<'a> Scanner<'a> {
                     Some(b',') => {
                         self.pos += 1;
                         if in_object {
-                            self.key()?;
+                            self.skip_key()?;
                             self.expect(b':')?;
                         }
                         break;
@@ -223,6 +259,9 @@ impl<'a> Scanner<'a> {
                 self.pos += 1;
                 objects >>= 1;
                 depth -= 1;
+                if depth % MAX_DEPTH == 0 && depth > 0 {
+                    objects = spilled.pop().ok_or(Syntax)?;
+                }
             }
         }
     }
@@ -357,7 +396,7 @@ impl Scanner<'_> {
             (Some(b'{'), Value::Object(map)) if depth < MAX_DEPTH => {
                 let (mut seen, mut same) = (0, true);
                 self.object(|key, s| {
-                    match map.get_mut(key.as_ref()) {
+                    match map.get_mut(key.ok_or(Syntax)?.as_ref()) {
                         Some(value) if same => {
                             seen += 1;
                             same = s.decode_into(value, depth + 1)?;
@@ -408,6 +447,7 @@ impl Scanner<'_> {
             b'{' => {
                 let mut map = Map::new();
                 self.object(|key, s| {
+                    let key = key.ok_or(Syntax)?;
                     let value = s.decode(depth + 1)?;
                     map.insert(key.into_owned(), value);
                     Ok(())
@@ -511,13 +551,44 @@ pub(crate) mod tests {
             "{\"a\":1",
             "\"12345678\\\"90123456\"",
             "\"1234567\u{1}\"",
+            "{\"\\ud800\":1}",
+            "[{\"a\":{\"\\udc00\\ud800\":[]}}]",
         ];
         for case in cases {
             assert_eq!(is_json(case), serde_accepts(case), "{case:?}");
         }
-        let deep = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
-        assert!(is_json(&deep(128)) && !is_json(&deep(129)));
         assert!(!is_json(&"[".repeat(100_000)));
+    }
+
+    /// Nesting past the limit is still JSON: scanned to its end, at any depth, and noted.
+    #[test]
+    fn scans_deep_json_and_notes_it() {
+        // `n` arrays each holding an object: 2n levels.
+        let deep = |n: usize| format!("{}1{}", "[{\"k\":".repeat(n), "}]".repeat(n));
+        let too_deep = |text: &str| {
+            let mut scanner = Scanner::new(text);
+            scanner.value().and_then(|_| scanner.end()).map(|()| scanner.too_deep())
+        };
+        assert_eq!(too_deep(&deep(64)), Ok(false));
+        for n in [65, 128, 129, 1000] {
+            assert_eq!(too_deep(&deep(n)), Ok(true), "{n}");
+        }
+        // A wrong closer deep down is still a syntax error, as is one level too few.
+        let wrong = deep(300).replacen("}]", "]]", 1);
+        assert_eq!(too_deep(&wrong), Err(Syntax));
+        assert_eq!(too_deep(&deep(300)[1..]), Err(Syntax));
+        // Members count the objects around them, as serde_json counts the whole text: here
+        // two objects and `n` arrays, the innermost empty.
+        let member = |n: usize| format!(r#"{{"a":{{"b":{}}}}}"#, "[".repeat(n) + &"]".repeat(n));
+        for (n, deeper) in [(126, false), (127, true)] {
+            let text = member(n);
+            let mut scanner = Scanner::new(&text);
+            scanner.object(|_, s| s.object(|_, s| s.value().map(drop))).unwrap();
+            assert_eq!(scanner.too_deep(), deeper, "{n}");
+        }
+        let arrays = |n: usize| format!("{}{}", "[".repeat(n), "]".repeat(n));
+        assert_eq!(too_deep(&arrays(128)), Ok(false));
+        assert_eq!(too_deep(&arrays(129)), Ok(true));
     }
 
     /// Text near JSON, `count` pieces: half random runs of JSON tokens, half one of `valid`
@@ -630,7 +701,7 @@ pub(crate) mod tests {
         let mut scanner = Scanner::new(text);
         scanner
             .object(|key, s| {
-                seen.push((key.into_owned(), s.value()?));
+                seen.push((key.unwrap().into_owned(), s.value()?));
                 Ok(())
             })
             .unwrap();

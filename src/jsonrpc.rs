@@ -109,9 +109,12 @@ pub type Reply = Result<Payload, ErrorObject>;
 /// A request id as the client wrote it: a JSON string literal or a JSON integer.
 ///
 /// Keeping the raw text means a `u64::MAX` or a 40-digit integer is echoed exactly, and a
-/// string with escapes comes back byte for byte. It borrows from the input line; only an id
-/// that outlives its request (an open subscription) is copied.
-#[derive(Debug, Clone)]
+/// string with escapes comes back byte for byte. Ids are compared by that text too: it is
+/// what the client sends again when it names the request, it needs no decoding to compare
+/// or hash, and it tells apart ids a decoded `str` cannot hold (`"\ud800"`, `"\udc00"`).
+/// It borrows from the input line; only an id that outlives its request (an open
+/// subscription) is copied.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Id<'a>(Cow<'a, str>);
 
 impl<'a> Id<'a> {
@@ -132,20 +135,10 @@ impl<'a> Id<'a> {
         &self.0
     }
 
-    /// The id as a JSON value (for `_meta` fields that carry it).
+    /// The id as a JSON value; `null` for a string no `Value` can hold (a lone surrogate),
+    /// so what goes back to the client is written from [`Id::as_json`] instead.
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
-    }
-
-    /// Two spellings of one id (`"a"` and `"\u0061"`) are the same request.
-    fn canonical(&self) -> Cow<'_, str> {
-        if self.0.contains('\\') { Cow::Owned(self.to_value().to_string()) } else { Cow::Borrowed(&self.0) }
-    }
-}
-
-impl PartialEq for Id<'_> {
-    fn eq(&self, other: &Id) -> bool {
-        self.canonical() == other.canonical()
     }
 }
 
@@ -324,9 +317,7 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
     };
     let id = Id::from_raw(id_raw);
     match (id, method) {
-        (Some(id), Some(method)) if version_ok && !responds => {
-            Message::Request { id, method, params: env.params }
-        }
+        (Some(id), Some(method)) if version_ok && !responds => Message::Request { id, method, params: env.params },
         (id, _) => Message::Invalid { id, error: ErrorObject::invalid_request() },
     }
 }
@@ -348,10 +339,19 @@ pub fn write_response(w: &mut dyn Write, id: Option<&Id>, reply: &Reply, end: &[
 
 /// Writes one notification from the server, newline-terminated.
 pub fn write_notification(w: &mut dyn Write, method: &str, params: &Value) -> io::Result<()> {
+    write_notification_with(w, method, &mut |w| serde_json::to_writer(w, params).map_err(io::Error::from))
+}
+
+/// Writes one notification whose `params` are written by `params`, newline-terminated.
+pub fn write_notification_with(
+    w: &mut dyn Write,
+    method: &str,
+    params: &mut dyn FnMut(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
     w.write_all(br#"{"jsonrpc":"2.0","method":"#)?;
     serde_json::to_writer(&mut *w, method)?;
     w.write_all(br#","params":"#)?;
-    serde_json::to_writer(&mut *w, params)?;
+    params(w)?;
     w.write_all(b"}\n")
 }
 
@@ -448,11 +448,12 @@ mod tests {
     }
 
     #[test]
-    fn ids_compare_by_value_and_echo_by_bytes() {
-        let (a, b, n) =
-            (Id::from_raw(r#""a""#).unwrap(), Id::from_raw(r#""\u0061""#).unwrap(), Id::from_raw("1").unwrap());
-        assert_eq!(a, b);
-        assert_eq!(b.as_json(), r#""\u0061""#);
-        assert_ne!(a, n);
+    fn ids_compare_and_echo_by_their_text() {
+        let id = |raw| Id::from_raw(raw).unwrap();
+        assert_eq!(id(r#""a""#), id(r#""a""#));
+        assert_ne!(id(r#""a""#), id(r#""\u0061""#));
+        assert_ne!(id(r#""\ud800""#), id(r#""\udc00""#));
+        assert_ne!(id(r#""1""#), id("1"));
+        assert_eq!(id(r#""\ud800""#).as_json(), r#""\ud800""#);
     }
 }

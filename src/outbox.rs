@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, Id, Reply};
 
@@ -30,6 +30,24 @@ impl<'w> Outbox<'w> {
 
     pub fn notification(&mut self, method: &str, params: &Value) {
         self.send(|w| jsonrpc::write_notification(w, method, params));
+    }
+
+    /// A notification on a `subscriptions/listen` stream: `params` are `rest`'s members after
+    /// a `_meta` naming the stream by its request id exactly as the client wrote it (no
+    /// `Value` holds every id: `"\ud800"`). Keys stay in `Value`'s order, `_meta` first.
+    pub fn stream_notification(&mut self, method: &str, id: &Id, rest: &Map<String, Value>) {
+        self.send(|w| {
+            jsonrpc::write_notification_with(w, method, &mut |w| {
+                write!(w, r#"{{"_meta":{{"{}":{}}}"#, crate::era::SUBSCRIPTION_ID_KEY, id.as_json())?;
+                for (key, value) in rest {
+                    w.write_all(b",")?;
+                    serde_json::to_writer(&mut *w, key)?;
+                    w.write_all(b":")?;
+                    serde_json::to_writer(&mut *w, value)?;
+                }
+                w.write_all(b"}")
+            })
+        });
     }
 
     pub fn batch(&mut self, replies: &[(Option<Id>, Reply)]) {

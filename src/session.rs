@@ -8,9 +8,8 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::era;
 use crate::jsonrpc::Id;
 use crate::log_level::LogLevel;
 use crate::outbox::Outbox;
@@ -125,8 +124,9 @@ impl Session {
             }
             for (id, uris) in &self.listening {
                 if uris.contains(&uri) {
-                    let meta = json!({ (era::SUBSCRIPTION_ID_KEY): id.to_value() });
-                    out.notification("notifications/resources/updated", &json!({ "_meta": meta, "uri": uri }));
+                    let mut rest = Map::new();
+                    rest.insert("uri".into(), json!(uri));
+                    out.stream_notification("notifications/resources/updated", id, &rest);
                 }
             }
         }

@@ -82,10 +82,9 @@ pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out:
     } else {
         Vec::new()
     };
-    out.notification(
-        "notifications/subscriptions/acknowledged",
-        &json!({ "_meta": { (era::SUBSCRIPTION_ID_KEY): req.id.to_value() }, "notifications": agreed }),
-    );
+    let mut rest = Map::new();
+    rest.insert("notifications".into(), Value::Object(agreed));
+    out.stream_notification("notifications/subscriptions/acknowledged", req.id, &rest);
     for uri in &uris {
         session.watch(uri, server.file_stamp(uri));
     }

@@ -5,6 +5,7 @@
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `library`: a server built with the public API: panics, content types, rich schemas
+//! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
@@ -23,6 +24,7 @@ mod commands;
 mod everything;
 mod files;
 mod library;
+mod limits;
 mod replay;
 mod schema_suite;
 mod tasks;

@@ -4,7 +4,7 @@
 //! the line buffer: `id` and the known `params` members stay raw JSON text slices until a
 //! handler decodes what it needs, and ids are echoed as the exact bytes the client sent.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::fmt;
 use std::io::{self, Write};
 
@@ -139,6 +139,13 @@ impl<'a> Id<'a> {
     /// so what goes back to the client is written from [`Id::as_json`] instead.
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
+    }
+}
+
+/// Maps and sets of ids are looked up by the id's text, whatever the id borrows from.
+impl Borrow<str> for Id<'_> {
+    fn borrow(&self) -> &str {
+        &self.0
     }
 }
 

@@ -10,11 +10,18 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Map, Value, json};
 
-use crate::jsonrpc::Id;
+use crate::jsonrpc::{ErrorObject, Id};
 use crate::log_level::LogLevel;
 use crate::outbox::Outbox;
 use crate::params::ParamsField;
 use crate::stamp::Stamp;
+
+/// At most this many `subscriptions/listen` streams are open at once; one more is refused.
+pub(crate) const MAX_STREAMS: usize = 1024;
+
+/// At most this many resource subscriptions at once: each URI `resources/subscribe` named, and
+/// each URI a `subscriptions/listen` stream agreed to watch (once per stream).
+pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 
 /// Modern requests never read the handshake part.
 #[derive(Default)]
@@ -29,8 +36,14 @@ pub(crate) struct Session {
     cancelled: bool,
     /// Legacy `resources/subscribe` URIs.
     pub subscribed: BTreeSet<String>,
-    /// Open `subscriptions/listen` streams and the resource URIs each agreed to watch.
-    pub listening: Vec<(Id<'static>, Vec<String>)>,
+    /// Open `subscriptions/listen` streams, by id (its exact text), and the resource URIs
+    /// each agreed to watch.
+    listening: BTreeMap<Id<'static>, BTreeSet<String>>,
+    /// The same the other way round: the streams watching each URI, so an update finds its
+    /// streams without looking at the others.
+    watchers: BTreeMap<String, BTreeSet<Id<'static>>>,
+    /// How many URIs all streams watch together (a URI counted once per stream).
+    stream_uris: usize,
     /// Resources that changed (reported by handlers, or watched files), to notify after the
     /// current response.
     pub updated: Vec<String>,
@@ -64,11 +77,55 @@ impl Session {
             self.cancelled = true;
             return;
         }
-        let before = self.listening.len();
-        self.listening.retain(|(open, _)| open != id);
-        if self.listening.len() == before {
+        let Some(uris) = self.listening.remove(id.as_json()) else {
             log::debug!("ignored cancellation of {id}: no such request in flight");
+            return;
+        };
+        self.stream_uris -= uris.len();
+        for uri in uris {
+            if let Some(ids) = self.watchers.get_mut(&uri) {
+                ids.remove(id.as_json());
+                if ids.is_empty() {
+                    self.watchers.remove(&uri);
+                }
+            }
         }
+    }
+
+    /// Whether a `subscriptions/listen` stream with this id is open.
+    pub fn is_listening(&self, id: &Id) -> bool {
+        self.listening.contains_key(id.as_json())
+    }
+
+    /// Whether one more stream watching `uris` more URIs may open: -32602 past
+    /// [`MAX_STREAMS`] or [`MAX_SUBSCRIPTIONS`].
+    pub fn may_listen(&self, uris: usize) -> Result<(), ErrorObject> {
+        if self.listening.len() >= MAX_STREAMS {
+            return Err(ErrorObject::invalid_params(format!(
+                "too many open subscriptions/listen streams (at most {MAX_STREAMS})"
+            )));
+        }
+        self.may_subscribe(uris)
+    }
+
+    /// Whether `more` resource subscriptions fit under [`MAX_SUBSCRIPTIONS`].
+    pub fn may_subscribe(&self, more: usize) -> Result<(), ErrorObject> {
+        if self.subscribed.len() + self.stream_uris + more > MAX_SUBSCRIPTIONS {
+            return Err(ErrorObject::invalid_params(format!(
+                "too many resource subscriptions (at most {MAX_SUBSCRIPTIONS} in all)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`.
+    pub fn listen(&mut self, id: &Id, uris: BTreeSet<String>) {
+        let id = id.clone().into_owned();
+        for uri in &uris {
+            self.watchers.entry(uri.clone()).or_default().insert(id.clone());
+        }
+        self.stream_uris += uris.len();
+        self.listening.insert(id, uris);
     }
 
     /// Notes that the handler of `id` waits on the client: cancels are read only during
@@ -104,8 +161,8 @@ impl Session {
     /// Queues an update for each watched file that changed (or went) since it was last seen,
     /// as `stamp` tells how it looks now, and forgets files no subscription names any more.
     pub fn look_at_files(&mut self, stamp: impl Fn(&str) -> Option<Stamp>) {
-        let Session { watched, subscribed, listening, updated, .. } = self;
-        watched.retain(|uri, _| subscribed.contains(uri) || listening.iter().any(|(_, uris)| uris.contains(uri)));
+        let Session { watched, subscribed, watchers, updated, .. } = self;
+        watched.retain(|uri, _| subscribed.contains(uri) || watchers.contains_key(uri));
         for (uri, seen) in watched.iter_mut() {
             let now = stamp(uri);
             if now != *seen {
@@ -122,12 +179,10 @@ impl Session {
             if self.subscribed.contains(&uri) {
                 out.notification("notifications/resources/updated", &json!({ "uri": uri }));
             }
-            for (id, uris) in &self.listening {
-                if uris.contains(&uri) {
-                    let mut rest = Map::new();
-                    rest.insert("uri".into(), json!(uri));
-                    out.stream_notification("notifications/resources/updated", id, &rest);
-                }
+            for id in self.watchers.get(&uri).into_iter().flatten() {
+                let mut rest = Map::new();
+                rest.insert("uri".into(), json!(uri));
+                out.stream_notification("notifications/resources/updated", id, &rest);
             }
         }
     }

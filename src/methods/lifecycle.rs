@@ -1,6 +1,8 @@
 //! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
 //! opening `subscriptions/listen` streams (a cancel closes them: `session.rs`).
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value, json};
 
 use crate::era::{self, Era, LEGACY_VERSIONS};
@@ -53,7 +55,7 @@ pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
 /// `resourceSubscriptions` (when it serves resources: a handler may report a change, and
 /// files are watched), and the request stays open until the client cancels it.
 pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out: &mut Outbox) -> Option<Reply> {
-    if session.listening.iter().any(|(open, _)| open == req.id) {
+    if session.is_listening(req.id) {
         return Some(Err(ErrorObject::invalid_params("a subscription with this id is already open")));
     }
     let filter: Value = match req.params.notifications.map(serde_json::from_str::<Value>) {
@@ -76,19 +78,22 @@ pub(crate) fn listen(server: &Server, session: &mut Session, req: &Request, out:
         },
     };
     let mut agreed = Map::new();
-    let uris = if server.has_resources() && filter.get("resourceSubscriptions").is_some() {
+    let uris: BTreeSet<String> = if server.has_resources() && filter.get("resourceSubscriptions").is_some() {
         agreed.insert("resourceSubscriptions".into(), json!(uris));
-        uris
+        uris.into_iter().collect()
     } else {
-        Vec::new()
+        BTreeSet::new()
     };
+    if let Err(error) = session.may_listen(uris.len()) {
+        return Some(Err(error));
+    }
     let mut rest = Map::new();
     rest.insert("notifications".into(), Value::Object(agreed));
     out.stream_notification("notifications/subscriptions/acknowledged", req.id, &rest);
     for uri in &uris {
         session.watch(uri, server.file_stamp(uri));
     }
-    session.listening.push((req.id.clone().into_owned(), uris));
+    session.listen(req.id, uris);
     None
 }
 

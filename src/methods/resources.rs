@@ -175,6 +175,9 @@ pub(crate) fn subscribe(server: &Server, session: &mut Session, req: &Request, o
         return Err(not_found(req.era(), &uri));
     }
     if on {
+        if !session.subscribed.contains(&uri) {
+            session.may_subscribe(1)?;
+        }
         session.watch(&uri, server.file_stamp(&uri));
         session.subscribed.insert(uri);
     } else {

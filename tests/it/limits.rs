@@ -44,3 +44,92 @@ fn lone_surrogate_ids_are_told_apart_and_echoed() {
     let want = [acknowledged(a), acknowledged(b), already_open(a), acknowledged(a), already_open(b)].join("\n");
     assert_eq!(serve(&[], &input), want + "\n");
 }
+
+fn listen_to(id: u32, uris: &[String]) -> String {
+    let uris = serde_json::to_string(uris).unwrap();
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"subscriptions/listen","params":{{"notifications":{{"resourceSubscriptions":{uris}}},{MODERN}}}}}"#
+    )
+}
+
+/// The replies to requests (lines with an `id` and no `method`), in order.
+fn replies(out: &str) -> Vec<serde_json::Value> {
+    out.lines()
+        .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+        .filter(|m| m.get("method").is_none())
+        .collect()
+}
+
+/// At most 1 024 streams are open at once: one more is refused with its id, and once one
+/// closes another may open.
+#[test]
+fn open_streams_are_capped() {
+    let mut input: Vec<String> = (0..1025).map(|n| listen(&n.to_string())).collect();
+    input.extend([cancel("7"), listen("7"), listen("9999")]);
+    let out = serve(&[], &input.join("\n"));
+    let acks = out.lines().filter(|l| l.contains("acknowledged")).count();
+    assert_eq!(acks, 1025, "1024 streams, then 7 again after its cancel");
+    let refused = r#"{"code":-32602,"message":"too many open subscriptions/listen streams (at most 1024)"}"#;
+    assert!(out.contains(&format!(r#"{{"jsonrpc":"2.0","id":1024,"error":{refused}}}"#)), "{out}");
+    assert!(out.ends_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":9999,\"error\":{refused}}}\n")), "{out}");
+}
+
+/// Resource subscriptions (each URI a stream watches, each `resources/subscribe`) are capped
+/// at 4 096 in all; past it a listen or a subscribe is refused, and a cancel makes room.
+#[test]
+fn resource_subscriptions_are_capped() {
+    let root = crate::fixture("tree").canonicalize().unwrap();
+    let hello = format!("file://{}/hello.txt", root.display());
+    let many: Vec<String> = (0..4096).map(|n| format!("file:///nowhere/{n}")).collect();
+    let subscribe = |id: u32| {
+        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{hello}"}}}}"#)
+    };
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
+        listen_to(1, &many),
+        listen_to(2, &many[..1]),
+        subscribe(3),
+        cancel("1"),
+        subscribe(4),
+        subscribe(5),
+        listen_to(6, &many[..4095]),
+        listen_to(7, &many[..4096]),
+    ];
+    let out = serve(&["--root", root.to_str().unwrap()], &input.join("\n"));
+    let replies = replies(&out);
+    let codes: Vec<_> = replies.iter().map(|r| (r["id"].clone(), r["error"]["code"].clone())).collect();
+    use serde_json::json;
+    assert_eq!(
+        codes,
+        [
+            (json!(0), json!(null)),
+            (json!(2), json!(-32602)),
+            (json!(3), json!(-32602)),
+            (json!(4), json!(null)),
+            (json!(5), json!(null)),
+            (json!(7), json!(-32602)),
+        ],
+        "{out}"
+    );
+    assert_eq!(replies[1]["error"]["message"], "too many resource subscriptions (at most 4096 in all)");
+    assert_eq!(out.lines().filter(|l| l.contains("acknowledged")).count(), 2, "streams 1 and 6");
+}
+
+/// Opening and closing thousands of streams whose ids have escapes costs a lookup each, not a
+/// walk over the others decoding each open id (10 000 such listens took over 6 s in a
+/// release build).
+#[test]
+fn stream_ids_are_found_without_a_scan() {
+    let ids: Vec<String> = (0..1000).map(|n| format!(r#""\u0073{n}""#)).collect();
+    let mut input = Vec::new();
+    for round in 0..10 {
+        input.extend(ids.iter().map(|id| listen(id)));
+        if round < 9 {
+            input.extend(ids.iter().map(|id| cancel(id)));
+        }
+    }
+    let started = std::time::Instant::now();
+    let out = serve(&[], &input.join("\n"));
+    assert_eq!(out.lines().count(), 10_000, "every listen acknowledged, none refused");
+    assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
+}

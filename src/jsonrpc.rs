@@ -60,6 +60,11 @@ impl ErrorObject {
         Self::new(INVALID_REQUEST, "message too large")
     }
 
+    /// A batch whose replies so far reached `max` bytes: its remaining requests are not run.
+    pub fn batch_reply_too_large(max: usize) -> Self {
+        Self::new(INVALID_REQUEST, "batch reply too large").with_data(json!({ "maxBytes": max }))
+    }
+
     /// Valid JSON nested deeper than the server reads (serde_json's limit too).
     pub fn too_deep() -> Self {
         Self::new(INVALID_REQUEST, "message nests deeper than 128 levels")
@@ -228,17 +233,42 @@ fn unparseable() -> Message<'static> {
     Message::Invalid { id: None, error: ErrorObject::parse_error() }
 }
 
-/// Parses one line (already known to be UTF-8) into a frame.
+/// A batch the server serves holds at most this many messages; a longer one is refused whole.
+pub const MAX_BATCH: usize = 1024;
+
+/// Parses one line (already known to be UTF-8) into a frame, every element of a batch listed.
 pub fn parse_line(line: &str) -> Frame<'_> {
+    frame(line, usize::MAX)
+}
+
+/// Parses one line the server will serve: as [`parse_line`], but a batch of more than
+/// [`MAX_BATCH`] messages becomes one invalid request (id null), never a list as long as the
+/// line allows (its elements are still checked to be JSON).
+pub fn parse_served_line(line: &str) -> Frame<'_> {
+    frame(line, MAX_BATCH)
+}
+
+fn frame(line: &str, max_items: usize) -> Frame<'_> {
     let mut scanner = Scanner::new(line);
     if scanner.peek() != Some(b'[') {
         return Frame::Single(parse_message(line));
     }
-    let mut items = Vec::new();
-    let scanned = scanner.array(|item| items.push(item)).and_then(|()| scanner.end());
+    let (mut items, mut count) = (Vec::new(), 0usize);
+    let scanned = scanner
+        .array(|item| {
+            count += 1;
+            if count <= max_items {
+                items.push(item);
+            }
+        })
+        .and_then(|()| scanner.end());
     match scanned {
-        Ok(()) => Frame::Batch(items),
         Err(Syntax) => Frame::Single(unparseable()),
+        Ok(()) if count > max_items => {
+            let why = format!("a batch holds at most {max_items} messages");
+            Frame::Single(Message::Invalid { id: None, error: ErrorObject::invalid_request().with_data(json!(why)) })
+        }
+        Ok(()) => Frame::Batch(items),
     }
 }
 

@@ -102,7 +102,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
         Err(_) => return conn.out.response(None, &Err(ErrorObject::parse_error())),
     };
     log::debug!("<- {text}");
-    match jsonrpc::parse_line(text) {
+    match jsonrpc::parse_served_line(text) {
         Frame::Single(message) => {
             if let Some((id, reply)) = serve_message(server, message, session, conn) {
                 conn.out.response(id.as_ref(), &reply);
@@ -129,8 +129,27 @@ fn serve_batch(server: &Server, items: &[&str], session: &mut Session, conn: &mu
         conn.out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
         return;
     }
-    let replies: Vec<(Option<Id>, Reply)> =
-        items.iter().filter_map(|item| serve_message(server, jsonrpc::parse_message(item), session, conn)).collect();
+    // Replies are written as they are made, so none is held as a `Value` beside the others.
+    // Once they reach the line limit the remaining requests are not run (each gets an error
+    // with its id instead): the reply stays within that limit plus one reply and
+    // `MAX_BATCH` short errors, whatever the batch asks for.
+    let max = server.max_message_bytes;
+    let mut replies = Vec::new();
+    for item in items {
+        let reply = match jsonrpc::parse_message(item) {
+            Message::Request { id, .. } if replies.len() >= max => {
+                Some((Some(id), Err(ErrorObject::batch_reply_too_large(max))))
+            }
+            message => serve_message(server, message, session, conn),
+        };
+        if let Some((id, reply)) = reply {
+            if !replies.is_empty() {
+                replies.push(b',');
+            }
+            // Writing to a `Vec` cannot fail.
+            let _ = jsonrpc::write_response(&mut replies, id.as_ref(), &reply, b"}");
+        }
+    }
     conn.out.batch(&replies);
 }
 

@@ -133,3 +133,22 @@ fn stream_ids_are_found_without_a_scan() {
     assert_eq!(out.lines().count(), 10_000, "every listen acknowledged, none refused");
     assert!(started.elapsed() < std::time::Duration::from_secs(5), "{:?}", started.elapsed());
 }
+
+/// A batch holds at most 1 024 messages: one more and it is refused whole, before any runs.
+#[test]
+fn batches_hold_at_most_1024_messages() {
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}"#;
+    let batch = |n: usize| {
+        let pings: Vec<String> =
+            (1..=n).map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)).collect();
+        format!("[{}]", pings.join(","))
+    };
+    let out = serve(&[], &[init.to_string(), batch(1024), batch(1025)].join("\n"));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 3, "{out}");
+    assert_eq!(lines[1].matches(r#""result":{}"#).count(), 1024);
+    assert_eq!(
+        lines[2],
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":"a batch holds at most 1024 messages"}}"#
+    );
+}

@@ -65,11 +65,19 @@ enum Queued {
     TooLong,
 }
 
+/// While a handler waits on the client, at most this many lines are kept for later (and at
+/// most the line limit in bytes); past either bound a line is answered at once instead.
+pub(crate) const MAX_QUEUED: usize = 1024;
+
 pub(crate) struct Conn<'io> {
     reader: &'io mut dyn BufRead,
     lines: LineReader,
     pub out: Outbox<'io>,
     queue: VecDeque<Queued>,
+    /// The bytes of the lines in `queue`, bounded by `max_line` as the count is by
+    /// [`MAX_QUEUED`].
+    queued_bytes: usize,
+    max_line: usize,
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
@@ -77,13 +85,23 @@ pub(crate) struct Conn<'io> {
 
 impl<'io> Conn<'io> {
     pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
-        Conn { reader, lines: LineReader::new(max_line), out, queue: VecDeque::new(), next_request: 0, eof: false }
+        Conn {
+            reader,
+            lines: LineReader::new(max_line),
+            out,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            max_line,
+            next_request: 0,
+            eof: false,
+        }
     }
 
     /// The next input line into `line`: queued lines first, then the reader.
     pub fn next_line(&mut self, line: &mut Vec<u8>) -> io::Result<Line> {
         match self.queue.pop_front() {
             Some(Queued::Line(bytes)) => {
+                self.queued_bytes -= bytes.len();
                 *line = bytes;
                 Ok(Line::Complete)
             }
@@ -120,12 +138,17 @@ impl<'io> Conn<'io> {
         let request = format!(r#"{{"jsonrpc":"2.0","id":{id_text},"method":{},"params":{params}}}"#, json!(method));
         self.out.raw_line(&request);
         self.out.flush().map_err(|_| ClientError::Disconnected)?;
+        let mut warned = false;
         loop {
             let mut line = Vec::new();
             match self.lines.read(self.reader, &mut line) {
                 Ok(Line::Complete) => {}
-                Ok(Line::TooLong) => {
+                Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
                     self.queue.push_back(Queued::TooLong);
+                    continue;
+                }
+                Ok(Line::TooLong) => {
+                    self.refuse(None, ErrorObject::too_large());
                     continue;
                 }
                 Ok(Line::Eof) | Err(_) => {
@@ -134,7 +157,10 @@ impl<'io> Conn<'io> {
                 }
             }
             let Ok(text) = std::str::from_utf8(&line) else {
-                self.queue.push_back(Queued::Line(line));
+                match self.has_room(&line) {
+                    true => self.enqueue(line),
+                    false => self.refuse(None, ErrorObject::parse_error()),
+                }
                 continue;
             };
             if text.trim_ascii().is_empty() {
@@ -153,9 +179,66 @@ impl<'io> Conn<'io> {
                         return Err(ClientError::Cancelled);
                     }
                 }
-                _ => self.queue.push_back(Queued::Line(line)),
+                _ if self.has_room(&line) => self.enqueue(line),
+                frame => {
+                    if !std::mem::replace(&mut warned, true) {
+                        log::warn!("{MAX_QUEUED} lines or {} bytes wait already: answering at once", self.max_line);
+                    }
+                    self.refuse_frame(frame, session);
+                    if session.is_cancelled() {
+                        return Err(ClientError::Cancelled);
+                    }
+                }
             }
         }
+    }
+
+    /// Whether `line` may wait in the queue: within [`MAX_QUEUED`] lines and `max_line` bytes
+    /// (an empty queue takes any line, which is already within the line limit).
+    fn has_room(&self, line: &[u8]) -> bool {
+        self.queue.is_empty() || self.queue.len() < MAX_QUEUED && self.queued_bytes + line.len() <= self.max_line
+    }
+
+    fn enqueue(&mut self, line: Vec<u8>) {
+        self.queued_bytes += line.len();
+        self.queue.push_back(Queued::Line(line));
+    }
+
+    /// Answers a line read during a wait that cannot be queued: each request with "server
+    /// busy" and its id, each invalid message with its own error; notifications (in a batch)
+    /// are handled as any other during a wait.
+    fn refuse_frame(&mut self, frame: Frame, session: &mut Session) {
+        let mut text = Vec::new();
+        let mut refuse = |message: Message| {
+            let (id, error) = match message {
+                Message::Request { id, .. } => (Some(id), ErrorObject::busy()),
+                Message::Invalid { id, error } => (id, error),
+                Message::Notification { method, params } => return session.notification(&method, &params),
+                Message::Response { .. } | Message::BadNotification => return,
+            };
+            if !text.is_empty() {
+                text.push(b',');
+            }
+            // Writing to a `Vec` cannot fail.
+            let _ = jsonrpc::write_response(&mut text, id.as_ref(), &Err(error), b"}");
+        };
+        let batch = matches!(frame, Frame::Batch(_));
+        match frame {
+            Frame::Single(message) => refuse(message),
+            Frame::Batch(items) => items.iter().for_each(|item| refuse(jsonrpc::parse_message(item))),
+        }
+        if batch {
+            self.out.batch(&text);
+        } else if !text.is_empty() {
+            self.out.raw_line(&String::from_utf8_lossy(&text));
+        }
+        self.out.push();
+    }
+
+    /// Answers at once a line that cannot be queued and has no id to read.
+    fn refuse(&mut self, id: Option<&Id>, error: ErrorObject) {
+        self.out.response(id, &Err(error));
+        self.out.push();
     }
 }
 

@@ -60,6 +60,11 @@ impl ErrorObject {
         Self::new(INVALID_REQUEST, "message too large")
     }
 
+    /// A request read while another waits on the client, past the bound on what may wait.
+    pub fn busy() -> Self {
+        Self::new(INVALID_REQUEST, "server busy: a request is waiting on the client, send this again after it")
+    }
+
     /// A batch whose replies so far reached `max` bytes: its remaining requests are not run.
     pub fn batch_reply_too_large(max: usize) -> Self {
         Self::new(INVALID_REQUEST, "batch reply too large").with_data(json!({ "maxBytes": max }))

@@ -152,3 +152,27 @@ fn batches_hold_at_most_1024_messages() {
         r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request","data":"a batch holds at most 1024 messages"}}"#
     );
 }
+
+/// While a handler waits on the client, at most 1 024 lines wait with it: the rest are
+/// answered at once ("server busy", with their ids), and the queued ones in order after it.
+#[test]
+fn lines_read_during_a_wait_are_bounded() {
+    let mut input = vec![
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}}}}"#.to_string(),
+        r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"ask_twice"}}"#.to_string(),
+    ];
+    input.extend((1..=1100).map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)));
+    input.push(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}"#.to_string());
+    let server = crate::library::server(&[]);
+    let mut out = Vec::new();
+    server.serve(&mut input.join("\n").as_bytes(), &mut out).unwrap();
+    let out = String::from_utf8(out).unwrap();
+    let busy: Vec<u64> = replies(&out)
+        .iter()
+        .filter(|r| r["error"]["message"].as_str().is_some_and(|m| m.starts_with("server busy")))
+        .map(|r| r["id"].as_u64().unwrap())
+        .collect();
+    assert_eq!(busy, (1025..=1100).collect::<Vec<_>>());
+    let served = out.matches(r#""result":{}"#).count();
+    assert_eq!(served, 1024, "the queued pings are served after the cancelled call");
+}

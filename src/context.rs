@@ -52,6 +52,9 @@ pub struct Context<'a, 'io> {
     /// 2026-07-28: answers from `inputResponses` and a verified `requestState` (`None`: no
     /// answers; an absent map costs nothing to drop, on every call).
     pub(crate) answers: Option<Map<String, Value>>,
+    /// 2026-07-28: the answers this run asked for, copied from `answers`: all that the next
+    /// `requestState` carries, so keys the server never asked for do not travel on.
+    pub(crate) used: Option<Map<String, Value>>,
     /// 2026-07-28: what to ask for in an `InputRequiredResult`, once there is something.
     pub(crate) pending: Option<Map<String, Value>>,
     /// 2026-07-28: a capability the client must declare (-32021).
@@ -91,6 +94,7 @@ impl<'a, 'io> Context<'a, 'io> {
             log_level,
             client_capabilities,
             answers: setup.answers,
+            used: None,
             pending: None,
             missing: None,
             asked: [0; 3],
@@ -242,8 +246,9 @@ impl<'a, 'io> Context<'a, 'io> {
         match self.era {
             Era::Modern(_) => {
                 let key = named.unwrap_or_else(|| format!("{capability}-{asked}"));
-                if let Some(answer) = self.answers.as_ref().and_then(|answers| answers.get(&key)) {
-                    return Ok(answer.clone());
+                if let Some(answer) = self.answers.as_ref().and_then(|answers| answers.get(&key)).cloned() {
+                    self.used.get_or_insert_default().insert(key, answer.clone());
+                    return Ok(answer);
                 }
                 if !self.declares(capability) {
                     self.missing = Some(capability);

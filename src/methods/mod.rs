@@ -79,7 +79,7 @@ pub(crate) fn interrupted(
         ));
     }
     let pending = cx.pending.as_ref()?;
-    let state = state::seal(server.state_key(), req.method, &subject(), cx.answers.as_ref().unwrap_or(&Map::new()));
+    let state = state::seal(server.state_key(), req.method, &subject(), cx.used.as_ref().unwrap_or(&Map::new()));
     Some(Ok(json!({ "resultType": "input_required", "inputRequests": pending, "requestState": state })))
 }
 

@@ -172,7 +172,15 @@ impl<'io> Conn<'io> {
                 Frame::Single(Message::Response { id }) => {
                     log::debug!("ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
                 }
-                Frame::Single(Message::BadNotification) => log::debug!("ignored a malformed notification"),
+                Frame::Single(Message::BadResponse { id: Some(id) }) if id == ours => {
+                    return Err(ClientError::Invalid(
+                        "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
+                            .into(),
+                    ));
+                }
+                Frame::Single(Message::BadNotification | Message::BadResponse { .. }) => {
+                    log::debug!("ignored a malformed notification or response")
+                }
                 Frame::Single(Message::Notification { method, params }) => {
                     session.notification(&method, &params);
                     if session.is_cancelled() {
@@ -214,7 +222,7 @@ impl<'io> Conn<'io> {
                 Message::Request { id, .. } => (Some(id), ErrorObject::busy()),
                 Message::Invalid { id, error } => (id, error),
                 Message::Notification { method, params } => return session.notification(&method, &params),
-                Message::Response { .. } | Message::BadNotification => return,
+                Message::Response { .. } | Message::BadResponse { .. } | Message::BadNotification => return,
             };
             if !text.is_empty() {
                 text.push(b',');

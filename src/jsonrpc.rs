@@ -184,6 +184,11 @@ pub enum Message<'a> {
     /// A message without an `id` too malformed to act on (a member named twice, `method` not
     /// a string, a wrong `jsonrpc`, no `method` at all): never replied to.
     BadNotification,
+    /// A response that is not exactly one JSON-RPC 2.0 response (a member named twice, both
+    /// `result` and `error`, a wrong `jsonrpc`): never replied to, and never taken as an answer.
+    BadResponse {
+        id: Option<Id<'a>>,
+    },
     /// Not a valid message: replied to with its error (-32700 for text that is not JSON, -32600
     /// for JSON that is not a request) and the id when it could be read.
     Invalid {
@@ -332,17 +337,22 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     classify(env)
 }
 
-/// Sorts an envelope that scanned as JSON. Without an `id` member it is a notification (or
-/// a response without its id), which no client waits on: never replied to, whatever it holds.
+/// Sorts an envelope that scanned as JSON. A response (no `method`, a `result` or an
+/// `error`) and a message without an `id` member (a notification) are never replied to,
+/// whatever they hold: no client waits for a reply to them.
 fn classify(env: Envelope<'_>) -> Message<'_> {
     let version_ok = env.jsonrpc.is_some_and(|v| v == r#""2.0""# || raw_str(v).is_some_and(|v| v == "2.0"));
     let responds = env.result.is_some() || env.error.is_some();
+    if env.method.is_none() && responds {
+        let id = env.id.filter(|_| !env.id_twice).and_then(Id::from_raw);
+        let exact = version_ok && !env.duplicate && !env.id_twice && env.result.is_some() != env.error.is_some();
+        return if exact { Message::Response { id } } else { Message::BadResponse { id } };
+    }
     let Some(id_raw) = env.id else {
         return match env.method {
             Some(Some(method)) if version_ok && !env.duplicate && !responds => {
                 Message::Notification { method, params: env.params }
             }
-            None if responds && !env.duplicate => Message::Response { id: None },
             _ => Message::BadNotification,
         };
     };
@@ -352,10 +362,7 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
         return Message::Invalid { id, error: ErrorObject::invalid_request() };
     }
     let Some(method) = env.method else {
-        return match Id::from_raw(id_raw) {
-            id if version_ok && responds => Message::Response { id },
-            id => Message::Invalid { id, error: ErrorObject::invalid_request() },
-        };
+        return Message::Invalid { id: Id::from_raw(id_raw), error: ErrorObject::invalid_request() };
     };
     let id = Id::from_raw(id_raw);
     match (id, method) {
@@ -407,6 +414,7 @@ mod tests {
             Frame::Single(Message::Notification { method, .. }) => format!("notification {method}"),
             Frame::Single(Message::Response { id }) => format!("response {id:?}"),
             Frame::Single(Message::BadNotification) => "bad notification".into(),
+            Frame::Single(Message::BadResponse { id }) => format!("bad response {id:?}"),
             Frame::Single(Message::Invalid { id, error }) => {
                 format!("invalid {} {}", id.map_or("null".into(), |i| i.to_string()), error.code)
             }
@@ -442,7 +450,12 @@ mod tests {
             (r#"{"jsonrpc":"2.0","method":"a","method":"b"}"#, "bad notification"),
             (r#"{"jsonrpc":"2.0","method":"a","params":{},"params":{}}"#, "bad notification"),
             (r#"{"jsonrpc":"2.0","method":"a","result":{}}"#, "bad notification"),
-            (r#"{"jsonrpc":"2.0","result":{},"result":{}}"#, "bad notification"),
+            (r#"{"jsonrpc":"2.0","result":{},"result":{}}"#, "bad response None"),
+            (r#"{"jsonrpc":"2.0","id":4,"result":{},"result":{}}"#, r#"bad response Some(Id("4"))"#),
+            (r#"{"jsonrpc":"2.0","id":4,"result":{},"error":{}}"#, r#"bad response Some(Id("4"))"#),
+            (r#"{"jsonrpc":"1.0","id":4,"result":{}}"#, r#"bad response Some(Id("4"))"#),
+            (r#"{"id":4,"error":{}}"#, r#"bad response Some(Id("4"))"#),
+            (r#"{"jsonrpc":"2.0","id":4,"id":5,"result":{}}"#, "bad response None"),
             (r#"{"jsonrpc":"2.0","result":{}}"#, "response None"),
             ("42", "invalid null -32600"),
             ("42 x", "invalid null -32700"),

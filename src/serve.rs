@@ -196,6 +196,10 @@ fn serve_message<'a>(
             );
             None
         }
+        Message::BadResponse { id } => {
+            log::debug!("ignored a malformed response to {}", id.map_or("null".into(), |i| i.to_string()));
+            None
+        }
         Message::BadNotification => {
             log::debug!("ignored a malformed notification");
             None

@@ -167,7 +167,7 @@ impl<'io> Conn<'io> {
                 continue;
             }
             log::debug!("<- {text}");
-            match jsonrpc::parse_served_line(text) {
+            match jsonrpc::parse_line(text) {
                 Frame::Single(Message::Response { id: Some(id) }) if id == ours => return answer(text),
                 Frame::Single(Message::Response { id }) => {
                     log::debug!("ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));

@@ -246,19 +246,10 @@ fn unparseable() -> Message<'static> {
 /// A batch the server serves holds at most this many messages; a longer one is refused whole.
 pub const MAX_BATCH: usize = 1024;
 
-/// Parses one line (already known to be UTF-8) into a frame, every element of a batch listed.
-pub fn parse_line(line: &str) -> Frame<'_> {
-    frame(line, usize::MAX)
-}
-
-/// Parses one line the server will serve: as [`parse_line`], but a batch of more than
+/// Parses one line (already known to be UTF-8) into a frame. A batch of more than
 /// [`MAX_BATCH`] messages becomes one invalid request (id null), never a list as long as the
 /// line allows (its elements are still checked to be JSON).
-pub fn parse_served_line(line: &str) -> Frame<'_> {
-    frame(line, MAX_BATCH)
-}
-
-fn frame(line: &str, max_items: usize) -> Frame<'_> {
+pub fn parse_line(line: &str) -> Frame<'_> {
     let mut scanner = Scanner::new(line);
     if scanner.peek() != Some(b'[') {
         return Frame::Single(parse_message(line));
@@ -267,15 +258,15 @@ fn frame(line: &str, max_items: usize) -> Frame<'_> {
     let scanned = scanner
         .array(|item| {
             count += 1;
-            if count <= max_items {
+            if count <= MAX_BATCH {
                 items.push(item);
             }
         })
         .and_then(|()| scanner.end());
     match scanned {
         Err(Syntax) => Frame::Single(unparseable()),
-        Ok(()) if count > max_items => {
-            let why = format!("a batch holds at most {max_items} messages");
+        Ok(()) if count > MAX_BATCH => {
+            let why = format!("a batch holds at most {MAX_BATCH} messages");
             Frame::Single(Message::Invalid { id: None, error: ErrorObject::invalid_request().with_data(json!(why)) })
         }
         Ok(()) => Frame::Batch(items),
@@ -284,7 +275,7 @@ fn frame(line: &str, max_items: usize) -> Frame<'_> {
 
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
 /// it a parse error; valid JSON that is not an object, names a member twice or nests too
-/// deep is an invalid request, answered with its id.
+/// deep is an invalid request, replied to with its id.
 pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     let mut scanner = Scanner::new(text);
     if scanner.peek() != Some(b'{') {

@@ -102,7 +102,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
         Err(_) => return conn.out.response(None, &Err(ErrorObject::parse_error())),
     };
     log::debug!("<- {text}");
-    match jsonrpc::parse_served_line(text) {
+    match jsonrpc::parse_line(text) {
         Frame::Single(message) => {
             if let Some((id, reply)) = serve_message(server, message, session, conn) {
                 conn.out.response(id.as_ref(), &reply);

@@ -66,7 +66,7 @@ enum Queued {
 }
 
 /// While a handler waits on the client, at most this many lines are kept for later (and at
-/// most the line limit in bytes); past either bound a line is answered at once instead.
+/// most the line limit in bytes); past either bound a line is replied to at once instead.
 pub(crate) const MAX_QUEUED: usize = 1024;
 
 pub(crate) struct Conn<'io> {
@@ -190,7 +190,7 @@ impl<'io> Conn<'io> {
                 _ if self.has_room(&line) => self.enqueue(line),
                 frame => {
                     if !std::mem::replace(&mut warned, true) {
-                        log::warn!("{MAX_QUEUED} lines or {} bytes wait already: answering at once", self.max_line);
+                        log::warn!("{MAX_QUEUED} lines or {} bytes wait already: replying at once", self.max_line);
                     }
                     self.refuse_frame(frame, session);
                     if session.is_cancelled() {
@@ -212,7 +212,7 @@ impl<'io> Conn<'io> {
         self.queue.push_back(Queued::Line(line));
     }
 
-    /// Answers a line read during a wait that cannot be queued: each request with "server
+    /// Replies to a line read during a wait that cannot be queued: each request with "server
     /// busy" and its id, each invalid message with its own error; notifications (in a batch)
     /// are handled as any other during a wait.
     fn refuse_frame(&mut self, frame: Frame, session: &mut Session) {
@@ -243,7 +243,7 @@ impl<'io> Conn<'io> {
         self.out.push();
     }
 
-    /// Answers at once a line that cannot be queued and has no id to read.
+    /// Replies at once to a line that cannot be queued and has no id to read.
     fn refuse(&mut self, id: Option<&Id>, error: ErrorObject) {
         self.out.response(id, &Err(error));
         self.out.push();

@@ -62,7 +62,8 @@ impl From<ClientError> for String {
 /// A line read during a wait, to be handled after the current request.
 enum Queued {
     Line(Vec<u8>),
-    TooLong,
+    /// An over-long line: its first bytes, for its id.
+    TooLong(Vec<u8>),
 }
 
 /// While a handler waits on the client, at most this many lines are kept for later (and at
@@ -105,7 +106,10 @@ impl<'io> Conn<'io> {
                 *line = bytes;
                 Ok(Line::Complete)
             }
-            Some(Queued::TooLong) => Ok(Line::TooLong),
+            Some(Queued::TooLong(head)) => {
+                *line = head;
+                Ok(Line::TooLong)
+            }
             None if self.eof => Ok(Line::Eof),
             None => self.lines.read(self.reader, line),
         }
@@ -144,11 +148,11 @@ impl<'io> Conn<'io> {
             match self.lines.read(self.reader, &mut line) {
                 Ok(Line::Complete) => {}
                 Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
-                    self.queue.push_back(Queued::TooLong);
+                    self.queue.push_back(Queued::TooLong(line));
                     continue;
                 }
                 Ok(Line::TooLong) => {
-                    self.refuse(None, ErrorObject::too_large());
+                    self.refuse(jsonrpc::id_in_head(&line).as_ref(), ErrorObject::too_large());
                     continue;
                 }
                 Ok(Line::Eof) | Err(_) => {
@@ -243,7 +247,7 @@ impl<'io> Conn<'io> {
         self.out.push();
     }
 
-    /// Replies at once to a line that cannot be queued and has no id to read.
+    /// Replies at once to a line that cannot be queued, with the id it could read (if any).
     fn refuse(&mut self, id: Option<&Id>, error: ErrorObject) {
         self.out.response(id, &Err(error));
         self.out.push();

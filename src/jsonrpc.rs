@@ -273,6 +273,28 @@ pub fn parse_line(line: &str) -> Frame<'_> {
     }
 }
 
+/// The id of a line too long to read, from its first bytes (`head`): its top-level `id`
+/// member when that is whole there, followed by more of the line, and named once there; so
+/// a client still learns which of its requests was refused.
+pub fn id_in_head(head: &[u8]) -> Option<Id<'static>> {
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        // Cut inside a character: what comes before it.
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+    };
+    let (mut id, mut twice) = (None, false);
+    // The head ends mid-message, so the scan always fails in the end; what it found stands.
+    let _ = Scanner::new(text).object(|key, s| {
+        let value = s.value()?;
+        // A value that reaches the end of the head may be cut short (`12` of `123`).
+        if key.as_deref() == Some("id") && s.peek().is_some() {
+            twice |= id.replace(value).is_some();
+        }
+        Ok(())
+    });
+    id.filter(|_| !twice).and_then(Id::from_raw).map(Id::into_owned)
+}
+
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
 /// it a parse error; valid JSON that is not an object, names a member twice or nests too
 /// deep is an invalid request, replied to with its id.

@@ -21,12 +21,16 @@ pub enum Line {
     /// A complete line is in the buffer, without its `\n` (a `\r` before it stays: the proxy
     /// forwards lines byte for byte, and JSON reads it as whitespace).
     Complete,
-    /// A line longer than the limit was read and discarded.
+    /// A line longer than the limit was read and discarded; only its first bytes (at most
+    /// [`TOO_LONG_HEAD`]) are left in the buffer, where its id usually is.
     TooLong,
     /// End of input. A last line without a newline is read as `Complete` (or `TooLong`) first:
     /// a client that writes one message and closes its end still gets its reply.
     Eof,
 }
+
+/// How much of an over-long line is kept: enough for the envelope members that come first.
+pub const TOO_LONG_HEAD: usize = 4096;
 
 /// Reads lines of at most `max` bytes. It looks one line ahead in the reader's buffer, so
 /// the loop knows whether the next line is already here (then output may wait for it) or
@@ -76,7 +80,9 @@ impl LineReader {
             if !too_long {
                 if buf.len() + take > self.max {
                     too_long = true;
-                    buf.clear();
+                    let room = TOO_LONG_HEAD.saturating_sub(buf.len());
+                    buf.extend_from_slice(&chunk[..take.min(room)]);
+                    buf.truncate(TOO_LONG_HEAD);
                     buf.shrink_to(self.max.min(64 * 1024));
                 } else {
                     buf.extend_from_slice(&chunk[..take]);

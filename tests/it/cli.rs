@@ -130,7 +130,7 @@ fn a_64_mib_line_is_refused_without_being_held() {
     assert!(child.wait().unwrap().success());
     assert_eq!(
         lines[0],
-        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n"
     );
     assert_eq!(lines[1], "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n");
     assert!(peak < 16 * 1024, "peak memory {peak} KiB for a 64 MiB line with a 1 MiB limit");

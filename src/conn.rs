@@ -152,7 +152,7 @@ impl<'io> Conn<'io> {
                     continue;
                 }
                 Ok(Line::TooLong) => {
-                    self.refuse(jsonrpc::id_in_head(&line).as_ref(), ErrorObject::too_large());
+                    self.refuse(Id::in_head(&line).as_ref(), ErrorObject::too_large());
                     continue;
                 }
                 Ok(Line::Eof) | Err(_) => {

@@ -135,6 +135,29 @@ impl<'a> Id<'a> {
         (text.starts_with('"') || is_integer).then_some(Id(Cow::Borrowed(text)))
     }
 
+    /// The id of a line too long to read, from its first bytes (`head`, as
+    /// [`crate::transport::LineReader`] leaves them): its top-level `id` member when that is
+    /// whole there, followed by more of the line, and named once there; so a client still
+    /// learns which of its requests was refused.
+    pub fn in_head(head: &[u8]) -> Option<Id<'static>> {
+        let text = match std::str::from_utf8(head) {
+            Ok(text) => text,
+            // Cut inside a character: what comes before it.
+            Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
+        };
+        let (mut id, mut twice) = (None, false);
+        // The head ends mid-message, so the scan always fails in the end; what it found stands.
+        let _ = Scanner::new(text).object(|key, s| {
+            let value = s.value()?;
+            // A value that reaches the end of the head may be cut short (`12` of `123`).
+            if key.as_deref() == Some("id") && s.peek().is_some() {
+                twice |= id.replace(value).is_some();
+            }
+            Ok(())
+        });
+        id.filter(|_| !twice).and_then(Id::from_raw).map(Id::into_owned)
+    }
+
     /// A copy that no longer borrows the input line.
     pub fn into_owned(self) -> Id<'static> {
         Id(Cow::Owned(self.0.into_owned()))
@@ -271,28 +294,6 @@ pub fn parse_line(line: &str) -> Frame<'_> {
         }
         Ok(()) => Frame::Batch(items),
     }
-}
-
-/// The id of a line too long to read, from its first bytes (`head`): its top-level `id`
-/// member when that is whole there, followed by more of the line, and named once there; so
-/// a client still learns which of its requests was refused.
-pub fn id_in_head(head: &[u8]) -> Option<Id<'static>> {
-    let text = match std::str::from_utf8(head) {
-        Ok(text) => text,
-        // Cut inside a character: what comes before it.
-        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
-    };
-    let (mut id, mut twice) = (None, false);
-    // The head ends mid-message, so the scan always fails in the end; what it found stands.
-    let _ = Scanner::new(text).object(|key, s| {
-        let value = s.value()?;
-        // A value that reaches the end of the head may be cut short (`12` of `123`).
-        if key.as_deref() == Some("id") && s.peek().is_some() {
-            twice |= id.replace(value).is_some();
-        }
-        Ok(())
-    });
-    id.filter(|_| !twice).and_then(Id::from_raw).map(Id::into_owned)
 }
 
 /// Parses one message: a whole line, or one element of a batch. Syntax errors anywhere make
@@ -513,6 +514,21 @@ mod tests {
                 matches!(parse_message(line), Message::Invalid { error, .. } if error.code == PARSE_ERROR);
             assert_eq!(unparseable, serde_json::from_str::<Value>(line).is_err(), "{line:?}");
         }
+    }
+
+    #[test]
+    fn reads_the_id_in_the_head_of_a_cut_line() {
+        let head = |text: &str| Id::in_head(text.as_bytes()).map(|id| id.to_string());
+        assert_eq!(head(r#"{"jsonrpc":"2.0","id":"a\"b","method":"x","params":{"p":"xx"#), Some(r#""a\"b""#.into()));
+        assert_eq!(head(r#"{"jsonrpc":"2.0","params":{"p":[1,{"id":2}]},"id":7,"#), Some("7".into()));
+        // Cut inside the id, named twice, not an id, or not there: none is guessed.
+        for cut in [r#"{"id":12"#, r#"{"id":"ab"#, r#"{"id":1,"id":2,"#, r#"{"id":null,"#, r#"{"method":"x","p"#, "[1,"]
+        {
+            assert_eq!(head(cut), None, "{cut}");
+        }
+        let mut bytes = r#"{"id":"é","p":"é"#.as_bytes().to_vec();
+        bytes.pop();
+        assert_eq!(Id::in_head(&bytes).map(|id| id.to_string()), Some(r#""é""#.into()));
     }
 
     #[test]

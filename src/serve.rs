@@ -63,7 +63,7 @@ fn run(server: &Server, reader: &mut dyn BufRead, writer: &mut dyn Write, input:
             Line::Eof => return conn.out.flush(),
             Line::TooLong => {
                 log::warn!("discarded a line longer than {max_line} bytes");
-                conn.out.response(jsonrpc::id_in_head(&line).as_ref(), &Err(ErrorObject::too_large()));
+                conn.out.response(Id::in_head(&line).as_ref(), &Err(ErrorObject::too_large()));
             }
             Line::Complete => serve_line(server, &line, &mut session, &mut conn),
         }

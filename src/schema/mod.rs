@@ -196,6 +196,34 @@ mod tests {
         }
     }
 
+    /// Each level of the walk keeps only its own type's locals on the stack: at the depth
+    /// limit a debug build needs about 470 KiB (1.4 MiB when one function held every
+    /// keyword), so a thread with a 1 MiB stack is enough even unoptimized.
+    #[test]
+    fn the_depth_limit_fits_in_a_small_stack() {
+        let deep = std::thread::Builder::new()
+            .stack_size(1 << 20)
+            .spawn(|| {
+                let mut object = json!({});
+                for level in 0..300 {
+                    object = if level % 2 == 0 { json!({"a": object}) } else { json!({"b": [object]}) };
+                }
+                let schema = json!({
+                    "properties": {"a": {"$ref": "#"}},
+                    "additionalProperties": {"items": {"$ref": "#"}},
+                    "anyOf": [{"type": "object", "minLength": 1}, true]
+                });
+                let schema = Schema::compile(&schema).unwrap();
+                let full = schema.validate(&object).unwrap_err();
+                (full.errors[0].message.clone(), schema.is_valid(&object))
+            })
+            .unwrap()
+            .join()
+            .unwrap();
+        assert!(deep.0.starts_with("validation stopped"), "{deep:?}");
+        assert!(!deep.1);
+    }
+
     #[test]
     fn exponential_schemas_hit_the_step_budget() {
         // Each level doubles the work (two refs to the level below); the budget ends it.

@@ -1,0 +1,111 @@
+//! The keywords of objects: `properties`, `patternProperties`, `additionalProperties`,
+//! `required`, `propertyNames`, `minProperties`, `maxProperties` and the dependent ones.
+
+use serde_json::{Map, Value};
+
+use super::messages::{PROPERTIES, count_bounds, quote};
+use super::{Cx, Flow, Frame, Path, Seg, Walk};
+use crate::schema::compile::{Keywords, Node};
+
+impl Walk<'_> {
+    pub(super) fn object<'v>(
+        &self,
+        frame: &mut Frame<'_, '_, 'v>,
+        object: &'v Map<String, Value>,
+        inst: &'v Value,
+        cx: &mut Cx,
+    ) -> Flow {
+        let (k, path) = (frame.k, frame.path);
+        // One pass over the members applies each property's schema and counts the required
+        // properties met (members and properties are both in key order, so errors come in
+        // the same order as walking the properties would give).
+        let (mut required_met, mut unmatched) = (0, false);
+        for (key, value) in object {
+            match k.properties.iter().position(|(name, _)| name == key) {
+                Some(i) => {
+                    required_met += usize::from(k.property_required[i]);
+                    self.apply(frame, k.properties[i].1, value, &path.child(Seg::Key(key)), cx)?;
+                }
+                None => unmatched = true,
+            }
+        }
+        // Patterns and `additionalProperties` come after, and only when they can apply.
+        if unmatched || !k.pattern_properties.is_empty() {
+            for (key, value) in object {
+                let mut covered = k.properties.iter().any(|(name, _)| name == key);
+                for (_, regex, node) in &k.pattern_properties {
+                    if self.regex(regex, key, cx) {
+                        covered = true;
+                        self.apply(frame, *node, value, &path.child(Seg::Key(key)), cx)?;
+                    }
+                }
+                if let (false, Some(additional)) = (covered, k.additional_properties) {
+                    if matches!(self.schema.nodes[additional], Node::Bool(false)) {
+                        self.fail(frame, cx, "additionalProperties", || {
+                            format!("unknown property {} ({})", quote(key), allowed_names(k))
+                        })?;
+                    } else {
+                        self.apply(frame, additional, value, &path.child(Seg::Key(key)), cx)?;
+                    }
+                }
+            }
+        }
+        // Every required name met as a property: nothing is missing. Otherwise (a name
+        // required but not a property, or listed twice) each one is looked up.
+        if required_met < k.required.len() {
+            for name in &k.required {
+                if !object.contains_key(name) {
+                    self.fail(frame, cx, "required", || format!("missing required property {}", quote(name)))?;
+                }
+            }
+        }
+        if let Some(node) = k.property_names {
+            for key in object.keys() {
+                let name = Value::String(key.clone());
+                if cx.collect {
+                    let errors = self.collect_apart(cx, |cx| self.eval(node, &name, &Path::ROOT, cx));
+                    if let Some(first) = errors.first() {
+                        self.fail(frame, cx, "propertyNames", || {
+                            format!("property name {} is invalid: {}", quote(key), first.message)
+                        })?;
+                    }
+                } else {
+                    self.apply(frame, node, &name, &Path::ROOT, cx)?;
+                }
+            }
+        }
+        if let Some((keyword, message)) = count_bounds(object.len(), (k.min_properties, k.max_properties), PROPERTIES) {
+            self.fail(frame, cx, keyword, || message)?;
+        }
+        for (name, needed) in &k.dependent_required {
+            if object.contains_key(name) {
+                for other in needed {
+                    if !object.contains_key(other) {
+                        self.fail(frame, cx, "dependentRequired", || {
+                            format!("property {} requires property {}", quote(name), quote(other))
+                        })?;
+                    }
+                }
+            }
+        }
+        for (name, node) in &k.dependent_schemas {
+            if object.contains_key(name) {
+                self.apply(frame, *node, inst, path, cx)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What an object may hold, for the message about a property it may not.
+fn allowed_names(k: &Keywords) -> String {
+    let mut names: Vec<String> = k.properties.iter().map(|(name, _)| name.clone()).collect();
+    names.sort();
+    let patterns: Vec<String> = k.pattern_properties.iter().map(|(source, _, _)| format!("/{source}/")).collect();
+    match (names.is_empty(), patterns.is_empty()) {
+        (true, true) => "no properties are allowed".into(),
+        (false, true) => format!("allowed: {}", names.join(", ")),
+        (true, false) => format!("allowed: names matching {}", patterns.join(", ")),
+        (false, false) => format!("allowed: {}, or names matching {}", names.join(", "), patterns.join(", ")),
+    }
+}

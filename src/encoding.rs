@@ -59,13 +59,15 @@ pub fn percent_encode_path(bytes: &[u8]) -> String {
 
 /// Decodes `%XX` escapes; `None` for a malformed escape.
 pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    // Exactly two hex digits: `u8::from_str_radix` would also take a sign (`%+0`).
+    let digit = |b: u8| char::from(b).to_digit(16).map(|d| d as u8);
     let bytes = text.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            let (high, low) = (digit(*bytes.get(i + 1)?)?, digit(*bytes.get(i + 2)?)?);
+            out.push(high << 4 | low);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -110,5 +112,10 @@ mod tests {
         assert_eq!(percent_decode("%2e%2E%2f"), Some(b"../".to_vec()));
         assert_eq!(percent_decode("%zz"), None);
         assert_eq!(percent_decode("%4"), None);
+        // A sign is not a hex digit, though `from_str_radix` would read `+0` as zero.
+        for bad in ["%+0", "%-0", "%+f", "a%+1b", "% 1", "%0\u{e9}"] {
+            assert_eq!(percent_decode(bad), None, "{bad}");
+        }
+        assert_eq!(percent_decode("%00%ff%Aa"), Some(vec![0, 0xff, 0xaa]));
     }
 }

@@ -353,7 +353,9 @@ impl Parser<'_> {
 
     fn hex(&mut self, digits: usize) -> Result<char, RegexError> {
         let text: String = self.chars.iter().skip(self.pos).take(digits).collect();
-        let value = (text.len() == digits).then(|| u32::from_str_radix(&text, 16).ok()).flatten();
+        // Hex digits only: `from_str_radix` alone would also take a sign (`\x+1`).
+        let hex = text.len() == digits && text.chars().all(|c| c.is_ascii_hexdigit());
+        let value = hex.then(|| u32::from_str_radix(&text, 16).ok()).flatten();
         // A lone surrogate cannot occur in a Rust string, so it could never match anything.
         let c = value.and_then(char::from_u32).ok_or_else(|| self.error("invalid or surrogate hex escape"))?;
         self.pos += digits;
@@ -637,7 +639,7 @@ mod tests {
     fn refuses_what_it_cannot_match_exactly() {
         for pattern in [
             r"(?=a)", r"(?!a)", r"(?<=a)b", r"(?<n>a)", r"(a)\1", r"\p{L}", r"\k<n>", "(a", "a)", "[a", "*a", "a**",
-            "a{5,2}", "a{1001}", "[z-a]", "^*", r"\",
+            "a{5,2}", "a{1001}", "[z-a]", "^*", r"\", r"\x+1", r"\u+041", r"\x-1", r"[\x+1]",
         ] {
             assert!(Regex::new(pattern).is_err(), "{pattern} should be refused");
         }

@@ -149,6 +149,57 @@ mod tests {
         );
     }
 
+    /// RFC 4231's HMAC-SHA-256 vectors. Cases 6 and 7 use a 131-byte key, longer than the
+    /// 64-byte block, which HMAC hashes first; the 64- and 65-byte keys pin the boundary
+    /// (values from Python's `hmac`).
+    #[test]
+    fn hmac_matches_rfc_4231_including_keys_longer_than_a_block() {
+        let long_key = [0xaa; 131];
+        let cases: [(&[u8], &[u8], &str); 9] = [
+            (&[0x0b; 20], b"Hi There", "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"),
+            (
+                b"Jefe",
+                b"what do ya want for nothing?",
+                "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843",
+            ),
+            (&[0xaa; 20], &[0xdd; 50], "773ea91e36800e46854db8ebd09181a72959098b3ef8c122d9635514ced565fe"),
+            (
+                &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25],
+                &[0xcd; 50],
+                "82558a389a443c0ea4cc819899f2083a85f0faa3e578f8077a2e3ff46729665b",
+            ),
+            // Case 5 checks only the first 128 bits; the whole MAC is compared here.
+            (&[0x0c; 20], b"Test With Truncation", "a3b6167473100ee06e0c796c2955552bfa6f7c0a6a8aef8b93f860aab0cd20c5"),
+            (
+                &long_key,
+                b"Test Using Larger Than Block-Size Key - Hash Key First",
+                "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
+            ),
+            (
+                &long_key,
+                b"This is a test using a larger than block-size key and a larger than block-size data. \
+                  The key needs to be hashed before being used by the HMAC algorithm.",
+                "9b09ffa71b942fcb27635fbcd5b0e944bfdc63644f0713938a7f51535c3a35e2",
+            ),
+            (&BLOCK_KEY[..64], b"boundary", "04660fc313657aa3500078e1f2788cc4e328654092b137f946516e4d7a17adae"),
+            (&BLOCK_KEY, b"boundary", "ea8a9678017bce7c50df43ced20cc4b112ed884969720bb2ec14e24ce582f037"),
+        ];
+        for (i, (key, message, mac)) in cases.iter().enumerate() {
+            assert_eq!(hex(&hmac(key, message)), *mac, "case {} ({}-byte key)", i + 1, key.len());
+        }
+    }
+
+    /// The bytes 0 to 64.
+    const BLOCK_KEY: [u8; 65] = {
+        let mut key = [0u8; 65];
+        let mut i = 0;
+        while i < 65 {
+            key[i] = i as u8;
+            i += 1;
+        }
+        key
+    };
+
     #[test]
     fn state_round_trips_and_refuses_tampering() {
         let key = b"k".to_vec();

@@ -76,7 +76,8 @@ pub struct Server {
     /// Task tools and this process's tasks (`tasks.rs`).
     pub(crate) tasks: Tasks,
     /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
-    state_key: OnceLock<Vec<u8>>,
+    /// `Err` (no randomness to make one) refuses every request that needs it.
+    state_key: OnceLock<Result<Vec<u8>, String>>,
     /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
     info_json: OnceLock<String>,
 }
@@ -143,7 +144,7 @@ impl Server {
     /// The key that signs `requestState` (default: `BAREMCP_STATE_SECRET`, else random per
     /// process). Servers behind one endpoint that must accept each other's state share one.
     pub fn state_secret(mut self, secret: impl Into<Vec<u8>>) -> Server {
-        self.state_key = OnceLock::from(secret.into());
+        self.state_key = OnceLock::from(Ok(secret.into()));
         self
     }
 
@@ -243,8 +244,9 @@ impl Server {
         self.info_json.get_or_init(|| self.info.to_string())
     }
 
-    pub(crate) fn state_key(&self) -> &[u8] {
-        self.state_key.get_or_init(crate::state::process_key)
+    /// The key that signs `requestState`; `Err` says why there is none.
+    pub(crate) fn state_key(&self) -> Result<&[u8], &str> {
+        self.state_key.get_or_init(crate::state::process_key).as_deref().map_err(String::as_str)
     }
 
     /// How the file behind `uri` looks now: a resource's watched file, or a `--root` file.

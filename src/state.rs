@@ -3,29 +3,34 @@
 //! but not change them. SHA-256 is written here (FIPS 180-4) because no crypto crate may be
 //! added; it is checked against the standard test vectors.
 
+use std::io::Read;
+use std::path::Path;
+
 use serde_json::{Map, Value, json};
 
 use crate::encoding::{base64, base64_decode};
 
 /// A per-process signing key: from `BAREMCP_STATE_SECRET` when set (so several processes
-/// can accept each other's state), else random.
-pub fn process_key() -> Vec<u8> {
+/// can accept each other's state), else 32 bytes from `/dev/urandom`; `Err` says why there
+/// is none.
+pub fn process_key() -> Result<Vec<u8>, String> {
     if let Ok(secret) = std::env::var("BAREMCP_STATE_SECRET")
         && !secret.is_empty()
     {
-        return secret.into_bytes();
+        return Ok(secret.into_bytes());
     }
+    random_key(Path::new("/dev/urandom"))
+}
+
+/// 32 bytes read from `source`. There is no fallback: a key that could be guessed would let a
+/// client forge the answers a handler believes it got, so without randomness nothing is
+/// signed (set `BAREMCP_STATE_SECRET` instead).
+fn random_key(source: &Path) -> Result<Vec<u8>, String> {
     let mut key = vec![0u8; 32];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| std::io::Read::read_exact(&mut f, &mut key)).is_err() {
-        // No /dev/urandom: fall back to the randomness std seeds its hash maps with.
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in key.chunks_mut(8) {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u8(0);
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    key
+    std::fs::File::open(source)
+        .and_then(|mut file| file.read_exact(&mut key))
+        .map_err(|e| format!("cannot read {} for a signing key: {e}", source.display()))?;
+    Ok(key)
 }
 
 /// Signs `answers` for the request identified by `method` and `subject` (its salient
@@ -199,6 +204,21 @@ mod tests {
         }
         key
     };
+
+    #[test]
+    fn a_random_key_comes_from_its_source_or_not_at_all() {
+        let key = random_key(Path::new("/dev/urandom")).unwrap();
+        assert_eq!(key.len(), 32);
+        assert_ne!(key, random_key(Path::new("/dev/urandom")).unwrap());
+        let missing = random_key(Path::new("/nonexistent/urandom")).unwrap_err();
+        assert!(missing.starts_with("cannot read /nonexistent/urandom for a signing key: "), "{missing}");
+        // A source that ends before 32 bytes gives no key either, not a short one.
+        let short = std::env::temp_dir().join(format!("baremcp-short-key-{}", std::process::id()));
+        std::fs::write(&short, [7u8; 31]).unwrap();
+        let refused = random_key(&short);
+        std::fs::remove_file(&short).unwrap();
+        assert!(refused.unwrap_err().contains("for a signing key"));
+    }
 
     #[test]
     fn state_round_trips_and_refuses_tampering() {

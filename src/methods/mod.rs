@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::{Context, Setup};
 use crate::era::Era;
-use crate::jsonrpc::{ErrorObject, MISSING_CLIENT_CAPABILITY, is_object, raw_str};
+use crate::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, is_object, raw_str};
 use crate::request::Request;
 use crate::server::Server;
 use crate::state;
@@ -38,7 +38,7 @@ pub(crate) fn setup<'a>(
             let state =
                 raw_str(raw).ok_or_else(|| ErrorObject::invalid_params("params.requestState must be a string"))?;
             answers = Some(
-                state::open(server.state_key(), req.method, &subject(), &state)
+                state::open(signing_key(server)?, req.method, &subject(), &state)
                     .map_err(|why| ErrorObject::invalid_params(format!("invalid requestState: {why}")))?,
             );
         }
@@ -79,8 +79,18 @@ pub(crate) fn interrupted(
         ));
     }
     let pending = cx.pending.as_ref()?;
-    let state = state::seal(server.state_key(), req.method, &subject(), cx.used.as_ref().unwrap_or(&Map::new()));
+    let key = match signing_key(server) {
+        Ok(key) => key,
+        Err(refused) => return Some(Err(refused)),
+    };
+    let state = state::seal(key, req.method, &subject(), cx.used.as_ref().unwrap_or(&Map::new()));
     Some(Ok(json!({ "resultType": "input_required", "inputRequests": pending, "requestState": state })))
+}
+
+/// The key that signs `requestState`, or -32603 when there is none (nothing is signed with
+/// a weaker one).
+fn signing_key(server: &Server) -> Result<&[u8], ErrorObject> {
+    server.state_key().map_err(|why| ErrorObject::new(INTERNAL_ERROR, format!("requestState cannot be signed: {why}")))
 }
 
 /// A required string member of `params` (`raw` is its JSON text), unescaped; -32602 when it

@@ -153,6 +153,10 @@ mod tests {
         }
     }
 
+    fn errors_of(schema: &Schema, instance: &Value) -> Vec<String> {
+        schema.validate(instance).err().map(|e| e.errors.iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+    }
+
     /// An array nested `depth` deep, built without recursion.
     fn nested(depth: usize) -> Value {
         let mut value = json!(1);
@@ -237,6 +241,43 @@ mod tests {
         let compiled = Schema::compile(&schema).unwrap();
         let result = compiled.validate(&json!(1)).unwrap_err();
         assert!(result.errors[0].message.starts_with("validation stopped"), "{:?}", result.errors[0]);
+    }
+
+    /// `n` arrays of `len` integers, alike but for their last one.
+    fn rows(n: usize, len: usize) -> Value {
+        let row = |k: usize| Value::Array((0..len).map(|i| json!(if i + 1 == len { k } else { i })).collect());
+        Value::Array((0..n).map(row).collect())
+    }
+
+    /// `uniqueItems` hashes each item once: 2 100 arrays that differ only in their last
+    /// integer (2.2 million pairs, each alike for 499 integers) get their answer in moments
+    /// (a second or two in a debug build), where comparing pairs took minutes to run into
+    /// the step budget.
+    #[test]
+    fn unique_items_work_is_linear_in_the_array() {
+        let unique = Schema::compile(&json!({"uniqueItems": true})).unwrap();
+        let mut big = rows(2100, 500);
+        let started = std::time::Instant::now();
+        assert_eq!(unique.validate(&big), Ok(()));
+        assert!(started.elapsed() < std::time::Duration::from_secs(60), "{:?}", started.elapsed());
+        let items = big.as_array_mut().unwrap();
+        items[2099] = items[1000].clone();
+        let errors = unique.validate(&big).unwrap_err();
+        assert_eq!(errors.to_string(), "/: items must be unique, but items 1000 and 2099 are equal");
+        // Equal as JSON, not as text: numbers by value, members in any order.
+        let alike = json!([{"a": 1, "b": [1.0, "x"]}, {"b": [1, "x"], "a": 1.0}, {"a": 1, "b": [1, "y"]}]);
+        assert_eq!(errors_of(&unique, &alike), ["/: items must be unique, but items 0 and 1 are equal"]);
+        assert!(!unique.is_valid(&json!([0, -0.0, 1])));
+        assert!(unique.is_valid(&json!([[1, 2], [2, 1], {"a": [1]}, {"a": [2]}, "1", 1, null, false, 0])));
+    }
+
+    /// The budget pays for the values `uniqueItems` hashes, not only for the pairs it
+    /// compares: three huge items are a lot of work however few pairs they make.
+    #[test]
+    fn unique_items_work_counts_against_the_step_budget() {
+        let schema = Schema::compile(&json!({"items": {"items": true}, "uniqueItems": true})).unwrap();
+        let errors = schema.validate(&rows(3, 350_000)).unwrap_err();
+        assert_eq!(errors.to_string(), "/: validation stopped: more than 2000000 steps");
     }
 
     #[test]

@@ -1,11 +1,14 @@
 //! The keywords of arrays: `prefixItems`, `items` (and draft-07 `additionalItems`),
 //! `minItems`, `maxItems`, `uniqueItems`, `contains`, `minContains`, `maxContains`.
 
+use std::collections::HashMap;
+use std::hash::RandomState;
+
 use serde_json::Value;
 
-use super::equal::json_eq;
+use super::equal::{canonical_hash, json_eq};
 use super::messages::{ITEMS, count_bounds, plural};
-use super::{Cx, Flow, Frame, MAX_STEPS, Path, Seg, Walk};
+use super::{Cx, Flow, Frame, Path, Seg, Walk};
 use crate::schema::compile::Node;
 
 impl Walk<'_> {
@@ -64,19 +67,33 @@ impl Walk<'_> {
     }
 }
 
-/// The first pair of equal items, if any. Counts against the step budget.
+/// The first item equal to an earlier one, with that earlier one, if any.
+///
+/// Each item is hashed once (equal items hash alike) and compared only with the earlier items
+/// of the same hash, so the work is linear in the size of the array, not quadratic in its
+/// length. The budget pays for it all: every value hashed, and for each comparison the size
+/// of the smaller item, however deep equal-looking items are alike.
 fn duplicate(items: &[Value], cx: &mut Cx) -> Option<(usize, usize)> {
-    for (i, a) in items.iter().enumerate() {
-        for (j, b) in items.iter().enumerate().skip(i + 1) {
-            cx.steps += 1;
-            if cx.steps > MAX_STEPS {
-                cx.stop(format!("validation stopped: more than {MAX_STEPS} steps"));
+    let keys = RandomState::new();
+    let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());
+    let mut sizes = Vec::with_capacity(items.len());
+    for (j, item) in items.iter().enumerate() {
+        let mut size = 0;
+        let hash = canonical_hash(item, &keys, &mut size);
+        sizes.push(size);
+        if !cx.spend(size) {
+            return None;
+        }
+        let earlier = seen.entry(hash).or_default();
+        for &i in earlier.iter() {
+            if !cx.spend(sizes[i].min(size)) {
                 return None;
             }
-            if json_eq(a, b) {
+            if json_eq(&items[i], item) {
                 return Some((i, j));
             }
         }
+        earlier.push(j);
     }
     None
 }

@@ -1,7 +1,8 @@
 //! JSON equality as the keywords `enum`, `const` and `uniqueItems` mean it: numbers by value
-//! (`1 == 1.0`), objects regardless of member order.
+//! (`1 == 1.0`), objects regardless of member order; and a hash that equal values share.
 
 use std::cmp::Ordering;
+use std::hash::{BuildHasher, Hasher, RandomState};
 
 use serde_json::{Number, Value};
 
@@ -27,4 +28,45 @@ pub(super) fn compare(a: &Number, b: &Number) -> Option<Ordering> {
 
 pub(super) fn as_i128(n: &Number) -> Option<i128> {
     n.as_i64().map(i128::from).or_else(|| n.as_u64().map(i128::from))
+}
+
+/// A hash that values equal by [`json_eq`] share; adds the number of values it visited to
+/// `size`. Numbers hash by their value as a float: `1` and `1.0` alike, and so do integers too
+/// large for a float to tell apart, which `json_eq` may compare as floats. Object members are
+/// hashed apart and summed, so member order does not count.
+pub(super) fn canonical_hash(value: &Value, keys: &RandomState, size: &mut u64) -> u64 {
+    *size += 1;
+    let mut hasher = keys.build_hasher();
+    match value {
+        Value::Null => hasher.write_u8(0),
+        Value::Bool(b) => hasher.write_u8(1 + u8::from(*b)),
+        Value::Number(n) => {
+            // 0.0 and -0.0 are equal; every other float has one bit pattern.
+            let float = n.as_f64().unwrap_or(0.0);
+            hasher.write_u8(3);
+            hasher.write_u64(if float == 0.0 { 0 } else { float.to_bits() });
+        }
+        Value::String(text) => {
+            hasher.write_u8(4);
+            hasher.write(text.as_bytes());
+        }
+        Value::Array(items) => {
+            hasher.write_u8(5);
+            for item in items {
+                hasher.write_u64(canonical_hash(item, keys, size));
+            }
+        }
+        Value::Object(members) => {
+            let mut sum = 0u64;
+            for (key, member) in members {
+                let mut pair = keys.build_hasher();
+                pair.write(key.as_bytes());
+                pair.write_u64(canonical_hash(member, keys, size));
+                sum = sum.wrapping_add(pair.finish());
+            }
+            hasher.write_u8(6);
+            hasher.write_u64(sum);
+        }
+    }
+    hasher.finish()
 }

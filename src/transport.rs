@@ -74,7 +74,7 @@ impl LineReader {
             // ahead found the newline; one that hands back less is searched afresh.
             let newline = match ahead.take() {
                 Some(at) if chunk.get(at) == Some(&b'\n') => Some(at),
-                _ => find_newline(chunk),
+                _ => memchr::memchr(b'\n', chunk),
             };
             let take = newline.unwrap_or(chunk.len());
             if !too_long {
@@ -92,37 +92,11 @@ impl LineReader {
                 reader.consume(take);
                 continue;
             };
-            self.ahead = find_newline(&chunk[end + 1..]);
+            self.ahead = memchr::memchr(b'\n', &chunk[end + 1..]);
             reader.consume(end + 1);
             return Ok(if too_long { Line::TooLong } else { Line::Complete });
         }
     }
-}
-
-/// The index of the first `\n`, sixteen bytes at a time: std's memchr is not public, and a
-/// byte-by-byte scan is the largest cost of reading a line.
-fn find_newline(bytes: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGHS: u64 = 0x8080_8080_8080_8080;
-    const NEWLINES: u64 = 0x0a0a_0a0a_0a0a_0a0a;
-    // A byte of `word ^ NEWLINES` is zero exactly where `word` has '\n'; the lowest flagged
-    // byte is always a true one (false flags can only appear above it).
-    let flags = |word: &[u8]| {
-        let zeroed = u64::from_le_bytes(word.try_into().unwrap_or_default()) ^ NEWLINES;
-        zeroed.wrapping_sub(ONES) & !zeroed & HIGHS
-    };
-    // Two words a step: most lines are longer than eight bytes.
-    let mut chunks = bytes.chunks_exact(16);
-    let mut offset = 0;
-    for chunk in chunks.by_ref() {
-        let (low, high) = (flags(&chunk[..8]), flags(&chunk[8..]));
-        if low | high != 0 {
-            let at = if low != 0 { low.trailing_zeros() } else { 64 + high.trailing_zeros() };
-            return Some(offset + at as usize / 8);
-        }
-        offset += 16;
-    }
-    chunks.remainder().iter().position(|&b| b == b'\n').map(|i| offset + i)
 }
 
 /// Waits until reading `fd` would not block (input, end of input, or an error for the read to
@@ -177,25 +151,6 @@ mod tests {
                 Line::Eof => return out,
             }
         }
-    }
-
-    #[test]
-    fn finds_the_first_newline() {
-        for len in 0..40 {
-            for at in 0..=len {
-                let mut bytes: Vec<u8> =
-                    (0..len).map(|i| if i % 3 == 0 { 0x8a } else { b'a' + (i % 26) as u8 }).collect();
-                let want = (at < len).then(|| {
-                    bytes[at] = b'\n';
-                    if at + 2 < len {
-                        bytes[at + 2] = b'\n';
-                    }
-                    at
-                });
-                assert_eq!(find_newline(&bytes), want, "len {len} at {at}");
-            }
-        }
-        assert_eq!(find_newline(b"\x0b\x09\x0a"), Some(2));
     }
 
     #[test]

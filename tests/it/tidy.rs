@@ -192,3 +192,19 @@ fn no_import_circle_among_src_files() {
     mixed.insert("b.rs".to_string(), BTreeSet::from(["a.rs".to_string()]));
     assert!(import_circle(&mixed).is_some(), "the circle finder must find a two-file circle");
 }
+
+/// The runtime dependencies are a fixed list, kept in ARCHITECTURE.md: adding one is a
+/// decision to write down there, not a line slipped into Cargo.toml.
+#[test]
+fn runtime_dependencies_are_the_documented_ones() {
+    let manifest = std::fs::read_to_string(crate::root().join("Cargo.toml")).unwrap();
+    let section = &manifest[manifest.find("\n[dependencies]\n").expect("a [dependencies] section") + 1..];
+    let section = section.lines().skip(1).take_while(|l| !l.starts_with('['));
+    let named: BTreeSet<&str> = section.filter_map(|l| l.split_once(" = ").map(|(name, _)| name.trim())).collect();
+    let documented: BTreeSet<&str> = ["env_logger", "lexopt", "log", "memchr", "serde", "serde_json"].into();
+    assert_eq!(named, documented, "update ARCHITECTURE.md's dependency list and this test together");
+    let architecture = std::fs::read_to_string(crate::root().join("ARCHITECTURE.md")).unwrap();
+    for name in documented {
+        assert!(architecture.contains(&format!("`{name}`")), "ARCHITECTURE.md does not name {name}");
+    }
+}

@@ -1,10 +1,11 @@
 //! Compiling a schema document into an arena of nodes: keyword checks at load time, `$ref`
-//! resolution to local JSON Pointers, and warnings for keywords that are known but not enforced.
+//! resolution within the document, and warnings for keywords that are known but not enforced.
 
 use std::collections::BTreeMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::ids::{Ids, Target};
 use super::regex::Regex;
 use super::{Problem, Schema, escape_token, pointer_to};
 
@@ -36,17 +37,16 @@ pub(super) mod types {
 }
 
 /// Past this nesting a schema is refused rather than risking the stack.
-const MAX_DEPTH: usize = 128;
+pub(super) const MAX_DEPTH: usize = 128;
 
 /// Keywords in the vocabularies that the validator does not enforce. Using one is a warning.
-const NOT_ENFORCED: [&str; 8] = [
+const NOT_ENFORCED: [&str; 7] = [
     "unevaluatedProperties",
     "unevaluatedItems",
     "$dynamicRef",
     "$dynamicAnchor",
     "$recursiveRef",
     "$recursiveAnchor",
-    "$anchor",
     "contentSchema",
 ];
 
@@ -113,8 +113,10 @@ struct Compiler<'d> {
     draft: Draft,
     nodes: Vec<Node>,
     at_pointer: BTreeMap<String, usize>,
-    /// `(node, ref, pointer of the $ref keyword)` to resolve once every node exists.
-    refs: Vec<(usize, String, String)>,
+    ids: Ids,
+    /// `(node, JSON Pointer of its target, the $ref, pointer of the $ref keyword)`, to
+    /// compile and link once every node reached as a subschema exists.
+    refs: Vec<(usize, String, String, String)>,
     errors: Vec<Problem>,
     warnings: Vec<Problem>,
 }
@@ -141,6 +143,7 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
         draft,
         nodes: Vec::new(),
         at_pointer: BTreeMap::new(),
+        ids: Ids::index(root, draft),
         refs: Vec::new(),
         errors: Vec::new(),
         warnings: Vec::new(),
@@ -185,23 +188,18 @@ impl Compiler<'_> {
 
         // Draft-07 ignores every sibling of `$ref`.
         if let Some(reference) = map.get("$ref") {
-            match reference {
-                Value::String(r) if r.starts_with('#') => self.refs.push((index, r.clone(), at("$ref"))),
-                Value::String(r) => self.warnings.push(Problem::new(
+            match reference.as_str().map(|r| (r, self.ids.resolve(path, r))) {
+                Some((r, Ok(Target::Here(target)))) => self.refs.push((index, target, r.to_string(), at("$ref"))),
+                Some((r, Ok(Target::Remote))) => self.warnings.push(Problem::new(
                     &at("$ref"),
                     format!("remote $ref {r:?} is not followed: this reference is not enforced"),
                 )),
-                _ => self.error(&at("$ref"), "must be a string"),
+                Some((_, Err(why))) => self.error(&at("$ref"), why),
+                None => self.error(&at("$ref"), "must be a string"),
             }
             if draft7 {
                 return k;
             }
-        }
-        if !path.is_empty() && map.get("$id").is_some_and(|id| id.as_str().is_some_and(|s| !s.starts_with('#'))) {
-            self.warnings.push(Problem::new(
-                &at("$id"),
-                "$id in a subschema is not supported: $refs resolve against the document root",
-            ));
         }
         for keyword in NOT_ENFORCED {
             if map.contains_key(keyword) {
@@ -415,22 +413,10 @@ impl Compiler<'_> {
         }
     }
 
-    /// Resolves every `#...` reference to a node, compiling targets that are not themselves
+    /// Links every reference to its target's node, compiling targets that are not themselves
     /// reached as subschemas (a `$ref` may point anywhere in the document).
     fn resolve_refs(&mut self) {
-        while let Some((node, reference, at)) = self.refs.pop() {
-            let pointer = match decode_fragment(&reference) {
-                Some(pointer) => pointer,
-                None => {
-                    self.error(
-                        &at,
-                        format!(
-                            "$ref {reference:?} is not a JSON Pointer fragment ($anchor references are not supported)"
-                        ),
-                    );
-                    continue;
-                }
-            };
+        while let Some((node, pointer, reference, at)) = self.refs.pop() {
             let Some(target) = self.root.pointer(&pointer) else {
                 self.error(&at, format!("$ref {reference:?} does not resolve"));
                 continue;
@@ -443,15 +429,6 @@ impl Compiler<'_> {
             }
         }
     }
-}
-
-/// `#/a%20b/c` → `/a b/c`; `None` for a fragment that is not a JSON Pointer.
-fn decode_fragment(reference: &str) -> Option<String> {
-    let fragment = reference.strip_prefix('#')?;
-    if !(fragment.is_empty() || fragment.starts_with('/')) {
-        return None;
-    }
-    String::from_utf8(crate::encoding::percent_decode(fragment)?).ok()
 }
 
 fn unescape_token(token: &str) -> String {

@@ -7,7 +7,9 @@
 //! total steps and regex matching all have limits that end in an error, never a hang.
 
 mod compile;
+mod ids;
 pub mod regex;
+mod uri;
 mod validate;
 
 use std::borrow::Cow;
@@ -309,6 +311,48 @@ mod tests {
             Schema::compile(&json!({"properties": {"a": {"unevaluatedItems": false, "$dynamicRef": "#x"}}})).unwrap();
         let pointers: Vec<&str> = warned.warnings().iter().map(|w| w.pointer.as_str()).collect();
         assert_eq!(pointers, ["/properties/a/unevaluatedItems", "/properties/a/$dynamicRef"]);
+    }
+
+    #[test]
+    fn refs_resolve_anchors_and_ids_within_the_document() {
+        let schema = json!({
+            "$id": "https://example.com/root.json",
+            "properties": {
+                "a": {"$ref": "#count"},
+                "b": {"$ref": "item.json"},
+                "c": {"$ref": "item.json#/$defs/label"},
+                "d": {"$ref": "https://example.com/root.json#count"}
+            },
+            "$defs": {
+                "count": {"$anchor": "count", "type": "integer"},
+                "item": {"$id": "item.json", "type": "object", "$defs": {"label": {"type": "string"}}},
+                "data": {"enum": [{"$id": "data.json", "$anchor": "count"}]}
+            }
+        });
+        assert!(errors(schema.clone(), json!({"a": 1, "b": {}, "c": "x", "d": 2})).is_empty());
+        assert_eq!(
+            errors(schema, json!({"a": "1", "b": [], "c": 1, "d": 1.5})),
+            [
+                "/a: expected integer, got string \"1\"",
+                "/b: expected object, got array",
+                "/c: expected string, got integer 1",
+                "/d: expected integer, got number 1.5"
+            ]
+        );
+        // Draft-07 names anchors with `$id: "#name"`.
+        let draft7 = json!({
+            "$schema": "http://json-schema.org/draft-07/schema#",
+            "items": {"$ref": "#positive"},
+            "definitions": {"p": {"$id": "#positive", "minimum": 1}}
+        });
+        assert_eq!(errors(draft7, json!([1, 0])), ["/1: must be >= 1, got 0"]);
+        let dangling = Schema::compile(&json!({"$ref": "#nowhere"})).unwrap_err();
+        assert_eq!(dangling[0].to_string(), "/$ref: $ref \"#nowhere\" does not resolve");
+        let remote = Schema::compile(&json!({"$id": "https://example.com/a.json", "$ref": "b.json"})).unwrap();
+        assert_eq!(
+            remote.warnings()[0].to_string(),
+            "/$ref: remote $ref \"b.json\" is not followed: this reference is not enforced"
+        );
     }
 
     #[test]

@@ -113,7 +113,8 @@ struct Compiler<'d> {
     draft: Draft,
     nodes: Vec<Node>,
     at_pointer: BTreeMap<String, usize>,
-    ids: Ids,
+    /// Indexed when the first `$ref` needs it: most schemas have none.
+    ids: Option<Ids>,
     /// `(node, JSON Pointer of its target, the $ref, pointer of the $ref keyword)`, to
     /// compile and link once every node reached as a subschema exists.
     refs: Vec<(usize, String, String, String)>,
@@ -143,7 +144,7 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
         draft,
         nodes: Vec::new(),
         at_pointer: BTreeMap::new(),
-        ids: Ids::index(root, draft),
+        ids: None,
         refs: Vec::new(),
         errors: Vec::new(),
         warnings: Vec::new(),
@@ -188,7 +189,8 @@ impl Compiler<'_> {
 
         // Draft-07 ignores every sibling of `$ref`.
         if let Some(reference) = map.get("$ref") {
-            match reference.as_str().map(|r| (r, self.ids.resolve(path, r))) {
+            let ids = self.ids.get_or_insert_with(|| Ids::index(self.root, self.draft));
+            match reference.as_str().map(|r| (r, ids.resolve(path, r))) {
                 Some((r, Ok(Target::Here(target)))) => self.refs.push((index, target, r.to_string(), at("$ref"))),
                 Some((r, Ok(Target::Remote))) => self.warnings.push(Problem::new(
                     &at("$ref"),

@@ -3,7 +3,7 @@
 //! draft-07's `$id: "#name"`), so that every `$ref` resolves to a JSON Pointer in the
 //! document. Only schema positions are read: an `$id` inside `enum` or `const` is data.
 
-use std::collections::HashMap;
+use std::collections::BTreeMap;
 
 use serde_json::Value;
 
@@ -18,11 +18,11 @@ pub(super) struct Ids {
     draft: Draft,
     /// The base URI of each subschema whose `$id` changed it, by JSON Pointer; every other
     /// subschema has its nearest such ancestor's.
-    bases: HashMap<String, String>,
+    bases: BTreeMap<String, String>,
     /// Absolute URI (no fragment) → JSON Pointer of the resource it names.
-    resources: HashMap<String, String>,
+    resources: BTreeMap<String, String>,
     /// `uri#name` → JSON Pointer of the subschema the anchor names.
-    anchors: HashMap<String, String>,
+    anchors: BTreeMap<String, String>,
 }
 
 /// Where a `$ref` leads.
@@ -35,7 +35,7 @@ pub(super) enum Target {
 
 impl Ids {
     pub(super) fn index(root: &Value, draft: Draft) -> Ids {
-        let mut ids = Ids { draft, bases: HashMap::new(), resources: HashMap::new(), anchors: HashMap::new() };
+        let mut ids = Ids { draft, bases: BTreeMap::new(), resources: BTreeMap::new(), anchors: BTreeMap::new() };
         ids.bases.insert(String::new(), DEFAULT_BASE.to_string());
         ids.resources.insert(DEFAULT_BASE.to_string(), String::new());
         ids.walk(root, String::new(), DEFAULT_BASE, 0);
@@ -68,9 +68,10 @@ impl Ids {
             self.anchors.entry(format!("{base}#{anchor}")).or_insert_with(|| path.clone());
         }
         for (keyword, sub) in map {
-            let here = pointer_to(&path, keyword);
+            let here = || pointer_to(&path, keyword);
             match (keyword.as_str(), sub) {
                 ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                    let here = here();
                     for (i, schema) in list.iter().enumerate() {
                         self.walk(schema, format!("{here}/{i}"), &base, depth + 1);
                     }
@@ -79,6 +80,7 @@ impl Ids {
                     "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies",
                     Value::Object(schemas),
                 ) => {
+                    let here = here();
                     for (name, schema) in schemas {
                         self.walk(schema, pointer_to(&here, name), &base, depth + 1);
                     }
@@ -97,7 +99,7 @@ impl Ids {
                     | "unevaluatedItems"
                     | "contentSchema",
                     _,
-                ) => self.walk(sub, here, &base, depth + 1),
+                ) => self.walk(sub, here(), &base, depth + 1),
                 _ => {}
             }
         }

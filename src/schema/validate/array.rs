@@ -70,9 +70,10 @@ impl Walk<'_> {
 /// The first item equal to an earlier one, with that earlier one, if any.
 ///
 /// Each item is hashed once (equal items hash alike) and compared only with the earlier items
-/// of the same hash, so the work is linear in the size of the array, not quadratic in its
-/// length. The budget pays for it all: every value hashed, and for each comparison the size
-/// of the smaller item, however deep equal-looking items are alike.
+/// of the same hash, so the work grows with the size of the array, not with its length
+/// squared; the hash keys are random, so a client cannot choose items that collide. The
+/// budget pays for it all: every value hashed, and for each comparison the size of the
+/// smaller item, however far two items are alike.
 fn duplicate(items: &[Value], cx: &mut Cx) -> Option<(usize, usize)> {
     let keys = RandomState::new();
     let mut seen: HashMap<u64, Vec<usize>> = HashMap::with_capacity(items.len());

@@ -170,8 +170,8 @@ fn tools() -> Vec<Tool> {
         Tool::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",
-            // Every 2020-12 keyword the suite looks for, as it lists them. The validator
-            // enforces all but `$anchor`, which it keeps and warns about.
+            // Every 2020-12 keyword the suite looks for, as it lists them; the validator
+            // enforces them all, `$anchor` included.
             json!({
                 "$schema": "https://json-schema.org/draft/2020-12/schema",
                 "type": "object",

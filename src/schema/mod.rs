@@ -8,6 +8,7 @@
 
 mod compile;
 mod ids;
+mod node;
 pub mod regex;
 mod uri;
 mod validate;
@@ -23,7 +24,7 @@ pub use validate::json_eq as json_equal;
 /// A compiled schema, ready to validate instances.
 #[derive(Debug)]
 pub struct Schema {
-    nodes: Vec<compile::Node>,
+    nodes: Vec<node::Node>,
     warnings: Vec<Problem>,
     draft: Draft,
 }

@@ -12,7 +12,7 @@ mod string;
 
 use serde_json::Value;
 
-use super::compile::{Keywords, Node, types};
+use super::node::{Keywords, Node, types};
 use super::regex::{BudgetExhausted, DEFAULT_BUDGET, Regex};
 use super::{Errors, Schema, ValidationError, escape_token};
 pub use equal::json_eq;

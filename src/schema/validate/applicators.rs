@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::messages::{describe, either, join};
 use super::{Cx, Flow, Frame, Path, Walk, pointer};
 use crate::schema::ValidationError;
-use crate::schema::compile::Node;
+use crate::schema::node::Node;
 
 impl Walk<'_> {
     pub(super) fn applicators<'v>(&self, frame: &mut Frame<'_, '_, 'v>, inst: &'v Value, cx: &mut Cx) -> Flow {

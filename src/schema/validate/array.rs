@@ -9,7 +9,7 @@ use serde_json::Value;
 use super::equal::{canonical_hash, json_eq};
 use super::messages::{ITEMS, count_bounds, plural};
 use super::{Cx, Flow, Frame, Path, Seg, Walk};
-use crate::schema::compile::Node;
+use crate::schema::node::Node;
 
 impl Walk<'_> {
     pub(super) fn array<'v>(&self, frame: &mut Frame<'_, '_, 'v>, items: &'v [Value], cx: &mut Cx) -> Flow {

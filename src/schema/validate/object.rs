@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::messages::{PROPERTIES, count_bounds, quote};
 use super::{Cx, Flow, Frame, Path, Seg, Walk};
-use crate::schema::compile::{Keywords, Node};
+use crate::schema::node::{Keywords, Node};
 
 impl Walk<'_> {
     pub(super) fn object<'v>(

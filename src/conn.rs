@@ -70,9 +70,24 @@ enum Queued {
 /// most the line limit in bytes); past either bound a line is replied to at once instead.
 pub(crate) const MAX_QUEUED: usize = 1024;
 
+/// Where client messages come from while a handler waits, when they are not lines of one
+/// stream: over HTTP, each arrives in its own POST, and the dispatching loop hands over only
+/// those of the waiting request's session.
+pub(crate) trait Inbox {
+    /// The next client message (a response or a notification), or `None` when no answer can
+    /// come any more (the client went away, the wait timed out, the server is stopping).
+    fn next(&mut self) -> Option<String>;
+    /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
+    fn closed(&self) -> bool;
+}
+
+enum Input<'io> {
+    Lines { reader: &'io mut dyn BufRead, lines: LineReader },
+    Messages(&'io mut dyn Inbox),
+}
+
 pub(crate) struct Conn<'io> {
-    reader: &'io mut dyn BufRead,
-    lines: LineReader,
+    input: Input<'io>,
     pub out: Outbox<'io>,
     queue: VecDeque<Queued>,
     /// The bytes of the lines in `queue`, bounded by `max_line` as the count is by
@@ -86,16 +101,19 @@ pub(crate) struct Conn<'io> {
 
 impl<'io> Conn<'io> {
     pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
-        Conn {
-            reader,
-            lines: LineReader::new(max_line),
-            out,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            max_line,
-            next_request: 0,
-            eof: false,
-        }
+        let input = Input::Lines { reader, lines: LineReader::new(max_line) };
+        Conn { input, out, queue: VecDeque::new(), queued_bytes: 0, max_line, next_request: 0, eof: false }
+    }
+
+    /// A connection whose client messages come from `inbox` (one request over HTTP).
+    pub fn with_inbox(inbox: &'io mut dyn Inbox, out: Outbox<'io>) -> Conn<'io> {
+        let input = Input::Messages(inbox);
+        Conn { input, out, queue: VecDeque::new(), queued_bytes: 0, max_line: 0, next_request: 0, eof: false }
+    }
+
+    /// Whether the client stopped listening for the request being served.
+    pub fn closed(&self) -> bool {
+        matches!(&self.input, Input::Messages(inbox) if inbox.closed())
     }
 
     /// The next input line into `line`: queued lines first, then the reader.
@@ -111,14 +129,17 @@ impl<'io> Conn<'io> {
                 Ok(Line::TooLong)
             }
             None if self.eof => Ok(Line::Eof),
-            None => self.lines.read(self.reader, line),
+            None => match &mut self.input {
+                Input::Lines { reader, lines } => lines.read(*reader, line),
+                Input::Messages(_) => Ok(Line::Eof),
+            },
         }
     }
 
     /// True when the next line is already here (queued, or whole in the reader's buffer):
     /// output may wait for it, because the loop will not block before writing again.
     pub fn input_waiting(&self) -> bool {
-        self.lines.next_is_here() || !self.queue.is_empty()
+        matches!(&self.input, Input::Lines { lines, .. } if lines.next_is_here()) || !self.queue.is_empty()
     }
 
     /// Sends `method` to the client and reads input until the response arrives. `current`
@@ -145,7 +166,17 @@ impl<'io> Conn<'io> {
         let mut warned = false;
         loop {
             let mut line = Vec::new();
-            match self.lines.read(self.reader, &mut line) {
+            let read = match &mut self.input {
+                Input::Lines { reader, lines } => lines.read(*reader, &mut line),
+                Input::Messages(inbox) => match inbox.next() {
+                    Some(text) => {
+                        line = text.into_bytes();
+                        Ok(Line::Complete)
+                    }
+                    None => Ok(Line::Eof),
+                },
+            };
+            match read {
                 Ok(Line::Complete) => {}
                 Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
                     self.queue.push_back(Queued::TooLong(line));

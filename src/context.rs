@@ -122,9 +122,10 @@ impl<'a, 'io> Context<'a, 'io> {
     }
 
     /// True once the client cancelled this request (read while the handler waited on the
-    /// client). A cancelled request gets no response, so the handler may stop early.
+    /// client), or, over HTTP in 2026-07-28, closed the request's stream. A cancelled request
+    /// gets no response, so the handler may stop early.
     pub fn is_cancelled(&self) -> bool {
-        self.session.is_cancelled()
+        self.session.is_cancelled() || self.conn.closed()
     }
 
     /// Sends `notifications/message` if the client asked for logs at this level or below:

@@ -124,10 +124,23 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
 
 /// JSON-RPC batches exist only in MCP 2025-03-26; elsewhere a batch is one invalid request.
 fn serve_batch(server: &Server, items: &[&str], session: &mut Session, conn: &mut Conn) {
+    match batch_replies(server, items, session, conn) {
+        Ok(replies) => conn.out.batch(&replies),
+        Err(error) => conn.out.response(None, &Err(error)),
+    }
+}
+
+/// The replies to a batch's requests, written and joined by commas (empty when none is due),
+/// or the error of a batch that is refused.
+pub(crate) fn batch_replies(
+    server: &Server,
+    items: &[&str],
+    session: &mut Session,
+    conn: &mut Conn,
+) -> Result<Vec<u8>, ErrorObject> {
     if items.is_empty() || session.legacy_version != Some("2025-03-26") {
         let why = if items.is_empty() { "empty batch" } else { "batches need protocol version 2025-03-26" };
-        conn.out.response(None, &Err(ErrorObject::invalid_request().with_data(json!(why))));
-        return;
+        return Err(ErrorObject::invalid_request().with_data(json!(why)));
     }
     // Replies are written as they are made, so none is held as a `Value` beside the others.
     // Once they reach the line limit the remaining requests are not run (each gets an error
@@ -150,12 +163,13 @@ fn serve_batch(server: &Server, items: &[&str], session: &mut Session, conn: &mu
             let _ = jsonrpc::write_response(&mut replies, id.as_ref(), &reply, b"}");
         }
     }
-    conn.out.batch(&replies);
+    Ok(replies)
 }
 
 /// One message: a request gets its reply (unless cancelled, or left open), a notification
-/// changes the session, a stray response is ignored.
-fn serve_message<'a>(
+/// changes the session, a stray response is ignored. Over HTTP each request is served here
+/// with the output of its own response.
+pub(crate) fn serve_message<'a>(
     server: &Server,
     message: Message<'a>,
     session: &mut Session,

@@ -92,6 +92,12 @@ impl Session {
         }
     }
 
+    /// The ids of the open `subscriptions/listen` streams (over HTTP, each ends with a
+    /// completion result when the server stops).
+    pub fn streams(&self) -> impl Iterator<Item = &Id<'static>> {
+        self.listening.keys()
+    }
+
     /// Whether a `subscriptions/listen` stream with this id is open.
     pub fn is_listening(&self, id: &Id) -> bool {
         self.listening.contains_key(id.as_json())

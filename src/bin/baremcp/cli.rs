@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::proxy::ProxyOptions;
 use super::replay::ReplayOptions;
-use baremcp::FileRoot;
+use baremcp::{FileRoot, HttpOptions};
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 
 /// One command's help: its usage lines and what it does. `baremcp --help` prints them all;
@@ -25,9 +25,11 @@ pub const SERVE: Help = Help {
     name: "",
     usage: "\
 usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
-               [--max-message-bytes N] [--page-size N] [--log-level LEVEL] [--log-file FILE]",
+               [--max-message-bytes N] [--page-size N] [--log-level LEVEL] [--log-file FILE]
+               [--http ADDR ...]",
     about: "\
-Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr).
+Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr), or
+over Streamable HTTP with --http.
 
 options:
   --manifest FILE        serve the tools, resources and prompts FILE declares (instead of
@@ -40,7 +42,25 @@ options:
   --log-level LEVEL      off, error, warn, info, debug or trace (default: RUST_LOG, else warn)
   --log-file FILE        append log lines to FILE instead of stderr
   -h, --help             print this help (COMMAND --help: that command's)
-  -V, --version          print the version and the MCP protocol versions spoken",
+  -V, --version          print the version and the MCP protocol versions spoken
+
+http (serve Streamable HTTP instead of stdio):
+  --http ADDR                listen on ADDR, e.g. 127.0.0.1:8080 or [::1]:8080 (repeatable)
+  --http-path PATH           the endpoint's path (default /mcp)
+  --auth-token-file FILE     require a bearer token listed in FILE (one a line; re-read
+                             when it changes, or on SIGHUP)
+  --jwt-secret-file FILE     also accept HS256 JWTs signed with FILE's contents
+  --jwt-audience AUD         ... whose aud includes AUD;  --jwt-issuer ISS: whose iss is ISS
+  --allow-unauthenticated    allow a non-loopback ADDR without authentication
+  --allow-origin ORIGIN      allow browser pages from ORIGIN (and its host) (repeatable)
+  --allow-host HOST          allow Host: HOST[:PORT] besides loopback names; * for any
+  --resource-metadata-url URL  serve RFC 9728 metadata at URL's path, name it in 401s
+  --authorization-server URL   listed in that metadata (repeatable)
+  --session-idle-secs N      legacy sessions end after N idle seconds (default 1800)
+  --max-sessions N           legacy sessions kept at most (default 1000)
+  --max-connections N        open connections at most; more get 503 (default 128)
+  --sse-keepalive-secs N     comment on a quiet event stream every N seconds (default 15)
+  --request-timeout-secs N   a request's head and body must arrive within N s (default 30)",
 };
 
 pub const VALIDATE: Help = Help {
@@ -154,6 +174,8 @@ pub struct ServeOptions {
     pub page_size: Option<usize>,
     pub log_level: Option<String>,
     pub log_file: Option<PathBuf>,
+    /// `--http` and its company; no address: stdio.
+    pub http: Box<HttpOptions>,
 }
 
 impl Default for ServeOptions {
@@ -167,6 +189,7 @@ impl Default for ServeOptions {
             page_size: None,
             log_level: None,
             log_file: None,
+            http: Box::default(),
         }
     }
 }
@@ -215,11 +238,18 @@ fn serve_or_command(parser: &mut lexopt::Parser, command: &mut &'static str) -> 
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
+            Long(name) if HttpOptions::FLAGS.contains(&name) => {
+                let name = name.to_string();
+                options.http.take(&name, parser)?;
+            }
             Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
             Long("max-resource-bytes") => options.max_resource_bytes = positive(parser, "--max-resource-bytes")? as u64,
-            Long("max-message-bytes") => options.max_message_bytes = positive(parser, "--max-message-bytes")?,
+            Long("max-message-bytes") => {
+                options.max_message_bytes = positive(parser, "--max-message-bytes")?;
+                options.http.max_body = options.max_message_bytes;
+            }
             Long("page-size") => options.page_size = Some(positive(parser, "--page-size")?),
             Long("log-level") => {
                 let level: String = parser.value()?.string()?;

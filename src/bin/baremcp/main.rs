@@ -87,6 +87,8 @@ fn run() -> io::Result<ExitCode> {
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref(), options.log_file.as_deref())?;
             match options.build() {
+                // Until SIGTERM or SIGINT; a listener that cannot start is an error (exit 2).
+                Ok(server) if !options.http.listen.is_empty() => server.serve_http(&options.http)?,
                 Ok(server) => server.serve_stdio()?,
                 Err(e) => return failed(format!("baremcp: {e}")),
             }

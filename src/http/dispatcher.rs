@@ -1,0 +1,407 @@
+//! The one dispatching loop behind the HTTP endpoint. It runs on the thread that called
+//! `serve_http`, owns the `Server` (so handlers need not be `Send` or `Sync`) and every
+//! session's protocol state, and takes its work from the connection threads over a channel:
+//! requests with the sink their answers go to, client notifications and responses, and the
+//! standalone GET streams of legacy sessions.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::conn::{Conn, Inbox};
+use crate::http::sessions::Sessions;
+use crate::jsonrpc::{self, ErrorObject, Frame, Id, METHOD_NOT_FOUND, Message, Payload, Reply};
+use crate::outbox::Outbox;
+use crate::serve::{batch_replies, serve_message};
+use crate::server::Server;
+use crate::session::Session;
+
+/// How long a legacy handler waits for the client's answer to its request (sampling,
+/// elicitation, roots) before it gets `Disconnected`: every other client waits with it.
+const ASK_TIMEOUT: Duration = Duration::from_secs(300);
+/// How often the loop wakes with no work: expiry, watched files, the stop flag.
+pub const TICK: Duration = Duration::from_millis(250);
+/// Client notifications set aside while a handler waits, at most.
+const DEFER_CAP: usize = 10_000;
+
+/// Work for the dispatching loop.
+pub enum Inbound {
+    Call(Call),
+    /// A client notification or response, already answered with 202.
+    Message {
+        session: Option<String>,
+        body: String,
+    },
+    /// A legacy session's GET stream: server messages unrelated to a request go here.
+    Stream {
+        session: String,
+        sink: Sink,
+    },
+}
+
+/// One POSTed request (or batch).
+pub struct Call {
+    /// The legacy session it belongs to; `None` for 2026-07-28 requests.
+    pub session: Option<String>,
+    pub body: String,
+    pub sink: Sink,
+    pub modern: bool,
+    /// The client accepts `text/event-stream`: notifications and server requests may
+    /// precede the response.
+    pub sse: bool,
+}
+
+/// What a connection thread writes for its request.
+pub enum Out {
+    /// A notification or server request, as one line of JSON.
+    Event(String),
+    /// The response with its HTTP status; `None` when there is none (a cancelled request, a
+    /// batch of notifications).
+    Done(Option<(u16, Vec<u8>)>),
+}
+
+/// Where a request's (or stream's) messages go: a bounded queue to its connection thread.
+/// A full queue means the client does not read: the stream is given up, never waited on.
+#[derive(Clone)]
+pub struct Sink {
+    tx: SyncSender<Out>,
+    closed: Arc<AtomicBool>,
+}
+
+impl Sink {
+    pub fn new(tx: SyncSender<Out>, closed: Arc<AtomicBool>) -> Sink {
+        Sink { tx, closed }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    fn send(&self, out: Out) -> bool {
+        if self.is_closed() {
+            return false;
+        }
+        match self.tx.try_send(out) {
+            Ok(()) => true,
+            Err(TrySendError::Full(_)) => {
+                log::warn!("a client does not read its stream: closing it");
+                self.closed.store(true, Ordering::Relaxed);
+                false
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.closed.store(true, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+}
+
+/// Collects what an `Outbox` writes and sends each complete line as an event on flush.
+struct SinkWriter<'a> {
+    sink: Option<&'a Sink>,
+    buf: Vec<u8>,
+}
+
+impl Write for SinkWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let buf = std::mem::take(&mut self.buf);
+        let Some(sink) = self.sink else { return Ok(()) };
+        for line in buf.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            if !sink.send(Out::Event(String::from_utf8_lossy(line).into_owned())) {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A legacy session's protocol state and its standalone stream.
+#[derive(Default)]
+struct Legacy {
+    state: Session,
+    stream: Option<Sink>,
+}
+
+pub struct Dispatcher<'s> {
+    server: &'s Server,
+    rx: Receiver<Inbound>,
+    deferred: VecDeque<Inbound>,
+    sessions: HashMap<String, Legacy>,
+    /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
+    listens: Vec<(Session, Sink)>,
+    table: Arc<Sessions>,
+    stop: &'s AtomicBool,
+    last_look: Instant,
+}
+
+impl<'s> Dispatcher<'s> {
+    pub fn new(server: &'s Server, rx: Receiver<Inbound>, table: Arc<Sessions>, stop: &'s AtomicBool) -> Self {
+        Dispatcher {
+            server,
+            rx,
+            deferred: VecDeque::new(),
+            sessions: HashMap::new(),
+            listens: Vec::new(),
+            table,
+            stop,
+            last_look: Instant::now(),
+        }
+    }
+
+    /// Serves until `done` says so (checked every tick) or every sender is gone.
+    pub fn run(&mut self, mut done: impl FnMut(&mut Self) -> bool) {
+        loop {
+            let next = match self.deferred.pop_front() {
+                Some(work) => Some(work),
+                None => match self.rx.recv_timeout(TICK) {
+                    Ok(work) => Some(work),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => return,
+                },
+            };
+            match next {
+                Some(Inbound::Call(call)) => self.call(call),
+                Some(Inbound::Message { session, body }) => self.message(session, &body),
+                Some(Inbound::Stream { session, sink }) => {
+                    // The newest GET stream receives; an older one ends (its sink is dropped).
+                    self.sessions.entry(session).or_default().stream = Some(sink);
+                }
+                None => {}
+            }
+            if self.last_look.elapsed() >= TICK {
+                self.last_look = Instant::now();
+                self.tick();
+                if done(self) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Ends every stream: listen streams get their completion result, GET streams end.
+    pub fn end_streams(&mut self) {
+        for (session, sink) in self.listens.drain(..) {
+            for id in session.streams() {
+                let result = json!({ "resultType": "complete", "_meta": self.server.result_meta() });
+                let mut body = Vec::new();
+                Outbox::new(&mut body).response(Some(id), &Ok(Payload::Value(result)));
+                sink.send(Out::Done(Some((200, body))));
+            }
+        }
+        for legacy in self.sessions.values_mut() {
+            legacy.stream = None;
+        }
+    }
+
+    /// Expiry, closed listen streams, watched files.
+    fn tick(&mut self) {
+        self.table.expire();
+        let table = &self.table;
+        self.sessions.retain(|id, _| table.contains(id));
+        self.listens.retain(|(_, sink)| !sink.is_closed());
+        let mut updated = Vec::new();
+        for session in self.sessions.values_mut().map(|l| &mut l.state).chain(self.listens.iter_mut().map(|(s, _)| s)) {
+            if session.watches_files() {
+                session.look_at_files(|uri| self.server.file_stamp(uri));
+                updated.append(&mut session.updated);
+            }
+        }
+        self.broadcast(updated);
+    }
+
+    /// A client notification (or response nobody waits for) outside a wait.
+    fn message(&mut self, session: Option<String>, body: &str) {
+        log::debug!("<- {body}");
+        let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
+        let mut handle = |message: Message| match message {
+            Message::Notification { method, params } => legacy.state.notification(&method, &params),
+            Message::Response { id } => {
+                log::debug!(
+                    "ignored a response to {} (no request of ours is pending)",
+                    id.map_or("null".into(), |i| i.to_string())
+                )
+            }
+            _ => {}
+        };
+        match jsonrpc::parse_line(body) {
+            Frame::Single(message) => handle(message),
+            Frame::Batch(items) => items.iter().for_each(|item| handle(jsonrpc::parse_message(item))),
+        }
+    }
+
+    fn call(&mut self, call: Call) {
+        if call.sink.is_closed() {
+            log::info!("dropped a request whose client went away before it was served");
+            return;
+        }
+        log::debug!("<- {}", call.body);
+        let legacy_id = call.session.as_deref().filter(|_| !call.modern);
+        let mut legacy = legacy_id.and_then(|id| self.sessions.remove(id)).unwrap_or_default();
+        let frame = jsonrpc::parse_line(&call.body);
+        let server = self.server;
+        let mut waiter = Waiter {
+            rx: &self.rx,
+            deferred: &mut self.deferred,
+            session: legacy_id,
+            sink: &call.sink,
+            sse: call.sse,
+            modern: call.modern,
+            stop: self.stop,
+        };
+        let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
+        let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events));
+        let (status, body) = match frame {
+            Frame::Single(message) => {
+                let reply = serve_message(server, message, &mut legacy.state, &mut conn);
+                let _ = conn.out.flush();
+                match reply {
+                    Some((id, reply)) => (status_of(call.modern, &reply), response(id.as_ref(), &reply)),
+                    None => (200, None),
+                }
+            }
+            Frame::Batch(items) => {
+                let replies = batch_replies(server, &items, &mut legacy.state, &mut conn);
+                let _ = conn.out.flush();
+                match replies {
+                    Ok(replies) if replies.is_empty() => (202, None),
+                    Ok(replies) => {
+                        let mut body = Vec::new();
+                        Outbox::new(&mut body).batch(&replies);
+                        (200, Some(body))
+                    }
+                    Err(error) => (400, response(None, &Err(error))),
+                }
+            }
+        };
+        drop(conn);
+        let updated = std::mem::take(&mut legacy.state.updated);
+        if let Some(id) = legacy_id {
+            if legacy.state.legacy_version.is_none() {
+                // `initialize` failed: the id it was given is not a session.
+                self.table.forget(id);
+            } else if self.table.contains(id) {
+                self.sessions.insert(id.to_string(), legacy);
+            }
+        } else if call.modern && body.is_none() && legacy.state.streams().next().is_some() {
+            // `subscriptions/listen`: the request stays open as a stream.
+            self.listens.push((legacy.state, call.sink.clone()));
+            self.broadcast(updated);
+            return;
+        }
+        call.sink.send(Out::Done(body.map(|b| (status, b))));
+        self.broadcast(updated);
+    }
+
+    /// Resources that changed go to every session subscribed to them: legacy sessions on
+    /// their GET stream, listen streams on theirs.
+    fn broadcast(&mut self, updated: Vec<String>) {
+        if updated.is_empty() {
+            return;
+        }
+        let targets = self
+            .sessions
+            .values_mut()
+            .map(|l| (&mut l.state, l.stream.as_ref()))
+            .chain(self.listens.iter_mut().map(|(s, k)| (s, Some(&*k))));
+        for (session, sink) in targets {
+            session.updated.extend(updated.iter().cloned());
+            let mut writer = SinkWriter { sink, buf: Vec::new() };
+            let mut out = Outbox::new(&mut writer);
+            session.notify_updates(&mut out);
+            let _ = out.flush();
+        }
+    }
+}
+
+/// One response as JSON bytes (logged at debug level by the outbox).
+fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    Outbox::new(&mut body).response(id, reply);
+    Some(body)
+}
+
+/// 2026-07-28 maps some errors to HTTP statuses: an unknown method is 404, a missing client
+/// capability or an unsupported version 400. Legacy errors travel in a 200.
+fn status_of(modern: bool, reply: &Reply) -> u16 {
+    match reply {
+        Err(error) if modern && error.code == METHOD_NOT_FOUND => 404,
+        Err(error) if modern && matches!(error.code, -32022..=-32020) => 400,
+        _ => 200,
+    }
+}
+
+/// The client messages a waiting legacy handler can use: those of its own session. The rest
+/// is set aside for the loop, in order.
+struct Waiter<'d> {
+    rx: &'d Receiver<Inbound>,
+    deferred: &'d mut VecDeque<Inbound>,
+    session: Option<&'d str>,
+    sink: &'d Sink,
+    sse: bool,
+    modern: bool,
+    stop: &'d AtomicBool,
+}
+
+impl Waiter<'_> {
+    fn ours(&self, work: &Inbound) -> bool {
+        matches!(work, Inbound::Message { session: Some(s), .. } if Some(s.as_str()) == self.session)
+    }
+}
+
+impl Inbox for Waiter<'_> {
+    fn next(&mut self) -> Option<String> {
+        // Without an event stream the server's request cannot reach the client.
+        if !self.sse || self.session.is_none() {
+            return None;
+        }
+        if let Some(at) = self.deferred.iter().position(|w| self.ours(w))
+            && let Some(Inbound::Message { body, .. }) = self.deferred.remove(at)
+        {
+            return Some(body);
+        }
+        let deadline = Instant::now() + ASK_TIMEOUT;
+        loop {
+            // With its stream gone, the client cannot see the question, nor the result.
+            if self.sink.is_closed() || self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            match self.rx.recv_timeout(TICK) {
+                Ok(work) if self.ours(&work) => {
+                    let Inbound::Message { body, .. } = work else { unreachable!() };
+                    return Some(body);
+                }
+                Ok(work @ Inbound::Message { .. }) if self.deferred.len() >= DEFER_CAP => {
+                    drop(work);
+                    log::warn!("dropped a client notification: {DEFER_CAP} are already waiting");
+                }
+                Ok(work) => self.deferred.push_back(work),
+                Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
+                    log::warn!("gave up waiting for the client's answer after {}s", ASK_TIMEOUT.as_secs());
+                    return None;
+                }
+                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    fn closed(&self) -> bool {
+        // Legacy: "disconnection SHOULD NOT be interpreted as the client cancelling".
+        self.modern && self.sink.is_closed()
+    }
+}
+
+/// The error a connection thread answers for a request it refuses before dispatch.
+pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
+    response(id, &Err(error)).unwrap_or_default()
+}

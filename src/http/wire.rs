@@ -1,0 +1,486 @@
+//! HTTP/1.1 framing: reading one request (head, then body) within size limits and a deadline,
+//! and writing responses: fixed-length bodies, and Server-Sent Events streams.
+//!
+//! Only what an MCP endpoint needs is accepted: origin-form targets, `Content-Length` or
+//! chunked bodies (never both: that is how requests are smuggled past proxies), no obs-fold.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+/// The whole request head (request line and headers) may not be longer than this.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+pub const MAX_HEADERS: usize = 64;
+
+/// How a request is read: its size limits and its timeouts.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_body: usize,
+    /// From a request's first byte to its last (head and body): slow senders are cut off.
+    pub deadline: Duration,
+    /// How long a kept-alive connection may sit with no request.
+    pub idle: Duration,
+}
+
+/// One request head. Header names are lowercased; values are trimmed of whitespace.
+#[derive(Debug)]
+pub struct Head {
+    pub method: String,
+    /// The target's path, without the query.
+    pub path: String,
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub minor: u8,
+    pub headers: Vec<(String, String)>,
+    pub body: BodyKind,
+    /// When the request's first byte arrived: the deadline runs from here.
+    pub started: Instant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    None,
+    Length(usize),
+    Chunked,
+}
+
+/// Why no request could be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The connection ended, idled out or the server is stopping, before a request began:
+    /// close without a word.
+    Closed,
+    /// Answer with this status and close the connection.
+    Status(u16, &'static str),
+}
+
+impl Head {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the connection stays open after this request.
+    pub fn keep_alive(&self) -> bool {
+        let connection = self.header("connection").unwrap_or("").to_ascii_lowercase();
+        let has = |word: &str| connection.split(',').any(|t| t.trim() == word);
+        if self.minor == 0 { has("keep-alive") } else { !has("close") }
+    }
+}
+
+/// A buffered connection whose reads give up at a deadline, and at once when `stop` is set
+/// while no request is under way.
+pub struct Reader {
+    pub inner: BufReader<TcpStream>,
+}
+
+/// Reads wake up this often to look at the stop flag and the deadline.
+const SLICE: Duration = Duration::from_millis(250);
+
+impl Reader {
+    pub fn new(stream: TcpStream) -> Reader {
+        Reader { inner: BufReader::with_capacity(16 * 1024, stream) }
+    }
+
+    /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
+    fn fill(&mut self, deadline: Instant, stop: Option<&AtomicBool>) -> Result<bool, Waited> {
+        loop {
+            if !self.inner.buffer().is_empty() {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Waited::TimedOut);
+            }
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(Waited::Stopped);
+            }
+            let _ = self.inner.get_ref().set_read_timeout(Some((deadline - now).min(SLICE)));
+            match self.inner.fill_buf() {
+                Ok([]) => return Ok(false),
+                Ok(_) => return Ok(true),
+                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+
+    /// Reads one line (through `\n`) of at most `room` bytes into `line`, without the line
+    /// ending. `Err(true)` when it was too long.
+    fn line(&mut self, line: &mut Vec<u8>, room: usize, deadline: Instant) -> Result<(), LineError> {
+        line.clear();
+        loop {
+            match self.fill(deadline, None) {
+                Ok(true) => {}
+                Ok(false) => return Err(LineError::Closed),
+                Err(_) => return Err(LineError::TimedOut),
+            }
+            let buf = self.inner.buffer();
+            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take > room {
+                return Err(LineError::TooLong);
+            }
+            line.extend_from_slice(&buf[..take]);
+            self.inner.consume(take);
+            if done {
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads a request head. Waits up to `limits.idle` for its first byte (ending early when
+    /// `stop` is set), then up to `limits.deadline` for the rest.
+    pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
+        match self.fill(Instant::now() + limits.idle, Some(stop)) {
+            Ok(true) => {}
+            Ok(false) | Err(_) => return Err(ReadError::Closed),
+        }
+        let started = Instant::now();
+        let deadline = started + limits.deadline;
+        let mut room = MAX_HEAD_BYTES;
+        let mut line = Vec::new();
+        // RFC 9112 §2.2: empty lines before the request line are ignored.
+        loop {
+            self.line(&mut line, room, deadline).map_err(LineError::status)?;
+            room -= line.len() + 1;
+            if !line.is_empty() {
+                break;
+            }
+        }
+        if line.starts_with(b"PRI * HTTP/2") {
+            return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
+        }
+        let request_line = std::mem::take(&mut line);
+        let text = std::str::from_utf8(&request_line).map_err(|_| bad("request line is not text"))?;
+        let mut parts = text.split(' ');
+        let (Some(method), Some(target), Some(version), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("malformed request line"));
+        };
+        if method.is_empty() || !method.bytes().all(is_token) {
+            return Err(bad("malformed method"));
+        }
+        let minor = match version {
+            "HTTP/1.1" => 1,
+            "HTTP/1.0" => 0,
+            v if v.starts_with("HTTP/") => return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served")),
+            _ => return Err(bad("malformed request line")),
+        };
+        if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("the request target must be a path"));
+        }
+        let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
+        let mut headers = Vec::new();
+        loop {
+            self.line(&mut line, room, deadline).map_err(LineError::status)?;
+            room -= line.len() + 1;
+            if line.is_empty() {
+                break;
+            }
+            if line[0] == b' ' || line[0] == b'\t' {
+                return Err(bad("folded header lines are not accepted"));
+            }
+            if headers.len() == MAX_HEADERS {
+                return Err(ReadError::Status(431, "too many header fields"));
+            }
+            let text = std::str::from_utf8(&line).map_err(|_| bad("header is not text"))?;
+            let (name, value) = text.split_once(':').ok_or_else(|| bad("header without a colon"))?;
+            if name.is_empty() || !name.bytes().all(is_token) {
+                return Err(bad("malformed header name"));
+            }
+            headers.push((name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_string()));
+        }
+        let mut head = Head { method: method.to_string(), path, minor, headers, body: BodyKind::None, started };
+        head.body = body_kind(&head, limits.max_body)?;
+        if minor == 1 && head.header("host").is_none() {
+            return Err(bad("missing host header"));
+        }
+        Ok(head)
+    }
+
+    /// Reads the body `head` announced, within the same deadline as its head.
+    pub fn body(&mut self, head: &Head, limits: &Limits) -> Result<Vec<u8>, ReadError> {
+        let deadline = head.started + limits.deadline;
+        match head.body {
+            BodyKind::None => Ok(Vec::new()),
+            BodyKind::Length(n) => {
+                let mut body = Vec::with_capacity(n.min(64 * 1024));
+                self.exact(&mut body, n, deadline)?;
+                Ok(body)
+            }
+            BodyKind::Chunked => {
+                let mut body = Vec::new();
+                let mut line = Vec::new();
+                loop {
+                    self.line(&mut line, 1024, deadline).map_err(LineError::status)?;
+                    let size = std::str::from_utf8(&line)
+                        .ok()
+                        .map(|l| l.split(';').next().unwrap_or("").trim())
+                        .filter(|hex| !hex.is_empty() && hex.len() <= 16)
+                        .and_then(|hex| usize::from_str_radix(hex, 16).ok())
+                        .ok_or_else(|| bad("malformed chunk size"))?;
+                    if size == 0 {
+                        break;
+                    }
+                    if body.len().saturating_add(size) > limits.max_body {
+                        return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
+                    }
+                    self.exact(&mut body, size, deadline)?;
+                    self.line(&mut line, 2, deadline).map_err(LineError::status)?;
+                    if !line.is_empty() {
+                        return Err(bad("chunk data not followed by a line end"));
+                    }
+                }
+                // Trailer fields are read and ignored, within the head's size limit.
+                let mut room = MAX_HEAD_BYTES;
+                loop {
+                    self.line(&mut line, room, deadline).map_err(LineError::status)?;
+                    if line.is_empty() {
+                        return Ok(body);
+                    }
+                    room -= line.len() + 1;
+                }
+            }
+        }
+    }
+
+    fn exact(&mut self, into: &mut Vec<u8>, mut n: usize, deadline: Instant) -> Result<(), ReadError> {
+        while n > 0 {
+            match self.fill(deadline, None) {
+                Ok(true) => {}
+                Ok(false) => return Err(ReadError::Closed),
+                Err(_) => return Err(ReadError::Status(408, "the request was not sent in time")),
+            }
+            let buf = self.inner.buffer();
+            let take = buf.len().min(n);
+            into.extend_from_slice(&buf[..take]);
+            self.inner.consume(take);
+            n -= take;
+        }
+        Ok(())
+    }
+}
+
+enum Waited {
+    TimedOut,
+    Stopped,
+}
+
+enum LineError {
+    Closed,
+    TimedOut,
+    TooLong,
+}
+
+impl LineError {
+    fn status(self) -> ReadError {
+        match self {
+            LineError::Closed => ReadError::Closed,
+            LineError::TimedOut => ReadError::Status(408, "the request was not sent in time"),
+            LineError::TooLong => ReadError::Status(431, "request head too large"),
+        }
+    }
+}
+
+fn bad(why: &'static str) -> ReadError {
+    ReadError::Status(400, why)
+}
+
+/// RFC 9110 token characters (method and header names).
+fn is_token(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
+/// lengths, could be read differently by a proxy in front: refused.
+fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
+    let lengths: Vec<&str> =
+        head.headers.iter().filter(|(n, _)| n == "content-length").map(|(_, v)| v.as_str()).collect();
+    let encoding = head.header("transfer-encoding");
+    if encoding.is_some() && !lengths.is_empty() {
+        return Err(bad("content-length and transfer-encoding together"));
+    }
+    if let Some(encoding) = encoding {
+        if head.minor == 0 || !encoding.eq_ignore_ascii_case("chunked") {
+            return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
+        }
+        return Ok(BodyKind::Chunked);
+    }
+    let Some(first) = lengths.first() else {
+        return Ok(BodyKind::None);
+    };
+    if lengths.iter().any(|l| l != first) {
+        return Err(bad("conflicting content-length headers"));
+    }
+    if first.is_empty() || first.len() > 19 || !first.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(bad("malformed content-length"));
+    }
+    let n: usize = first.parse().map_err(|_| bad("malformed content-length"))?;
+    if n > max_body {
+        return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
+    }
+    Ok(BodyKind::Length(n))
+}
+
+pub fn reason(status: u16) -> &'static str {
+    match status {
+        100 => "Continue",
+        200 => "OK",
+        202 => "Accepted",
+        204 => "No Content",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        406 => "Not Acceptable",
+        408 => "Request Timeout",
+        411 => "Length Required",
+        413 => "Content Too Large",
+        415 => "Unsupported Media Type",
+        431 => "Request Header Fields Too Large",
+        501 => "Not Implemented",
+        503 => "Service Unavailable",
+        505 => "HTTP Version Not Supported",
+        _ => "Unknown",
+    }
+}
+
+/// A response with a fixed-length body (JSON when there is one).
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+    /// The connection closes after it.
+    pub close: bool,
+}
+
+impl Response {
+    pub fn new(status: u16) -> Response {
+        Response { status, headers: Vec::new(), body: Vec::new(), close: false }
+    }
+
+    pub fn json(status: u16, body: Vec<u8>) -> Response {
+        let mut response = Response::new(status);
+        response.headers.push(("Content-Type", "application/json".into()));
+        response.body = body;
+        response
+    }
+
+    pub fn header(mut self, name: &'static str, value: impl Into<String>) -> Response {
+        self.headers.push((name, value.into()));
+        self
+    }
+
+    pub fn closing(mut self) -> Response {
+        self.close = true;
+        self
+    }
+
+    /// Writes status line, headers and body in one `write`.
+    pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
+        let mut out = status_line(self.status, minor);
+        for (name, value) in &self.headers {
+            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        }
+        let no_body = self.status == 204 || self.status < 200;
+        if !no_body {
+            out.extend_from_slice(format!("Content-Length: {}\r\n", self.body.len()).as_bytes());
+        }
+        connection_header(&mut out, self.close, minor, keep_alive_secs);
+        out.extend_from_slice(b"\r\n");
+        out.extend_from_slice(&self.body);
+        w.write_all(&out)?;
+        w.flush()
+    }
+}
+
+fn status_line(status: u16, minor: u8) -> Vec<u8> {
+    format!("HTTP/1.{minor} {status} {}\r\n", reason(status)).into_bytes()
+}
+
+fn connection_header(out: &mut Vec<u8>, close: bool, minor: u8, keep_alive_secs: u64) {
+    if close {
+        out.extend_from_slice(b"Connection: close\r\n");
+    } else {
+        if minor == 0 {
+            out.extend_from_slice(b"Connection: keep-alive\r\n");
+        }
+        // Clients then close an idle connection before the server does, so a reused
+        // connection is never one the server is closing.
+        out.extend_from_slice(format!("Keep-Alive: timeout={keep_alive_secs}\r\n").as_bytes());
+    }
+}
+
+/// A Server-Sent Events response: chunked on HTTP/1.1, delimited by closing on HTTP/1.0.
+pub struct Sse {
+    chunked: bool,
+}
+
+impl Sse {
+    /// Writes the response head and a first comment, so the first byte leaves at once
+    /// (proxies give up on a response whose first byte is slow).
+    pub fn start(w: &mut dyn Write, minor: u8, headers: &[(&'static str, String)]) -> io::Result<Sse> {
+        let mut out = status_line(200, minor);
+        out.extend_from_slice(
+            b"Content-Type: text/event-stream\r\nCache-Control: no-cache, no-transform\r\nX-Accel-Buffering: no\r\n",
+        );
+        for (name, value) in headers {
+            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
+        }
+        let chunked = minor == 1;
+        if chunked {
+            out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
+        } else {
+            out.extend_from_slice(b"Connection: close\r\n");
+        }
+        out.extend_from_slice(b"\r\n");
+        w.write_all(&out)?;
+        let sse = Sse { chunked };
+        sse.comment(w, "stream open")?;
+        Ok(sse)
+    }
+
+    /// One `message` event holding one JSON-RPC message (a single line of JSON).
+    pub fn event(&self, w: &mut dyn Write, json: &str) -> io::Result<()> {
+        self.chunk(w, format!("event: message\ndata: {}\n\n", json.trim_end()).as_bytes())
+    }
+
+    /// A comment line: keeps proxies from closing an idle stream.
+    pub fn comment(&self, w: &mut dyn Write, text: &str) -> io::Result<()> {
+        self.chunk(w, format!(": {text}\n\n").as_bytes())
+    }
+
+    /// Ends the stream; on HTTP/1.1 the connection can then carry the next request.
+    pub fn end(&self, w: &mut dyn Write) -> io::Result<()> {
+        if self.chunked {
+            w.write_all(b"0\r\n\r\n")?;
+        }
+        w.flush()
+    }
+
+    pub fn reusable(&self) -> bool {
+        self.chunked
+    }
+
+    fn chunk(&self, w: &mut dyn Write, data: &[u8]) -> io::Result<()> {
+        if self.chunked {
+            let mut out = format!("{:x}\r\n", data.len()).into_bytes();
+            out.extend_from_slice(data);
+            out.extend_from_slice(b"\r\n");
+            w.write_all(&out)?;
+        } else {
+            w.write_all(data)?;
+        }
+        w.flush()
+    }
+}

@@ -67,6 +67,8 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     pub max_connections: usize,
     pub sse_keepalive_secs: u64,
+    /// A request's head and body must arrive within this many seconds of its first byte.
+    pub request_timeout_secs: u64,
     /// Largest accepted body (the server's `--max-message-bytes`).
     pub max_body: usize,
 }
@@ -89,6 +91,7 @@ impl Default for HttpOptions {
             max_sessions: 1000,
             max_connections: 128,
             sse_keepalive_secs: 15,
+            request_timeout_secs: 30,
             max_body: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
@@ -96,7 +99,7 @@ impl Default for HttpOptions {
 
 impl HttpOptions {
     /// The long flags [`HttpOptions::take`] reads.
-    pub const FLAGS: [&str; 15] = [
+    pub const FLAGS: [&str; 16] = [
         "http",
         "http-path",
         "auth-token-file",
@@ -112,6 +115,7 @@ impl HttpOptions {
         "max-sessions",
         "max-connections",
         "sse-keepalive-secs",
+        "request-timeout-secs",
     ];
 
     /// Takes long flag `name` (one of [`HttpOptions::FLAGS`]), reading its value from
@@ -140,6 +144,7 @@ impl HttpOptions {
             "max-sessions" => self.max_sessions = number(parser, "--max-sessions")?,
             "max-connections" => self.max_connections = number(parser, "--max-connections")?,
             "sse-keepalive-secs" => self.sse_keepalive_secs = number(parser, "--sse-keepalive-secs")? as u64,
+            "request-timeout-secs" => self.request_timeout_secs = number(parser, "--request-timeout-secs")? as u64,
             other => return Err(format!("--{other} is not an http flag").into()),
         }
         Ok(())
@@ -164,6 +169,12 @@ impl HttpOptions {
     }
 }
 
+/// HMAC-SHA-256 of a JWT's signing input (`header.payload`) with `key`: the signature an
+/// HS256 token accepted by `--jwt-secret-file` carries, for programs that issue them.
+pub fn hs256(key: &[u8], signing_input: &[u8]) -> [u8; 32] {
+    crate::state::hmac(key, signing_input)
+}
+
 fn number(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
     let value = parser.value()?;
     match value.to_str().and_then(|v| v.parse().ok()) {
@@ -180,12 +191,13 @@ impl Server {
     /// one while no authentication is configured and `allow_unauthenticated` is not set.
     pub fn serve_http(&self, options: &HttpOptions) -> io::Result<()> {
         let listeners = bind(options)?;
-        let stop = Arc::new(AtomicBool::new(false));
-        self.serve_http_on(listeners, options, stop)
+        install_signal_handlers();
+        self.serve_http_on(listeners, options, Arc::new(AtomicBool::new(false)))
     }
 
-    /// [`Server::serve_http`] on listeners already bound, stopping when `stop` is set (or on
-    /// a signal).
+    /// [`Server::serve_http`] on listeners already bound, stopping gracefully when `stop` is
+    /// set (or a signal handler installed by [`Server::serve_http`] fired). Installs no signal
+    /// handler itself: a program (or test) that owns its signals sets `stop`.
     pub fn serve_http_on(
         &self,
         listeners: Vec<TcpListener>,
@@ -213,7 +225,7 @@ impl Server {
         let (tx, rx) = mpsc::channel();
         let limits = Limits {
             max_body: options.max_body.min(self.max_message_bytes),
-            deadline: Duration::from_secs(30),
+            deadline: Duration::from_secs(options.request_timeout_secs),
             idle: Duration::from_secs(15),
         };
         let shared = Arc::new(Shared {
@@ -226,7 +238,6 @@ impl Server {
             stop: stop.clone(),
             metadata: metadata(options),
         });
-        install_signal_handlers();
         let live = Arc::new(AtomicUsize::new(0));
         let mut addresses = Vec::new();
         for listener in listeners {

@@ -221,7 +221,7 @@ impl Reader {
                 let mut body = Vec::new();
                 let mut line = Vec::new();
                 loop {
-                    self.line(&mut line, 1024, deadline).map_err(LineError::status)?;
+                    self.line(&mut line, 1024, deadline).map_err(LineError::in_body)?;
                     let size = std::str::from_utf8(&line)
                         .ok()
                         .map(|l| l.split(';').next().unwrap_or("").trim())
@@ -235,7 +235,7 @@ impl Reader {
                         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
                     }
                     self.exact(&mut body, size, deadline)?;
-                    self.line(&mut line, 2, deadline).map_err(LineError::status)?;
+                    self.line(&mut line, 2, deadline).map_err(LineError::in_body)?;
                     if !line.is_empty() {
                         return Err(bad("chunk data not followed by a line end"));
                     }
@@ -282,6 +282,14 @@ enum LineError {
 }
 
 impl LineError {
+    /// In a chunked body a line too long is a malformed chunk, not a large head.
+    fn in_body(self) -> ReadError {
+        match self {
+            LineError::TooLong => bad("malformed chunk"),
+            other => other.status(),
+        }
+    }
+
     fn status(self) -> ReadError {
         match self {
             LineError::Closed => ReadError::Closed,

@@ -4,6 +4,7 @@
 //! - `everything`: the conformance fixture server of `examples/everything`
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
+//! - `http`: Streamable HTTP over raw sockets: statuses, malformed HTTP, both eras, streams, auth
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
@@ -23,6 +24,7 @@ mod clients;
 mod commands;
 mod everything;
 mod files;
+mod http;
 mod library;
 mod limits;
 mod replay;

@@ -1,0 +1,628 @@
+//! Streamable HTTP over raw loopback sockets: every status the endpoint gives, malformed
+//! HTTP, both eras, event streams, authentication, and a server that keeps serving others
+//! whatever one connection does. Each test runs its own server (the `everything` fixture
+//! set) on a thread, on port 0, and stops it through the stop flag.
+
+#[path = "../../examples/everything/server.rs"]
+mod server;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use baremcp::HttpOptions;
+use serde_json::{Value, json};
+
+struct Running {
+    addr: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+fn start(options: HttpOptions) -> Running {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let thread = std::thread::spawn(move || {
+        // Built on the serving thread: the server never crosses threads.
+        let server = server::build().unwrap();
+        server.serve_http_on(vec![listener], &options, flag).unwrap();
+    });
+    Running { addr, stop, thread: Some(thread) }
+}
+
+fn default_server() -> Running {
+    start(HttpOptions::default())
+}
+
+/// One response, read off a connection: status, headers (lowercase names), body (chunks
+/// joined).
+#[derive(Debug)]
+struct Reply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: String,
+}
+
+impl Reply {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|_| panic!("not JSON: {:?}", self.body))
+    }
+
+    /// The JSON-RPC messages of an event stream.
+    fn events(&self) -> Vec<Value> {
+        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+    }
+}
+
+fn connect(addr: SocketAddr) -> BufReader<TcpStream> {
+    let stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    BufReader::new(stream)
+}
+
+/// Reads one response; `None` when the connection closed first.
+fn read_reply(conn: &mut BufReader<TcpStream>) -> Option<Reply> {
+    let mut line = String::new();
+    if conn.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let status: u16 = line.split(' ').nth(1)?.parse().ok()?;
+    let mut headers = Vec::new();
+    loop {
+        line.clear();
+        conn.read_line(&mut line).ok()?;
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        let (name, value) = trimmed.split_once(':')?;
+        headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
+    }
+    let mut reply = Reply { status, headers, body: String::new() };
+    if status == 100 {
+        return read_reply(conn);
+    }
+    if reply.header("transfer-encoding") == Some("chunked") {
+        loop {
+            line.clear();
+            conn.read_line(&mut line).ok()?;
+            let size = usize::from_str_radix(line.trim(), 16).ok()?;
+            let mut chunk = vec![0; size + 2];
+            conn.read_exact(&mut chunk).ok()?;
+            if size == 0 {
+                break;
+            }
+            reply.body.push_str(std::str::from_utf8(&chunk[..size]).ok()?);
+        }
+    } else if let Some(length) = reply.header("content-length") {
+        let mut body = vec![0; length.parse().ok()?];
+        conn.read_exact(&mut body).ok()?;
+        reply.body = String::from_utf8(body).ok()?;
+    } else if status != 204 && status != 202 {
+        conn.read_to_string(&mut reply.body).ok()?;
+    }
+    Some(reply)
+}
+
+/// A POST of `body` with the usual headers plus `extra` (`Name: value` lines).
+fn post(addr: SocketAddr, body: &str, extra: &[&str]) -> Reply {
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, body, extra);
+    read_reply(&mut conn).expect("a response")
+}
+
+fn send_post(conn: &mut BufReader<TcpStream>, addr: SocketAddr, body: &str, extra: &[&str]) {
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for line in extra {
+        head.push_str(line);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    head.push_str(body);
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+}
+
+/// Sends raw bytes on a fresh connection and reads one response (or `None`: closed).
+fn raw(addr: SocketAddr, bytes: &[u8]) -> Option<Reply> {
+    let mut conn = connect(addr);
+    conn.get_mut().write_all(bytes).unwrap();
+    read_reply(&mut conn)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"sampling":{},"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+
+fn initialize(addr: SocketAddr, version: &str) -> String {
+    let reply = post(addr, &INITIALIZE.replace("2025-11-25", version), &[]);
+    assert_eq!(reply.status, 200, "{reply:?}");
+    reply.header("mcp-session-id").expect("a session id").to_string()
+}
+
+fn modern(method: &str, params: Value) -> String {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {}
+    });
+    json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params}).to_string()
+}
+
+/// The server still answers a plain request: whatever the test did, others are served.
+fn still_serving(addr: SocketAddr) {
+    let reply =
+        post(addr, &modern("tools/list", json!({})), &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.status, 200, "{reply:?}");
+}
+
+#[test]
+fn legacy_sessions_live_and_die_by_their_id() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let with = format!("Mcp-Session-Id: {session}");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(addr, initialized, &[&with]).status, 202);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}"#;
+    let reply = post(addr, call, &[&with, "MCP-Protocol-Version: 2025-03-26"]);
+    assert_eq!((reply.status, reply.header("content-type")), (200, Some("application/json")));
+    assert_eq!(reply.json()["result"]["content"][0]["text"], "This is a simple text response for testing.");
+    // No session: 400; an unknown one: 404; an unsupported version header: 400.
+    assert_eq!(post(addr, call, &[]).status, 400);
+    let unknown = post(addr, call, &["Mcp-Session-Id: 0123456789abcdef"]);
+    assert_eq!((unknown.status, unknown.json()["id"].clone()), (404, json!(2)));
+    assert_eq!(post(addr, call, &[&with, "MCP-Protocol-Version: 1999-01-01"]).status, 400);
+    // A GET without a session (legacy) is 400; DELETE ends the session; then it is 404.
+    let get = |extra: &str| {
+        raw(addr, format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{extra}\r\n").as_bytes())
+            .unwrap()
+    };
+    assert_eq!(get("").status, 400);
+    assert_eq!(get("MCP-Protocol-Version: 2026-07-28\r\n").status, 405);
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 404);
+    assert_eq!(post(addr, call, &[&with]).status, 404);
+    assert_eq!(post(addr, initialized, &[&with]).status, 404);
+}
+
+#[test]
+fn idle_sessions_expire_and_the_cap_evicts_the_least_recently_used() {
+    let server = start(HttpOptions { session_idle_secs: 1, max_sessions: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    let first = initialize(addr, "2025-11-25");
+    let second = initialize(addr, "2025-11-25");
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {first}")]).status, 200);
+    let third = initialize(addr, "2025-11-25");
+    // `second` was the least recently used.
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {second}")]).status, 404);
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {third}")]).status, 200);
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {first}")]).status, 404);
+}
+
+#[test]
+fn batches_only_in_2025_03_26_sessions() {
+    let server = default_server();
+    let addr = server.addr;
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+    let old = initialize(addr, "2025-03-26");
+    let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {old}")]);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json(), json!([{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]));
+    let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(post(addr, notes, &[&format!("Mcp-Session-Id: {old}")]).status, 202);
+    let new = initialize(addr, "2025-11-25");
+    let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {new}")]);
+    assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (400, json!(-32600)));
+}
+
+#[test]
+fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
+    let server = default_server();
+    let addr = server.addr;
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &[v, "Mcp-Method: tools/list", "Mcp-Session-Id: ignored"]);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"]["resultType"], "complete");
+    assert!(reply.header("mcp-session-id").is_none());
+    let code =
+        |reply: &Reply| (reply.status, reply.json()["error"]["code"].as_i64().unwrap(), reply.json()["id"].clone());
+    assert_eq!(code(&post(addr, &list, &["Mcp-Method: tools/list"])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &list, &[v])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &list, &[v, "Mcp-Method: TOOLS/LIST"])), (400, -32020, json!(7)));
+    let v999 = list.replace("\"2026-07-28\"", "\"v999.0.0\"");
+    assert_eq!(
+        code(&post(addr, &v999, &["MCP-Protocol-Version: v999.0.0", "Mcp-Method: tools/list"])),
+        (400, -32022, json!(7))
+    );
+    assert_eq!(code(&post(addr, &v999, &[v, "Mcp-Method: tools/list"])), (400, -32020, json!(7)));
+    let no_caps = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    assert_eq!(code(&post(addr, no_caps, &[v, "Mcp-Method: server/discover"])), (400, -32602, json!(7)));
+    let no_meta = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#;
+    assert_eq!(code(&post(addr, no_meta, &[v, "Mcp-Method: server/discover"])), (400, -32602, json!(7)));
+    let call = modern("tools/call", json!({"name": "test_simple_text", "arguments": {}}));
+    assert_eq!(code(&post(addr, &call, &[v, "Mcp-Method: tools/call"])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: other"])), (400, -32020, json!(7)));
+    let named = post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="]);
+    assert_eq!(named.status, 200);
+    for method in ["initialize", "ping", "unknown/method"] {
+        let reply = post(addr, &modern(method, json!({})), &[v, &format!("Mcp-Method: {method}")]);
+        assert_eq!(code(&reply), (404, -32601, json!(7)), "{method}");
+    }
+    let missing = modern("tools/call", json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}));
+    let reply = post(addr, &missing, &[v, "Mcp-Method: tools/call", "Mcp-Name: test_sampling"]);
+    assert_eq!(code(&reply), (400, -32021, json!(7)));
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{v}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 405);
+}
+
+#[test]
+fn host_origin_path_method_and_media_type_are_checked_first() {
+    let server = default_server();
+    let addr = server.addr;
+    let port = addr.port();
+    let send = |head: String| raw(addr, head.as_bytes()).unwrap().status;
+    let body = INITIALIZE;
+    let request = |host: &str, extra: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    assert_eq!(send(request("evil.example.com", "Origin: http://evil.example.com\r\n")), 403);
+    assert_eq!(send(request(&format!("evil.example.com:{port}"), "")), 403);
+    assert_eq!(send(request(&format!("localhost:{port}"), "Origin: http://evil.example.com\r\n")), 403);
+    assert_eq!(send(request(&format!("localhost:{port}"), "Origin: null\r\n")), 403);
+    assert_eq!(send(request(&format!("localhost:{port}"), &format!("Origin: http://localhost:{port}\r\n"))), 200);
+    assert_eq!(send(request(&format!("[::1]:{port}"), "")), 200);
+    assert_eq!(send(request(&format!("127.0.0.1:{port}"), "")).to_string(), "200");
+    let other_path = format!("POST /other HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(send(other_path), 404);
+    let put = raw(addr, format!("PUT /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n").as_bytes()).unwrap();
+    assert_eq!((put.status, put.header("allow")), (405, Some("GET, POST, DELETE")));
+    let text =
+        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}");
+    assert_eq!(send(text), 415);
+    let html = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/html\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    assert_eq!(send(html), 406);
+    let no_length = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\r\n");
+    assert_eq!(send(no_length), 411);
+    let not_json = "{not json";
+    let reply = post(addr, not_json, &[]);
+    assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (400, json!(-32700)));
+}
+
+#[test]
+fn limits_give_their_status_and_the_server_keeps_serving() {
+    let server = start(HttpOptions { max_body: 1000, request_timeout_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let big =
+        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n");
+    // Refused on its Content-Length alone, before a byte of the body is sent.
+    assert_eq!(raw(addr, big.as_bytes()).unwrap().status, 413);
+    let huge_head = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+    assert_eq!(raw(addr, huge_head.as_bytes()).unwrap().status, 431);
+    let many = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\n{}\r\n", "X-A: b\r\n".repeat(100));
+    assert_eq!(raw(addr, many.as_bytes()).unwrap().status, 431);
+    let smuggle = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    );
+    assert_eq!(raw(addr, smuggle.as_bytes()).unwrap().status, 400);
+    let gzip = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
+    );
+    assert_eq!(raw(addr, gzip.as_bytes()).unwrap().status, 501);
+    for bad in
+        ["GARBAGE\r\n\r\n", "GET /mcp\r\n\r\n", "GET mcp HTTP/1.1\r\n\r\n", "GET /mcp HTTP/1.1\r\n folded: x\r\n\r\n"]
+    {
+        assert_eq!(raw(addr, bad.as_bytes()).unwrap().status, 400, "{bad:?}");
+    }
+    assert_eq!(raw(addr, b"GET /mcp HTTP/1.1\r\nBad Name: x\r\n\r\n").unwrap().status, 400);
+    assert_eq!(raw(addr, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap().status, 505);
+    assert_eq!(raw(addr, b"GET /mcp HTTP/1.1\r\n\r\n").unwrap().status, 400, "no Host");
+    let chunked = |chunks: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}"
+        )
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let bad_size = chunked("zz\r\nabc\r\n0\r\n\r\n");
+    assert_eq!(raw(addr, bad_size.as_bytes()).unwrap().status, 400);
+    let no_crlf = chunked(&format!("{:x}\r\n{ping}XX0\r\n\r\n", ping.len()));
+    assert_eq!(raw(addr, no_crlf.as_bytes()).unwrap().status, 400);
+    let too_long = chunked(&format!("{:x}\r\n{}\r\n0\r\n\r\n", 2000, "a".repeat(2000)));
+    assert_eq!(raw(addr, too_long.as_bytes()).unwrap().status, 413);
+    // A good chunked body is read (a legacy ping without a session: 400 from the session rule).
+    let good =
+        chunked(&format!("{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n", 10, &ping[..10], ping.len() - 10, &ping[10..]));
+    assert_eq!(raw(addr, good.as_bytes()).unwrap().status, 400);
+    // A slow sender is cut off at the deadline with 408.
+    let started = Instant::now();
+    let mut slow = connect(addr);
+    slow.get_mut().write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut slow).unwrap().status, 408);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Gone mid-body: nothing to answer, nothing broken.
+    let mut gone = connect(addr);
+    gone.get_mut()
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"js").as_bytes())
+        .unwrap();
+    drop(gone);
+    still_serving(addr);
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_on_one_connection() {
+    let server = default_server();
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let first = modern("tools/list", json!({}));
+    let second = modern("server/discover", json!({}));
+    let mut bytes = Vec::new();
+    for (body, method) in [(&first, "tools/list"), (&second, "server/discover")] {
+        bytes.extend_from_slice(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: {method}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    }
+    conn.get_mut().write_all(&bytes).unwrap();
+    let one = read_reply(&mut conn).unwrap();
+    let two = read_reply(&mut conn).unwrap();
+    assert!(one.json()["result"]["tools"].is_array());
+    assert!(two.json()["result"]["supportedVersions"].is_array());
+    // HTTP/1.0: answered, then closed.
+    let old = format!(
+        "POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{first}",
+        first.len()
+    );
+    let mut conn = connect(addr);
+    conn.get_mut().write_all(old.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    assert!(read_reply(&mut conn).is_none());
+    // Expect: 100-continue gets its interim response first.
+    let mut conn = connect(addr);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nExpect: 100-continue\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n",
+        first.len()
+    );
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    let mut line = String::new();
+    conn.read_line(&mut line).unwrap();
+    assert_eq!(line, "HTTP/1.1 100 Continue\r\n");
+    conn.read_line(&mut line).unwrap();
+    conn.get_mut().write_all(first.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+}
+
+#[test]
+fn notifications_before_the_response_make_an_event_stream() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"t"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&with]);
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    assert_eq!(reply.header("x-accel-buffering"), Some("no"));
+    let events = reply.events();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[3]["id"], 5);
+    // The connection carries the next request after the stream ended.
+    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 6);
+}
+
+/// Reads one SSE event's JSON off a stream whose head was already read.
+fn next_event(conn: &mut BufReader<TcpStream>) -> Value {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(conn.read_line(&mut line).unwrap() > 0, "stream ended");
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+/// Reads a response head (status and headers) only.
+fn read_head(conn: &mut BufReader<TcpStream>) -> (u16, String) {
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        conn.read_line(&mut line).unwrap();
+        head.push_str(&line);
+        if line == "\r\n" {
+            break;
+        }
+    }
+    (head.split(' ').nth(1).unwrap().parse().unwrap(), head)
+}
+
+#[test]
+fn a_legacy_server_request_is_answered_by_a_later_post() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&with]);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"));
+    let question = next_event(&mut conn);
+    assert_eq!(question["method"], "sampling/createMessage");
+    // Other clients get their refusals and 202s while the handler waits.
+    assert_eq!(post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &["Mcp-Session-Id: unknown"]).status, 404);
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
+    assert_eq!(post(addr, &answer.to_string(), &[&with]).status, 202);
+    let result = next_event(&mut conn);
+    assert_eq!(result["id"], 9);
+    assert_eq!(result["result"]["content"][0]["text"], "LLM response: fine");
+}
+
+#[test]
+fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
+    let server = start(HttpOptions { sse_keepalive_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let listen =
+        modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": ["test://static-text"]}}));
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &listen, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"]);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream") && head.contains("X-Accel-Buffering: no"));
+    let ack = next_event(&mut conn);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+    let mut saw_comment = false;
+    let started = Instant::now();
+    while !saw_comment && started.elapsed() < Duration::from_secs(5) {
+        let mut line = String::new();
+        conn.read_line(&mut line).unwrap();
+        saw_comment = line.contains(": keep-alive");
+    }
+    assert!(saw_comment, "no keep-alive comment");
+    conn.get_mut().shutdown(Shutdown::Both).unwrap();
+    drop(conn);
+    still_serving(addr);
+}
+
+#[test]
+fn a_legacy_get_stream_opens_at_once() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let mut conn = connect(addr);
+    let get =
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n");
+    conn.get_mut().write_all(get.as_bytes()).unwrap();
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"));
+    let wrong =
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nMcp-Session-Id: {session}\r\n\r\n");
+    assert_eq!(raw(addr, wrong.as_bytes()).unwrap().status, 406);
+    drop(conn);
+    still_serving(addr);
+}
+
+#[test]
+fn the_connection_cap_answers_503_with_retry_after() {
+    let server = start(HttpOptions { max_connections: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    let held: Vec<_> = (0..2).map(|_| connect(addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = connect(addr);
+    let reply = read_reply(&mut third).unwrap();
+    assert_eq!((reply.status, reply.header("retry-after")), (503, Some("1")));
+    drop(held);
+    std::thread::sleep(Duration::from_millis(300));
+    still_serving(addr);
+}
+
+fn b64url(bytes: &[u8]) -> String {
+    baremcp::encoding::base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
+#[test]
+fn bearer_tokens_and_jwts_guard_the_endpoint() {
+    let dir = crate::scratch("http-auth");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "# comment\nfirst-token\n").unwrap();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "jwt-secret\n").unwrap();
+    let server = start(HttpOptions {
+        auth_token_file: Some(tokens.clone()),
+        jwt_secret_file: Some(secret),
+        jwt_audience: Some("https://mcp.example/mcp".into()),
+        resource_metadata_url: Some("https://mcp.example/.well-known/oauth-protected-resource/mcp".into()),
+        authorization_servers: vec!["https://auth.example".into()],
+        ..HttpOptions::default()
+    });
+    let addr = server.addr;
+    let list = modern("tools/list", json!({}));
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let m = "Mcp-Method: tools/list";
+    let none = post(addr, &list, &[v, m]);
+    assert_eq!(none.status, 401);
+    let challenge = none.header("www-authenticate").unwrap();
+    assert!(challenge.starts_with("Bearer ") && !challenge.contains("invalid_token"), "{challenge}");
+    assert!(challenge.contains(r#"resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp""#));
+    let wrong = post(addr, &list, &[v, m, "Authorization: Bearer second-token"]);
+    assert!(wrong.header("www-authenticate").unwrap().contains(r#"error="invalid_token""#));
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 200);
+    // The file is read again when it changes.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(&tokens, "second-token\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer second-token"]).status, 200);
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 401);
+    // HS256 JWTs: good, expired, wrong audience, alg none.
+    let jwt = |claims: Value, alg: &str, key: &[u8]| {
+        let signing =
+            format!("{}.{}", b64url(json!({"alg": alg}).to_string().as_bytes()), b64url(claims.to_string().as_bytes()));
+        let mac = baremcp::http::hs256(key, signing.as_bytes());
+        format!("Authorization: Bearer {signing}.{}", b64url(&mac))
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let aud = "https://mcp.example/mcp";
+    let good = jwt(json!({"sub": "ann", "exp": now + 600, "aud": aud}), "HS256", b"jwt-secret");
+    assert_eq!(post(addr, &list, &[v, m, &good]).status, 200);
+    for bad in [
+        jwt(json!({"exp": now - 600, "aud": aud}), "HS256", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": "https://other/mcp"}), "HS256", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": aud}), "none", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": aud}), "HS256", b"other-secret"),
+    ] {
+        assert_eq!(post(addr, &list, &[v, m, &bad]).status, 401, "{bad}");
+    }
+    // RFC 9728 metadata, served without a token.
+    let metadata =
+        raw(addr, format!("GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+            .unwrap();
+    assert_eq!(metadata.status, 200);
+    assert_eq!(metadata.json()["resource"], "https://mcp.example/mcp");
+    assert_eq!(metadata.json()["authorization_servers"], json!(["https://auth.example"]));
+}
+
+#[test]
+fn a_non_loopback_address_needs_authentication() {
+    let server = server::build().unwrap();
+    let options = HttpOptions { listen: vec!["0.0.0.0:0".into()], ..HttpOptions::default() };
+    let error = server.serve_http(&options).unwrap_err();
+    assert!(error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"), "{error}");
+}

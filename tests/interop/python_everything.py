@@ -1,7 +1,8 @@
 """The official Python SDK client (mcp==2.3.0) with sampling and elicitation callbacks
-against examples/everything, over stdio.
+against examples/everything, over stdio, or over Streamable HTTP (`streamable_http_client`)
+when given the URL of `examples/everything --http`.
 
-usage: python_everything.py EVERYTHING_BINARY auto|legacy
+usage: python_everything.py EVERYTHING_BINARY|URL auto|legacy
 
 In the legacy era the server sends sampling/createMessage and elicitation/create while the
 tools/call is in flight; in 2026-07-28 ('auto') it answers with an InputRequiredResult and
@@ -47,8 +48,9 @@ async def main(binary: str, mode: str) -> None:
     async def logging(params):
         logs.append(params.data)
 
+    http = binary.startswith("http://")
     async with Client(
-        StdioServerParameters(command=binary, args=[]),
+        binary if http else StdioServerParameters(command=binary, args=[]),
         mode=mode,
         sampling_callback=sampling,
         elicitation_callback=elicitation,
@@ -81,7 +83,7 @@ async def main(binary: str, mode: str) -> None:
         assert "123" in data.contents[0].text, data
         prompt = await client.get_prompt("test_prompt_with_arguments", {"arg1": "testValue1", "arg2": "testValue2"})
         assert "testValue1" in prompt.messages[0].content.text, prompt
-    print(f"python sdk everything ({mode}, {version}): sampling, elicitation, logging, progress, resources, prompts ok")
+    print(f"python sdk everything ({'http' if http else 'stdio'}, {mode}, {version}): sampling, elicitation, logging, progress, resources, prompts ok")
 
 
 if __name__ == "__main__":

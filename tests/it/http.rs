@@ -3,6 +3,8 @@
 //! whatever one connection does. Each test runs its own server (the `everything` fixture
 //! set) on a thread, on port 0, and stops it through the stop flag.
 
+// The fixture set again (as in `everything.rs`), so this module stands on its own.
+#[allow(clippy::duplicate_mod)]
 #[path = "../../examples/everything/server.rs"]
 mod server;
 
@@ -32,13 +34,18 @@ impl Drop for Running {
 }
 
 fn start(options: HttpOptions) -> Running {
+    start_with(options, || server::build().unwrap())
+}
+
+/// A server built by `build` on its serving thread.
+fn start_with(options: HttpOptions, build: fn() -> baremcp::Server) -> Running {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let thread = std::thread::spawn(move || {
         // Built on the serving thread: the server never crosses threads.
-        let server = server::build().unwrap();
+        let server = build();
         server.serve_http_on(vec![listener], &options, flag).unwrap();
     });
     Running { addr, stop, thread: Some(thread) }
@@ -625,4 +632,71 @@ fn a_non_loopback_address_needs_authentication() {
     let options = HttpOptions { listen: vec!["0.0.0.0:0".into()], ..HttpOptions::default() };
     let error = server.serve_http(&options).unwrap_err();
     assert!(error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"), "{error}");
+}
+
+#[test]
+fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_same_secret() {
+    let a = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("shared"));
+    let b = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("shared"));
+    let c = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("other"));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: test_elicitation"];
+    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_elicitation", "arguments": {"message": "who?"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let first = post(a.addr, &call.to_string(), &headers).json();
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["elicitation-1"]["method"], "elicitation/create");
+    call["params"]["requestState"] = first["result"]["requestState"].clone();
+    call["params"]["inputResponses"] =
+        json!({"elicitation-1": {"action": "accept", "content": {"username": "ann", "email": "a@example.com"}}});
+    let retried = post(b.addr, &call.to_string(), &headers).json();
+    assert_eq!(retried["result"]["resultType"], "complete", "{retried}");
+    assert!(retried["result"]["content"][0]["text"].as_str().unwrap().contains("action=accept"), "{retried}");
+    let refused = post(c.addr, &call.to_string(), &headers).json();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}
+
+/// A free loopback port (bound, then let go).
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[test]
+fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
+    let port = free_port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.json()["result"]["tools"][0]["name"], "hello");
+    // An idle keep-alive connection does not hold the stop up.
+    let _idle = connect(addr);
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(stopping.elapsed() < Duration::from_secs(5), "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+
+    let refused =
+        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp")).args(["--http", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("refusing to listen on 0.0.0.0:0 without authentication"), "{stderr}");
 }

@@ -700,3 +700,46 @@ fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("refusing to listen on 0.0.0.0:0 without authentication"), "{stderr}");
 }
+
+/// Set by the `wait_for_cancel` tool once its handler sees the cancellation.
+static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// A server whose one tool works until it is cancelled (for at most five seconds).
+fn cancellable() -> baremcp::Server {
+    let mut server = baremcp::Server::new("cancellable", "1.0.0");
+    let tool = baremcp::Tool::new("wait_for_cancel", "Works until cancelled", json!({"type": "object"}), |_, cx| {
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(5) {
+            if cx.is_cancelled() {
+                SAW_CANCEL.store(true, Ordering::Relaxed);
+                return Ok(baremcp::ToolOutput::text("cancelled"));
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Ok(baremcp::ToolOutput::text("finished"))
+    });
+    server.add_tool(tool).unwrap();
+    server
+}
+
+#[test]
+fn closing_a_modern_request_s_stream_cancels_it() {
+    let server = start_with(HttpOptions::default(), cancellable);
+    let addr = server.addr;
+    let call = modern("tools/call", json!({"name": "wait_for_cancel", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: wait_for_cancel"];
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &call, &headers);
+    std::thread::sleep(Duration::from_millis(300));
+    let closed = Instant::now();
+    drop(conn);
+    while !SAW_CANCEL.load(Ordering::Relaxed) {
+        assert!(closed.elapsed() < Duration::from_secs(3), "the handler never saw the cancellation");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The next request is served at once, not after the five seconds.
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.status, 200);
+    assert!(closed.elapsed() < Duration::from_secs(3));
+}

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use super::proxy::ProxyOptions;
 use super::replay::ReplayOptions;
-use baremcp::{FileRoot, HttpOptions};
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
+use baremcp::{FileRoot, HttpOptions};
 
 /// One command's help: its usage lines and what it does. `baremcp --help` prints them all;
 /// `baremcp COMMAND --help` only its own.

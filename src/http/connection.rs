@@ -22,7 +22,7 @@ use crate::jsonrpc::{self, ErrorObject, Frame, Message, raw_str};
 use crate::params::ParamsField;
 
 /// 2026-07-28 `HeaderMismatch`: a required header is missing or disagrees with the body.
-pub const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// Messages queued for one response before the client is deemed not to read.
 const SINK_CAPACITY: usize = 1024;
 /// How often a waiting connection looks whether its client is still there.

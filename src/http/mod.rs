@@ -32,8 +32,6 @@ use guard::{Guard, Jwt};
 use sessions::Sessions;
 use wire::{Limits, Response};
 
-pub use connection::HEADER_MISMATCH;
-
 /// Set by SIGTERM and SIGINT: every server in the process stops.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
@@ -51,7 +49,9 @@ pub struct HttpOptions {
     pub auth_token_file: Option<PathBuf>,
     /// The HS256 secret that signs accepted JWTs.
     pub jwt_secret_file: Option<PathBuf>,
+    /// A JWT's `aud` must name this (when set).
     pub jwt_audience: Option<String>,
+    /// A JWT's `iss` must be this (when set).
     pub jwt_issuer: Option<String>,
     /// Allows a non-loopback listener without authentication.
     pub allow_unauthenticated: bool,
@@ -62,10 +62,15 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// Public URL of the RFC 9728 metadata; then it is served, and named in 401s.
     pub resource_metadata_url: Option<String>,
+    /// The authorization servers that metadata lists.
     pub authorization_servers: Vec<String>,
+    /// A legacy session ends after this many seconds without a request (default 1800).
     pub session_idle_secs: u64,
+    /// Legacy sessions kept at most; a new one evicts the least recently used idle one.
     pub max_sessions: usize,
+    /// Open connections at most; more are answered 503 (default 128).
     pub max_connections: usize,
+    /// A quiet event stream gets a comment this often (default 15).
     pub sse_keepalive_secs: u64,
     /// A request's head and body must arrive within this many seconds of its first byte.
     pub request_timeout_secs: u64,

@@ -743,3 +743,42 @@ fn closing_a_modern_request_s_stream_cancels_it() {
     assert_eq!(reply.status, 200);
     assert!(closed.elapsed() < Duration::from_secs(3));
 }
+
+#[test]
+fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
+    let dir = crate::scratch("http-sighup");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "token-aaa\n").unwrap();
+    let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
+    let port = free_port();
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--http", &format!("127.0.0.1:{port}"), "--auth-token-file"])
+        .arg(&tokens)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let list = modern("tools/list", json!({}));
+    let call = |token: &str| {
+        let auth = format!("Authorization: Bearer {token}");
+        post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list", &auth]).status
+    };
+    assert_eq!(call("token-aaa"), 200);
+    // Same size, same modification time: only SIGHUP tells the server to look again.
+    std::fs::write(&tokens, "token-bbb\n").unwrap();
+    std::fs::File::options().write(true).open(&tokens).unwrap().set_modified(stamp).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(call("token-bbb"), 401);
+    std::process::Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(call("token-bbb"), 200);
+    assert_eq!(call("token-aaa"), 401);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -8,7 +8,6 @@ use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -16,6 +15,7 @@ use serde_json::{Value, json};
 use crate::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
 use crate::http::dispatcher::{Call, Inbound, Out, Sink, error_body};
 use crate::http::guard::Guard;
+use crate::http::queue::{self, Receiver, Recv, Sender};
 use crate::http::sessions::{Refused, Sessions, Use};
 use crate::http::wire::{BodyKind, Head, Limits, ReadError, Reader, Response, Sse};
 use crate::jsonrpc::{self, ErrorObject, Frame, Message, raw_str};
@@ -219,7 +219,7 @@ impl Exchange<'_> {
             return self.send(head, Response::json(400, error_body(None, error)), None, false);
         }
         if modern {
-            let (tx, rx) = mpsc::sync_channel(SINK_CAPACITY);
+            let (tx, rx) = queue::queue(SINK_CAPACITY);
             let closed = Arc::new(AtomicBool::new(false));
             let call =
                 Call { session: None, body: text, sink: Sink::new(tx, closed.clone()), modern: true, sse: sse_ok };
@@ -256,7 +256,7 @@ impl Exchange<'_> {
             let _ = self.shared.tx.send(Inbound::Message { session: Some(id.clone()), body: text });
             return self.send(head, Response::new(202), Some(id), false);
         }
-        let (tx, rx) = mpsc::sync_channel(SINK_CAPACITY);
+        let (tx, rx) = queue::queue(SINK_CAPACITY);
         let closed = Arc::new(AtomicBool::new(false));
         let call = Call {
             session: Some(id.clone()),
@@ -287,7 +287,7 @@ impl Exchange<'_> {
     fn pump(
         &mut self,
         head: &Head,
-        rx: mpsc::Receiver<Out>,
+        rx: Receiver<Out>,
         closed: &AtomicBool,
         sse_ok: bool,
         mut headers: Vec<(&'static str, String)>,
@@ -299,7 +299,7 @@ impl Exchange<'_> {
         let mut last_write = Instant::now();
         let result = loop {
             match rx.recv_timeout(POLL) {
-                Ok(Out::Event(line)) if sse_ok => {
+                Recv::Item(Out::Event(line)) if sse_ok => {
                     if stream.is_none() {
                         match Sse::start(&mut self.writer, head.minor, &headers) {
                             Ok(sse) => stream = Some(sse),
@@ -312,8 +312,8 @@ impl Exchange<'_> {
                     }
                     last_write = Instant::now();
                 }
-                Ok(Out::Event(_)) => {}
-                Ok(Out::Done(done)) => {
+                Recv::Item(Out::Event(_)) => {}
+                Recv::Item(Out::Done(done)) => {
                     // `initialize` that failed made no session: its id is not announced.
                     if created && !name.as_deref().is_some_and(|id| self.shared.table.contains(id)) {
                         headers.clear();
@@ -335,7 +335,7 @@ impl Exchange<'_> {
                         }
                     };
                 }
-                Err(RecvTimeoutError::Timeout) => {
+                Recv::TimedOut => {
                     if peer_gone(&self.reader) {
                         closed.store(true, Ordering::Relaxed);
                         log::info!("{} closed its connection while its request was open", self.peer);
@@ -355,7 +355,7 @@ impl Exchange<'_> {
                         last_write = Instant::now();
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => {
+                Recv::Closed => {
                     // The loop dropped the stream (server stopping, session gone, newer GET).
                     break match stream.take() {
                         Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
@@ -393,7 +393,7 @@ impl Exchange<'_> {
             Ok(session) => session,
             Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
         };
-        let (tx, rx) = mpsc::sync_channel(SINK_CAPACITY);
+        let (tx, rx) = queue::queue(SINK_CAPACITY);
         let closed = Arc::new(AtomicBool::new(false));
         let inbound = Inbound::Stream { session: session.id.clone(), sink: Sink::new(tx, closed.clone()) };
         if self.shared.tx.send(inbound).is_err() {
@@ -411,16 +411,16 @@ impl Exchange<'_> {
         let mut last_write = Instant::now();
         loop {
             let written = match rx.recv_timeout(POLL) {
-                Ok(Out::Event(line)) => sse.event(&mut self.writer, &line),
-                Ok(Out::Done(_)) | Err(RecvTimeoutError::Disconnected) => {
+                Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, &line),
+                Recv::Item(Out::Done(_)) | Recv::Closed => {
                     let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
                     return (200, name, reuse);
                 }
-                Err(RecvTimeoutError::Timeout) if peer_gone(&self.reader) => Err(io::ErrorKind::BrokenPipe.into()),
-                Err(RecvTimeoutError::Timeout) if last_write.elapsed() >= self.shared.keepalive => {
+                Recv::TimedOut if peer_gone(&self.reader) => Err(io::ErrorKind::BrokenPipe.into()),
+                Recv::TimedOut if last_write.elapsed() >= self.shared.keepalive => {
                     sse.comment(&mut self.writer, "keep-alive")
                 }
-                Err(RecvTimeoutError::Timeout) => continue,
+                Recv::TimedOut => continue,
             };
             if written.is_err() {
                 closed.store(true, Ordering::Relaxed);

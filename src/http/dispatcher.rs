@@ -8,12 +8,12 @@ use std::collections::{HashMap, VecDeque};
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::conn::{Conn, Inbox};
+use crate::http::queue::{Receiver, Recv, Refused, Sender};
 use crate::http::sessions::Sessions;
 use crate::jsonrpc::{self, ErrorObject, Frame, Id, METHOD_NOT_FOUND, Message, Payload, Reply};
 use crate::outbox::Outbox;
@@ -69,12 +69,12 @@ pub enum Out {
 /// A full queue means the client does not read: the stream is given up, never waited on.
 #[derive(Clone)]
 pub struct Sink {
-    tx: SyncSender<Out>,
+    tx: Sender<Out>,
     closed: Arc<AtomicBool>,
 }
 
 impl Sink {
-    pub fn new(tx: SyncSender<Out>, closed: Arc<AtomicBool>) -> Sink {
+    pub fn new(tx: Sender<Out>, closed: Arc<AtomicBool>) -> Sink {
         Sink { tx, closed }
     }
 
@@ -86,14 +86,14 @@ impl Sink {
         if self.is_closed() {
             return false;
         }
-        match self.tx.try_send(out) {
+        match self.tx.send(out) {
             Ok(()) => true,
-            Err(TrySendError::Full(_)) => {
+            Err(Refused::Full) => {
                 log::warn!("a client does not read its stream: closing it");
                 self.closed.store(true, Ordering::Relaxed);
                 false
             }
-            Err(TrySendError::Disconnected(_)) => {
+            Err(Refused::Closed) => {
                 self.closed.store(true, Ordering::Relaxed);
                 false
             }
@@ -164,9 +164,9 @@ impl<'s> Dispatcher<'s> {
             let next = match self.deferred.pop_front() {
                 Some(work) => Some(work),
                 None => match self.rx.recv_timeout(TICK) {
-                    Ok(work) => Some(work),
-                    Err(RecvTimeoutError::Timeout) => None,
-                    Err(RecvTimeoutError::Disconnected) => return,
+                    Recv::Item(work) => Some(work),
+                    Recv::TimedOut => None,
+                    Recv::Closed => return,
                 },
             };
             match next {
@@ -376,21 +376,21 @@ impl Inbox for Waiter<'_> {
                 return None;
             }
             match self.rx.recv_timeout(TICK) {
-                Ok(work) if self.ours(&work) => {
+                Recv::Item(work) if self.ours(&work) => {
                     let Inbound::Message { body, .. } = work else { unreachable!() };
                     return Some(body);
                 }
-                Ok(work @ Inbound::Message { .. }) if self.deferred.len() >= DEFER_CAP => {
+                Recv::Item(work @ Inbound::Message { .. }) if self.deferred.len() >= DEFER_CAP => {
                     drop(work);
                     log::warn!("dropped a client notification: {DEFER_CAP} are already waiting");
                 }
-                Ok(work) => self.deferred.push_back(work),
-                Err(RecvTimeoutError::Timeout) if Instant::now() >= deadline => {
+                Recv::Item(work) => self.deferred.push_back(work),
+                Recv::TimedOut if Instant::now() >= deadline => {
                     log::warn!("gave up waiting for the client's answer after {}s", ASK_TIMEOUT.as_secs());
                     return None;
                 }
-                Err(RecvTimeoutError::Timeout) => {}
-                Err(RecvTimeoutError::Disconnected) => return None,
+                Recv::TimedOut => {}
+                Recv::Closed => return None,
             }
         }
     }

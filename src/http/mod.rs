@@ -11,15 +11,16 @@
 mod connection;
 mod dispatcher;
 mod guard;
+mod queue;
 mod sessions;
 mod wire;
 
 use std::ffi::OsString;
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use lexopt::prelude::*;
@@ -34,6 +35,9 @@ use wire::{Limits, Response};
 
 /// Set by SIGTERM and SIGINT: every server in the process stops.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
+
+/// Work waiting for the dispatching loop, at most (more: the request is answered 503).
+const INBOUND_CAPACITY: usize = 65_536;
 
 /// How long requests in flight may take to finish once the server is stopping.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -227,7 +231,7 @@ impl Server {
         )
         .map_err(|e| io::Error::new(e.kind(), format!("--auth-token-file: {e}")))?;
         let table = Arc::new(Sessions::new(Duration::from_secs(options.session_idle_secs), options.max_sessions));
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = queue::queue(INBOUND_CAPACITY);
         let limits = Limits {
             max_body: options.max_body.min(self.max_message_bytes),
             deadline: Duration::from_secs(options.request_timeout_secs),
@@ -294,24 +298,28 @@ fn bind(options: &HttpOptions) -> io::Result<Vec<TcpListener>> {
     let authenticated = options.auth_token_file.is_some() || options.jwt_secret_file.is_some();
     let mut listeners = Vec::new();
     for text in &options.listen {
-        let addresses: Vec<SocketAddr> = text
-            .to_socket_addrs()
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, format!("--http {text}: {e}")))?
-            .collect();
-        for address in addresses {
-            if !address.ip().is_loopback() && !authenticated && !options.allow_unauthenticated {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidInput,
-                    format!(
-                        "refusing to listen on {address} without authentication: \
-                         give --auth-token-file or --jwt-secret-file, or --allow-unauthenticated"
-                    ),
-                ));
-            }
-            let listener =
-                TcpListener::bind(address).map_err(|e| io::Error::new(e.kind(), format!("--http {address}: {e}")))?;
-            listeners.push(listener);
+        // IP literals only (and `localhost`): a name is not resolved, so what is bound is
+        // exactly what was written, and no resolver is linked into the static binary.
+        let address = match text.strip_prefix("localhost:") {
+            Some(port) => format!("127.0.0.1:{port}").parse::<SocketAddr>(),
+            None => text.parse(),
+        };
+        let address = address.map_err(|_| {
+            let why = format!("--http {text}: not an address like 127.0.0.1:8080 or [::1]:8080");
+            io::Error::new(io::ErrorKind::InvalidInput, why)
+        })?;
+        if !address.ip().is_loopback() && !authenticated && !options.allow_unauthenticated {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "refusing to listen on {address} without authentication: \
+                     give --auth-token-file or --jwt-secret-file, or --allow-unauthenticated"
+                ),
+            ));
         }
+        let listener =
+            TcpListener::bind(address).map_err(|e| io::Error::new(e.kind(), format!("--http {address}: {e}")))?;
+        listeners.push(listener);
     }
     Ok(listeners)
 }

@@ -383,16 +383,20 @@ fn accept(listener: TcpListener, shared: Arc<Shared>, live: Arc<AtomicUsize>, ca
     }
 }
 
+#[cfg(unix)]
 extern "C" fn on_stop(_signal: i32) {
     SIGNALLED.store(true, Ordering::Relaxed);
 }
 
+#[cfg(unix)]
 extern "C" fn on_hangup(_signal: i32) {
     guard::RELOAD.store(true, Ordering::Relaxed);
 }
 
 /// SIGTERM and SIGINT stop the server gracefully; SIGHUP re-reads the token file. The
-/// handlers only store to an atomic, which is all a signal handler may safely do.
+/// handlers only store to an atomic, which is all a signal handler may safely do. Elsewhere
+/// (Windows) Ctrl-C ends the process as before.
+#[cfg(unix)]
 fn install_signal_handlers() {
     unsafe extern "C" {
         fn signal(signum: i32, handler: extern "C" fn(i32)) -> usize;
@@ -408,3 +412,6 @@ fn install_signal_handlers() {
         signal(SIGHUP, on_hangup);
     }
 }
+
+#[cfg(not(unix))]
+fn install_signal_handlers() {}

@@ -3,10 +3,10 @@
 //! whatever one connection does. Each test runs its own server (the `everything` fixture
 //! set) on a thread, on port 0, and stops it through the stop flag.
 
-// The fixture set again (as in `everything.rs`), so this module stands on its own.
-#[allow(clippy::duplicate_mod)]
-#[path = "../../examples/everything/server.rs"]
-mod server;
+/// The `examples/everything` fixture set (as `everything.rs` builds it).
+fn everything() -> baremcp::Server {
+    crate::everything::server(&[])
+}
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
@@ -34,7 +34,7 @@ impl Drop for Running {
 }
 
 fn start(options: HttpOptions) -> Running {
-    start_with(options, || server::build().unwrap())
+    start_with(options, everything)
 }
 
 /// A server built by `build` on its serving thread.
@@ -628,7 +628,7 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
 
 #[test]
 fn a_non_loopback_address_needs_authentication() {
-    let server = server::build().unwrap();
+    let server = everything();
     let options = HttpOptions { listen: vec!["0.0.0.0:0".into()], ..HttpOptions::default() };
     let error = server.serve_http(&options).unwrap_err();
     assert!(error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"), "{error}");
@@ -636,9 +636,9 @@ fn a_non_loopback_address_needs_authentication() {
 
 #[test]
 fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_same_secret() {
-    let a = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("shared"));
-    let b = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("shared"));
-    let c = start_with(HttpOptions::default(), || server::build().unwrap().state_secret("other"));
+    let a = start_with(HttpOptions::default(), || everything().state_secret("shared"));
+    let b = start_with(HttpOptions::default(), || everything().state_secret("shared"));
+    let c = start_with(HttpOptions::default(), || everything().state_secret("other"));
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: test_elicitation"];
     let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "test_elicitation", "arguments": {"message": "who?"},

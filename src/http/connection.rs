@@ -4,6 +4,7 @@
 //! and writes what comes back: one JSON body, or an event stream when notifications or
 //! server requests come before the response.
 
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
@@ -42,6 +43,31 @@ pub struct Shared {
     pub stop: Arc<AtomicBool>,
     /// RFC 9728 metadata: the paths it is served at, and the document.
     pub metadata: Option<(Vec<String>, Vec<u8>)>,
+    /// Tools whose arguments are mirrored into `Mcp-Param-{Name}` headers (`x-mcp-header`):
+    /// tool name → (lowercase header name, argument name). Read from the registry before
+    /// serving; the tool list never changes while it serves.
+    pub param_headers: HashMap<String, Vec<(String, String)>>,
+}
+
+/// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a
+/// top-level property of its input schema).
+pub fn param_headers(server: &crate::server::Server) -> HashMap<String, Vec<(String, String)>> {
+    let mut table = HashMap::new();
+    for registered in &server.tools {
+        let tool = &registered.tool;
+        let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object) else { continue };
+        let headers: Vec<(String, String)> = properties
+            .iter()
+            .filter_map(|(name, schema)| {
+                let header = schema.get("x-mcp-header")?.as_str()?;
+                Some((format!("mcp-param-{}", header.to_ascii_lowercase()), name.clone()))
+            })
+            .collect();
+        if !headers.is_empty() {
+            table.insert(tool.name.clone(), headers);
+        }
+    }
+    table
 }
 
 /// Serves one connection until it closes, idles out or breaks a rule.
@@ -199,7 +225,11 @@ impl Exchange<'_> {
                 // legacy ones is judged by 2026-07-28 rules, so it hears what it lacks.
                 let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
                 let modern = names_version || (session_header.is_none() && modern_header && method != "initialize");
-                if modern && let Err((status, error)) = modern_checks(head, method, params, meta) {
+                let checked = || {
+                    modern_checks(head, method, params, meta)
+                        .and_then(|()| param_checks(head, method, params, &self.shared.param_headers))
+                };
+                if modern && let Err((status, error)) = checked() {
                     let body = error_body(Some(id), error);
                     return self.send(head, Response::json(status, body), None, false);
                 }
@@ -491,7 +521,7 @@ fn meta_has(raw: &str, key: &str) -> bool {
 
 /// The 2026-07-28 rules for headers that repeat the body, in the order the reference server
 /// checks them: version header present, `_meta` complete, header = body, version supported,
-/// `Mcp-Method`, `Mcp-Name`.
+/// `Mcp-Method`, `Mcp-Name` (the tool or prompt name, resource URI, or task id).
 fn modern_checks(
     head: &Head,
     method: &str,
@@ -519,6 +549,7 @@ fn modern_checks(
     let member = match method {
         "tools/call" | "prompts/get" => params.object().and_then(|p| p.name),
         "resources/read" => params.object().and_then(|p| p.uri),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.object().and_then(|p| p.task_id),
         _ => return Ok(()),
     };
     let Some(body_name) = member.and_then(raw_str) else { return Ok(()) };
@@ -528,6 +559,54 @@ fn modern_checks(
         Some(None) => Err(mismatch("Mcp-Name is not valid base64".into())),
         None => Err(mismatch("the Mcp-Name header is required".into())),
     }
+}
+
+/// `Mcp-Param-{Name}` headers of a `tools/call` whose tool declares them: each must be
+/// there when its argument is, hold only visible ASCII, and equal the argument once decoded
+/// (numbers compared as numbers, booleans as `true`/`false`).
+fn param_checks(
+    head: &Head,
+    method: &str,
+    params: &ParamsField,
+    table: &HashMap<String, Vec<(String, String)>>,
+) -> Result<(), (u16, ErrorObject)> {
+    if method != "tools/call" || table.is_empty() {
+        return Ok(());
+    }
+    let Some(params) = params.object() else { return Ok(()) };
+    let Some(headers) = params.name.and_then(raw_str).and_then(|name| table.get(name.as_ref())) else {
+        return Ok(());
+    };
+    let arguments: Value = params.arguments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
+    let mismatch = |why: String| Err((400, ErrorObject::new(HEADER_MISMATCH, why)));
+    for (header, argument) in headers {
+        let sent = head.header(header);
+        let value = arguments.get(argument).filter(|v| !v.is_null());
+        let (sent, value) = match (sent, value) {
+            (None, None) => continue,
+            (None, Some(_)) => {
+                return mismatch(format!("the {header} header is required: arguments.{argument} is set"));
+            }
+            (Some(_), None) => return mismatch(format!("{header} is sent but arguments.{argument} is not")),
+            (Some(sent), Some(value)) => (sent, value),
+        };
+        if !sent.bytes().all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic()) {
+            return mismatch(format!("{header} holds characters a header may not"));
+        }
+        let Some(decoded) = decode_header(sent) else {
+            return mismatch(format!("{header} is not valid base64"));
+        };
+        let same = match value {
+            Value::String(text) => *text == decoded,
+            Value::Number(number) => decoded.parse::<f64>().ok() == number.as_f64(),
+            Value::Bool(flag) => decoded == flag.to_string(),
+            _ => false,
+        };
+        if !same {
+            return mismatch(format!("{header} does not match arguments.{argument}"));
+        }
+    }
+    Ok(())
 }
 
 /// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded).

@@ -246,6 +246,7 @@ impl Server {
             keepalive: Duration::from_secs(options.sse_keepalive_secs),
             stop: stop.clone(),
             metadata: metadata(options),
+            param_headers: connection::param_headers(self),
         });
         let live = Arc::new(AtomicUsize::new(0));
         let mut addresses = Vec::new();

@@ -280,6 +280,26 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
         let reply = post(addr, &modern(method, json!({})), &[v, &format!("Mcp-Method: {method}")]);
         assert_eq!(code(&reply), (404, -32601, json!(7)), "{method}");
     }
+    let task = modern("tasks/get", json!({"taskId": "abc"}));
+    assert_eq!(code(&post(addr, &task, &[v, "Mcp-Method: tasks/get", "Mcp-Name: other"])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &task, &[v, "Mcp-Method: tasks/get"])), (400, -32020, json!(7)));
+    // Arguments mirrored into Mcp-Param-* headers (x-mcp-header) must match them.
+    let custom = modern("tools/call", json!({"name": "test_custom_header", "arguments": {"region": "Hello"}}));
+    let named = [v, "Mcp-Method: tools/call", "Mcp-Name: test_custom_header"];
+    for (header, status) in [
+        ("Mcp-Param-Region: =?base64?SGVsbG8=?=", 200),
+        ("Mcp-Param-Region: Hello", 200),
+        ("mcp-param-region: =?base64?SGVsbG8?=", 400),
+        ("Mcp-Param-Region: =?base64?SGVs*G8=?=", 400),
+        ("Mcp-Param-Region: Goodbye", 400),
+        ("X-Nothing: 1", 400),
+    ] {
+        let reply = post(addr, &custom, &[named[0], named[1], named[2], header]);
+        assert_eq!(reply.status, status, "{header}: {reply:?}");
+        if status == 400 {
+            assert_eq!(reply.json()["error"]["code"], -32020, "{header}");
+        }
+    }
     let missing = modern("tools/call", json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}));
     let reply = post(addr, &missing, &[v, "Mcp-Method: tools/call", "Mcp-Name: test_sampling"]);
     assert_eq!(code(&reply), (400, -32021, json!(7)));

@@ -106,9 +106,8 @@ done
 # The tasks extension, unscored in both lists, runs here on its own with every check counted.
 # It needs one long-lived process: until everything serves HTTP itself, a minimal one-process
 # bridge gives it that, and its two header checks (the transport's) are in the bridge file.
-# Natively the run is reported but does not fail this script, as the suite itself does not
-# score the extension: the HTTP transport must also check `Mcp-Name` against the taskId of
-# tasks/get, tasks/update and tasks/cancel (conformance-fixtures.md) for it to pass.
+# Every check counts, natively too (the HTTP transport checks `Mcp-Name` against the taskId
+# of tasks/get, tasks/update and tasks/cancel, conformance-fixtures.md).
 port=$(free_port)
 if [ "$mode" = native ]; then
   "$everything" --http "127.0.0.1:$port" </dev/null >"$dir/tasks.server.log" 2>&1 &
@@ -137,7 +136,7 @@ for scenario in tasks-lifecycle tasks-capability-negotiation tasks-wire-fields t
   passed=$((passed + ${counts%% *})) failed=$((failed + ${counts##* }))
   if [ "$rc" -ne 0 ]; then
     grep -E '^✗|unexpected|stale' "$dir/tasks-$scenario.txt" || tail -20 "$dir/tasks-$scenario.txt"
-    [ "$mode" = native ] || status=1
+    status=1
   fi
 done
 stop_server

@@ -231,7 +231,7 @@ impl Exchange<'_> {
             let call =
                 Call { session: None, body: text, sink: Sink::new(tx, closed.clone()), modern: true, sse: sse_ok };
             if self.shared.tx.send(Inbound::Call(call)).is_err() {
-                return self.refuse(head, 503, "the server is stopping", true);
+                return self.refuse(head, 503, "the server is busy or stopping", true);
             }
             return self.pump(head, rx, &closed, sse_ok, Vec::new(), None);
         }
@@ -273,7 +273,7 @@ impl Exchange<'_> {
             sse: sse_ok,
         };
         if self.shared.tx.send(Inbound::Call(call)).is_err() {
-            return self.refuse(head, 503, "the server is stopping", true);
+            return self.refuse(head, 503, "the server is busy or stopping", true);
         }
         let headers = if created { vec![("Mcp-Session-Id", id.clone())] } else { Vec::new() };
         self.pump(head, rx, &closed, sse_ok, headers, Some(session))
@@ -367,7 +367,7 @@ impl Exchange<'_> {
                     break match stream.take() {
                         Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
                         None => {
-                            let (status, _, _) = self.refuse(head, 503, "the server is stopping", true);
+                            let (status, _, _) = self.refuse(head, 503, "the server is busy or stopping", true);
                             Ok((status, false))
                         }
                     };
@@ -404,7 +404,7 @@ impl Exchange<'_> {
         let closed = Arc::new(AtomicBool::new(false));
         let inbound = Inbound::Stream { session: session.id.clone(), sink: Sink::new(tx, closed.clone()) };
         if self.shared.tx.send(inbound).is_err() {
-            return self.refuse(head, 503, "the server is stopping", true);
+            return self.refuse(head, 503, "the server is busy or stopping", true);
         }
         // Opened at once: clients wait for the head before they consider the stream open.
         let sse = match Sse::start(&mut self.writer, head.minor, &[]) {

@@ -52,13 +52,6 @@ impl fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
-/// So a handler can write `cx.elicit(..)?` and return its message as the tool error.
-impl From<ClientError> for String {
-    fn from(error: ClientError) -> String {
-        error.to_string()
-    }
-}
-
 /// A line read during a wait, to be handled after the current request.
 enum Queued {
     Line(Vec<u8>),

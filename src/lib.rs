@@ -31,9 +31,11 @@
 
 mod conn;
 mod context;
+mod decode;
 mod dispatch;
 pub mod encoding;
 mod era;
+mod error;
 mod files;
 pub mod http;
 mod jsonrpc;
@@ -58,11 +60,12 @@ pub mod transport;
 
 pub use context::{ClientError, Context, LogLevel};
 pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
+pub use error::{Error, Kind, Warning};
 pub use files::{FileRoot, read_regular_file};
 pub use http::HttpOptions;
 pub use jsonrpc::{ErrorObject, Id};
 pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
-pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Error, Server};
+pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 pub use tasks::{Prepare, TaskContext, TaskHandler, TaskTool};
-pub use tool::{Content, Handler, Tool, ToolOutput};
+pub use tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput};

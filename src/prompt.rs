@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::{Map, Value, json};
 
 use crate::resource::Completer;
-use crate::tool::{Content, Context};
+use crate::tool::{Content, Context, HandlerError};
 
 /// Who says a prompt message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,8 +43,9 @@ impl PromptMessage {
 /// Arguments as the client sent them (MCP prompt arguments are strings).
 pub type PromptArgs = BTreeMap<String, String>;
 
-/// Builds a prompt's messages. `Err(message)` is reported to the client as invalid params.
-pub type PromptHandler = dyn Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, String>;
+/// Builds a prompt's messages. An error is reported to the client as invalid params (-32602)
+/// with its `Display` text.
+pub type PromptHandler = dyn Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, HandlerError>;
 
 pub(crate) struct Argument {
     pub name: String,
@@ -67,7 +68,7 @@ impl Prompt {
     /// arguments are optional, as in MCP, and added with the methods below.
     pub fn new(
         name: impl Into<String>,
-        handler: impl Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, String> + 'static,
+        handler: impl Fn(&PromptArgs, &mut Context) -> Result<Vec<PromptMessage>, HandlerError> + 'static,
     ) -> Prompt {
         Prompt { name: name.into(), title: None, description: None, arguments: Vec::new(), handler: Box::new(handler) }
     }

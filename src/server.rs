@@ -8,6 +8,7 @@ use std::sync::OnceLock;
 use serde_json::{Map, Value, json};
 
 use crate::era;
+use crate::error::{Error, Kind, Warning};
 use crate::files::FileRoot;
 use crate::prompt::Prompt;
 use crate::resource::{Resource, ResourceTemplate};
@@ -18,18 +19,6 @@ use crate::tool::Tool;
 
 /// Default bound on one incoming line.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
-
-/// A registration problem: a duplicate name or a schema that does not load.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
 
 /// A tool with its schemas compiled and its listing prepared once.
 pub(crate) struct Registered {
@@ -148,79 +137,102 @@ impl Server {
         self
     }
 
-    /// Registers a tool, compiling its schemas. Schema warnings (keywords that are known but
-    /// not enforced) are logged on stderr with the tool name.
-    pub fn add_tool(&mut self, tool: Tool) -> Result<&mut Server, Error> {
+    /// Registers a tool, compiling its schemas. Refused: a duplicate name, a schema that does
+    /// not load, an input schema without `"type": "object"`, and (for [`Tool::typed`]) an
+    /// entry of the input schema's `examples` that does not decode into the argument type.
+    ///
+    /// Returns the schemas' warnings: keywords that are known but not enforced, which are
+    /// also logged (warn level) with the tool name.
+    pub fn add_tool(&mut self, tool: Tool) -> Result<Vec<Warning>, Error> {
         if self.tool_index.contains_key(&tool.name) {
-            return Err(Error(format!("duplicate tool name {:?}", tool.name)));
+            return Err(Error::Duplicate { kind: Kind::Tool, name: tool.name });
         }
-        let compile = |what: &str, schema: &Value| {
-            let compiled = Schema::compile(schema).map_err(|errors| {
-                let list: Vec<String> = errors.iter().map(|e| e.to_string()).collect();
-                Error(format!("tool {:?}: {what} does not load: {}", tool.name, list.join("; ")))
+        let mut warnings = Vec::new();
+        let mut compile = |schema_name: &'static str, schema: &Value| {
+            let compiled = Schema::compile(schema).map_err(|problems| Error::Schema {
+                tool: tool.name.clone(),
+                schema: schema_name,
+                problems,
             })?;
-            for warning in compiled.warnings() {
-                log::warn!("tool {:?}: {what}: {warning}", tool.name);
+            for problem in compiled.warnings() {
+                let warning = Warning { tool: tool.name.clone(), schema: schema_name, problem: problem.clone() };
+                log::warn!("{warning}");
+                warnings.push(warning);
             }
             Ok::<Schema, Error>(compiled)
         };
         let input = compile("inputSchema", &tool.input_schema)?;
         if tool.input_schema.get("type") != Some(&json!("object")) {
-            return Err(Error(format!(r#"tool {:?}: inputSchema must have "type": "object""#, tool.name)));
+            return Err(Error::NotAnObject { tool: tool.name });
         }
         let output = tool.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
+        if let Some(decodes) = tool.decodes {
+            let examples = tool.input_schema.get("examples").and_then(Value::as_array).into_iter().flatten();
+            for (i, example) in examples.enumerate() {
+                if let Err(e) = decodes(example) {
+                    let pointer = format!("/examples/{i}{}", e.pointer);
+                    return Err(Error::Example { tool: tool.name, pointer, why: e.why });
+                }
+            }
+        }
         self.tool_index.insert(tool.name.clone(), self.tools.len());
         let listing = tool.listing();
         self.tools.push(Registered { tool, input, output, listing });
-        Ok(self)
+        Ok(warnings)
     }
 
     /// Registers a task tool: listed with `execution.taskSupport`, called as a task by clients
     /// that declare the tasks extension (which `server/discover` then announces), as a plain
-    /// tool by others (see `tasks.rs`).
-    pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<&mut Server, Error> {
+    /// tool by others (see `tasks.rs`). Refused and warned about as [`Server::add_tool`] is.
+    pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<Vec<Warning>, Error> {
         let (plain, spec) = tool.split();
         let name = plain.name.clone();
         let support = if spec.required { "required" } else { "optional" };
-        self.add_tool(plain)?;
+        let warnings = self.add_tool(plain)?;
         if let Some(registered) = self.tools.last_mut() {
             registered.listing["execution"] = json!({ "taskSupport": support });
         }
         self.tasks.specs.insert(name, spec);
-        Ok(self)
+        Ok(warnings)
     }
 
-    /// Registers a resource with a fixed URI.
-    pub fn add_resource(&mut self, resource: Resource) -> Result<&mut Server, Error> {
+    /// Registers a resource with a fixed URI. Refused: a URI already registered.
+    pub fn add_resource(&mut self, resource: Resource) -> Result<(), Error> {
         if self.resources.iter().any(|r| r.uri == resource.uri) {
-            return Err(Error(format!("duplicate resource uri {:?}", resource.uri)));
+            return Err(Error::Duplicate { kind: Kind::Resource, name: resource.uri });
         }
         self.resources.push(resource);
-        Ok(self)
+        Ok(())
     }
 
     /// Registers a resource template; a read whose URI matches no static resource tries the
-    /// templates in registration order.
-    pub fn add_template(&mut self, template: ResourceTemplate) -> Result<&mut Server, Error> {
+    /// templates in registration order. Refused: a template without a `{variable}`.
+    pub fn add_template(&mut self, template: ResourceTemplate) -> Result<(), Error> {
         if template.template.variables().next().is_none() {
-            return Err(Error(format!("resource template {} has no {{variable}}", template.meta["uriTemplate"])));
+            let text = template.meta["uriTemplate"].as_str().unwrap_or_default().to_string();
+            return Err(Error::NoVariable { template: text });
         }
         self.templates.push(template);
-        Ok(self)
+        Ok(())
     }
 
-    /// Serves every regular file under a directory (see `files.rs` for the safety rules).
-    pub fn add_root(&mut self, root: FileRoot) -> &mut Server {
+    /// Serves every regular file under a directory (see [`FileRoot`] for the safety rules).
+    /// Refused: a directory already served (its files would be listed twice).
+    pub fn add_root(&mut self, root: FileRoot) -> Result<(), Error> {
+        if self.roots.iter().any(|r| r.base_uri() == root.base_uri()) {
+            return Err(Error::Duplicate { kind: Kind::Root, name: root.base_uri() });
+        }
         self.roots.push(root);
-        self
+        Ok(())
     }
 
-    pub fn add_prompt(&mut self, prompt: Prompt) -> Result<&mut Server, Error> {
+    /// Registers a prompt. Refused: a duplicate name.
+    pub fn add_prompt(&mut self, prompt: Prompt) -> Result<(), Error> {
         if self.prompts.iter().any(|p| p.name == prompt.name) {
-            return Err(Error(format!("duplicate prompt name {:?}", prompt.name)));
+            return Err(Error::Duplicate { kind: Kind::Prompt, name: prompt.name });
         }
         self.prompts.push(prompt);
-        Ok(self)
+        Ok(())
     }
 
     pub(crate) fn has_resources(&self) -> bool {

@@ -9,7 +9,7 @@ use serde_json::{Map, Value, json};
 
 use crate::context::{ClientError, Context};
 use crate::jsonrpc::INTERNAL_ERROR;
-use crate::tool::ToolOutput;
+use crate::tool::{HandlerError, ToolOutput};
 
 /// How long a finished task stays readable, and what `ttlMs` says.
 pub(crate) const TTL: Duration = Duration::from_secs(3600);
@@ -153,14 +153,14 @@ impl Task {
         self.changed.notify_all();
     }
 
-    pub fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, String>>) {
+    pub fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, HandlerError>>) {
         let mut state = self.lock();
         if state.status == Status::Cancelled {
             return;
         }
         let (status, outcome) = match outcome {
             Ok(Ok(output)) => (Status::Completed, Ok(result_json(&output))),
-            Ok(Err(message)) => (Status::Completed, Ok(result_json(&ToolOutput::error(message)))),
+            Ok(Err(error)) => (Status::Completed, Ok(result_json(&ToolOutput::error(error.to_string())))),
             Err(panic) => {
                 let why = panic
                     .downcast_ref::<&str>()

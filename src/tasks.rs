@@ -22,7 +22,7 @@ use crate::context::Context;
 use crate::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
 use crate::task::Task;
 pub use crate::task::TaskContext;
-use crate::tool::{Tool, ToolOutput};
+use crate::tool::{HandlerError, Tool, ToolOutput};
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -35,12 +35,12 @@ const MAX_KEPT: usize = 1024;
 /// A task handler: the tool's input and the task's context in, the output or a message for
 /// the model out, as a tool handler. It runs on its own thread when the client declared the
 /// extension, and inline (as a plain tool) when it did not.
-pub type TaskHandler = dyn Fn(&Value, &mut TaskContext) -> Result<ToolOutput, String> + Send + Sync;
+pub type TaskHandler = dyn Fn(&Value, &mut TaskContext) -> Result<ToolOutput, HandlerError> + Send + Sync;
 
 /// What runs on the serving loop before a task is made: it may ask the client in the
 /// 2026-07-28 way (an `InputRequiredResult`, then a retry), and what it returns is the task
 /// handler's input.
-pub type Prepare = dyn Fn(&Value, &mut Context) -> Result<Value, String>;
+pub type Prepare = dyn Fn(&Value, &mut Context) -> Result<Value, HandlerError>;
 
 /// A tool that runs as a task, registered with [`crate::Server::add_task_tool`].
 pub struct TaskTool {
@@ -59,7 +59,7 @@ impl TaskTool {
         name: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
-        handler: impl Fn(&Value, &mut TaskContext) -> Result<ToolOutput, String> + Send + Sync + 'static,
+        handler: impl Fn(&Value, &mut TaskContext) -> Result<ToolOutput, HandlerError> + Send + Sync + 'static,
     ) -> TaskTool {
         TaskTool {
             name: name.into(),
@@ -79,7 +79,10 @@ impl TaskTool {
 
     /// Runs `prepare` on the serving loop first (see [`Prepare`]); the task handler gets what
     /// it returns instead of the arguments.
-    pub fn prepare(mut self, prepare: impl Fn(&Value, &mut Context) -> Result<Value, String> + 'static) -> TaskTool {
+    pub fn prepare(
+        mut self,
+        prepare: impl Fn(&Value, &mut Context) -> Result<Value, HandlerError> + 'static,
+    ) -> TaskTool {
         self.prepare = Some(Rc::new(prepare));
         self
     }

@@ -2,15 +2,73 @@
 //! returns, and its [`Content`] blocks.
 
 use serde::Serialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub use crate::context::Context;
+use crate::decode::{DecodeError, decode};
 
-/// A tool handler: the validated arguments (always an object) and the call's context in, the
-/// output or a message for the model out. `Err(message)` becomes an `isError: true` result.
-pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, String>;
+/// What a handler fails with: any error, boxed, so `?` works on an `io::Error`, a
+/// [`crate::ClientError`] or a `&str`. The model sees its `Display` text in an
+/// `isError: true` result; the server carries on.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
 
-/// A tool as registered with [`crate::Server::add_tool`].
+/// A tool handler as the server calls it: the validated arguments (always an object) and the
+/// call's context in, the output or an error out.
+pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerError>;
+
+/// A tool: a name, a description, the JSON Schema of its arguments, and the function that
+/// runs it. Register it with [`crate::Server::add_tool`].
+///
+/// The schema is written once, by you, and is exactly what the model sees in `tools/list`.
+/// Every call's arguments are validated against it before the handler runs; a call that
+/// does not satisfy it gets an `isError` result listing what is wrong, with JSON Pointers.
+///
+/// [`Tool::typed`] hands the handler the arguments decoded into a type of yours;
+/// [`Tool::new`] hands it the JSON value. Optional parts are set by value, each method
+/// taking and returning the tool: `.title(..)`, `.output_schema(..)`, `.annotations(..)`.
+///
+/// Handlers are `Fn` and run on the serving thread, one call at a time: a tool that keeps
+/// state holds it in a `Cell` or `RefCell` it captures (an `Rc` shares it between tools).
+/// The server is served through `&self` so that it can be served more than once, and a
+/// handler that waits on the client may see other requests queued, never run, meanwhile;
+/// interior mutability says that plainly where `FnMut` would need the server to be `&mut`.
+///
+/// ```
+/// use std::cell::Cell;
+///
+/// use baremcp::{Json, Server, Tool};
+/// use serde::Deserialize;
+/// use serde_json::json;
+///
+/// #[derive(Deserialize)]
+/// struct Add {
+///     a: i64,
+///     b: i64,
+/// }
+///
+/// let calls = Cell::new(0);
+/// let add = Tool::typed(
+///     "add",
+///     "Adds two integers",
+///     json!({
+///         "type": "object",
+///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+///         "required": ["a", "b"],
+///         "examples": [{"a": 1, "b": 2}]
+///     }),
+///     move |Add { a, b }, _cx| {
+///         calls.set(calls.get() + 1);
+///         Ok(Json(json!({"sum": a.checked_add(b).ok_or("the sum overflows")?, "calls": calls.get()})))
+///     },
+/// )
+/// .title("Adder");
+///
+/// let mut server = Server::new("calculator", "1.0.0");
+/// let warnings = server.add_tool(add)?;
+/// assert!(warnings.is_empty());
+/// # Ok::<(), baremcp::Error>(())
+/// ```
 pub struct Tool {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
@@ -19,16 +77,19 @@ pub struct Tool {
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<Value>,
     pub(crate) handler: Box<Handler>,
+    /// A typed tool's check that a value decodes into its argument type, for the schema's
+    /// `examples` at registration.
+    pub(crate) decodes: Option<fn(&Value) -> Result<(), DecodeError>>,
 }
 
 impl Tool {
-    /// A tool whose arguments are checked against `input_schema` (a JSON Schema with
-    /// `"type": "object"`) before `handler` runs.
+    /// A tool whose handler gets the arguments as JSON: an object that satisfies
+    /// `input_schema` (a JSON Schema with `"type": "object"`).
     pub fn new(
         name: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
-        handler: impl Fn(&Value, &mut Context) -> Result<ToolOutput, String> + 'static,
+        handler: impl Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerError> + 'static,
     ) -> Tool {
         Tool {
             name: name.into(),
@@ -38,6 +99,39 @@ impl Tool {
             output_schema: None,
             annotations: None,
             handler: Box::new(handler),
+            decodes: None,
+        }
+    }
+
+    /// A tool whose handler gets the arguments decoded into `T`, after they passed
+    /// `input_schema`. The handler returns anything that converts into a [`ToolOutput`]: a
+    /// `String` or `&str` (one text block), [`Json`] of any `Serialize` value (structured
+    /// content), or a `ToolOutput`.
+    ///
+    /// The schema is still yours to write, and is what the model sees; `T` only says how to
+    /// read what passed it. Arguments that pass the schema but do not decode (the schema
+    /// allows more than `T` does) get an `isError` result naming the JSON Pointer of the value
+    /// that did not fit. So that the two agree at least on the schema's own `examples`,
+    /// registration refuses the tool when one of them does not decode into `T`.
+    pub fn typed<T, O>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(T, &mut Context) -> Result<O, HandlerError> + 'static,
+    ) -> Tool
+    where
+        T: DeserializeOwned + 'static,
+        O: Into<ToolOutput>,
+    {
+        let name = name.into();
+        let tool_name = name.clone();
+        let decoding = move |args: &Value, cx: &mut Context| match decode::<T>(args) {
+            Ok(args) => handler(args, cx).map(Into::into),
+            Err(e) => Ok(ToolOutput::error(format!("invalid arguments for tool {tool_name}:\n{e}"))),
+        };
+        Tool {
+            decodes: Some(|value| decode::<T>(value).map(drop)),
+            ..Tool::new(name, description, input_schema, decoding)
         }
     }
 
@@ -78,18 +172,23 @@ impl Tool {
     }
 }
 
-/// One block of a tool result.
+/// One block of a tool result or a prompt message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Content {
+    /// Text.
     Text(String),
-    /// Base64 data and its MIME type.
+    /// An image.
     Image {
+        /// The image, base64-encoded.
         data: String,
+        /// Its MIME type, such as `image/png`.
         mime_type: String,
     },
-    /// Base64 data and its MIME type.
+    /// A sound.
     Audio {
+        /// The sound, base64-encoded.
         data: String,
+        /// Its MIME type, such as `audio/wav`.
         mime_type: String,
     },
     /// A link to a resource: `uri` and `name` at least (fields as the MCP `ResourceLink`).
@@ -151,11 +250,52 @@ fn push_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
 }
 
 /// What a tool returns: content blocks, optional structured content, and whether it failed.
+///
+/// A typed handler may return anything that converts into one: `String` and `&str` become
+/// one text block, [`Json`] becomes structured content.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
+    /// The blocks of `content`, in order.
     pub content: Vec<Content>,
+    /// `structuredContent`; its JSON text is also sent as a last text block.
     pub structured: Option<Value>,
+    /// `isError`: the call failed in a way the model should see and may correct.
     pub is_error: bool,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> ToolOutput {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> ToolOutput {
+        ToolOutput::text(text)
+    }
+}
+
+/// Any `Serialize` value, returned as a tool's structured content (`structuredContent`, and
+/// its JSON as a text block). A value that does not serialize to JSON (a map with non-string
+/// keys) becomes an `isError` result saying so.
+///
+/// ```
+/// use baremcp::{Json, ToolOutput};
+/// use serde_json::json;
+///
+/// let output: ToolOutput = Json(vec![1, 2, 3]).into();
+/// assert_eq!(output.structured, Some(json!([1, 2, 3])));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> From<Json<T>> for ToolOutput {
+    fn from(Json(value): Json<T>) -> ToolOutput {
+        match serde_json::to_value(value) {
+            Ok(value) => ToolOutput::structured(value),
+            Err(e) => ToolOutput::error(format!("tool output does not serialize: {e}")),
+        }
+    }
 }
 
 impl ToolOutput {

@@ -5,7 +5,7 @@
 
 use std::time::Duration;
 
-use baremcp::{TaskContext, TaskTool, Tool, ToolOutput};
+use baremcp::{HandlerError, TaskContext, TaskTool, Tool, ToolOutput};
 use serde_json::{Value, json};
 
 fn form(field: &str, kind: &str) -> Value {
@@ -21,7 +21,7 @@ fn accepted(answer: &Value, field: &str) -> Option<String> {
 }
 
 /// Sleeps `seconds`, in steps, so a cancellation ends the wait at once.
-fn slow(args: &Value, cx: &mut TaskContext) -> Result<ToolOutput, String> {
+fn slow(args: &Value, cx: &mut TaskContext) -> Result<ToolOutput, HandlerError> {
     let seconds = args["seconds"].as_f64().unwrap_or(0.0);
     if !cx.sleep(Duration::from_secs_f64(seconds)) {
         return Err("cancelled".into());

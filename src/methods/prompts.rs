@@ -48,7 +48,7 @@ pub(crate) fn get(
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
         return interrupted;
     }
-    let messages = messages.map_err(ErrorObject::invalid_params)?;
+    let messages = messages.map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
     let mut result = json!({ "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>() });
     if let Some(description) = &prompt.description {
         result["description"] = json!(description);

@@ -44,9 +44,9 @@ pub(crate) fn call(
             }
             match prepared {
                 Ok(input) => input,
-                Err(message) => {
+                Err(error) => {
                     return Some(Ok(Payload::Value(
-                        json!({ "content": [{ "type": "text", "text": message }], "isError": true }),
+                        json!({ "content": [{ "type": "text", "text": error.to_string() }], "isError": true }),
                     )));
                 }
             }

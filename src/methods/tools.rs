@@ -57,7 +57,7 @@ pub(crate) fn call<'a>(server: &Server, session: &mut Session, req: &mut Request
                     Some(schema) => check_output(schema, output),
                     None => output,
                 },
-                Ok(Err(message)) => ToolOutput::error(message),
+                Ok(Err(error)) => ToolOutput::error(error.to_string()),
                 // The panic hook has already reported it on stderr.
                 Err(panic) => {
                     ToolOutput::error(format!("tool {name} failed: internal error ({})", panic_message(&panic)))

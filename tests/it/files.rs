@@ -39,7 +39,7 @@ fn a_file_outside_the_root_is_never_served() {
     symlink(&base, root.join("sub/up")).unwrap();
 
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, true, 1 << 20).unwrap());
+    server.add_root(FileRoot::new(&root, true, 1 << 20).unwrap()).unwrap();
     let r = root.display().to_string();
     let b = base.display().to_string();
     let attempts = [
@@ -100,7 +100,7 @@ fn a_large_tree_lists_completely_in_pages() {
     }
     expected.sort();
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap());
+    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
@@ -200,7 +200,7 @@ fn a_subscribed_root_file_that_changes_is_notified_when_the_loop_next_waits() {
     std::fs::write(&file, "one").unwrap();
     let uri = format!("file://{}", file.display());
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap());
+    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
     assert_eq!(watched_session(&server, &uri, &file), expected(&uri));
 }
 

@@ -200,7 +200,11 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
         visitor.visit_borrowed_str(self.0)
     }
 
-    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+    fn deserialize_i8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+        visitor.visit_i64(self.parse()?)
+    }
+
+    fn deserialize_i16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
         visitor.visit_i64(self.parse()?)
     }
 
@@ -208,11 +212,23 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
         visitor.visit_i64(self.parse()?)
     }
 
-    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+    fn deserialize_i64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+        visitor.visit_i64(self.parse()?)
+    }
+
+    fn deserialize_u8<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+        visitor.visit_u64(self.parse()?)
+    }
+
+    fn deserialize_u16<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
         visitor.visit_u64(self.parse()?)
     }
 
     fn deserialize_u32<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
+        visitor.visit_u64(self.parse()?)
+    }
+
+    fn deserialize_u64<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, DecodeError> {
         visitor.visit_u64(self.parse()?)
     }
 
@@ -234,8 +250,8 @@ impl<'de> de::Deserializer<'de> for Key<'de> {
     }
 
     serde::forward_to_deserialize_any! {
-        bool i8 i16 i128 u8 u16 u128 f32 f64 char str string bytes byte_buf option unit unit_struct
-        seq tuple tuple_struct map struct identifier ignored_any
+        bool i128 u128 f32 f64 char str string bytes byte_buf option unit unit_struct seq tuple
+        tuple_struct map struct identifier ignored_any
     }
 }
 
@@ -279,5 +295,78 @@ impl<'de> de::VariantAccess<'de> for At<'de> {
         visitor: V,
     ) -> Result<V::Value, DecodeError> {
         de::Deserializer::deserialize_map(self, visitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use serde::Deserialize;
+    use serde_json::json;
+
+    use super::*;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Order {
+        id: u32,
+        note: Option<String>,
+        lines: Vec<Line>,
+        #[serde(default)]
+        stock: BTreeMap<u16, bool>,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    enum Line {
+        Item { sku: String, count: u8 },
+        Gift(String),
+        Empty,
+    }
+
+    fn why(value: serde_json::Value) -> String {
+        decode::<Order>(&value).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn decodes_what_serde_json_decodes() {
+        let value = json!({
+            "id": 7, "note": null,
+            "lines": [{"Item": {"sku": "a", "count": 2}}, {"Gift": "card"}, "Empty"],
+            "stock": {"12": true}
+        });
+        let order = decode::<Order>(&value).unwrap();
+        assert_eq!(order, serde_json::from_value(value).unwrap());
+        assert_eq!(order.stock, BTreeMap::from([(12, true)]));
+        assert_eq!(decode::<(u8, f64, bool)>(&json!([1, 2, 3 > 2])).unwrap(), (1, 2.0, true));
+        assert_eq!(decode::<i8>(&json!(-3)).unwrap(), -3);
+        assert_eq!(decode::<()>(&json!(null)).unwrap(), ());
+    }
+
+    #[test]
+    fn names_the_pointer_of_what_did_not_fit() {
+        let lines = |line: serde_json::Value| json!({"id": 1, "lines": [line]});
+        assert_eq!(why(json!({"id": -1, "lines": []})), "/id: invalid value: integer `-1`, expected u32");
+        assert_eq!(why(json!({"id": 1})), "/: missing field `lines`");
+        assert_eq!(
+            why(lines(json!({"Item": {"sku": "a", "count": 256}}))),
+            "/lines/0/Item/count: invalid value: integer `256`, expected u8"
+        );
+        assert_eq!(why(lines(json!({"Item": {"sku": "a"}}))), "/lines/0/Item: missing field `count`");
+        assert_eq!(
+            why(lines(json!("Gone"))),
+            "/lines/0: unknown variant `Gone`, expected one of `Item`, `Gift`, `Empty`"
+        );
+        assert_eq!(
+            why(lines(json!([1]))),
+            "/lines/0: invalid type: sequence, expected a string or an object with one key"
+        );
+        assert_eq!(
+            why(json!({"id": 1, "lines": [], "stock": {"a/b~": true}})),
+            "/stock/a~1b~0: invalid value: string \"a/b~\", expected a number"
+        );
+        assert_eq!(
+            decode::<(u8,)>(&json!([1, 2])).unwrap_err().to_string(),
+            "/: invalid length 2, expected fewer elements in array"
+        );
     }
 }

@@ -3,8 +3,8 @@
 //! input schemas whose validation messages a model has to act on.
 
 use baremcp::{
-    Completer, Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Server, Tool,
-    ToolOutput,
+    Completer, Content, Contents, Error, FileRoot, Json, Kind, Prompt, PromptMessage, ReadError, Resource,
+    ResourceTemplate, Server, Tool, ToolOutput,
 };
 use serde_json::json;
 
@@ -187,22 +187,222 @@ fn registration_refuses_bad_tools() {
     let mut server = Server::new("x", "1");
     let noop = |_: &serde_json::Value, _: &mut baremcp::Context| Ok(ToolOutput::text(""));
     server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap();
-    let duplicate = server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).err().unwrap();
+    let duplicate = server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap_err();
+    assert_eq!(duplicate, Error::Duplicate { kind: Kind::Tool, name: "a".into() });
     assert_eq!(duplicate.to_string(), r#"duplicate tool name "a""#);
-    let not_object = server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).err().unwrap();
+    let not_object = server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).unwrap_err();
+    assert_eq!(not_object, Error::NotAnObject { tool: "b".into() });
     assert_eq!(not_object.to_string(), r#"tool "b": inputSchema must have "type": "object""#);
-    let malformed = server
-        .add_tool(Tool::new(
-            "c",
-            "C",
-            json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}}),
-            noop,
-        ))
-        .err()
-        .unwrap();
+    let schema = json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}});
+    let malformed = server.add_tool(Tool::new("c", "C", schema, noop)).unwrap_err();
+    let Error::Schema { tool, schema: "inputSchema", problems } = &malformed else { panic!("{malformed:?}") };
+    assert_eq!(tool, "c");
+    let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/properties/x/minLength", "/properties/x/type"]);
     assert_eq!(
         malformed.to_string(),
         r#"tool "c": inputSchema does not load: /properties/x/minLength: must be a non-negative integer, got -1; /properties/x/type: unknown type "strng" (expected one of null, boolean, object, array, number, string, integer)"#
+    );
+    let bad_output = Tool::new("d", "D", json!({"type": "object"}), noop).output_schema(json!({"type": 7}));
+    let Err(Error::Schema { tool, schema: "outputSchema", .. }) = server.add_tool(bad_output) else { panic!() };
+    assert_eq!(tool, "d");
+    // Nothing refused was registered: the refused names are free.
+    assert!(server.add_tool(Tool::new("b", "B", json!({"type": "object"}), noop)).is_ok());
+}
+
+#[test]
+fn registration_refuses_duplicates_of_every_kind() {
+    let mut server = Server::new("x", "1");
+    let read = |_: &mut baremcp::Context| Ok(Contents::Text(String::new()));
+    server.add_resource(Resource::new("test://a", "a", read)).unwrap();
+    let duplicate = server.add_resource(Resource::new("test://a", "again", read)).unwrap_err();
+    assert_eq!(duplicate, Error::Duplicate { kind: Kind::Resource, name: "test://a".into() });
+    let prompt = || Prompt::new("p", |_, _| Ok(vec![]));
+    server.add_prompt(prompt()).unwrap();
+    assert_eq!(server.add_prompt(prompt()).unwrap_err(), Error::Duplicate { kind: Kind::Prompt, name: "p".into() });
+    let template = ResourceTemplate::new("test://fixed", "fixed", |_, _| Err(ReadError::NotFound));
+    let no_variable = server.add_template(template).unwrap_err();
+    assert_eq!(no_variable, Error::NoVariable { template: "test://fixed".into() });
+    assert_eq!(no_variable.to_string(), r#"resource template "test://fixed" has no {variable}"#);
+    let dir = crate::fixture("tree");
+    server.add_root(FileRoot::new(&dir, false, 1024).unwrap()).unwrap();
+    let twice = server.add_root(FileRoot::new(&dir, false, 1024).unwrap()).unwrap_err();
+    let Error::Duplicate { kind: Kind::Root, name } = &twice else { panic!("{twice:?}") };
+    assert!(name.starts_with("file:///") && name.ends_with("/fixtures/tree"), "{name}");
+}
+
+/// The result of one `tools/call` on a fresh 2025-11-25 session.
+fn call(server: &Server, tool: &str, arguments: serde_json::Value) -> serde_json::Value {
+    calls(server, tool, &[arguments]).pop().unwrap()
+}
+
+/// The results of `tools/call`s in order, on one session.
+fn calls(server: &Server, tool: &str, arguments: &[serde_json::Value]) -> Vec<serde_json::Value> {
+    let mut input = String::from(
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+    );
+    for (id, args) in arguments.iter().enumerate() {
+        let params = json!({"name": tool, "arguments": args});
+        input.push_str(&format!(
+            "\n{}\n",
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": params})
+        ));
+    }
+    let mut output = Vec::new();
+    server.serve(&mut input.as_bytes(), &mut output).unwrap();
+    let replies: Vec<serde_json::Value> =
+        String::from_utf8(output).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    replies[1..].iter().map(|reply| reply["result"].clone()).collect()
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Repeat {
+    text: String,
+    times: u8,
+    #[serde(default)]
+    style: Style,
+}
+
+#[derive(serde::Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+enum Style {
+    #[default]
+    Plain,
+    Shout,
+}
+
+/// A schema looser than `Repeat`: any integer for `times`, any string for `style`, no
+/// `additionalProperties: false`.
+fn repeat_schema() -> serde_json::Value {
+    json!({
+        "type": "object",
+        "properties": {"text": {"type": "string"}, "times": {"type": "integer", "minimum": 0}, "style": {"type": "string"}},
+        "required": ["text", "times"]
+    })
+}
+
+fn repeat(args: Repeat, _: &mut baremcp::Context) -> Result<String, baremcp::HandlerError> {
+    let text = match args.style {
+        Style::Plain => args.text,
+        Style::Shout => args.text.to_uppercase(),
+    };
+    Ok(text.repeat(args.times.into()))
+}
+
+#[test]
+fn typed_tool_gets_its_arguments_decoded() {
+    let mut server = Server::new("x", "1");
+    server.add_tool(Tool::typed("repeat", "Repeats", repeat_schema(), repeat)).unwrap();
+    let ok = call(&server, "repeat", json!({"text": "ab", "times": 3, "style": "shout"}));
+    assert_eq!(ok, json!({"content": [{"type": "text", "text": "ABABAB"}]}));
+    // The schema passes them; the type does not take them. The model learns which value.
+    let cases = [
+        (json!({"text": "ab", "times": 300}), "/times: invalid value: integer `300`, expected u8"),
+        (
+            json!({"text": "ab", "times": 1, "style": "whisper"}),
+            "/style: unknown variant `whisper`, expected `plain` or `shout`",
+        ),
+        (
+            json!({"text": "ab", "times": 1, "extra": 1}),
+            "/extra: unknown field `extra`, expected one of `text`, `times`, `style`",
+        ),
+    ];
+    for (arguments, why) in cases {
+        let result = call(&server, "repeat", arguments);
+        assert_eq!(result["isError"], true, "{result}");
+        assert_eq!(result["content"][0]["text"], format!("invalid arguments for tool repeat:\n{why}"));
+    }
+    // Schema validation still comes first, with its own message.
+    let invalid = call(&server, "repeat", json!({"text": "ab"}));
+    assert_eq!(
+        invalid["content"][0]["text"],
+        "invalid arguments for tool repeat:\n/: missing required property \"times\""
+    );
+}
+
+#[test]
+fn typed_tool_outputs_convert_from_text_and_serialize() {
+    #[derive(serde::Deserialize)]
+    struct Pair {
+        a: i64,
+        b: i64,
+    }
+    #[derive(serde::Serialize)]
+    struct Sum {
+        sum: i64,
+    }
+    let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]});
+    let mut server = Server::new("x", "1");
+    server.add_tool(Tool::typed("sum", "Adds", schema.clone(), |p: Pair, _| Ok(Json(Sum { sum: p.a + p.b })))).unwrap();
+    server.add_tool(Tool::typed("label", "Names", schema, |_: Pair, _| Ok("a pair"))).unwrap();
+    assert_eq!(
+        call(&server, "sum", json!({"a": 2, "b": 3})),
+        json!({"content": [{"type": "text", "text": r#"{"sum":5}"#}], "structuredContent": {"sum": 5}})
+    );
+    assert_eq!(
+        call(&server, "label", json!({"a": 2, "b": 3})),
+        json!({"content": [{"type": "text", "text": "a pair"}]})
+    );
+}
+
+#[test]
+fn typed_tool_is_refused_when_a_schema_example_does_not_decode() {
+    let mut schema = repeat_schema();
+    schema["examples"] = json!([{"text": "a", "times": 2}, {"text": "b", "times": 1000}]);
+    let mut server = Server::new("x", "1");
+    let refused = server.add_tool(Tool::typed("repeat", "Repeats", schema.clone(), repeat)).unwrap_err();
+    assert_eq!(
+        refused,
+        Error::Example {
+            tool: "repeat".into(),
+            pointer: "/examples/1/times".into(),
+            why: "invalid value: integer `1000`, expected u8".into()
+        }
+    );
+    assert_eq!(
+        refused.to_string(),
+        r#"tool "repeat": inputSchema /examples/1/times: does not decode into the argument type: invalid value: integer `1000`, expected u8"#
+    );
+    // The same examples on an untyped tool, or examples that decode, are fine.
+    server.add_tool(Tool::new("raw", "Raw", schema.clone(), |_, _| Ok(ToolOutput::text("")))).unwrap();
+    schema["examples"] = json!([{"text": "a", "times": 2}]);
+    server.add_tool(Tool::typed("repeat", "Repeats", schema, repeat)).unwrap();
+}
+
+#[test]
+fn a_tool_keeps_state_in_a_cell() {
+    let count = std::rc::Rc::new(std::cell::Cell::new(0u32));
+    let seen = count.clone();
+    let mut server = Server::new("x", "1");
+    let counter = Tool::new("count", "Counts its calls", json!({"type": "object"}), move |_, _| {
+        count.set(count.get() + 1);
+        Ok(ToolOutput::text(count.get().to_string()))
+    });
+    server.add_tool(counter).unwrap();
+    let texts: Vec<serde_json::Value> = calls(&server, "count", &[json!({}), json!({}), json!({})])
+        .iter()
+        .map(|r| r["content"][0]["text"].clone())
+        .collect();
+    assert_eq!(texts, ["1", "2", "3"]);
+    assert_eq!(seen.get(), 3, "the state outlives the session");
+}
+
+#[test]
+fn question_mark_on_any_error_is_an_error_result() {
+    let mut server = Server::new("x", "1");
+    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    server
+        .add_tool(Tool::new("read", "Reads a file", schema, |args, _| {
+            let text = std::fs::read_to_string(args["path"].as_str().unwrap_or_default())?;
+            Ok(ToolOutput::text(text))
+        }))
+        .unwrap();
+    let missing = crate::scratch("question-mark").join("missing.txt");
+    let result = call(&server, "read", json!({"path": missing}));
+    assert_eq!(
+        result,
+        json!({"content": [{"type": "text", "text": "No such file or directory (os error 2)"}], "isError": true})
     );
 }
 
@@ -227,7 +427,13 @@ fn registration_warns_about_keywords_it_does_not_enforce() {
     log::set_max_level(log::LevelFilter::Trace);
     let mut server = Server::new("x", "1");
     let schema = json!({"type": "object", "unevaluatedProperties": false, "properties": {"p": {"$ref": "https://example.com/p.json"}}});
-    server.add_tool(Tool::new("lenient", "L", schema, |_, _| Ok(ToolOutput::text("")))).unwrap();
+    let warnings = server.add_tool(Tool::new("lenient", "L", schema, |_, _| Ok(ToolOutput::text("")))).unwrap();
+    // Returned, for an embedder without a logger...
+    let returned: Vec<String> = warnings.iter().map(ToString::to_string).collect();
+    let pointers: Vec<&str> = warnings.iter().map(|w| w.problem.pointer.as_str()).collect();
+    assert_eq!(pointers, ["/unevaluatedProperties", "/properties/p/$ref"]);
+    assert!(warnings.iter().all(|w| w.tool == "lenient" && w.schema == "inputSchema"));
+    // ...and logged, in the same words.
     let lines = CAPTURE.0.lock().unwrap().clone();
     let ours: Vec<&String> = lines.iter().filter(|l| l.contains("\"lenient\"")).collect();
     assert_eq!(
@@ -237,6 +443,8 @@ fn registration_warns_about_keywords_it_does_not_enforce() {
             "WARN tool \"lenient\": inputSchema: /properties/p/$ref: remote $ref \"https://example.com/p.json\" is not followed: this reference is not enforced",
         ]
     );
+    let logged: Vec<String> = ours.iter().map(|l| l.trim_start_matches("WARN ").to_string()).collect();
+    assert_eq!(returned, logged);
 }
 
 /// Input that arrives in pieces, one per read, like a client writing them one at a time.

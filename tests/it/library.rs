@@ -550,3 +550,62 @@ fn replies_are_flushed_before_the_server_would_wait() {
         ]
     );
 }
+
+/// An example program as cargo builds it (already built by `cargo test`; this makes sure).
+fn example(name: &str) -> std::path::PathBuf {
+    let build = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "--message-format=json", "--example", name])
+        .current_dir(crate::root())
+        .output()
+        .unwrap();
+    assert!(build.status.success(), "cargo build --example {name}:\n{}", String::from_utf8_lossy(&build.stderr));
+    let messages = String::from_utf8(build.stdout).unwrap();
+    messages
+        .lines()
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
+        .find(|m| m["target"]["name"] == name && m["executable"].is_string())
+        .map(|m| m["executable"].as_str().unwrap().into())
+        .unwrap_or_else(|| panic!("cargo named no executable for example {name}"))
+}
+
+#[test]
+fn the_readme_library_program_is_examples_minimal() {
+    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
+    let section = &readme[readme.find("\n## Write your own server\n").expect("the library section")..];
+    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
+    let program = &section[start..start + section[start..].find("```\n").unwrap()];
+    let minimal = std::fs::read_to_string(crate::root().join("examples/minimal.rs")).unwrap();
+    // examples/minimal.rs is compiled by `cargo test`, so the README's program compiles too.
+    assert!(
+        program == minimal,
+        "README's program differs from examples/minimal.rs:\n{}",
+        crate::diff(&minimal, program)
+    );
+}
+
+#[test]
+fn the_minimal_example_serves_and_ends_quietly_when_stdout_closes() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let minimal = example("minimal");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"hi"}}}"#;
+    let mut child = Command::new(&minimal).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    child.stdin.take().unwrap().write_all(format!("{init}\n{call}\n").as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let last = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_string();
+    assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}"#);
+
+    // A client that closes the server's stdout has ended the session: exit 0, nothing said.
+    let mut child =
+        Command::new(&minimal).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    let mut stdin = child.stdin.take().unwrap();
+    // The server may be gone before all of this is written; that is the point.
+    let _ = stdin.write_all("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".repeat(100_000).as_bytes());
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+}

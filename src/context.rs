@@ -38,7 +38,37 @@ impl Question {
     }
 }
 
-/// What a handler may know and do about the request it serves.
+/// What a handler may know and do about the request it serves: every tool, prompt and
+/// resource handler gets one.
+///
+/// ```
+/// use baremcp::{ClientError, LogLevel, Server, Tool, ToolOutput};
+/// use serde_json::json;
+///
+/// let confirm = Tool::new("confirm", "Asks before it acts", json!({"type": "object"}), |_, cx| {
+///     cx.log(LogLevel::Info, Some("confirm"), "asking the user");
+///     cx.progress(1.0, Some(2.0), Some("waiting for the user"));
+///     // Legacy: a request to the client and a wait. 2026-07-28: the first run returns here
+///     // through `?` with `InputRequired`, and the client retries with the answer.
+///     let answer = match cx.elicit("Go ahead?", json!({"type": "object", "properties": {}})) {
+///         Err(ClientError::Unsupported(_)) => return Ok(ToolOutput::text("cannot ask: not done")),
+///         other => other?,
+///     };
+///     Ok(ToolOutput::text(format!("the user said {}", answer["action"])))
+/// });
+/// let mut server = Server::new("asker", "1.0.0");
+/// server.add_tool(confirm)?;
+///
+/// // This client declared no elicitation capability, so the tool cannot ask.
+/// let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}
+/// {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"confirm"}}
+/// "#;
+/// let mut output = Vec::new();
+/// server.serve(&mut &input[..], &mut output)?;
+/// let last = String::from_utf8(output)?.lines().last().unwrap_or_default().to_string();
+/// assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"cannot ask: not done"}]}}"#);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Context<'a, 'io> {
     pub(crate) id: &'a Id<'a>,
     pub(crate) era: Era,

@@ -12,15 +12,21 @@ pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
 /// Handshake revisions, newest first; an unknown version asked for in `initialize` gets the first.
 pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
+/// `_meta` key: the protocol version of a 2026-07-28 request.
 pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the capabilities a 2026-07-28 client declares on each request.
 pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the least severe log level a 2026-07-28 request wants.
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key: the server's `serverInfo` on a 2026-07-28 result.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the `subscriptions/listen` stream a notification belongs to.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Which protocol family a request belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Era {
+    /// A request of a session opened by `initialize` (2024-11-05 to 2025-11-25).
     Legacy,
     /// A 2026-07-28 request; the version string is one of [`MODERN_VERSIONS`].
     Modern(&'static str),
@@ -29,8 +35,11 @@ pub enum Era {
 /// What the server reads from a request's `params._meta`, still borrowed from the line.
 #[derive(Debug)]
 pub struct RequestMeta<'a> {
+    /// The request's era, from its `_meta` protocol version.
     pub era: Era,
+    /// `progressToken`, as raw JSON text.
     pub progress_token: Option<&'a str>,
+    /// `io.modelcontextprotocol/clientCapabilities`, as raw JSON text.
     pub client_capabilities: Option<&'a str>,
     /// `io.modelcontextprotocol/logLevel`: the least severe log a modern request wants.
     pub log_level: Option<LogLevel>,

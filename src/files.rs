@@ -43,6 +43,7 @@ impl FileRoot {
         Ok(FileRoot { root, include_hidden, max_bytes })
     }
 
+    /// The canonical directory served.
     pub fn path(&self) -> &Path {
         &self.root
     }
@@ -52,6 +53,7 @@ impl FileRoot {
         format!("file://{}", percent_encode_path(self.root.as_os_str().as_encoded_bytes()))
     }
 
+    /// The URI template of its files, `file:///dir/{+path}`.
     pub fn template(&self) -> String {
         format!("{}/{{+path}}", self.base_uri())
     }

@@ -13,10 +13,15 @@ use serde_json::{Value, json};
 
 use crate::params::ParamsField;
 
+/// Text that is not JSON.
 pub const PARSE_ERROR: i64 = -32700;
+/// JSON that is not a valid request.
 pub const INVALID_REQUEST: i64 = -32600;
+/// A method the server does not serve.
 pub const METHOD_NOT_FOUND: i64 = -32601;
+/// Parameters the method cannot take.
 pub const INVALID_PARAMS: i64 = -32602;
+/// The server failed.
 pub const INTERNAL_ERROR: i64 = -32603;
 /// MCP up to 2025-11-25: the resource does not exist (2026-07-28 uses -32602 instead).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
@@ -28,29 +33,37 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorObject {
+    /// The JSON-RPC error code, such as [`INVALID_PARAMS`].
     pub code: i64,
+    /// What went wrong, lowercase, without a trailing period.
     pub message: String,
+    /// More about it, for a program to read.
     pub data: Option<Value>,
 }
 
 impl ErrorObject {
+    /// An error with no data.
     pub fn new(code: i64, message: impl Into<String>) -> Self {
         ErrorObject { code, message: message.into(), data: None }
     }
 
+    /// The same error with `data`.
     pub fn with_data(mut self, data: Value) -> Self {
         self.data = Some(data);
         self
     }
 
+    /// -32602 with `message`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
         Self::new(INVALID_PARAMS, message)
     }
 
+    /// -32600.
     pub fn invalid_request() -> Self {
         Self::new(INVALID_REQUEST, "invalid request")
     }
 
+    /// -32601, with the method as data.
     pub fn method_not_found(method: &str) -> Self {
         Self::new(METHOD_NOT_FOUND, "method not found").with_data(json!(method))
     }
@@ -80,6 +93,7 @@ impl ErrorObject {
         Self::new(PARSE_ERROR, "parse error")
     }
 
+    /// -32603.
     pub fn internal() -> Self {
         Self::new(INTERNAL_ERROR, "internal error")
     }
@@ -108,6 +122,7 @@ impl fmt::Display for ErrorObject {
 /// field by field rather than built as a map, which was most of a call's cost).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Payload {
+    /// A value, serialized when the reply is written.
     Value(Value),
     /// UTF-8 JSON text of one object.
     Json(Vec<u8>),
@@ -191,17 +206,25 @@ impl fmt::Display for Id<'_> {
 /// One JSON-RPC message, classified. Members stay borrowed from the input line.
 #[derive(Debug)]
 pub enum Message<'a> {
+    /// A request: it gets exactly one response.
     Request {
+        /// Echoed in the response.
         id: Id<'a>,
+        /// The method name.
         method: Cow<'a, str>,
+        /// `params`, as read.
         params: ParamsField<'a>,
     },
+    /// A notification: it gets no response.
     Notification {
+        /// The method name.
         method: Cow<'a, str>,
+        /// `params`, as read.
         params: ParamsField<'a>,
     },
     /// A response from the client; only meaningful if it answers a request the server sent.
     Response {
+        /// The id it answers, when it has one.
         id: Option<Id<'a>>,
     },
     /// A message without an `id` too malformed to act on (a member named twice, `method` not
@@ -209,13 +232,13 @@ pub enum Message<'a> {
     BadNotification,
     /// A response that is not exactly one JSON-RPC 2.0 response (a member named twice, both
     /// `result` and `error`, a wrong `jsonrpc`): never replied to, and never taken as an answer.
-    BadResponse {
-        id: Option<Id<'a>>,
-    },
+    BadResponse { id: Option<Id<'a>> },
     /// Not a valid message: replied to with its error (-32700 for text that is not JSON, -32600
     /// for JSON that is not a request) and the id when it could be read.
     Invalid {
+        /// The id, when it could be read.
         id: Option<Id<'a>>,
+        /// What is wrong.
         error: ErrorObject,
     },
 }
@@ -224,6 +247,7 @@ pub enum Message<'a> {
 #[allow(clippy::large_enum_variant)] // see `ParamsField`: kept on the stack, never boxed
 #[derive(Debug)]
 pub enum Frame<'a> {
+    /// One message.
     Single(Message<'a>),
     /// The raw text of each element.
     Batch(Vec<&'a str>),

@@ -11,14 +11,18 @@ use crate::tool::{Content, Context, HandlerError};
 /// Who says a prompt message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// The user.
     User,
+    /// The model.
     Assistant,
 }
 
 /// One message of a prompt's result.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PromptMessage {
+    /// Who says it.
     pub role: Role,
+    /// What is said: text, an image, audio or a resource.
     pub content: Content,
 }
 
@@ -54,7 +58,36 @@ pub(crate) struct Argument {
     pub completer: Option<Completer>,
 }
 
-/// A prompt template, offered to users as a slash command by many clients.
+/// A prompt template, offered to users as a slash command by many clients: a name and the
+/// function that turns the arguments into messages; a title, a description and the
+/// arguments are set by value. Register it with [`crate::Server::add_prompt`].
+///
+/// ```
+/// use baremcp::{Completer, Prompt, PromptMessage, Server};
+///
+/// let mut server = Server::new("memo", "1.0.0");
+/// server.add_prompt(
+///     Prompt::new("summarize", |args, _cx| {
+///         Ok(vec![PromptMessage::user(format!("Summarize the memo of {}", args["day"]))])
+///     })
+///     .title("Summarize")
+///     .description("Summarizes a memo")
+///     .argument("day", Some("Which memo"), true)
+///     .complete(Completer::values(["today", "tomorrow"])),
+/// )?;
+///
+/// let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}
+/// {"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"summarize","arguments":{"day":"today"}}}
+/// "#;
+/// let mut output = Vec::new();
+/// server.serve(&mut &input[..], &mut output)?;
+/// let last = String::from_utf8(output)?.lines().last().unwrap_or_default().to_string();
+/// assert_eq!(
+///     last,
+///     r#"{"jsonrpc":"2.0","id":2,"result":{"description":"Summarizes a memo","messages":[{"content":{"text":"Summarize the memo of today","type":"text"},"role":"user"}]}}"#
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Prompt {
     pub(crate) name: String,
     pub(crate) title: Option<String>,
@@ -73,11 +106,13 @@ impl Prompt {
         Prompt { name: name.into(), title: None, description: None, arguments: Vec::new(), handler: Box::new(handler) }
     }
 
+    /// What the prompt is for, as listed.
     pub fn description(mut self, description: impl Into<String>) -> Prompt {
         self.description = Some(description.into());
         self
     }
 
+    /// A human-readable display name.
     pub fn title(mut self, title: impl Into<String>) -> Prompt {
         self.title = Some(title.into());
         self

@@ -13,7 +13,9 @@ use crate::tool::Context;
 /// What a read produces: text, or bytes that are sent as base64.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Contents {
+    /// Text, sent as `text`.
     Text(String),
+    /// Bytes, sent base64-encoded as `blob`.
     Blob(Vec<u8>),
 }
 
@@ -58,6 +60,7 @@ pub enum Completer {
 }
 
 impl Completer {
+    /// A fixed list of suggestions.
     pub fn values<S: Into<String>>(values: impl IntoIterator<Item = S>) -> Completer {
         Completer::Values(values.into_iter().map(Into::into).collect())
     }
@@ -71,7 +74,45 @@ impl Completer {
     }
 }
 
-/// A resource with a fixed URI.
+/// A resource with a fixed URI: a name, optional metadata set by value (`.title(..)`,
+/// `.mime_type(..)`, ...), and the function that reads it. Register it with
+/// [`crate::Server::add_resource`].
+///
+/// ```
+/// use std::cell::RefCell;
+///
+/// use baremcp::{Contents, Resource, Server, Tool, ToolOutput};
+/// use serde_json::json;
+/// use std::rc::Rc;
+///
+/// let memo = Rc::new(RefCell::new(String::from("buy milk")));
+/// let read = memo.clone();
+/// let mut server = Server::new("memo", "1.0.0");
+/// server.add_resource(
+///     Resource::new("memo://today", "today", move |_cx| Ok(Contents::Text(read.borrow().clone())))
+///         .title("Today's memo")
+///         .mime_type("text/plain"),
+/// )?;
+/// // A tool that changes it tells subscribers.
+/// let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]});
+/// server.add_tool(Tool::new("write_memo", "Replaces the memo", schema, move |args, cx| {
+///     *memo.borrow_mut() = args["text"].as_str().unwrap_or_default().to_string();
+///     cx.resource_updated("memo://today");
+///     Ok(ToolOutput::text("written"))
+/// }))?;
+///
+/// let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}
+/// {"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"memo://today"}}
+/// "#;
+/// let mut output = Vec::new();
+/// server.serve(&mut &input[..], &mut output)?;
+/// let last = String::from_utf8(output)?.lines().last().unwrap_or_default().to_string();
+/// assert_eq!(
+///     last,
+///     r#"{"jsonrpc":"2.0","id":2,"result":{"contents":[{"mimeType":"text/plain","text":"buy milk","uri":"memo://today"}]}}"#
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Resource {
     pub(crate) uri: String,
     pub(crate) meta: Map<String, Value>,
@@ -82,6 +123,7 @@ pub struct Resource {
 }
 
 impl Resource {
+    /// A resource at `uri`, listed under `name`, read by `reader`.
     pub fn new(
         uri: impl Into<String>,
         name: impl Into<String>,
@@ -94,16 +136,19 @@ impl Resource {
         Resource { uri, meta, mime_type: None, reader: Box::new(reader), watched_file: None }
     }
 
+    /// A human-readable display name.
     pub fn title(mut self, title: impl Into<String>) -> Resource {
         self.meta.insert("title".into(), json!(title.into()));
         self
     }
 
+    /// What the resource holds, for the model or the user.
     pub fn description(mut self, description: impl Into<String>) -> Resource {
         self.meta.insert("description".into(), json!(description.into()));
         self
     }
 
+    /// The MIME type, listed and sent with the contents.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> Resource {
         let mime_type = mime_type.into();
         self.meta.insert("mimeType".into(), json!(mime_type));
@@ -136,7 +181,22 @@ impl Resource {
     }
 }
 
-/// A family of resources whose URIs match a template such as `test://items/{id}`.
+/// A family of resources whose URIs match a template such as `test://items/{id}`. Register it
+/// with [`crate::Server::add_template`].
+///
+/// ```
+/// use baremcp::{Completer, Contents, ReadError, ResourceTemplate, Server};
+///
+/// let mut server = Server::new("memo", "1.0.0");
+/// server.add_template(
+///     ResourceTemplate::new("memo://{day}", "memo by day", |vars, _cx| match vars["day"].as_str() {
+///         "today" => Ok(Contents::Text("buy milk".into())),
+///         _ => Err(ReadError::NotFound),
+///     })
+///     .complete("day", Completer::values(["today", "tomorrow"])),
+/// )?;
+/// # Ok::<(), baremcp::Error>(())
+/// ```
 pub struct ResourceTemplate {
     pub(crate) template: UriTemplate,
     pub(crate) meta: Map<String, Value>,
@@ -166,16 +226,19 @@ impl ResourceTemplate {
         }
     }
 
+    /// A human-readable display name.
     pub fn title(mut self, title: impl Into<String>) -> ResourceTemplate {
         self.meta.insert("title".into(), json!(title.into()));
         self
     }
 
+    /// What the resources hold, for the model or the user.
     pub fn description(mut self, description: impl Into<String>) -> ResourceTemplate {
         self.meta.insert("description".into(), json!(description.into()));
         self
     }
 
+    /// The MIME type, listed and sent with the contents.
     pub fn mime_type(mut self, mime_type: impl Into<String>) -> ResourceTemplate {
         let mime_type = mime_type.into();
         self.meta.insert("mimeType".into(), json!(mime_type));
@@ -183,6 +246,7 @@ impl ResourceTemplate {
         self
     }
 
+    /// `{"audience": [...], "priority": n, "lastModified": "..."}` as MCP defines them.
     pub fn annotations(mut self, annotations: Value) -> ResourceTemplate {
         self.meta.insert("annotations".into(), annotations);
         self

@@ -50,6 +50,29 @@ impl Hasher for Fnv {
 }
 
 /// An MCP server: identity, registered tools and limits. Build it, then [`Server::serve`].
+///
+/// Configuration takes and returns the server by value; registration (`add_*`) takes it by
+/// `&mut` and returns a `Result`, refusing with an [`Error`] that says what and where.
+///
+/// ```
+/// use baremcp::{Error, Server, Tool, ToolOutput};
+/// use serde_json::json;
+///
+/// let mut server = Server::new("notes", "1.0.0")
+///     .title("Notes")
+///     .instructions("Keeps short notes.")
+///     .page_size(50);
+/// let schema = json!({"type": "object", "unevaluatedProperties": false});
+/// let warnings = server.add_tool(Tool::new("list", "Lists the notes", schema.clone(), |_, _| {
+///     Ok(ToolOutput::text("none yet"))
+/// }))?;
+/// // Registered, but one keyword of the schema is not enforced: said here, and logged.
+/// assert_eq!(warnings[0].problem.pointer, "/unevaluatedProperties");
+///
+/// let again = server.add_tool(Tool::new("list", "Lists them again", schema, |_, _| Ok(ToolOutput::text(""))));
+/// assert!(matches!(again, Err(Error::Duplicate { name, .. }) if name == "list"));
+/// # Ok::<(), Error>(())
+/// ```
 pub struct Server {
     pub(crate) info: Value,
     pub(crate) instructions: Option<String>,

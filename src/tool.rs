@@ -79,8 +79,11 @@ pub struct Tool {
     pub(crate) handler: Box<Handler>,
     /// A typed tool's check that a value decodes into its argument type, for the schema's
     /// `examples` at registration.
-    pub(crate) decodes: Option<fn(&Value) -> Result<(), DecodeError>>,
+    pub(crate) decodes: Option<Decodes>,
 }
+
+/// Whether a value decodes into a typed tool's argument type.
+type Decodes = fn(&Value) -> Result<(), DecodeError>;
 
 impl Tool {
     /// A tool whose handler gets the arguments as JSON: an object that satisfies

@@ -43,6 +43,7 @@ pub struct LineReader {
 }
 
 impl LineReader {
+    /// A reader of lines of at most `max` bytes.
     pub fn new(max: usize) -> LineReader {
         LineReader { max, ahead: None }
     }

@@ -13,7 +13,9 @@ use super::{Problem, Schema, escape_token, pointer_to};
 /// Which JSON Schema dialect the document is read as.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Draft {
+    /// draft-07.
     Draft7,
+    /// 2020-12, MCP's default.
     Draft2020_12,
 }
 

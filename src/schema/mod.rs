@@ -32,11 +32,14 @@ pub struct Schema {
 /// A problem found in a schema at load time: where (a JSON Pointer into the schema) and what.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Problem {
+    /// JSON Pointer into the schema (empty for the whole schema).
     pub pointer: String,
+    /// What is wrong there.
     pub message: String,
 }
 
 impl Problem {
+    /// A problem at `pointer`.
     pub fn new(pointer: &str, message: impl Into<String>) -> Problem {
         Problem { pointer: pointer.to_string(), message: message.into() }
     }
@@ -56,6 +59,7 @@ pub struct ValidationError {
     pub instance_path: String,
     /// JSON Pointer to the schema keyword that failed, e.g. `/properties/name/minLength`.
     pub keyword_path: String,
+    /// What was allowed, and what was found.
     pub message: String,
 }
 
@@ -68,11 +72,14 @@ impl fmt::Display for ValidationError {
 /// All the errors of one instance: the first [`Errors::CAP`] kept, and how many there were.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Errors {
+    /// The first errors, at most [`Errors::CAP`].
     pub errors: Vec<ValidationError>,
+    /// How many errors there were in all.
     pub total: usize,
 }
 
 impl Errors {
+    /// How many errors are kept.
     pub const CAP: usize = 20;
 }
 
@@ -108,6 +115,7 @@ impl Schema {
         &self.warnings
     }
 
+    /// The dialect the schema was read as.
     pub fn draft(&self) -> Draft {
         self.draft
     }

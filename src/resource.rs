@@ -40,6 +40,14 @@ pub enum ReadError {
     Refused(String),
 }
 
+/// So `?` works on any error in a reader: it refuses the read with the error's text. (A
+/// missing resource is [`ReadError::NotFound`], returned as such.)
+impl<E: std::error::Error> From<E> for ReadError {
+    fn from(error: E) -> ReadError {
+        ReadError::Refused(error.to_string())
+    }
+}
+
 /// Reads a static resource.
 pub type Reader = dyn Fn(&mut Context) -> Result<Contents, ReadError>;
 /// Reads a resource through a template, given the matched variables.

@@ -551,6 +551,39 @@ fn replies_are_flushed_before_the_server_would_wait() {
     );
 }
 
+#[test]
+fn question_mark_in_a_reader_or_a_prompt_refuses_with_the_error_text() {
+    let missing = crate::scratch("question-mark-reader").join("missing.txt");
+    let mut server = Server::new("x", "1");
+    let path = missing.clone();
+    server
+        .add_resource(Resource::new("test://file", "file", move |_| {
+            Ok(Contents::Text(std::fs::read_to_string(&path)?))
+        }))
+        .unwrap();
+    server
+        .add_prompt(Prompt::new("file", "F", move |_, _| {
+            Ok(vec![PromptMessage::user(std::fs::read_to_string(&missing)?)])
+        }))
+        .unwrap();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"test://file"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"file"}}"#,
+    ]
+    .join("\n");
+    let mut output = Vec::new();
+    server.serve(&mut input.as_bytes(), &mut output).unwrap();
+    let replies: Vec<&str> = std::str::from_utf8(&output).unwrap().lines().skip(1).collect();
+    assert_eq!(
+        replies,
+        [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"No such file or directory (os error 2)","data":{"uri":"test://file"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"No such file or directory (os error 2)"}}"#,
+        ]
+    );
+}
+
 /// An example program as cargo builds it (already built by `cargo test`; this makes sure).
 fn example(name: &str) -> std::path::PathBuf {
     let build = std::process::Command::new(env!("CARGO"))

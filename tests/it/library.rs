@@ -562,9 +562,7 @@ fn question_mark_in_a_reader_or_a_prompt_refuses_with_the_error_text() {
         }))
         .unwrap();
     server
-        .add_prompt(Prompt::new("file", "F", move |_, _| {
-            Ok(vec![PromptMessage::user(std::fs::read_to_string(&missing)?)])
-        }))
+        .add_prompt(Prompt::new("file", move |_, _| Ok(vec![PromptMessage::user(std::fs::read_to_string(&missing)?)])))
         .unwrap();
     let input = [
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,

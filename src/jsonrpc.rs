@@ -33,7 +33,7 @@ pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 /// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorObject {
-    /// The JSON-RPC error code, such as [`INVALID_PARAMS`].
+    /// The JSON-RPC error code, such as -32602 (invalid params).
     pub code: i64,
     /// What went wrong, lowercase, without a trailing period.
     pub message: String,

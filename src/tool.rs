@@ -28,11 +28,12 @@ pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerErr
 /// [`Tool::new`] hands it the JSON value. Optional parts are set by value, each method
 /// taking and returning the tool: `.title(..)`, `.output_schema(..)`, `.annotations(..)`.
 ///
-/// Handlers are `Fn` and run on the serving thread, one call at a time: a tool that keeps
-/// state holds it in a `Cell` or `RefCell` it captures (an `Rc` shares it between tools).
-/// The server is served through `&self` so that it can be served more than once, and a
-/// handler that waits on the client may see other requests queued, never run, meanwhile;
-/// interior mutability says that plainly where `FnMut` would need the server to be `&mut`.
+/// Handlers are `Fn` and run on the serving thread, one call at a time (a request that
+/// arrives while a handler waits on the client is queued, not run): a tool that keeps state
+/// holds it in a `Cell` or `RefCell` it captures, and an `Rc` shares it between tools.
+/// Handlers are not `FnMut` because [`crate::Server::serve`] takes `&self`, so one
+/// registered server can serve stream after stream (or, through another transport, many
+/// sessions); the state a handler keeps is the handler's to guard, not the server's.
 ///
 /// ```
 /// use std::cell::Cell;

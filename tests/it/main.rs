@@ -2,9 +2,11 @@
 //!
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `everything`: the conformance fixture server of `examples/everything`
+//! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `examples/fuzz`)
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `http`: Streamable HTTP over raw sockets: statuses, malformed HTTP, both eras, streams, auth
+//! - `manifests`: a manifest's commands and files at run time, where the transcripts do not go
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
@@ -12,6 +14,8 @@
 //! - `clients`: the README's client-setup snippets parse and their commands serve
 //! - `commands`: manifest commands that write without end or leave grandchildren behind
 //! - `tasks`: the tasks extension over pipes: task threads, polling, answers, cancellation
+//! - `check`: `baremcp check` on every shape of manifest problem, subcommand flags, and
+//!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 
@@ -19,14 +23,17 @@
 // builds (see README, Platforms).
 #![cfg(unix)]
 
+mod check;
 mod cli;
 mod clients;
 mod commands;
 mod everything;
 mod files;
+mod fuzz;
 mod http;
 mod library;
 mod limits;
+mod manifests;
 mod replay;
 mod schema_suite;
 mod tasks;

@@ -227,4 +227,28 @@ mod tests {
         assert_eq!(client_line(b"{}"), "--> {}");
         assert_eq!(client_line(b"{\"a\":\"\xff\"}\r"), "-->~ {\"a\":\"\\xFF\"}\\r\\n");
     }
+
+    /// Escapes round-trip through `client_line` and `unescape`; a bad one names its byte.
+    #[test]
+    fn escapes_round_trip_and_bad_ones_are_named() {
+        let bytes = b"a\\b\tc\nd\re\x00\xff";
+        let line = client_line(bytes);
+        assert_eq!(line, "-->~ a\\\\b\\tc\\nd\\re\\x00\\xFF\\n");
+        assert_eq!(unescape(line.strip_prefix("-->~ ").unwrap()).unwrap(), [&bytes[..], b"\n"].concat());
+        assert_eq!(unescape("ok\\q").unwrap_err(), "unknown escape at byte 2 (use \\\\ \\r \\n \\t \\xHH)");
+        assert_eq!(unescape("\\xZ1").unwrap_err(), "\\x needs two hex digits");
+        assert_eq!(
+            parse("-->~ \\q\n", &Vec::new()).unwrap_err(),
+            "line 1: unknown escape at byte 0 (use \\\\ \\r \\n \\t \\xHH)"
+        );
+        assert_eq!(
+            first_difference(&json!({"a": 1, "b": 2}), &json!({"a": 1})),
+            Some("at /: missing member \"b\"".into())
+        );
+        assert_eq!(first_difference(&json!(["<null>"]), &json!([null])), None);
+        assert_eq!(
+            first_difference(&json!({"a/b": [1]}), &json!({"a/b": [1, 2]})),
+            Some("at /a~1b: expected 1 items, got 2".into())
+        );
+    }
 }

@@ -35,11 +35,14 @@ pub fn run(
     let mut all_valid = true;
     let mut unreadable = false;
     if jsonl {
-        for (n, line) in io::stdin().lock().lines().enumerate() {
+        // Lines as bytes: one that is not UTF-8 gets its verdict like any other that is not
+        // JSON, rather than ending the run and losing the verdicts of the lines after it.
+        for (n, line) in io::stdin().lock().split(b'\n').enumerate() {
             let line = line?;
-            let verdict = match serde_json::from_str::<Value>(&line) {
-                Ok(instance) => compiled.validate(&instance),
-                Err(e) => Err(parse_failure(format!("line {} is not JSON: {e}", n + 1))),
+            let verdict = match std::str::from_utf8(&line).map(|text| serde_json::from_str::<Value>(text)) {
+                Ok(Ok(instance)) => compiled.validate(&instance),
+                Ok(Err(e)) => Err(parse_failure(format!("line {} is not JSON: {e}", n + 1))),
+                Err(e) => Err(parse_failure(format!("line {} is not UTF-8: {e}", n + 1))),
             };
             all_valid &= verdict.is_ok();
             writeln!(out, "{}", jsonl_verdict(&verdict))?;

@@ -312,4 +312,20 @@ mod tests {
         assert_eq!(evaluate("sqrt(-1)"), Err(CalcError::NotFinite));
         assert_eq!(evaluate("10 ^ 400"), Err(CalcError::NotFinite));
     }
+
+    /// Each syntax error says what was expected, where; a division that is fine divides.
+    #[test]
+    fn says_what_it_expected() {
+        let message = |expression: &str| evaluate(expression).map_err(|e| e.to_string());
+        assert_eq!(message("8 / 2 / 2"), Ok(2.0));
+        assert_eq!(message("2 $ 3"), Err("syntax error at column 3: unexpected '$'".into()));
+        assert_eq!(message("."), Err("syntax error at column 2: expected a number".into()));
+        assert_eq!(message("sqrt 4"), Err("syntax error at column 6: expected '(' after sqrt".into()));
+        assert_eq!(message("max(1, 2"), Err("syntax error at column 9: expected ')'".into()));
+        assert_eq!(message("(1"), Err("syntax error at column 3: expected ')'".into()));
+        assert_eq!(message("1 +"), Err("syntax error at column 4: unexpected end of expression".into()));
+        assert_eq!(message("1 / 0"), Err("division by zero".into()));
+        assert_eq!(message("sqrt(-1)"), Err("the result is not a finite number".into()));
+        assert_eq!(CalcError::NoMath("libm.so.6 is missing").to_string(), "libm.so.6 is missing");
+    }
 }

@@ -1,0 +1,134 @@
+//! `baremcp check` on the problem shapes `fixtures/manifests/broken.json` leaves out (each
+//! reported once, with its pointer and what is wrong), the subcommands' own flags, and
+//! `validate --jsonl` answering every line.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn baremcp(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_baremcp")).args(args).output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn every_problem_shape_is_reported_with_its_pointer() {
+    let dir = crate::scratch("check-shapes");
+    let manifest = dir.join("shapes.json");
+    std::fs::write(
+        &manifest,
+        r#"{
+  "server": {"name": 5},
+  "tools": [
+    5,
+    {"name": "a", "description": 7, "run": {"argv": ["echo", "{bad name}", "a}b", ["--x", 5], 6, []], "env": {"PASS": true, "BAD": 1}}},
+    {"name": "b", "description": "env not an object", "run": {"argv": ["echo"], "env": []}},
+    {"name": "", "description": "empty name", "run": {"argv": ["echo"]}},
+    {"name": "d", "description": "no run"}
+  ],
+  "resources": {},
+  "resourceTemplates": [{"uriTemplate": "x://fixed", "name": "t", "run": {"argv": ["echo"]}}],
+  "prompts": [{"name": "p", "arguments": [{"name": "a", "required": "yes"}], "messages": []}]
+}"#,
+    )
+    .unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let problems = [
+        "/server/name: must be a string",
+        "/tools/0: must be an object",
+        "/tools/1/description: must be a string",
+        "/tools/1/run/argv/1: malformed placeholder {bad name} (use {{ for a literal brace)",
+        "/tools/1/run/argv/2: unmatched } (use }} for a literal brace)",
+        "/tools/1/run/argv/3/1: must be a string",
+        "/tools/1/run/argv/4: must be a string, or (after the program) a non-empty array of strings",
+        "/tools/1/run/argv/5: must be a string, or (after the program) a non-empty array of strings",
+        "/tools/1/run/env/BAD: must be a string (the value) or true (pass it through)",
+        "/tools/2/run/env: must be an object",
+        "/tools/3/name: must not be empty",
+        "/tools/4/run: is required",
+        "/resources: must be an array",
+        "/resourceTemplates/0/uriTemplate: needs at least one {variable}",
+        "/prompts/0/arguments/0/required: must be a boolean",
+        "/prompts/0/messages: must be a non-empty array",
+    ];
+    for problem in problems {
+        assert!(stderr.contains(&format!("shapes.json: {problem}\n")), "{problem:?} not reported:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
+
+    // A document that is not an object, and a file that is not JSON, are one problem each.
+    std::fs::write(&manifest, "[]").unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert_eq!((out.status.code(), text(&out.stderr).lines().count()), (Some(2), 1), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("shapes.json: /: must be an object"), "{}", text(&out.stderr));
+    std::fs::write(&manifest, "{").unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));
+
+    // A schema keyword that is known but not enforced is a warning, not a problem.
+    std::fs::write(
+        &manifest,
+        r#"{"tools": [{"name": "w", "description": "warns", "inputSchema": {"type": "object", "unevaluatedProperties": false}, "run": {"argv": ["echo"], "env": {"HOME": true}}}]}"#,
+    )
+    .unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("/tools/0/inputSchema"), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("unevaluatedProperties"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn subcommands_take_help_and_refuse_what_they_do_not_know() {
+    for sub in ["validate", "replay", "proxy"] {
+        let out = baremcp(&[sub, "--help"]);
+        assert!(out.status.success(), "{sub} --help: {}", text(&out.stderr));
+        assert!(text(&out.stdout).starts_with("usage: baremcp"), "{sub} --help: {}", text(&out.stdout));
+    }
+    let refused: [(&[&str], &str); 6] = [
+        (&["check", "a.json", "b.json"], "b.json"),
+        (&["check"], "check needs a MANIFEST.json"),
+        (&["validate", "--bogus", "s.json"], "--bogus"),
+        (&["validate", "--jsonl", "s.json", "i.json"], "--jsonl reads instances from stdin: give no INSTANCE files"),
+        (&["replay", "--bogus", "t.txt"], "--bogus"),
+        (&["proxy", "stray", "--", "cat"], "stray"),
+    ];
+    for (args, says) in refused {
+        let out = baremcp(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.lines().next().is_some_and(|l| l.contains(says)), "{args:?}: {stderr}");
+        assert!(stderr.contains("usage: baremcp"), "{args:?}: {stderr}");
+    }
+}
+
+#[test]
+fn validate_jsonl_answers_every_line_even_one_that_is_not_utf8() {
+    let dir = crate::scratch("validate-jsonl");
+    let schema = dir.join("schema.json");
+    std::fs::write(&schema, r#"{"type": "integer"}"#).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["validate", "--jsonl", &schema.to_string_lossy()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"1\n\"\xff\"\nnope\n2\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let verdicts: Vec<serde_json::Value> =
+        text(&out.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(verdicts.len(), 4, "{}", text(&out.stdout));
+    let valid: Vec<bool> = verdicts.iter().map(|v| v["valid"].as_bool().unwrap()).collect();
+    assert_eq!(valid, [true, false, false, true]);
+    assert!(
+        verdicts[1]["errors"][0]["message"].as_str().unwrap().starts_with("line 2 is not UTF-8"),
+        "{}",
+        verdicts[1]
+    );
+    assert!(verdicts[2]["errors"][0]["message"].as_str().unwrap().starts_with("line 3 is not JSON"), "{}", verdicts[2]);
+}

@@ -1,0 +1,87 @@
+//! A manifest's commands and files at run time, where the transcripts do not go: a variable
+//! passed through, a program that cannot start, JSON output cut short, resource commands
+//! that fail, write too much or write bytes, template metadata, and `path` resources that
+//! are too large or not UTF-8.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+#[test]
+fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
+    let dir = crate::scratch("manifest-run");
+    std::fs::write(dir.join("bytes.bin"), [0xff, 0xfe]).unwrap();
+    // Sparse: one byte past the 8 MiB a `path` resource may be, without writing it.
+    std::fs::File::create(dir.join("big.bin")).unwrap().set_len(8 * 1024 * 1024 + 1).unwrap();
+    let manifest = json!({
+        "server": {"name": "run", "version": "1"},
+        "tools": [
+            {"name": "pass_env", "description": "d", "run": {"argv": ["sh", "-c", "printf %s \"$FUZZ_PASSED\""], "env": {"FUZZ_PASSED": true}}},
+            {"name": "missing", "description": "d", "run": {"argv": ["/nonexistent/program"]}},
+            {"name": "cut_json", "description": "d", "run": {"argv": ["printf", "{{\"a\": \"0123456789\"}}"], "output": "json", "maxOutputBytes": 5}}
+        ],
+        "resources": [
+            {"uri": "m://fails", "name": "fails", "run": {"argv": ["sh", "-c", "exit 4"]}},
+            {"uri": "m://big", "name": "big", "run": {"argv": ["printf", "0123456789"], "maxOutputBytes": 4}},
+            {"uri": "m://bytes", "name": "bytes", "run": {"argv": ["printf", "\\377\\376"]}},
+            {"uri": "m://file-big", "name": "file-big", "path": "big.bin"},
+            {"uri": "m://file-bytes", "name": "file-bytes", "path": "bytes.bin"}
+        ],
+        "resourceTemplates": [{"uriTemplate": "m://t/{x}", "name": "t", "title": "T", "description": "D", "run": {"argv": ["printf", "%s", "{x}"]}}]
+    });
+    let path = dir.join("run.json");
+    std::fs::write(&path, manifest.to_string()).unwrap();
+    let call =
+        |id: u32, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}});
+    let read =
+        |id: u32, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}});
+    let lines = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+        call(1, "pass_env"),
+        call(2, "missing"),
+        call(3, "cut_json"),
+        read(4, "m://fails"),
+        read(5, "m://big"),
+        read(6, "m://bytes"),
+        read(7, "m://file-big"),
+        read(8, "m://file-bytes"),
+        json!({"jsonrpc": "2.0", "id": 9, "method": "resources/templates/list"}),
+        read(10, "m://t/hello"),
+    ];
+    let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--manifest", &path.to_string_lossy()])
+        .env("FUZZ_PASSED", "passed through")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let replies: HashMap<u64, Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| (v["id"].as_u64().unwrap(), v))
+        .collect();
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    let error = |id: u64| replies[&id]["error"]["message"].as_str().unwrap_or_default().to_string();
+    assert_eq!(text(1), "passed through");
+    assert_eq!(replies[&2]["result"]["isError"], true);
+    assert!(text(2).starts_with("cannot run /nonexistent/program: "), "{}", text(2));
+    assert_eq!(replies[&3]["result"]["isError"], true);
+    assert!(text(3).starts_with("the command's JSON output was cut short"), "{}", text(3));
+    assert_eq!(error(4), "the command failed with exit status 4");
+    assert_eq!(error(5), "the content is larger than 4 bytes");
+    assert_eq!(replies[&6]["result"]["contents"][0]["blob"], "//4=");
+    assert!(error(7).ends_with("big.bin is larger than 8388608 bytes"), "{}", error(7));
+    assert_eq!(replies[&7]["error"]["code"], -32602);
+    assert_eq!(replies[&8]["result"]["contents"][0]["blob"], "//4=");
+    let template = &replies[&9]["result"]["resourceTemplates"][0];
+    assert_eq!((&template["title"], &template["description"]), (&json!("T"), &json!("D")));
+    assert_eq!(replies[&10]["result"]["contents"][0]["text"], "hello");
+}

@@ -699,13 +699,11 @@ fn readable_id(raw: &[u8]) -> bool {
 /// accepts the old answer for exactly the inputs the bug concerns (and counts them), so
 /// the bounded run stays green until the fix lands. The final tree keeps this empty.
 pub const PENDING: &[(&str, &str)] = &[
-    ("notification-answered", "protocol: notifications are never answered, whatever they hold"),
-    ("limit-as-parse-error", "protocol: valid JSON past a limit (depth, lone-surrogate key) is -32600 with its id"),
-    ("batch-amplification", "protocol: a batch's replies are bounded"),
-    ("proxy-ambiguous", "children: the proxy filter judges exactly the bytes it forwards"),
-    ("proxy-duplicate-ids", "children: two tools/list in flight with one id are both filtered"),
-    ("proxy-id-rewritten", "children: a filtered reply keeps its id byte for byte"),
-    ("validation-budget", "schema: uniqueItems counts the work inside each comparison"),
+    ("proxy-id-text", "children: the proxy's own replies echo the id as the client wrote it (findings F6, F7)"),
+    // Empty: every class issue 20 listed is fixed. While a fix is in flight elsewhere, its
+    // class goes here as ("class", "owner: what the fix does"); the classes the oracle knows
+    // are notification-answered, limit-as-parse-error, batch-amplification, proxy-ambiguous,
+    // proxy-duplicate-ids, proxy-id-rewritten and validation-budget.
 ];
 
 pub fn pending(class: &str) -> bool {
@@ -828,6 +826,90 @@ pub fn prefix_id(line: &[u8]) -> Option<String> {
         [id] if readable_id(id) => Some(String::from_utf8_lossy(id).into_owned()),
         _ => None,
     }
+}
+
+/// The id named once among a line's top-level members, read as far as the line parses
+/// (bytes read lossily): what a reader that holds the whole line can answer with.
+pub fn lenient_id(line: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(line);
+    let mut ids = Vec::new();
+    let s = text.as_bytes();
+    let mut i = 0;
+    let ws = |i: &mut usize| {
+        while matches!(s.get(*i), Some(b' ' | b'\t' | b'\r')) {
+            *i += 1;
+        }
+    };
+    ws(&mut i);
+    if s.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        ws(&mut i);
+        let Ok((j, key)) = json::string(s, i) else { break };
+        i = j;
+        ws(&mut i);
+        if s.get(i) != Some(&b':') {
+            break;
+        }
+        i += 1;
+        ws(&mut i);
+        let Ok((end, _)) = json::skip(s, i, STRICT) else { break };
+        if key.text == "id" && !key.lone_surrogate {
+            ids.push(String::from_utf8_lossy(&s[i..end]).into_owned());
+        }
+        i = end;
+        ws(&mut i);
+        if s.get(i) != Some(&b',') {
+            break;
+        }
+        i += 1;
+    }
+    match &ids[..] {
+        [id] if readable_id(id.as_bytes()) => Some(id.clone()),
+        _ => None,
+    }
+}
+
+/// A line whose id a reader that decodes ids (rather than keeping their text) would change
+/// or lose: escapes or lone surrogates anywhere, an id past 64 bits, or a fractional one.
+fn odd_line(line: &[u8]) -> bool {
+    let id = find(line, b"\"id\":").map(|at| &line[at + 5..]).map(|rest| {
+        let end = rest.iter().position(|&b| b == b',' || b == b'}').unwrap_or(rest.len());
+        String::from_utf8_lossy(&rest[..end]).into_owned()
+    });
+    has_lone_surrogate_escape(line)
+        || id.is_some_and(|id| {
+            id.contains('\\')
+                || (!id.starts_with('"')
+                    && (id.trim_start_matches('-').len() > 18 || id.contains(['.', 'e', 'E']) || id == "-0"))
+        })
+}
+
+/// Whether the number of replies fits the wants, whatever their ids.
+fn replies_counted(wants: &[Want], run: &Run) -> bool {
+    let (mut least, mut most) = (0, 0);
+    for want in wants {
+        let (l, m) = match want {
+            Want::One(_) | Want::OneOrNull(..) => (1, 1),
+            Want::Maybe(_) | Want::SilentOrNull(_) => (0, 1),
+            Want::Nothing => (0, 0),
+            Want::Batch(items) => (0, 1 + items.len()),
+        };
+        least += l;
+        most += m;
+    }
+    let got: usize = run
+        .outs
+        .iter()
+        .map(|o| match o {
+            Ok(Out::Array(items)) => items.len(),
+            Ok(Out::Response(..)) | Err(_) => 1,
+            Ok(_) => 0,
+        })
+        .sum();
+    (least..=most).contains(&got)
 }
 
 /// One response: `null`, or the id a reader may take from the start of the line.
@@ -1940,17 +2022,34 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
                 case.limit.to_string(),
             ]);
             let run = run(&mut command(world, &args), &case.input, false, Duration::from_secs(15));
-            // A filtering proxy may answer a line it refuses with the id it can read there.
+            // A filtering proxy refuses what it cannot judge itself: a line that is not JSON
+            // gets at most one reply, with null or the id it could read there (as a line with
+            // no id is a notification to it).
             let wants: Vec<Want> = split_lines(&case.input)
                 .iter()
                 .map(|l| match want_line(l, case.limit) {
-                    Want::One(None) => null_or_prefix_id(l),
+                    Want::One(None) => Want::Maybe(lenient_id(l)),
                     want => want,
                 })
                 .collect();
-            let (found, tolerated, strict) = judge_server(&run, &wants, case, false, false);
+            let (mut found, tolerated, strict) = judge_server(&run, &wants, case, false, false);
             outcome.tolerated = tolerated;
             outcome.strict_failure = strict.map(|(class, detail)| violation(&class, detail, &args));
+            // An upstream still busy 2 s after its input closed is ended, as documented: its
+            // replies and exit status are lost, by design.
+            if find(&run.stderr, b"did not exit within").is_some() {
+                found = None;
+            }
+            // Replies whose ids the proxy rewrote (escapes decoded, lone surrogates as null,
+            // huge integers as floats): counted, not matched, while that fix is pending.
+            if found.as_ref().is_some_and(|(class, _)| class == "responses" || class == "not-json-rpc")
+                && pending("proxy-id-text")
+                && split_lines(&case.input).iter().any(|l| odd_line(l))
+                && replies_counted(&wants, &run)
+            {
+                outcome.tolerated.push("proxy-id-text");
+                outcome.strict_failure = found.take().map(|(class, detail)| violation(&class, detail, &args));
+            }
             let saw = std::fs::read(&world.proxy_log).unwrap_or_default();
             let ran = std::fs::read_to_string(&world.proxy_ran).unwrap_or_default();
             let filtered = ["secret_tool", "other_secret"];

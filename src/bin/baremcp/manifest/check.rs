@@ -284,8 +284,10 @@ impl Checker<'_> {
     fn schema(&mut self, value: &Value, here: &str) -> bool {
         match Schema::compile(value) {
             Ok(schema) => {
+                // With the manifest's other warnings, so `check` prints them too (a log line
+                // would go nowhere there: check sets up no logger).
                 for warning in schema.warnings() {
-                    log::warn!("{here}{}: {}", warning.pointer, warning.message);
+                    self.warn(&format!("{here}{}", warning.pointer), warning.message.clone());
                 }
                 true
             }

@@ -39,7 +39,7 @@ pub fn run(
         // JSON, rather than ending the run and losing the verdicts of the lines after it.
         for (n, line) in io::stdin().lock().split(b'\n').enumerate() {
             let line = line?;
-            let verdict = match std::str::from_utf8(&line).map(|text| serde_json::from_str::<Value>(text)) {
+            let verdict = match std::str::from_utf8(&line).map(serde_json::from_str::<Value>) {
                 Ok(Ok(instance)) => compiled.validate(&instance),
                 Ok(Err(e)) => Err(parse_failure(format!("line {} is not JSON: {e}", n + 1))),
                 Err(e) => Err(parse_failure(format!("line {} is not UTF-8: {e}", n + 1))),

@@ -9,11 +9,21 @@
 //! memory of huge lines, and the static binary (when the musl target is installed), then
 //! prints medians, ratios and whether each target is met. `--quick` runs one short round
 //! without valgrind or the musl build (CI uses it to check that the bench itself works).
+//!
+//! `--http` measures Streamable HTTP instead: the release `baremcp --http` against
+//! `examples/floor_http` (`http_load/bench.rs`); `--http --quick` is its short round.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
+
+#[path = "http_load/client.rs"]
+mod client;
+#[path = "http_load/bench.rs"]
+mod http;
+#[path = "http_load/load.rs"]
+mod load;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
@@ -283,6 +293,16 @@ fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    if std::env::args().any(|a| a == "--http") {
+        let built = Command::new(&cargo)
+            .args(["build", "--release", "--quiet", "--bin", "baremcp", "--example", "floor_http"])
+            .current_dir(&root)
+            .status()
+            .expect("cargo build");
+        assert!(built.success(), "build failed");
+        let release = root.join("target/release");
+        return http::run(&release.join("baremcp"), &release.join("examples/floor_http"), quick);
+    }
     let built = Command::new(&cargo)
         .args(["build", "--release", "--quiet", "--bin", "baremcp", "--example", "floor", "--example", "floor_a"])
         .current_dir(&root)

@@ -6,6 +6,7 @@
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `http`: Streamable HTTP over raw sockets: statuses, malformed HTTP, both eras, streams, auth
+//! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
 //! - `manifests`: a manifest's commands and files at run time, where the transcripts do not go
 //! - `library`: a server built with the public API: panics, content types, rich schemas
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
@@ -31,6 +32,7 @@ mod everything;
 mod files;
 mod fuzz;
 mod http;
+mod http_load;
 mod library;
 mod limits;
 mod manifests;

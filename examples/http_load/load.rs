@@ -57,7 +57,7 @@ pub fn spawn(binary: &Path, args: &[&str]) -> Result<(Child, SocketAddr), String
         }
     };
     std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok) {
+        for line in stderr.lines().map_while(Result::ok).filter(|l| l.contains("WARN") || l.contains("ERROR")) {
             eprintln!("server: {line}");
         }
     });

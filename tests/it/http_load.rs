@@ -34,8 +34,11 @@ fn every_reply_arrives_and_matches_its_request_under_load() {
     // Every tenth call adds a 202, 400 or 404 answer.
     assert_eq!(report.others, 40);
     assert_eq!(report.streams_told, 8, "every stream carries the change");
-    let peak = report.peak_after.expect("VmHWM in /proc");
-    assert!(peak < 64 * 1024, "peak memory {peak} KiB");
+    // Peak memory is read from /proc: Linux only.
+    if cfg!(target_os = "linux") {
+        let peak = report.peak_after.expect("VmHWM in /proc");
+        assert!(peak < 64 * 1024, "peak memory {peak} KiB");
+    }
 }
 
 #[test]

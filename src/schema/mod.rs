@@ -9,7 +9,7 @@
 mod compile;
 mod ids;
 mod node;
-pub mod regex;
+mod regex;
 mod uri;
 mod validate;
 

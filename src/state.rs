@@ -46,9 +46,7 @@ pub fn seal(key: &[u8], method: &str, subject: &str, answers: &Map<String, Value
 pub fn open(key: &[u8], method: &str, subject: &str, state: &str) -> Result<Map<String, Value>, &'static str> {
     let (body, mac) = state.rsplit_once('.').ok_or("malformed")?;
     let expected = hex(&hmac(key, body.as_bytes()));
-    // Compare without an early exit, so timing says nothing about where they differ.
-    let same = expected.len() == mac.len() && expected.bytes().zip(mac.bytes()).fold(0u8, |d, (a, b)| d | (a ^ b)) == 0;
-    if !same {
+    if !same(expected.as_bytes(), mac.as_bytes()) {
         return Err("its signature does not verify (was it changed, or made by another server?)");
     }
     let payload: Value = base64_decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or("malformed")?;
@@ -58,7 +56,14 @@ pub fn open(key: &[u8], method: &str, subject: &str, state: &str) -> Result<Map<
     payload["a"].as_object().cloned().ok_or("malformed")
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// Equal, without an early exit: timing says nothing about where two secrets differ (a
+/// `requestState`'s MAC here, bearer tokens and JWT signatures over HTTP).
+pub(crate) fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
+}
+
+/// `bytes` as lowercase hex.
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde_json::Value;
 
 use crate::encoding::base64_decode;
-use crate::state::hmac;
+use crate::state::{hmac, same};
 
 /// Set by SIGHUP: the token file is read again on the next request.
 pub static RELOAD: AtomicBool = AtomicBool::new(false);
@@ -132,11 +132,6 @@ fn strip_port(host: &str) -> &str {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
     }
-}
-
-/// Equal, without an early exit: timing says nothing about where two tokens differ.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |d, (x, y)| d | (x ^ y)) == 0
 }
 
 /// Tokens, one a line (`#` comments and blank lines skipped), read again when the file's

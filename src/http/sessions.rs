@@ -137,7 +137,7 @@ fn random_hex(bytes: usize) -> String {
             chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
         }
     }
-    raw.iter().map(|b| format!("{b:02x}")).collect()
+    crate::state::hex(&raw)
 }
 
 #[cfg(test)]

@@ -216,14 +216,15 @@ impl Jwt {
     /// The token's `sub` when it verifies.
     pub fn verify(&self, token: &str, now: u64) -> Result<Option<String>, &'static str> {
         let mut parts = token.split('.');
-        let (Some(header), Some(payload), Some(signature)) = (parts.next(), parts.next(), parts.next()) else {
+        let (Some(encoded_header), Some(payload), Some(signature)) = (parts.next(), parts.next(), parts.next()) else {
             return Err("malformed token");
         };
-        let header: Value = base64url(header).and_then(|h| serde_json::from_slice(&h).ok()).ok_or("malformed token")?;
+        let header: Value =
+            base64url(encoded_header).and_then(|h| serde_json::from_slice(&h).ok()).ok_or("malformed token")?;
         if header["alg"] != "HS256" {
             return Err("token algorithm is not HS256");
         }
-        let mac = hmac(&self.secret, format!("{}.{}", token.split('.').next().unwrap_or(""), payload).as_bytes());
+        let mac = hmac(&self.secret, format!("{encoded_header}.{payload}").as_bytes());
         let signature = base64url(signature).ok_or("malformed token")?;
         if !same(&mac, &signature) {
             return Err("token signature does not verify");
@@ -231,10 +232,10 @@ impl Jwt {
         let claims: Value =
             base64url(payload).and_then(|p| serde_json::from_slice(&p).ok()).ok_or("malformed token")?;
         let exp = claims["exp"].as_u64().ok_or("token has no exp")?;
-        if now > exp + LEEWAY_SECS {
+        if now > exp.saturating_add(LEEWAY_SECS) {
             return Err("token expired");
         }
-        if claims["nbf"].as_u64().is_some_and(|nbf| nbf > now + LEEWAY_SECS) {
+        if claims["nbf"].as_u64().is_some_and(|nbf| nbf > now.saturating_add(LEEWAY_SECS)) {
             return Err("token not yet valid");
         }
         if let Some(audience) = &self.audience {
@@ -296,6 +297,9 @@ mod tests {
             jwt.verify(&token(b"s3cret", hs, r#"{"aud":"https://mcp.example/mcp"}"#), 1),
             Err("token has no exp")
         );
+        // The largest exp a token can say is far in the future, not an overflow.
+        let forever = r#"{"sub":"ann","exp":18446744073709551615,"aud":"https://mcp.example/mcp"}"#;
+        assert_eq!(jwt.verify(&token(b"s3cret", hs, forever), 1000), Ok(Some("ann".into())));
     }
 
     #[test]

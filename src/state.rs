@@ -33,6 +33,22 @@ fn random_key(source: &Path) -> Result<Vec<u8>, String> {
     Ok(key)
 }
 
+/// `bytes` random bytes as lowercase hex, for ids that must be unguessable (HTTP session
+/// ids, task ids): from `/dev/urandom`, else std's per-process random hash keys. Unlike a
+/// signing key these only name something, so a weaker source is better than none.
+pub(crate) fn random_hex(bytes: usize) -> String {
+    let mut raw = vec![0u8; bytes];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut raw)).is_err() {
+        use std::hash::{BuildHasher, Hasher};
+        for chunk in raw.chunks_mut(8) {
+            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+            hasher.write_u8(1);
+            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
+        }
+    }
+    hex(&raw)
+}
+
 /// Signs `answers` for the request identified by `method` and `subject` (its salient
 /// parameters).
 pub fn seal(key: &[u8], method: &str, subject: &str, answers: &Map<String, Value>) -> String {
@@ -238,5 +254,15 @@ mod tests {
         let flipped = format!("{}{}.{mac}", &body[..body.len() - 2], if body.ends_with('A') { "BA" } else { "AA" });
         assert!(open(&key, "tools/call", "t {}", &flipped).is_err());
         assert!(open(&key, "tools/call", "t {}", "garbage").is_err());
+    }
+
+    #[test]
+    fn ids_are_random_hex_and_comparison_is_exact() {
+        let (a, b) = (random_hex(16), random_hex(16));
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{a}");
+        assert_ne!(a, b);
+        assert!(same(b"token", b"token"));
+        assert!(!same(b"token", b"tokem") && !same(b"token", b"token2") && !same(b"", b"t"));
     }
 }

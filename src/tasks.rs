@@ -8,9 +8,8 @@
 //! process's memory: they do not survive a restart, and another process behind the same
 //! endpoint does not know them.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
 use std::panic::{self, AssertUnwindSafe};
 use std::rc::Rc;
 use std::sync::Arc;
@@ -118,7 +117,6 @@ pub(crate) struct Tasks {
     pub specs: HashMap<String, Spec>,
     /// Touched only by the serving loop; each task's own state is behind its mutex.
     store: RefCell<Vec<(String, Arc<Task>)>>,
-    issued: Cell<u64>,
 }
 
 impl Tasks {
@@ -145,7 +143,8 @@ impl Tasks {
                 None => return Err(ErrorObject::new(INTERNAL_ERROR, "too many tasks")),
             }
         }
-        let id = self.new_id();
+        // Unguessable: whoever knows a task's id may read its result.
+        let id = crate::state::random_hex(16);
         let task = Arc::new(Task::new());
         let created = task.created(&id);
         let (thread_task, handler) = (task.clone(), spec.handler.clone());
@@ -165,18 +164,6 @@ impl Tasks {
     fn expire(&self) {
         let now = SystemTime::now();
         self.store.borrow_mut().retain(|(_, task)| !task.expired(now));
-    }
-
-    /// Unguessable: std's per-process random hash keys, mixed with a counter.
-    fn new_id(&self) -> String {
-        self.issued.set(self.issued.get() + 1);
-        let mut halves = [0u64; 2];
-        for half in &mut halves {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(self.issued.get());
-            *half = hasher.finish();
-        }
-        format!("{:016x}{:016x}", halves[0], halves[1])
     }
 }
 

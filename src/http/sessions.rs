@@ -6,7 +6,6 @@
 //! requests or streams is open; past the cap, the least recently used idle session goes.
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -72,7 +71,7 @@ impl Sessions {
                 None => return Err(Refused::Full),
             }
         }
-        let id = random_hex(16);
+        let id = crate::state::random_hex(16);
         table.insert(id.clone(), Entry { last: Instant::now(), busy: 1, subject });
         Ok(Use { sessions: Arc::clone(self), id })
     }
@@ -124,20 +123,6 @@ impl Sessions {
             keep
         });
     }
-}
-
-/// `bytes` random bytes as lowercase hex, from `/dev/urandom` (std's hash seed otherwise).
-fn random_hex(bytes: usize) -> String {
-    let mut raw = vec![0u8; bytes];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut raw)).is_err() {
-        use std::hash::{BuildHasher, Hasher};
-        for chunk in raw.chunks_mut(8) {
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u8(1);
-            chunk.copy_from_slice(&hasher.finish().to_le_bytes()[..chunk.len()]);
-        }
-    }
-    crate::state::hex(&raw)
 }
 
 #[cfg(test)]

@@ -26,7 +26,8 @@ use crate::session::Session;
 const ASK_TIMEOUT: Duration = Duration::from_secs(300);
 /// How often the loop wakes with no work: expiry, watched files, the stop flag.
 pub const TICK: Duration = Duration::from_millis(250);
-/// Client notifications set aside while a handler waits, at most.
+/// Client notifications set aside while a handler waits, at most (and at most
+/// `--max-message-bytes` of them, as on stdio).
 const DEFER_CAP: usize = 10_000;
 
 /// Work for the dispatching loop.
@@ -257,6 +258,7 @@ impl<'s> Dispatcher<'s> {
             sse: call.sse,
             modern: call.modern,
             stop: self.stop,
+            max_bytes: server.max_message_bytes,
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
         let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events));
@@ -350,6 +352,16 @@ struct Waiter<'d> {
     sse: bool,
     modern: bool,
     stop: &'d AtomicBool,
+    /// The bytes of client notifications set aside, at most (beyond the first).
+    max_bytes: usize,
+}
+
+/// The bytes a client message set aside holds; other work is bounded by the connections.
+fn held(work: &Inbound) -> usize {
+    match work {
+        Inbound::Message { body, .. } => body.len(),
+        _ => 0,
+    }
 }
 
 impl Waiter<'_> {
@@ -370,6 +382,7 @@ impl Inbox for Waiter<'_> {
             return Some(body);
         }
         let deadline = Instant::now() + ASK_TIMEOUT;
+        let mut held_bytes: usize = self.deferred.iter().map(held).sum();
         loop {
             // With its stream gone, the client cannot see the question, nor the result.
             if self.sink.is_closed() || self.stop.load(Ordering::Relaxed) {
@@ -380,11 +393,20 @@ impl Inbox for Waiter<'_> {
                     let Inbound::Message { body, .. } = work else { unreachable!() };
                     return Some(body);
                 }
-                Recv::Item(work @ Inbound::Message { .. }) if self.deferred.len() >= DEFER_CAP => {
+                Recv::Item(work @ Inbound::Message { .. })
+                    if self.deferred.len() >= DEFER_CAP
+                        || held_bytes > 0 && held_bytes + held(&work) > self.max_bytes =>
+                {
                     drop(work);
-                    log::warn!("dropped a client notification: {DEFER_CAP} are already waiting");
+                    log::warn!(
+                        "dropped a client notification: {DEFER_CAP} or {} bytes are already waiting",
+                        self.max_bytes
+                    );
                 }
-                Recv::Item(work) => self.deferred.push_back(work),
+                Recv::Item(work) => {
+                    held_bytes += held(&work);
+                    self.deferred.push_back(work);
+                }
                 Recv::TimedOut if Instant::now() >= deadline => {
                     log::warn!("gave up waiting for the client's answer after {}s", ASK_TIMEOUT.as_secs());
                     return None;
@@ -404,4 +426,36 @@ impl Inbox for Waiter<'_> {
 /// The error a connection thread answers for a request it refuses before dispatch.
 pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
     response(id, &Err(error)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn notifications_set_aside_during_a_wait_are_bounded_in_bytes() {
+        let (tx, rx) = crate::http::queue::queue(16);
+        let (out, _events) = crate::http::queue::queue(16);
+        let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
+        let stop = AtomicBool::new(false);
+        let other = |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
+        for _ in 0..3 {
+            assert!(tx.send(other(&"x".repeat(600))).is_ok());
+        }
+        assert!(tx.send(Inbound::Message { session: Some("mine".into()), body: "answer".into() }).is_ok());
+        let mut deferred = VecDeque::new();
+        let mut waiter = Waiter {
+            rx: &rx,
+            deferred: &mut deferred,
+            session: Some("mine"),
+            sink: &sink,
+            sse: true,
+            modern: false,
+            stop: &stop,
+            max_bytes: 1000,
+        };
+        assert_eq!(waiter.next().as_deref(), Some("answer"));
+        // The first 600 bytes fit; the next two would pass 1000 and are dropped.
+        assert_eq!(deferred.len(), 1);
+    }
 }

@@ -5,12 +5,26 @@
 //! `target/fuzz/`), and exits 1 when anything was found. `cargo test` runs the same engine
 //! for a few seconds (`tests/it/fuzz.rs`).
 
+// The engine drives processes with unix facilities (process groups, rlimits, symlinks):
+// elsewhere the soak says so and stops (see README, Platforms).
+#[cfg(unix)]
 mod engine;
 
+#[cfg(unix)]
 use std::path::PathBuf;
-use std::process::{Command, ExitCode};
+#[cfg(unix)]
+use std::process::Command;
+use std::process::ExitCode;
+#[cfg(unix)]
 use std::time::Duration;
 
+#[cfg(not(unix))]
+fn main() -> ExitCode {
+    eprintln!("the fuzzer needs a unix system");
+    ExitCode::from(2)
+}
+
+#[cfg(unix)]
 fn main() -> ExitCode {
     let (mut seconds, mut seed, mut out) = (60u64, 1u64, None::<PathBuf>);
     let mut args = std::env::args().skip(1);

@@ -699,11 +699,10 @@ fn readable_id(raw: &[u8]) -> bool {
 /// accepts the old answer for exactly the inputs the bug concerns (and counts them), so
 /// the bounded run stays green until the fix lands. The final tree keeps this empty.
 pub const PENDING: &[(&str, &str)] = &[
-    ("proxy-id-text", "children: the proxy's own replies echo the id as the client wrote it (findings F6, F7)"),
     // Empty: every class issue 20 listed is fixed. While a fix is in flight elsewhere, its
     // class goes here as ("class", "owner: what the fix does"); the classes the oracle knows
     // are notification-answered, limit-as-parse-error, batch-amplification, proxy-ambiguous,
-    // proxy-duplicate-ids, proxy-id-rewritten and validation-budget.
+    // proxy-duplicate-ids, proxy-id-rewritten, proxy-id-text and validation-budget.
 ];
 
 pub fn pending(class: &str) -> bool {

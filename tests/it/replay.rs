@@ -179,13 +179,14 @@ fn the_proxy_bounds_lines_both_ways() {
         assert!(out.status.success(), "{out:?}");
         stdout(&out)
     };
-    // A client line over the limit is refused as baremcp refuses it, and never forwarded.
+    // A client line over the limit is refused as baremcp refuses it (with its id, read from
+    // the line's start), and never forwarded.
     let long =
         format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}", "x".repeat(2000));
     let input = format!("{long}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
     assert_eq!(
         proxy(&["--max-message-bytes", "1000", "--", bin()], &input),
-        "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n\
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"error\":{\"code\":-32600,\"message\":\"message too large\"}}\n\
          {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{}}\n"
     );
     // A server line over the limit is dropped as it streams in; the client gets an error.
@@ -204,10 +205,31 @@ fn the_proxy_bounds_lines_both_ways() {
 }
 
 #[test]
+fn the_filter_answers_a_lone_surrogate_id_as_written() {
+    // A transcript cannot hold this (its expectations are read as JSON): `"\ud800"` and
+    // `"\udc00"` are two ids a client can tell apart, and no decoded string holds either.
+    let mut child = Command::new(bin())
+        .args(["proxy", "--allow-tools", "calculate", "--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let input = r#"{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"secret"}}
+{"jsonrpc":"2.0","id":"\udc00","method":"tools/call","params":{"name":"secret"}}
+"#;
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    let out = stdout(&out);
+    let ids: Vec<&str> = out.lines().map(|l| l.split(',').nth(1).unwrap()).collect();
+    assert_eq!(ids, [r#""id":"\ud800""#, r#""id":"\udc00""#], "{out}");
+}
+
+#[test]
 fn the_filter_judges_server_lines_as_the_client_will_read_them() {
     let dir = crate::scratch("proxy-ambiguous-server");
     // What the upstream answers to each line it reads, in order.
-    let answers: [&[u8]; 7] = [
+    let answers: [&[u8]; 8] = [
         br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"calculate"}]},"result":{"tools":[{"name":"secret"}]}}"#,
         br#"{"jsonrpc":"2.0","id":2,"result":{"tools":[{"name":"calculate","name":"secret"}]}}"#,
         br#"{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"secret"},{"name":"calculate"},{"title":"no name"}],"nextCursor":"c"}}"#,
@@ -215,6 +237,7 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","level":"debug"}}"#,
         br#"[{"jsonrpc":"2.0","id":6,"result":{"tools":[{"name":"secret"}]}}]"#,
         br#"{"jsonrpc":"2.0","id":7,"result":{}}"#,
+        br#"[{"jsonrpc":"2.0","id":"\ud800\udc00","result":{"tools":[{"name":"secret"}]}},{"jsonrpc":"2.0","id":-0,"result":{}}]"#,
     ];
     let file = dir.join("answers");
     std::fs::write(&file, answers.iter().flat_map(|a| [*a, b"\n"]).flatten().copied().collect::<Vec<u8>>()).unwrap();
@@ -228,7 +251,7 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         .spawn()
         .unwrap();
     let pings: String =
-        (1..=7).map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")).collect();
+        (1..=8).map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")).collect();
     child.stdin.take().unwrap().write_all(pings.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let refused = |id: u64, why: &str| {
@@ -243,6 +266,8 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         refused(4, "the message is not UTF-8"),
         r#"[{"id":6,"jsonrpc":"2.0","result":{"tools":[]}}]"#.to_string(),
         r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_string(),
+        // A rewritten reply keeps each id as the server wrote it, whatever it decodes to.
+        r#"[{"id":"\ud800\udc00","jsonrpc":"2.0","result":{"tools":[]}},{"id":-0,"jsonrpc":"2.0","result":{}}]"#.to_string(),
     ];
     assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), expected);
 }

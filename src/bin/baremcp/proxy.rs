@@ -26,14 +26,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
 
 use super::transcript;
 use super::wait::exit_by;
-use baremcp::ErrorObject;
 #[cfg(unix)]
 use baremcp::transport::readable_within;
 use baremcp::transport::{Line, LineReader};
+use baremcp::{ErrorObject, Id};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -276,7 +277,8 @@ fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options
                 let why = format!("a client line longer than {} bytes", options.max_message_bytes);
                 log::warn!("{why}: refused");
                 sinks.record(&format!("# {why} was refused by the proxy"));
-                Some(response(None, ErrorObject::too_large()))
+                // Its id, when whole near its start, tells the client which request it was.
+                Some(response(Id::in_head(&line).as_ref(), ErrorObject::too_large()))
             }
             Ok(Line::Complete) => {
                 sinks.record(&transcript::client_line(&line));
@@ -354,12 +356,13 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
     refuse(line, error)
 }
 
-/// A client line that is not forwarded: a request gets `error` with its id, a message
-/// without an id is dropped, and anything else gets `error` with a null id.
+/// A client line that is not forwarded: a request gets `error` with its id, a notification
+/// (JSON with no id) is dropped, and anything else gets `error` with a null id. A line that
+/// is not UTF-8 is answered even without an id, as baremcp answers it: a parse error.
 fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
     match Envelope::read(line) {
-        Some(envelope) if envelope.id().is_some() => Verdict::Answer(response(envelope.id(), error)),
-        Some(Envelope { object: true, ids, .. }) if ids.is_empty() => {
+        Some(Envelope { id: Some(id), .. }) => Verdict::Answer(response(Some(&id), error)),
+        Some(Envelope { object: true, ids: 0, .. }) if error.code != ErrorObject::parse_error().code => {
             Verdict::Drop(error.data.as_ref().map_or(error.message.clone(), Value::to_string))
         }
         _ => Verdict::Answer(response(None, error)),
@@ -370,49 +373,85 @@ fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
 /// that lists tools, and a line the filter cannot judge is not forwarded (a response still
 /// reaches its client, as an error with its id).
 fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
-    let mut message = match judge(line) {
+    let message = match judge(line) {
         Ok(message) => message,
         Err(refusal) => {
             log::error!("a server message was dropped: {}", refusal.why);
             return match Envelope::read(line) {
-                Some(envelope) if !envelope.method && envelope.id().is_some() => {
+                Some(Envelope { method: false, id: Some(id), .. }) => {
                     let error = ErrorObject::new(INTERNAL_ERROR, "server message refused by the filtering proxy")
                         .with_data(json!(refusal.why));
-                    Verdict::Answer(response(envelope.id(), error))
+                    Verdict::Answer(response(Some(&id), error))
                 }
                 _ => Verdict::Drop(format!("server message refused by the filtering proxy: {}", refusal.why)),
             };
         }
     };
-    let mut removed = false;
-    let responses: Vec<&mut Value> = match &mut message {
-        Value::Array(items) => items.iter_mut().collect(),
-        single => vec![single],
-    };
-    for response in responses {
-        if let Some(Value::Array(tools)) = response.pointer_mut("/result/tools") {
-            let before = tools.len();
-            tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name)));
-            removed |= tools.len() < before;
-        }
+    if !lists_a_filtered_tool(&message, options) {
+        return Verdict::Forward;
     }
-    if removed { Verdict::Answer(message.to_string()) } else { Verdict::Forward }
+    // Rewritten from the line's own text, item by item, so every id goes back exactly as the
+    // server wrote it (a client matches replies by that text).
+    let text = String::from_utf8_lossy(line);
+    let rewritten = match message {
+        Value::Array(_) => match serde_json::from_str::<Vec<&RawValue>>(&text) {
+            Ok(items) => format!(
+                "[{}]",
+                items.iter().map(|item| without_filtered_tools(item.get(), options)).collect::<Vec<_>>().join(",")
+            ),
+            Err(_) => return Verdict::Drop("a server batch the proxy cannot split".into()),
+        },
+        _ => without_filtered_tools(&text, options),
+    };
+    Verdict::Answer(rewritten)
 }
 
-/// An error response, its members in the conventional order (as the server writes them).
-fn response(id: Option<&Value>, error: ErrorObject) -> String {
-    let id = id.map_or("null".into(), canonical);
+/// Whether a server message (or any item of a batch) lists a tool the filter hides.
+fn lists_a_filtered_tool(message: &Value, options: &ProxyOptions) -> bool {
+    let lists = |response: &Value| match response.pointer("/result/tools") {
+        Some(Value::Array(tools)) => !tools.iter().all(|tool| listed(tool, options)),
+        _ => false,
+    };
+    match message {
+        Value::Array(items) => items.iter().any(lists),
+        single => lists(single),
+    }
+}
+
+fn listed(tool: &Value, options: &ProxyOptions) -> bool {
+    tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name))
+}
+
+/// One server message (already judged unambiguous) with the hidden tools removed from any
+/// list of tools, its id spliced back as the raw text it had.
+fn without_filtered_tools(text: &str, options: &ProxyOptions) -> String {
+    let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(text) else {
+        return text.to_owned();
+    };
+    if let Some(Value::Array(tools)) = members.get_mut("result").and_then(|r| r.get_mut("tools")) {
+        tools.retain(|tool| listed(tool, options));
+    }
+    let id = Id::in_head(text.as_bytes());
+    let members: Vec<String> = members
+        .iter()
+        .map(|(name, value)| match (name.as_str(), &id) {
+            ("id", Some(id)) => format!(r#""id":{}"#, id.as_json()),
+            _ => format!("{}:{value}", Value::from(name.as_str())),
+        })
+        .collect();
+    format!("{{{}}}", members.join(","))
+}
+
+/// An error response, its members in the conventional order (as the server writes them), its
+/// id exactly as the client wrote it (`"\u0061"` is not `"a"` to a client matching by text).
+fn response(id: Option<&Id>, error: ErrorObject) -> String {
+    let id = id.map_or("null", Id::as_json);
     let mut text =
         format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{}"#, error.code, json!(error.message));
     if let Some(data) = &error.data {
         text.push_str(&format!(r#","data":{data}"#));
     }
     text + "}}"
-}
-
-/// An id as JSON text.
-fn canonical(id: &Value) -> String {
-    id.to_string()
 }
 
 /// Why a line cannot be judged, and the error a request gets for it.
@@ -507,27 +546,29 @@ impl<'de> Visitor<'de> for UnambiguousVisitor {
     }
 }
 
-/// What decides who hears of a refused line, read leniently: whether it is an object, its
-/// top-level `id`s (all of them, to tell one named twice) and whether it names a method.
+/// What decides who hears of a refused line, read leniently: whether it is an object, how
+/// many top-level `id`s it names (to tell one named twice), its id when it names exactly one
+/// that is a string or an integer, and whether it names a method.
 #[derive(Default)]
 struct Envelope {
     object: bool,
-    ids: Vec<Value>,
+    ids: usize,
+    id: Option<Id<'static>>,
     method: bool,
 }
 
 impl Envelope {
     /// `None` when the line is not JSON at all (bytes that are not UTF-8 are replaced first).
     fn read(line: &[u8]) -> Option<Envelope> {
-        serde_json::from_str(&String::from_utf8_lossy(line)).ok()
-    }
-
-    /// The id, when there is exactly one and it is a string or a number.
-    fn id(&self) -> Option<&Value> {
-        match self.ids.as_slice() {
-            [id] if id.is_string() || id.is_number() => Some(id),
-            _ => None,
+        let text = String::from_utf8_lossy(line);
+        let mut envelope: Envelope = serde_json::from_str(&text).ok()?;
+        // The id's raw text, as the server reads it: decoding it would turn `"\u0061"` into
+        // `"a"`, `-0` into `-0.0` and a lone surrogate into nothing a client could match.
+        // On a whole line `in_head` reads the whole top-level object.
+        if envelope.ids == 1 {
+            envelope.id = Id::in_head(text.as_bytes());
         }
+        Some(envelope)
     }
 }
 
@@ -578,10 +619,13 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
         let mut envelope = Envelope { object: true, ..Envelope::default() };
-        while let Some(key) = map.next_key::<String>()? {
-            match key.as_str() {
-                "id" => envelope.ids.push(map.next_value()?),
-                "method" => {
+        while let Some(Key(key)) = map.next_key()? {
+            match &key[..] {
+                b"id" => {
+                    map.next_value::<IgnoredAny>()?;
+                    envelope.ids += 1;
+                }
+                b"method" => {
                     map.next_value::<IgnoredAny>()?;
                     envelope.method = true;
                 }
@@ -589,5 +633,33 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
             }
         }
         Ok(envelope)
+    }
+}
+
+/// A member name, read as bytes: a lone surrogate (`"\ud800"`) is no `String`, yet it is a
+/// name a server reads past to find the id, so reading the envelope must not stop at it.
+struct Key(Vec<u8>);
+
+impl<'de> Deserialize<'de> for Key {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_bytes(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_bytes<E>(self, v: &[u8]) -> Result<Key, E> {
+        Ok(Key(v.to_vec()))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Key, E> {
+        Ok(Key(v.as_bytes().to_vec()))
     }
 }

@@ -144,6 +144,7 @@ pub struct Id<'a>(Cow<'a, str>);
 
 impl<'a> Id<'a> {
     /// Accepts a string or an integer; null, booleans, floats, arrays and objects are not ids.
+    #[inline]
     pub fn from_raw(text: &'a str) -> Option<Id<'a>> {
         let digits = text.strip_prefix('-').unwrap_or(text);
         let is_integer = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
@@ -276,6 +277,7 @@ pub fn is_object(raw: &str) -> bool {
 }
 
 /// A JSON string's contents, borrowed when it has no escapes. `None` if `raw` is not a string.
+#[inline]
 pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
     let inner = raw.strip_prefix('"')?.strip_suffix('"')?;
     if inner.bytes().any(|b| b == b'\\') {

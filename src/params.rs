@@ -72,6 +72,7 @@ impl Params<'_> {
 impl<'a> ParamsField<'a> {
     /// Reads the `params` value at the scanner's position into `self`, in place: the members
     /// are written where they stay rather than copied there.
+    #[inline]
     pub fn scan(&mut self, scanner: &mut Scanner<'a>) -> Result<(), Syntax> {
         if scanner.peek() != Some(b'{') {
             scanner.value()?;

@@ -39,6 +39,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// The first non-whitespace byte, without consuming it.
+    #[inline]
     pub fn peek(&mut self) -> Option<u8> {
         self.skip_ws();
         self.bytes.get(self.pos).copied()
@@ -60,6 +61,7 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    #[inline]
     fn expect(&mut self, byte: u8) -> Result<(), Syntax> {
         if self.peek() == Some(byte) {
             self.pos += 1;
@@ -87,6 +89,7 @@ impl<'a> Scanner<'a> {
 
     /// As [`Scanner::object`], when the caller has recognised the object's opening (and any
     /// members, through the comma after them) as the next `head` bytes: the members after it.
+    #[inline]
     pub fn object_after(
         &mut self,
         head: usize,

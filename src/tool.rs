@@ -304,6 +304,7 @@ impl<T: Serialize> From<Json<T>> for ToolOutput {
 
 impl ToolOutput {
     /// One text block.
+    #[inline]
     pub fn text(text: impl Into<String>) -> ToolOutput {
         ToolOutput { content: vec![Content::Text(text.into())], ..ToolOutput::default() }
     }

@@ -116,6 +116,7 @@ impl Cx {
     }
 
     /// Spends `units` of the step budget; false (and validation stopped) once it is gone.
+    #[inline]
     fn spend(&mut self, units: u64) -> bool {
         self.steps += units;
         if self.steps > MAX_STEPS {

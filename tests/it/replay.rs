@@ -267,7 +267,8 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         r#"[{"id":6,"jsonrpc":"2.0","result":{"tools":[]}}]"#.to_string(),
         r#"{"jsonrpc":"2.0","id":7,"result":{}}"#.to_string(),
         // A rewritten reply keeps each id as the server wrote it, whatever it decodes to.
-        r#"[{"id":"\ud800\udc00","jsonrpc":"2.0","result":{"tools":[]}},{"id":-0,"jsonrpc":"2.0","result":{}}]"#.to_string(),
+        r#"[{"id":"\ud800\udc00","jsonrpc":"2.0","result":{"tools":[]}},{"id":-0,"jsonrpc":"2.0","result":{}}]"#
+            .to_string(),
     ];
     assert_eq!(stdout(&out).lines().collect::<Vec<_>>(), expected);
 }

@@ -260,7 +260,11 @@ impl Exchange<'_> {
         };
         let id = session.id.clone();
         if !is_request {
-            let _ = self.shared.tx.send(Inbound::Message { session: Some(id.clone()), body: text });
+            // 202 only for what will be read: a notification the loop cannot take is refused.
+            let bytes = text.len().max(1);
+            if self.shared.tx.send_sized(Inbound::Message { session: Some(id.clone()), body: text }, bytes).is_err() {
+                return self.refuse(head, 503, "the server is busy or stopping", false);
+            }
             return self.send(head, Response::new(202), Some(id), false);
         }
         let (tx, rx) = queue::queue(SINK_CAPACITY);

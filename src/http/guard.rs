@@ -231,11 +231,13 @@ impl Jwt {
         }
         let claims: Value =
             base64url(payload).and_then(|p| serde_json::from_slice(&p).ok()).ok_or("malformed token")?;
-        let exp = claims["exp"].as_u64().ok_or("token has no exp")?;
-        if now > exp.saturating_add(LEEWAY_SECS) {
+        // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
+        let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
+        let exp = claims["exp"].as_f64().ok_or("token has no exp")?;
+        if now > exp + leeway {
             return Err("token expired");
         }
-        if claims["nbf"].as_u64().is_some_and(|nbf| nbf > now.saturating_add(LEEWAY_SECS)) {
+        if claims["nbf"].as_f64().is_some_and(|nbf| nbf > now + leeway) {
             return Err("token not yet valid");
         }
         if let Some(audience) = &self.audience {
@@ -300,6 +302,14 @@ mod tests {
         // The largest exp a token can say is far in the future, not an overflow.
         let forever = r#"{"sub":"ann","exp":18446744073709551615,"aud":"https://mcp.example/mcp"}"#;
         assert_eq!(jwt.verify(&token(b"s3cret", hs, forever), 1000), Ok(Some("ann".into())));
+        // NumericDates may have a fraction; one that is not a number is no date.
+        let fractional = r#"{"sub":"ann","exp":2000.5,"nbf":999.5,"aud":"https://mcp.example/mcp"}"#;
+        assert_eq!(jwt.verify(&token(b"s3cret", hs, fractional), 1000), Ok(Some("ann".into())));
+        assert_eq!(jwt.verify(&token(b"s3cret", hs, fractional), 2000 + LEEWAY_SECS + 1), Err("token expired"));
+        let late = r#"{"exp":5000,"nbf":1000.5,"aud":"https://mcp.example/mcp"}"#;
+        assert_eq!(jwt.verify(&token(b"s3cret", hs, late), 1000 - LEEWAY_SECS), Err("token not yet valid"));
+        let text = r#"{"exp":"5000","aud":"https://mcp.example/mcp"}"#;
+        assert_eq!(jwt.verify(&token(b"s3cret", hs, text), 1000), Err("token has no exp"));
     }
 
     #[test]

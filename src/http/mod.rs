@@ -39,6 +39,10 @@ static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).
 const INBOUND_CAPACITY: usize = 65_536;
+/// Client notifications and responses waiting for the dispatching loop, in bytes at most
+/// (more: 503). Requests need no such bound: each holds its connection until it is
+/// answered, so `--max-connections` bounds them; a notification is answered 202 at once.
+const INBOUND_MESSAGE_BYTES: usize = 64 << 20;
 
 /// How long requests in flight may take to finish once the server is stopping.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -88,11 +92,11 @@ impl Server {
         )
         .map_err(|e| io::Error::new(e.kind(), format!("--auth-token-file: {e}")))?;
         let table = Arc::new(Sessions::new(Duration::from_secs(options.session_idle_secs), options.max_sessions));
-        let (tx, rx) = queue::queue(INBOUND_CAPACITY);
+        let (tx, rx) = queue::sized_queue(INBOUND_CAPACITY, INBOUND_MESSAGE_BYTES);
         let limits = Limits {
             max_body: options.max_body.min(self.max_message_bytes),
             deadline: Duration::from_secs(options.request_timeout_secs),
-            idle: Duration::from_secs(15),
+            idle: Duration::from_secs(options.idle_timeout_secs),
         };
         let shared = Arc::new(Shared {
             guard,

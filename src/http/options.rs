@@ -43,6 +43,8 @@ pub struct HttpOptions {
     pub sse_keepalive_secs: u64,
     /// A request's head and body must arrive within this many seconds of its first byte.
     pub request_timeout_secs: u64,
+    /// A keep-alive connection with no request for this many seconds is closed (default 15).
+    pub idle_timeout_secs: u64,
     /// Largest accepted body (the server's `--max-message-bytes`).
     pub max_body: usize,
 }
@@ -66,6 +68,7 @@ impl Default for HttpOptions {
             max_connections: 128,
             sse_keepalive_secs: 15,
             request_timeout_secs: 30,
+            idle_timeout_secs: 15,
             max_body: DEFAULT_MAX_MESSAGE_BYTES,
         }
     }
@@ -73,7 +76,7 @@ impl Default for HttpOptions {
 
 impl HttpOptions {
     /// The long flags [`HttpOptions::take`] reads.
-    pub const FLAGS: [&str; 16] = [
+    pub const FLAGS: [&str; 17] = [
         "http",
         "http-path",
         "auth-token-file",
@@ -90,6 +93,7 @@ impl HttpOptions {
         "max-connections",
         "sse-keepalive-secs",
         "request-timeout-secs",
+        "idle-timeout-secs",
     ];
 
     /// Takes long flag `name` (one of [`HttpOptions::FLAGS`]), reading its value from
@@ -119,6 +123,7 @@ impl HttpOptions {
             "max-connections" => self.max_connections = number(parser, "--max-connections")?,
             "sse-keepalive-secs" => self.sse_keepalive_secs = number(parser, "--sse-keepalive-secs")? as u64,
             "request-timeout-secs" => self.request_timeout_secs = number(parser, "--request-timeout-secs")? as u64,
+            "idle-timeout-secs" => self.idle_timeout_secs = number(parser, "--idle-timeout-secs")? as u64,
             other => return Err(format!("--{other} is not an http flag").into()),
         }
         Ok(())

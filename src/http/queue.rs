@@ -1,7 +1,8 @@
 //! A small blocking queue between threads (a mutex, a condition variable, a deque): the
 //! channel from connection threads to the dispatching loop, and each request's way back.
 //! `std::sync::mpsc` would do, but every message type instantiates all three of its channel
-//! flavours, a cost the static binary's size budget notices.
+//! flavours, a cost the static binary's size budget notices. Bounded in items, and, for
+//! items sent with a size, in bytes.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -11,10 +12,13 @@ struct Shared<T> {
     state: Mutex<State<T>>,
     ready: Condvar,
     capacity: usize,
+    max_bytes: usize,
 }
 
 struct State<T> {
-    items: VecDeque<T>,
+    /// Each item with the bytes it was sent with.
+    items: VecDeque<(T, usize)>,
+    bytes: usize,
     senders: usize,
     receiving: bool,
 }
@@ -28,7 +32,7 @@ impl<T> Shared<T> {
 /// Why a send failed.
 #[derive(Debug, PartialEq)]
 pub enum Refused {
-    /// `capacity` items are waiting: the receiver does not keep up.
+    /// `capacity` items, or the byte budget, are waiting: the receiver does not keep up.
     Full,
     /// The receiver is gone.
     Closed,
@@ -47,22 +51,36 @@ pub struct Receiver<T>(Arc<Shared<T>>);
 
 /// A queue holding at most `capacity` items.
 pub fn queue<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-    let state = State { items: VecDeque::new(), senders: 1, receiving: true };
-    let shared = Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity });
+    sized_queue(capacity, usize::MAX)
+}
+
+/// A queue holding at most `capacity` items, and items sent with a size adding up to at
+/// most `max_bytes` (one such item is let in alone whatever its size: it was read within
+/// the body limit already).
+pub fn sized_queue<T>(capacity: usize, max_bytes: usize) -> (Sender<T>, Receiver<T>) {
+    let state = State { items: VecDeque::new(), bytes: 0, senders: 1, receiving: true };
+    let shared = Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity, max_bytes });
     (Sender(shared.clone()), Receiver(shared))
 }
 
 impl<T> Sender<T> {
     /// Queues `item` without waiting.
     pub fn send(&self, item: T) -> Result<(), Refused> {
+        self.send_sized(item, 0)
+    }
+
+    /// Queues `item`, counting `bytes` against the byte budget, without waiting.
+    pub fn send_sized(&self, item: T, bytes: usize) -> Result<(), Refused> {
         let mut state = self.0.lock();
         if !state.receiving {
             return Err(Refused::Closed);
         }
-        if state.items.len() >= self.0.capacity {
+        let over_budget = bytes > 0 && state.bytes > 0 && state.bytes.saturating_add(bytes) > self.0.max_bytes;
+        if state.items.len() >= self.0.capacity || over_budget {
             return Err(Refused::Full);
         }
-        state.items.push_back(item);
+        state.bytes += bytes;
+        state.items.push_back((item, bytes));
         self.0.ready.notify_one();
         Ok(())
     }
@@ -88,7 +106,8 @@ impl<T> Receiver<T> {
         let deadline = Instant::now() + timeout;
         let mut state = self.0.lock();
         loop {
-            if let Some(item) = state.items.pop_front() {
+            if let Some((item, bytes)) = state.items.pop_front() {
+                state.bytes -= bytes;
                 return Recv::Item(item);
             }
             if state.senders == 0 {
@@ -108,6 +127,7 @@ impl<T> Drop for Receiver<T> {
         let mut state = self.0.lock();
         state.receiving = false;
         state.items.clear();
+        state.bytes = 0;
     }
 }
 
@@ -139,5 +159,20 @@ mod tests {
         let (tx, rx) = queue::<u8>(1);
         drop(rx);
         assert_eq!(tx.send(1), Err(Refused::Closed));
+    }
+
+    #[test]
+    fn sized_items_are_bounded_in_bytes_but_one_always_fits() {
+        let (tx, rx) = sized_queue(10, 100);
+        assert_eq!(tx.send_sized('a', 150), Ok(()), "one item alone is let in whatever its size");
+        assert_eq!(tx.send_sized('b', 1), Err(Refused::Full));
+        assert_eq!(tx.send('c'), Ok(()), "unsized items count only against the item cap");
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('a')));
+        assert_eq!(tx.send_sized('d', 60), Ok(()));
+        assert_eq!(tx.send_sized('e', 40), Ok(()));
+        assert_eq!(tx.send_sized('f', 1), Err(Refused::Full));
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('c')));
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('d')));
+        assert_eq!(tx.send_sized('f', 60), Ok(()), "what was received no longer counts");
     }
 }

@@ -141,6 +141,10 @@ impl Reader {
     pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
         match self.fill(Instant::now() + limits.idle, Some(stop)) {
             Ok(true) => {}
+            Err(Waited::TimedOut) => {
+                log::debug!("a keep-alive connection was closed after {} s idle", limits.idle.as_secs());
+                return Err(ReadError::Closed);
+            }
             Ok(false) | Err(_) => return Err(ReadError::Closed),
         }
         let started = Instant::now();

@@ -802,3 +802,75 @@ fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
+    let server = start(HttpOptions { idle_timeout_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    let list = modern("tools/list", json!({}));
+    send_post(&mut conn, addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!((reply.status, reply.header("keep-alive")), (200, Some("timeout=1")));
+    // Still open within the timeout: a second request on it is served.
+    std::thread::sleep(Duration::from_millis(300));
+    send_post(&mut conn, addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    let idle = Instant::now();
+    assert!(read_reply(&mut conn).is_none(), "the server closed it, sending nothing");
+    let waited = idle.elapsed();
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "{waited:?}");
+    still_serving(addr);
+}
+
+/// A server whose one tool blocks the dispatching loop for two seconds, looking at nothing.
+fn sleepy() -> baremcp::Server {
+    let mut server = baremcp::Server::new("sleepy", "1.0.0");
+    let tool = baremcp::Tool::new("sleep", "Sleeps two seconds", json!({"type": "object"}), |_, _| {
+        std::thread::sleep(Duration::from_secs(2));
+        Ok(baremcp::ToolOutput::text("slept"))
+    });
+    server.add_tool(tool).unwrap();
+    server
+}
+
+#[test]
+fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
+    let server = start_with(HttpOptions::default(), sleepy);
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with_session = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{}}}"#;
+    let mut busy = connect(addr);
+    send_post(&mut busy, addr, call, &[&with_session]);
+    std::thread::sleep(Duration::from_millis(200));
+    // 1 MiB notifications while the loop sleeps: 202 until 64 MiB wait, then 503, never a
+    // 202 for a message that will not be read.
+    let pad = "x".repeat(1 << 20);
+    let note = format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"pad":"{pad}"}}}}"#);
+    let mut conn = connect(addr);
+    let mut statuses = Vec::new();
+    for _ in 0..70 {
+        send_post(&mut conn, addr, &note, &[&with_session]);
+        let reply = read_reply(&mut conn).unwrap();
+        statuses.push(reply.status);
+        if reply.status != 202 {
+            break;
+        }
+    }
+    let accepted = statuses.iter().filter(|&&s| s == 202).count();
+    assert_eq!(statuses.last(), Some(&503), "{statuses:?}");
+    assert!((60..=64).contains(&accepted), "{accepted} accepted");
+    let done = read_reply(&mut busy).unwrap();
+    assert!(done.body.contains("slept"), "{done:?}");
+    // Drained: notifications are accepted again.
+    let started = Instant::now();
+    loop {
+        send_post(&mut conn, addr, &note, &[&with_session]);
+        if read_reply(&mut conn).unwrap().status == 202 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "still refused");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

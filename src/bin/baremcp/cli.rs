@@ -60,7 +60,8 @@ http (serve Streamable HTTP instead of stdio):
   --max-sessions N           legacy sessions kept at most (default 1000)
   --max-connections N        open connections at most; more get 503 (default 128)
   --sse-keepalive-secs N     comment on a quiet event stream every N seconds (default 15)
-  --request-timeout-secs N   a request's head and body must arrive within N s (default 30)",
+  --request-timeout-secs N   a request's head and body must arrive within N s (default 30)
+  --idle-timeout-secs N      close a keep-alive connection after N idle seconds (default 15)",
 };
 
 pub const VALIDATE: Help = Help {

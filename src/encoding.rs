@@ -1,7 +1,32 @@
 //! Byte encodings MCP needs: base64 for blobs (and `requestState`), percent-encoding for
-//! `file://` URIs.
+//! `file://` URIs, and RFC 3339 timestamps (a task's `createdAt`, a log line's time).
+
+use std::time::{SystemTime, UNIX_EPOCH};
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `time` as `2026-11-23T12:05:47.123Z`: RFC 3339 in UTC with milliseconds. std has no
+/// calendar; the date comes from the days since 1970 by Howard Hinnant's `civil_from_days`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let (days, secs) = ((since.as_secs() / 86_400) as i64, since.as_secs() % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        since.subsec_millis()
+    )
+}
 
 /// Standard base64 with padding (RFC 4648), as MCP `blob` and `data` fields carry.
 pub fn base64(bytes: &[u8]) -> String {
@@ -79,7 +104,18 @@ pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let at = |secs: u64, millis: u64| rfc3339(UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis));
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z"); // a leap day
+        assert_eq!(at(1_795_431_947, 123), "2026-11-23T11:05:47.123Z");
+        assert_eq!(at(4_107_542_399, 999), "2100-02-28T23:59:59.999Z"); // 2100 is not a leap year
+    }
 
     #[test]
     fn base64_matches_rfc_4648_vectors() {

@@ -3,11 +3,12 @@
 //! task handler gets.
 
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use serde_json::{Map, Value, json};
 
 use crate::context::{ClientError, Context};
+use crate::encoding::rfc3339;
 use crate::jsonrpc::INTERNAL_ERROR;
 use crate::tool::{HandlerError, ToolOutput};
 
@@ -104,8 +105,8 @@ impl Task {
         json!({
             "taskId": id,
             "status": state.status.name(),
-            "createdAt": iso8601(state.created),
-            "lastUpdatedAt": iso8601(state.updated),
+            "createdAt": rfc3339(state.created),
+            "lastUpdatedAt": rfc3339(state.updated),
             "ttlMs": TTL.as_millis() as u64,
             "pollIntervalMs": POLL_MS,
         })
@@ -284,42 +285,5 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
                 }
             }
         }
-    }
-}
-
-/// `2026-11-23T12:00:00.000Z`: RFC 3339 in UTC, from the days since 1970 by the civil
-/// calendar (Howard Hinnant's algorithm), since std has no calendar.
-fn iso8601(time: SystemTime) -> String {
-    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let (days, secs) = ((since.as_secs() / 86_400) as i64, since.as_secs() % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-        secs / 3600,
-        secs / 60 % 60,
-        secs % 60,
-        since.subsec_millis()
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_utc_rfc3339() {
-        assert_eq!(iso8601(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let leap = UNIX_EPOCH + Duration::from_millis(951_782_400_123); // 2000-02-29
-        assert_eq!(iso8601(leap), "2000-02-29T00:00:00.123Z");
-        let late = UNIX_EPOCH + Duration::from_secs(1_795_437_296); // 2026-11-23 12:34:56
-        assert_eq!(iso8601(late), "2026-11-23T12:34:56.000Z");
     }
 }

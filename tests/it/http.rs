@@ -726,8 +726,7 @@ static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// A server whose one tool works until it is cancelled (for at most five seconds).
 fn cancellable() -> baremcp::Server {
-    let mut server = baremcp::Server::new("cancellable", "1.0.0");
-    let tool = baremcp::Tool::new("wait_for_cancel", "Works until cancelled", json!({"type": "object"}), |_, cx| {
+    one_tool(baremcp::Tool::new("wait_for_cancel", "Works until cancelled", json!({"type": "object"}), |_, cx| {
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(5) {
             if cx.is_cancelled() {
@@ -737,7 +736,12 @@ fn cancellable() -> baremcp::Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         Ok(baremcp::ToolOutput::text("finished"))
-    });
+    }))
+}
+
+/// A server with only `tool`.
+fn one_tool(tool: baremcp::Tool) -> baremcp::Server {
+    let mut server = baremcp::Server::new("one-tool", "1.0.0");
     server.add_tool(tool).unwrap();
     server
 }
@@ -825,13 +829,10 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
 
 /// A server whose one tool blocks the dispatching loop for two seconds, looking at nothing.
 fn sleepy() -> baremcp::Server {
-    let mut server = baremcp::Server::new("sleepy", "1.0.0");
-    let tool = baremcp::Tool::new("sleep", "Sleeps two seconds", json!({"type": "object"}), |_, _| {
+    one_tool(baremcp::Tool::new("sleep", "Sleeps two seconds", json!({"type": "object"}), |_, _| {
         std::thread::sleep(Duration::from_secs(2));
         Ok(baremcp::ToolOutput::text("slept"))
-    });
-    server.add_tool(tool).unwrap();
-    server
+    }))
 }
 
 #[test]

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use super::transcript::{self, Entry, Transcript, Vars};
 use super::wait::exit_by;
+use baremcp::Id;
 use baremcp::transport::{Line, LineReader};
 
 /// What `baremcp replay` was asked to do.
@@ -354,23 +355,33 @@ fn receive_until(
 }
 
 /// For `--update`: the transcript with its `<--` lines replaced by what the server writes
-/// after each client line (until it has been quiet for a moment). A server that never stops
-/// writing fails once it has written for the whole timeout.
+/// after each client line: for a request, everything up to its response (however slow the
+/// server is), then whatever follows until the server has been quiet for a moment. A server
+/// that never stops writing, or never answers, fails once the timeout has passed.
 fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
     let mut out = String::new();
     let quiet = QUIET.min(timeout);
-    let collect = |server: &Server, out: &mut String, wait: Duration| {
+    let collect = |server: &Server, out: &mut String, wait: Duration, mut awaited: Option<Id>| {
         let deadline = Instant::now() + wait + timeout;
         loop {
-            let step = wait.min(deadline.saturating_duration_since(Instant::now()));
+            let left = deadline.saturating_duration_since(Instant::now());
+            let step = if awaited.is_some() { left } else { wait.min(left) };
             if step.is_zero() {
-                return Err(format!("the server did not stop writing within {} ms", timeout.as_millis()));
+                return Err(match awaited {
+                    Some(id) => format!("no response to id {} within {} ms", id.as_json(), timeout.as_millis()),
+                    None => format!("the server did not stop writing within {} ms", timeout.as_millis()),
+                });
             }
             match server.next(step) {
-                Ok(Some(line)) => out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars))),
+                Ok(Some(line)) => {
+                    if awaited.is_some() && awaited == answered(&line) {
+                        awaited = None;
+                    }
+                    out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));
+                }
                 Ok(None) => return Ok(()),
                 // Quiet for the whole wait: what this line brings has all arrived.
-                Err(NoLine::Timeout(_)) if step == wait => return Ok(()),
+                Err(NoLine::Timeout(_)) if step == wait && awaited.is_none() => return Ok(()),
                 Err(NoLine::Timeout(_)) => {}
                 Err(why @ NoLine::TooLong(_)) => return Err(why.to_string()),
             }
@@ -383,11 +394,27 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
                 server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
-                collect(server, &mut out, quiet)?;
+                collect(server, &mut out, quiet, request_id(bytes))?;
             }
         }
     }
     drop(server.stdin.take());
-    collect(server, &mut out, timeout)?;
+    collect(server, &mut out, timeout, None)?;
     Ok(out)
+}
+
+/// The id of a client line that is a request (an object naming a method and an id).
+fn request_id(line: &[u8]) -> Option<Id<'static>> {
+    let message: Value = serde_json::from_slice(line).ok()?;
+    message.get("method")?;
+    Id::in_head(line)
+}
+
+/// The id of a server line that is a response (an object with an id and no method).
+fn answered(line: &str) -> Option<Id<'static>> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method").is_some() {
+        return None;
+    }
+    Id::in_head(line.as_bytes())
 }

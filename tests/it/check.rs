@@ -79,6 +79,10 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("/tools/0/inputSchema"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("unevaluatedProperties"), "{}", text(&out.stderr));
+    // Serving the same manifest says it once (the library logs it as the tool is added).
+    let out = baremcp(&["--manifest", &manifest.to_string_lossy()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stderr).matches("is not enforced").count(), 1, "{}", text(&out.stderr));
 }
 
 #[test]

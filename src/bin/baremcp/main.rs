@@ -66,7 +66,7 @@ fn run() -> io::Result<ExitCode> {
                 Ok(manifest) => manifest,
                 Err(problems) => return failed(cli::manifest_problems(&path, &problems)),
             };
-            for w in manifest.warnings() {
+            for w in manifest.warnings().iter().chain(manifest.schema_warnings()) {
                 eprintln!("{}: warning: {}: {}", path.display(), w.pointer, w.message);
             }
             let summary = manifest.summary();

@@ -32,6 +32,8 @@ struct Checker<'d> {
     /// What loads but will likely not run as meant: a program not on PATH, a missing `cwd`,
     /// a placeholder that can pass for an option.
     warnings: Vec<Problem>,
+    /// Keywords a schema uses that the validator does not enforce.
+    schema_warnings: Vec<Problem>,
     dir: &'d Path,
 }
 
@@ -287,7 +289,8 @@ impl Checker<'_> {
                 // With the manifest's other warnings, so `check` prints them too (a log line
                 // would go nowhere there: check sets up no logger).
                 for warning in schema.warnings() {
-                    self.warn(&format!("{here}{}", warning.pointer), warning.message.clone());
+                    let pointer = format!("{here}{}", warning.pointer);
+                    self.schema_warnings.push(Problem::new(&pointer, warning.message.clone()));
                 }
                 true
             }
@@ -517,7 +520,7 @@ impl Checker<'_> {
 }
 
 fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
-    let mut c = Checker { problems: Vec::new(), warnings: Vec::new(), dir };
+    let mut c = Checker { problems: Vec::new(), warnings: Vec::new(), schema_warnings: Vec::new(), dir };
     let keys = ["$schema", "server", "tools", "resources", "resourceTemplates", "prompts"];
     let Some(root) = c.object(value, "", &keys) else {
         return Err(c.problems);
@@ -545,7 +548,8 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
     if !c.problems.is_empty() {
         return Err(c.problems);
     }
-    Ok(Manifest { server, tools, resources, templates, prompts, warnings: c.warnings })
+    let warnings = c.warnings;
+    Ok(Manifest { server, tools, resources, templates, prompts, warnings, schema_warnings: c.schema_warnings })
 }
 
 /// Why `program` will not start, when that can be told now: a bare name found nowhere on

@@ -42,6 +42,7 @@ pub struct Manifest {
     pub(crate) templates: Vec<TemplateDecl>,
     pub(crate) prompts: Vec<PromptDecl>,
     pub(crate) warnings: Vec<Problem>,
+    pub(crate) schema_warnings: Vec<Problem>,
 }
 
 /// Text with `{name}` placeholders.
@@ -350,6 +351,13 @@ impl Manifest {
     /// does not exist, a placeholder that can pass for an option), each with its pointer.
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
+    }
+
+    /// Keywords the tools' schemas use that are not enforced, each with its pointer in the
+    /// manifest. For `check`: serving logs them already, as `Server::add_tool` does for
+    /// any server.
+    pub fn schema_warnings(&self) -> &[Problem] {
+        &self.schema_warnings
     }
 
     /// What the manifest serves, one line per item, for `baremcp check`.

@@ -61,6 +61,8 @@ impl Server {
     /// one while no authentication is configured and `allow_unauthenticated` is not set.
     pub fn serve_http(&self, options: &HttpOptions) -> io::Result<()> {
         let listeners = bind(options)?;
+        // A stop signalled to an earlier `serve_http` of this process is not this one's.
+        SIGNALLED.store(false, Ordering::Relaxed);
         install_signal_handlers();
         self.serve_http_on(listeners, options, Arc::new(AtomicBool::new(false)))
     }

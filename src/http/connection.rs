@@ -6,7 +6,6 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -19,6 +18,7 @@ use crate::http::guard::Guard;
 use crate::http::headers;
 use crate::http::queue::{self, Receiver, Recv, Sender};
 use crate::http::sessions::{Refused, Sessions, Use};
+use crate::http::socket::Stream;
 use crate::http::wire::{BodyKind, Head, Limits, ReadError, Reader, Response, Sse};
 use crate::jsonrpc::{self, ErrorObject, Frame, Message};
 
@@ -48,11 +48,11 @@ pub struct Shared {
 }
 
 /// Serves one connection until it closes, idles out or breaks a rule.
-pub fn serve(shared: &Shared, stream: TcpStream, peer: SocketAddr) {
-    let _ = stream.set_nodelay(true);
+pub fn serve(shared: &Shared, stream: Stream, peer: String) {
+    stream.set_nodelay();
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let Ok(writer) = stream.try_clone() else { return };
-    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer };
+    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer: peer.clone() };
     loop {
         let head = match exchange.reader.head(&shared.limits, &shared.stop) {
             Ok(head) => head,
@@ -82,8 +82,8 @@ pub fn serve(shared: &Shared, stream: TcpStream, peer: SocketAddr) {
 struct Exchange<'s> {
     shared: &'s Shared,
     reader: Reader,
-    writer: TcpStream,
-    peer: SocketAddr,
+    writer: Stream,
+    peer: String,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -481,18 +481,7 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
 
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.
 fn peer_gone(reader: &Reader) -> bool {
-    let socket = reader.inner.get_ref();
-    if socket.set_nonblocking(true).is_err() {
-        return false;
-    }
-    let mut byte = [0u8; 1];
-    let gone = match socket.peek(&mut byte) {
-        Ok(0) => true,
-        Ok(_) => false,
-        Err(e) => e.kind() != io::ErrorKind::WouldBlock,
-    };
-    let _ = socket.set_nonblocking(false);
-    gone
+    reader.inner.get_ref().peer_gone()
 }
 
 #[cfg(test)]

@@ -15,10 +15,11 @@ mod headers;
 mod options;
 mod queue;
 mod sessions;
+mod socket;
 mod wire;
 
 use std::io;
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -32,6 +33,7 @@ use connection::Shared;
 use dispatcher::Dispatcher;
 use guard::{Guard, Jwt};
 use sessions::Sessions;
+use socket::Listener;
 use wire::{Limits, Response};
 
 /// Set by SIGTERM and SIGINT: every server in the process stops.
@@ -64,7 +66,7 @@ impl Server {
         // A stop signalled to an earlier `serve_http` of this process is not this one's.
         SIGNALLED.store(false, Ordering::Relaxed);
         install_signal_handlers();
-        self.serve_http_on(listeners, options, Arc::new(AtomicBool::new(false)))
+        self.serve_listeners(listeners, options, Arc::new(AtomicBool::new(false)))
     }
 
     /// [`Server::serve_http`] on listeners already bound, stopping gracefully when `stop` is
@@ -73,6 +75,15 @@ impl Server {
     pub fn serve_http_on(
         &self,
         listeners: Vec<TcpListener>,
+        options: &HttpOptions,
+        stop: Arc<AtomicBool>,
+    ) -> io::Result<()> {
+        self.serve_listeners(listeners.into_iter().map(Listener::Tcp).collect(), options, stop)
+    }
+
+    fn serve_listeners(
+        &self,
+        listeners: Vec<Listener>,
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
     ) -> io::Result<()> {
@@ -112,15 +123,15 @@ impl Server {
             param_headers: headers::param_headers(self),
         });
         let live = Arc::new(AtomicUsize::new(0));
-        let mut addresses = Vec::new();
+        let mut wakers = Vec::new();
         for listener in listeners {
-            let address = listener.local_addr()?;
-            log::info!("serving MCP at http://{address}{}", options.path);
-            addresses.push(address);
+            let name = listener.name()?;
+            log::info!("serving MCP at {name} on path {}", options.path);
+            wakers.push(listener.waker()?);
             let (shared, live) = (shared.clone(), live.clone());
             let cap = options.max_connections;
             std::thread::Builder::new()
-                .name(format!("accept {address}"))
+                .name(format!("accept {name}"))
                 .spawn(move || accept(listener, shared, live, cap))?;
         }
         // The loop holds no sender: when every connection and acceptor is gone, it ends.
@@ -137,9 +148,7 @@ impl Server {
                 log::info!("stopping: no new connections; finishing requests in flight");
                 dispatcher.end_streams();
                 // Wake the acceptors blocked in accept, so they see the flag and leave.
-                for address in &addresses {
-                    let _ = TcpStream::connect_timeout(address, Duration::from_millis(200));
-                }
+                wakers.iter().for_each(socket::Waker::wake);
                 Instant::now()
             });
             dispatcher.end_streams();
@@ -150,18 +159,25 @@ impl Server {
             open == 0 || since.elapsed() >= DRAIN
         });
         drop(shared);
+        wakers.iter().for_each(socket::Waker::clean_up);
         Ok(())
     }
 }
 
 /// Binds every address, refusing a non-loopback one without authentication.
-fn bind(options: &HttpOptions) -> io::Result<Vec<TcpListener>> {
+fn bind(options: &HttpOptions) -> io::Result<Vec<Listener>> {
     if options.listen.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no --http address"));
     }
     let authenticated = options.auth_token_file.is_some() || options.jwt_secret_file.is_some();
     let mut listeners = Vec::new();
     for text in &options.listen {
+        // A unix-domain socket: local like loopback, and its file's permissions say who may
+        // connect.
+        if let Some(path) = text.strip_prefix("unix:") {
+            listeners.push(bind_unix(path)?);
+            continue;
+        }
         // IP literals only (and `localhost`): a name is not resolved, so what is bound is
         // exactly what was written, and no resolver is linked into the static binary.
         let address = match text.strip_prefix("localhost:") {
@@ -183,9 +199,20 @@ fn bind(options: &HttpOptions) -> io::Result<Vec<TcpListener>> {
         }
         let listener =
             TcpListener::bind(address).map_err(|e| io::Error::new(e.kind(), format!("--http {address}: {e}")))?;
-        listeners.push(listener);
+        listeners.push(Listener::Tcp(listener));
     }
     Ok(listeners)
+}
+
+#[cfg(unix)]
+fn bind_unix(path: &str) -> io::Result<Listener> {
+    Listener::bind_unix(path.into()).map_err(|e| io::Error::new(e.kind(), format!("--http unix:{path}: {e}")))
+}
+
+#[cfg(not(unix))]
+fn bind_unix(path: &str) -> io::Result<Listener> {
+    let why = format!("--http unix:{path}: unix-domain sockets are served on unix only");
+    Err(io::Error::new(io::ErrorKind::Unsupported, why))
 }
 
 /// The RFC 9728 document and the paths it is served at: the configured URL's path, and the
@@ -212,23 +239,23 @@ fn metadata(options: &HttpOptions) -> Option<(Vec<String>, Vec<u8>)> {
 }
 
 /// Accepts connections until the server stops; past the cap, answers 503 at once.
-fn accept(listener: TcpListener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: usize) {
-    for stream in listener.incoming() {
+fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: usize) {
+    loop {
+        let accepted = listener.accept();
         if shared.stop.load(Ordering::Relaxed) {
             return;
         }
-        let Ok(mut stream) = stream else { continue };
-        let Ok(peer) = stream.peer_addr() else { continue };
+        let Ok((mut stream, peer)) = accepted else { continue };
         if live.load(Ordering::Relaxed) >= cap {
             log::warn!("{peer} refused: {cap} connections open (--max-connections)");
             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
             let body = dispatcher::error_body(None, crate::jsonrpc::ErrorObject::new(-32000, "too many connections"));
             let _ = Response::json(503, body).header("Retry-After", "1").closing().write(&mut stream, 1, 0);
-            let _ = stream.shutdown(std::net::Shutdown::Write);
+            stream.shutdown_write();
             continue;
         }
         live.fetch_add(1, Ordering::Relaxed);
-        let (shared, live) = (shared.clone(), live.clone());
+        let (shared, live, name) = (shared.clone(), live.clone(), peer.clone());
         let spawned =
             std::thread::Builder::new().name(format!("http {peer}")).stack_size(512 * 1024).spawn(move || {
                 // Counted down however the thread ends.
@@ -239,7 +266,7 @@ fn accept(listener: TcpListener, shared: Arc<Shared>, live: Arc<AtomicUsize>, ca
                     }
                 }
                 let _leave = Leave(live);
-                connection::serve(&shared, stream, peer);
+                connection::serve(&shared, stream, name);
             });
         if let Err(e) = spawned {
             log::error!("{peer}: cannot start a connection thread: {e}");

@@ -10,7 +10,8 @@ use crate::server::DEFAULT_MAX_MESSAGE_BYTES;
 /// The HTTP flags (`--http ADDR` and its company) and their defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct HttpOptions {
-    /// Addresses to listen on (`127.0.0.1:8080`, `[::1]:8080`); empty: serve stdio.
+    /// Addresses to listen on (`127.0.0.1:8080`, `[::1]:8080`, or on unix `unix:PATH`, a
+    /// unix-domain socket); empty: serve stdio.
     pub listen: Vec<String>,
     /// The endpoint's path (default `/mcp`).
     pub path: String,

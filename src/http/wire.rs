@@ -5,9 +5,10 @@
 //! chunked bodies (never both: that is how requests are smuggled past proxies), no obs-fold.
 
 use std::io::{self, BufRead, BufReader, Write};
-use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
+
+use crate::http::socket::Stream;
 
 /// The whole request head (request line and headers) may not be longer than this.
 pub const MAX_HEAD_BYTES: usize = 16 * 1024;
@@ -71,14 +72,14 @@ impl Head {
 /// A buffered connection whose reads give up at a deadline, and at once when `stop` is set
 /// while no request is under way.
 pub struct Reader {
-    pub inner: BufReader<TcpStream>,
+    pub inner: BufReader<Stream>,
 }
 
 /// Reads wake up this often to look at the stop flag and the deadline.
 const SLICE: Duration = Duration::from_millis(250);
 
 impl Reader {
-    pub fn new(stream: TcpStream) -> Reader {
+    pub fn new(stream: Stream) -> Reader {
         Reader { inner: BufReader::with_capacity(16 * 1024, stream) }
     }
 

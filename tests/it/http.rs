@@ -875,3 +875,73 @@ fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
+    use std::os::unix::net::UnixStream;
+    let dir = crate::scratch("http-unix");
+    let path = dir.join("mcp.sock");
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+            .arg("--http")
+            .arg(format!("unix:{}", path.display()))
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let wait_for_socket = || {
+        let started = Instant::now();
+        while UnixStream::connect(&path).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let list = modern("tools/list", json!({}));
+    let call = || {
+        let mut stream = UnixStream::connect(&path).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{list}",
+            list.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    // A socket file whose server was killed is stale: the next server replaces it.
+    let mut killed = spawn();
+    wait_for_socket();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(path.exists(), "a killed server leaves its socket file");
+    let mut child = spawn();
+    wait_for_socket();
+    let reply = call();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains(r#""name":"hello""#), "{reply}");
+    // One in use is not taken over.
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .arg("--http")
+        .arg(format!("unix:{}", path.display()))
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("in use"), "{second:?}");
+    assert!(call().starts_with("HTTP/1.1 200"));
+    // SIGTERM: exit 0, and the file is gone.
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(stopping.elapsed() < Duration::from_secs(5), "no exit after SIGTERM");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+    assert!(!path.exists(), "the socket file is removed at stop");
+}

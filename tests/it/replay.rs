@@ -211,6 +211,22 @@ fn the_proxy_bounds_lines_both_ways() {
 }
 
 #[test]
+fn the_filter_passes_blank_lines_as_the_server_reads_them() {
+    // A blank line is no message: the server skips it, and so does the filter (no parse
+    // error the server itself would not send).
+    let mut child = Command::new(bin())
+        .args(["proxy", "--allow-tools", "calculate", "--", bin()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"\n  \r\n\t\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(stdout(&out), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+}
+
+#[test]
 fn the_filter_answers_a_lone_surrogate_id_as_written() {
     // A transcript cannot hold this (its expectations are read as JSON): `"\ud800"` and
     // `"\udc00"` are two ids a client can tell apart, and no decoded string holds either.

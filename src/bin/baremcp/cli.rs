@@ -45,7 +45,8 @@ options:
   -V, --version          print the version and the MCP protocol versions spoken
 
 http (serve Streamable HTTP instead of stdio):
-  --http ADDR                listen on ADDR, e.g. 127.0.0.1:8080 or [::1]:8080 (repeatable)
+  --http ADDR                listen on ADDR, e.g. 127.0.0.1:8080, [::1]:8080 or
+                             unix:/run/mcp.sock (repeatable)
   --http-path PATH           the endpoint's path (default /mcp)
   --auth-token-file FILE     require a bearer token listed in FILE (one a line; re-read
                              when it changes, or on SIGHUP)

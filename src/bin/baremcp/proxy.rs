@@ -324,6 +324,10 @@ enum Verdict {
 /// Looks at a client line while filters are on: what must not reach the upstream is answered
 /// (a request) or dropped (a notification).
 fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
+    // A blank line is no message: the server skips it, so there is nothing to judge or answer.
+    if line.trim_ascii().is_empty() {
+        return Verdict::Forward;
+    }
     let message = match judge(line) {
         Ok(message) => message,
         Err(refusal) => {
@@ -373,6 +377,9 @@ fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
 /// that lists tools, and a line the filter cannot judge is not forwarded (a response still
 /// reaches its client, as an error with its id).
 fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
+    if line.trim_ascii().is_empty() {
+        return Verdict::Forward;
+    }
     let message = match judge(line) {
         Ok(message) => message,
         Err(refusal) => {

@@ -252,6 +252,7 @@ impl<'s> Dispatcher<'s> {
         let server = self.server;
         let mut waiter = Waiter {
             rx: &self.rx,
+            table: &self.table,
             deferred: &mut self.deferred,
             session: legacy_id,
             sink: &call.sink,
@@ -306,10 +307,14 @@ impl<'s> Dispatcher<'s> {
 
     /// Resources that changed go to every session subscribed to them: legacy sessions on
     /// their GET stream, listen streams on theirs.
-    fn broadcast(&mut self, updated: Vec<String>) {
+    fn broadcast(&mut self, mut updated: Vec<String>) {
         if updated.is_empty() {
             return;
         }
+        // Every session watching a file saw it change: one update for each, not one per
+        // session that noticed.
+        updated.sort_unstable();
+        updated.dedup();
         let targets = self
             .sessions
             .values_mut()
@@ -346,6 +351,7 @@ fn status_of(modern: bool, reply: &Reply) -> u16 {
 /// is set aside for the loop, in order.
 struct Waiter<'d> {
     rx: &'d Receiver<Inbound>,
+    table: &'d Sessions,
     deferred: &'d mut VecDeque<Inbound>,
     session: Option<&'d str>,
     sink: &'d Sink,
@@ -384,8 +390,16 @@ impl Inbox for Waiter<'_> {
         let deadline = Instant::now() + ASK_TIMEOUT;
         let mut held_bytes: usize = self.deferred.iter().map(held).sum();
         loop {
-            // With its stream gone, the client cannot see the question, nor the result.
-            if self.sink.is_closed() || self.stop.load(Ordering::Relaxed) {
+            // With its stream gone, the client cannot see the question, nor the result; with
+            // its session deleted, its answer cannot reach us; a stopping server waits for no
+            // one (the handler hears `Disconnected` and finishes the request).
+            if self.sink.is_closed() || super::stopping(self.stop) {
+                return None;
+            }
+            if let Some(id) = self.session
+                && !self.table.contains(id)
+            {
+                log::info!("session {id} ended while a request waited on its client");
                 return None;
             }
             match self.rx.recv_timeout(TICK) {
@@ -438,16 +452,19 @@ mod tests {
         let (out, _events) = crate::http::queue::queue(16);
         let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
         let stop = AtomicBool::new(false);
+        let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
+        let mine = table.create(None).unwrap();
         let other = |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
         for _ in 0..3 {
             assert!(tx.send(other(&"x".repeat(600))).is_ok());
         }
-        assert!(tx.send(Inbound::Message { session: Some("mine".into()), body: "answer".into() }).is_ok());
+        assert!(tx.send(Inbound::Message { session: Some(mine.id.clone()), body: "answer".into() }).is_ok());
         let mut deferred = VecDeque::new();
         let mut waiter = Waiter {
             rx: &rx,
+            table: &table,
             deferred: &mut deferred,
-            session: Some("mine"),
+            session: Some(mine.id.as_str()),
             sink: &sink,
             sse: true,
             modern: false,
@@ -457,5 +474,35 @@ mod tests {
         assert_eq!(waiter.next().as_deref(), Some("answer"));
         // The first 600 bytes fit; the next two would pass 1000 and are dropped.
         assert_eq!(deferred.len(), 1);
+    }
+
+    #[test]
+    fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
+        let (_tx, rx) = crate::http::queue::queue::<Inbound>(16);
+        let (out, _events) = crate::http::queue::queue(16);
+        let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
+        let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
+        let mine = table.create(None).unwrap();
+        let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
+        let mut deferred = VecDeque::new();
+        let mut wait = |stop: &AtomicBool| {
+            let started = Instant::now();
+            let mut waiter = Waiter {
+                rx: &rx,
+                table: &table,
+                deferred: &mut deferred,
+                session: Some(mine.id.as_str()),
+                sink: &sink,
+                sse: true,
+                modern: false,
+                stop,
+                max_bytes: 1000,
+            };
+            assert_eq!(waiter.next(), None);
+            started.elapsed()
+        };
+        assert!(wait(&stopped) < Duration::from_secs(1));
+        assert!(table.remove(&mine.id, None));
+        assert!(wait(&running) < Duration::from_secs(1));
     }
 }

@@ -39,6 +39,12 @@ use wire::{Limits, Response};
 /// Set by SIGTERM and SIGINT: every server in the process stops.
 static SIGNALLED: AtomicBool = AtomicBool::new(false);
 
+/// Whether the server is stopping: `stop` set, or a signal arrived that the loop has not
+/// seen yet (it may be inside a handler that waits on its client).
+fn stopping(stop: &AtomicBool) -> bool {
+    stop.load(Ordering::Relaxed) || SIGNALLED.load(Ordering::Relaxed)
+}
+
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).
 const INBOUND_CAPACITY: usize = 65_536;
 /// Client notifications and responses waiting for the dispatching loop, in bytes at most

@@ -945,3 +945,110 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     assert!(status.success(), "{status}");
     assert!(!path.exists(), "the socket file is removed at stop");
 }
+
+/// A server on the files of `target/tmp/http-watch` (the test makes the folder first).
+fn watching() -> baremcp::Server {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("http-watch").canonicalize().unwrap();
+    let mut server = baremcp::Server::new("watching", "1.0.0");
+    server.add_root(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
+    server
+}
+
+#[test]
+fn each_listen_stream_hears_of_a_change_once() {
+    let dir = crate::scratch("http-watch");
+    let file = dir.join("a.txt");
+    std::fs::write(&file, "one").unwrap();
+    let server = start_with(HttpOptions::default(), watching);
+    let addr = server.addr;
+    let uri = format!("file://{}", file.display());
+    let listen = modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}));
+    let streams: Vec<_> = (0..3)
+        .map(|_| {
+            let mut conn = connect(addr);
+            send_post(
+                &mut conn,
+                addr,
+                &listen,
+                &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
+            );
+            assert_eq!(read_head(&mut conn).0, 200);
+            assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
+            conn
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(600));
+    std::fs::write(&file, "two, longer").unwrap();
+    for mut conn in streams {
+        let update = next_event(&mut conn);
+        assert_eq!(
+            (update["method"].as_str(), update["params"]["uri"].as_str()),
+            (Some("notifications/resources/updated"), Some(uri.as_str()))
+        );
+        // Nothing more within a second: no second copy of the same change.
+        conn.get_mut().set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut line = String::new();
+        while conn.read_line(&mut line).is_ok_and(|n| n > 0) {
+            assert!(!line.starts_with("data: "), "a second event: {line}");
+            line.clear();
+        }
+    }
+}
+
+#[test]
+fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&with]);
+    assert_eq!(read_head(&mut conn).0, 200);
+    assert_eq!(next_event(&mut conn)["method"], "sampling/createMessage");
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
+    // The handler hears its client is gone, and everyone else is served again at once.
+    let started = Instant::now();
+    still_serving(addr);
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    let result = next_event(&mut conn);
+    assert_eq!(result["id"], 9);
+}
+
+#[test]
+fn sigterm_ends_a_wait_on_the_client_and_the_process_exits_at_once() {
+    let port = free_port();
+    let mut child = std::process::Command::new(crate::library::example("everything"))
+        .args(["--http", &format!("127.0.0.1:{port}")])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+    let started = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let session = initialize(addr, "2025-11-25");
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&format!("Mcp-Session-Id: {session}")]);
+    assert_eq!(read_head(&mut conn).0, 200);
+    assert_eq!(next_event(&mut conn)["method"], "sampling/createMessage");
+    // The question is never answered: the signal, not the 300 s wait, ends it.
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if stopping.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("no exit within 5 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status}");
+}

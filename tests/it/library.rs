@@ -583,7 +583,7 @@ fn question_mark_in_a_reader_or_a_prompt_refuses_with_the_error_text() {
 }
 
 /// An example program as cargo builds it (already built by `cargo test`; this makes sure).
-fn example(name: &str) -> std::path::PathBuf {
+pub(crate) fn example(name: &str) -> std::path::PathBuf {
     let build = std::process::Command::new(env!("CARGO"))
         .args(["build", "--quiet", "--message-format=json", "--example", name])
         .current_dir(crate::root())

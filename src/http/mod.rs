@@ -132,7 +132,7 @@ impl Server {
         let mut wakers = Vec::new();
         for listener in listeners {
             let name = listener.name()?;
-            log::info!("serving MCP at {name} on path {}", options.path);
+            log::info!("serving MCP at {}", listener.endpoint(&options.path)?);
             wakers.push(listener.waker()?);
             let (shared, live) = (shared.clone(), live.clone());
             let cap = options.max_connections;

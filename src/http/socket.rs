@@ -47,6 +47,16 @@ impl Listener {
         }
     }
 
+    /// The endpoint as a log line names it: `http://127.0.0.1:8080/mcp` (what tools such as
+    /// the load example read back), or `unix:/run/mcp.sock, path /mcp`.
+    pub fn endpoint(&self, path: &str) -> io::Result<String> {
+        match self {
+            Listener::Tcp(listener) => Ok(format!("http://{}{path}", listener.local_addr()?)),
+            #[cfg(unix)]
+            Listener::Unix(..) => Ok(format!("{}, path {path}", self.name()?)),
+        }
+    }
+
     /// The next connection and who made it (a TCP peer's address; `unix` for a unix socket,
     /// whose peers have no name).
     pub fn accept(&self) -> io::Result<(Stream, String)> {

@@ -123,11 +123,9 @@ pub fn is_loopback_name(host: &str) -> bool {
     matches!(host, "localhost" | "127.0.0.1" | "[::1]" | "::1")
 }
 
-/// `host:port` → `host`; `[v6]:port` → `[v6]`.
+/// `host:port` → `host`; `[v6]:port` → `[v6]`. Splitting at the last colon serves both: what
+/// follows a `]` must be a port, or the whole (`[::1]evil.example`) stays, naming no host.
 fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
-    }
     match host.rsplit_once(':') {
         Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
@@ -318,13 +316,28 @@ mod tests {
         for ok in ["localhost", "localhost:8080", "127.0.0.1:1", "[::1]:9", "mcp.example:443", "app.example"] {
             assert!(guard.host_allowed(ok), "{ok}");
         }
+        for ok in ["[::1]", "[::1]:9", "LOCALHOST"] {
+            assert!(guard.host_allowed(ok), "{ok}");
+        }
         for bad in ["evil.example.com", "evil.example.com:8080", "127.0.0.1.evil.example", "localhost.evil"] {
+            assert!(!guard.host_allowed(bad), "{bad}");
+        }
+        // After a bracketed literal comes nothing or a port: `[::1]evil.com` is not loopback.
+        for bad in ["[::1]evil.com", "[::1].evil.com", "[::1]:", "[::1]:9x", "[::1", "localhost.evil.com"] {
+            assert!(!guard.host_allowed(bad), "{bad}");
+        }
+        for bad in ["127.0.0.1evil", "localhost:80x", "localhost:", "::1"] {
             assert!(!guard.host_allowed(bad), "{bad}");
         }
         for ok in ["http://localhost:3000", "https://127.0.0.1", "http://[::1]:5", "https://app.example/"] {
             assert!(guard.origin_allowed(ok), "{ok}");
         }
         for bad in ["null", "http://evil.example.com", "file://localhost", "https://app.example:8443"] {
+            assert!(!guard.origin_allowed(bad), "{bad}");
+        }
+        for bad in
+            ["http://[::1]evil.com", "http://[::1].evil.com:5", "http://localhost.evil.com", "http://127.0.0.1evil"]
+        {
             assert!(!guard.origin_allowed(bad), "{bad}");
         }
     }

@@ -61,6 +61,11 @@ impl Head {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
+    /// Every value of header `name` (lowercase), in the order sent.
+    fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        self.headers.iter().filter(move |(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
     /// Whether the connection stays open after this request.
     pub fn keep_alive(&self) -> bool {
         let connection = self.header("connection").unwrap_or("").to_ascii_lowercase();
@@ -202,12 +207,20 @@ impl Reader {
             if name.is_empty() || !name.bytes().all(is_token) {
                 return Err(bad("malformed header name"));
             }
+            // RFC 9110 §5.5: a CR or NUL in a value is read differently by different parsers.
+            if value.bytes().any(|b| b == b'\r' || b == 0) {
+                return Err(bad("cr or nul in a header value"));
+            }
             headers.push((name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_string()));
         }
         let mut head = Head { method: method.to_string(), path, minor, headers, body: BodyKind::None, started };
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
             return Err(bad("missing host header"));
+        }
+        // RFC 9112 §3.2: which of two hosts is meant is anyone's guess (a proxy's and ours).
+        if head.values("host").nth(1).is_some() {
+            return Err(bad("more than one host header"));
         }
         Ok(head)
     }
@@ -227,12 +240,7 @@ impl Reader {
                 let mut line = Vec::new();
                 loop {
                     self.line(&mut line, 1024, deadline).map_err(LineError::in_body)?;
-                    let size = std::str::from_utf8(&line)
-                        .ok()
-                        .map(|l| l.split(';').next().unwrap_or("").trim())
-                        .filter(|hex| !hex.is_empty() && hex.len() <= 16)
-                        .and_then(|hex| usize::from_str_radix(hex, 16).ok())
-                        .ok_or_else(|| bad("malformed chunk size"))?;
+                    let size = chunk_size(&line).ok_or_else(|| bad("malformed chunk size"))?;
                     if size == 0 {
                         break;
                     }
@@ -316,14 +324,15 @@ fn is_token(b: u8) -> bool {
 /// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
 /// lengths, could be read differently by a proxy in front: refused.
 fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
-    let lengths: Vec<&str> =
-        head.headers.iter().filter(|(n, _)| n == "content-length").map(|(_, v)| v.as_str()).collect();
-    let encoding = head.header("transfer-encoding");
-    if encoding.is_some() && !lengths.is_empty() {
+    let lengths: Vec<&str> = head.values("content-length").collect();
+    // Several fields of one name are one comma-separated list (RFC 9110 §5.3): `chunked` then
+    // `identity` is not chunked, whichever field a proxy in front looks at.
+    let codings: Vec<&str> = head.values("transfer-encoding").collect();
+    if !codings.is_empty() && !lengths.is_empty() {
         return Err(bad("content-length and transfer-encoding together"));
     }
-    if let Some(encoding) = encoding {
-        if head.minor == 0 || !encoding.eq_ignore_ascii_case("chunked") {
+    if !codings.is_empty() {
+        if head.minor == 0 || !matches!(codings[..], [coding] if coding.eq_ignore_ascii_case("chunked")) {
             return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
         }
         return Ok(BodyKind::Chunked);
@@ -334,14 +343,67 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
     if lengths.iter().any(|l| l != first) {
         return Err(bad("conflicting content-length headers"));
     }
-    if first.is_empty() || first.len() > 19 || !first.bytes().all(|b| b.is_ascii_digit()) {
-        return Err(bad("malformed content-length"));
-    }
-    let n: usize = first.parse().map_err(|_| bad("malformed content-length"))?;
+    let n = number(first.as_bytes(), 10).ok_or_else(|| bad("malformed content-length"))?;
     if n > max_body {
         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
     }
     Ok(BodyKind::Length(n))
+}
+
+/// `1*DIGIT` in `radix`, leading zeros and all. A number too large for a `usize` is
+/// `usize::MAX`: it is over any body limit all the same, so it is refused as too large.
+fn number(digits: &[u8], radix: u32) -> Option<usize> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0usize, |n, &b| {
+        let digit = char::from(b).to_digit(radix)?;
+        Some(n.saturating_mul(radix as usize).saturating_add(digit as usize))
+    })
+}
+
+/// A chunk-size line, exactly as RFC 9112 §7.1 has it: `1*HEXDIG`, then extensions
+/// `*( BWS ";" BWS name [ BWS "=" BWS value ] )`, which are checked and ignored. Anything
+/// looser (a sign, other whitespace) lets a proxy in front see other chunks than we do.
+fn chunk_size(line: &[u8]) -> Option<usize> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let size = number(&line[..digits], 16)?;
+    let mut rest = &line[digits..];
+    while !rest.is_empty() {
+        rest = after_token(bws(bws(rest).strip_prefix(b";")?))?;
+        if let Some(value) = bws(rest).strip_prefix(b"=") {
+            let value = bws(value);
+            rest = after_token(value).or_else(|| after_quoted(value))?;
+        }
+    }
+    Some(size)
+}
+
+/// `s` after its optional whitespace (BWS: spaces and tabs).
+fn bws(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &s[n..]
+}
+
+/// `s` after the token it starts with; `None` when it starts with none.
+fn after_token(s: &[u8]) -> Option<&[u8]> {
+    let n = s.iter().take_while(|&&b| is_token(b)).count();
+    (n > 0).then_some(&s[n..])
+}
+
+/// `s` after the quoted-string it starts with (RFC 9110 §5.6.4); `None` when it starts with
+/// none, or one never closed.
+fn after_quoted(s: &[u8]) -> Option<&[u8]> {
+    let text = |b: &u8| *b == b'\t' || (b' '..=b'~').contains(b) || *b >= 0x80;
+    let mut rest = s.strip_prefix(b"\"")?;
+    loop {
+        match rest {
+            [b'"', after @ ..] => return Some(after),
+            [b'\\', b, after @ ..] if text(b) => rest = after,
+            [b, after @ ..] if *b != b'\\' && text(b) => rest = after,
+            _ => return None,
+        }
+    }
 }
 
 pub fn reason(status: u16) -> &'static str {
@@ -495,5 +557,96 @@ impl Sse {
             w.write_all(data)?;
         }
         w.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    use super::*;
+
+    /// Reads one request off a loopback connection as the server does: the status it is
+    /// refused with, or 200 when its head and body were read.
+    fn status(request: &[u8]) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        client.write_all(request).unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        let mut reader = Reader::new(Stream::Tcp(listener.accept().unwrap().0));
+        let limits = Limits { max_body: 1000, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
+        match reader.head(&limits, &AtomicBool::new(false)).and_then(|head| reader.body(&head, &limits)) {
+            Ok(_) => 200,
+            Err(ReadError::Status(status, _)) => status,
+            Err(ReadError::Closed) => 0,
+        }
+    }
+
+    fn with_headers(headers: &str, body: &str) -> u16 {
+        status(format!("POST /mcp HTTP/1.1\r\n{headers}\r\n{body}").as_bytes())
+    }
+
+    /// A chunked body of one 0x5f-byte chunk under the size line `size`.
+    fn chunk_sized(size: &str) -> u16 {
+        let body = format!("{size}\r\n{}\r\n0\r\n\r\n", "a".repeat(0x5f));
+        with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", &body)
+    }
+
+    #[test]
+    fn transfer_encoding_fields_are_one_list() {
+        let chunked = "0\r\n\r\n";
+        assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", chunked), 200);
+        assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: Chunked\r\n", chunked), 200);
+        for fields in [
+            "Transfer-Encoding: chunked, identity\r\n",
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+            "Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n",
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+        ] {
+            assert_eq!(with_headers(&format!("Host: a\r\n{fields}"), chunked), 501, "{fields:?}");
+        }
+    }
+
+    #[test]
+    fn chunk_sizes_are_hex_digits_then_extensions() {
+        let zeros = "0".repeat(19);
+        for ok in ["5f", "5F", "05f", &format!("{zeros}5f"), "5f;x", "5f ; x = y", "5f\t;x;y=z", r#"5f;x="a;\" b""#] {
+            assert_eq!(chunk_sized(ok), 200, "{ok:?}");
+        }
+        // A sign, whitespace other than around `;` and `=`, anything that is not a hex digit.
+        for bad in ["", "+5f", "-5f", "  5f", "5f  ", "\u{a0}5f", "\u{b}5f", "5f\u{b}", "5 f", "5fg", "0x5f", "5f,x"] {
+            assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+        }
+        // Extensions that are not `; name [= token or quoted-string]`.
+        for bad in ["5f;", "5f; ", "5f;x ", "5f;x=", "5f;=y", "5f;x=y z", r#"5f;x="open"#, "5f;x=\"a\u{0}\""] {
+            assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+        }
+        // Over the body limit, or over any: 413, as a too long Content-Length.
+        for big in ["3e9", "ffffffffffffffff", "10000000000000000", &"f".repeat(40)] {
+            assert_eq!(chunk_sized(big), 413, "{big:?}");
+        }
+    }
+
+    #[test]
+    fn one_host_and_no_cr_or_nul_in_values() {
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a b\tc\r\n\r\n"), 200);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.com\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\0b\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\r\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn content_length_too_large_to_hold_is_413() {
+        let length = |value: &str, body: &str| with_headers(&format!("Host: a\r\nContent-Length: {value}\r\n"), body);
+        assert_eq!(length("5", "abcde"), 200);
+        assert_eq!(length(&format!("{}5", "0".repeat(30)), "abcde"), 200);
+        for big in ["1001", "9999999999999999999", "99999999999999999999", &"9".repeat(100)] {
+            assert_eq!(length(big, ""), 413, "{big}");
+        }
+        for bad in ["", "+5", "-5", "5a", "5 5", "0x5", "\u{a0}5"] {
+            assert_eq!(length(bad, "abcde"), 400, "{bad:?}");
+        }
     }
 }

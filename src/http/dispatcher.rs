@@ -446,63 +446,65 @@ pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
 mod tests {
     use super::*;
 
-    #[test]
-    fn notifications_set_aside_during_a_wait_are_bounded_in_bytes() {
-        let (tx, rx) = crate::http::queue::queue(16);
-        let (out, _events) = crate::http::queue::queue(16);
-        let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
-        let stop = AtomicBool::new(false);
-        let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
-        let mine = table.create(None).unwrap();
-        let other = |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
-        for _ in 0..3 {
-            assert!(tx.send(other(&"x".repeat(600))).is_ok());
-        }
-        assert!(tx.send(Inbound::Message { session: Some(mine.id.clone()), body: "answer".into() }).is_ok());
-        let mut deferred = VecDeque::new();
-        let mut waiter = Waiter {
-            rx: &rx,
-            table: &table,
-            deferred: &mut deferred,
-            session: Some(mine.id.as_str()),
-            sink: &sink,
-            sse: true,
-            modern: false,
-            stop: &stop,
-            max_bytes: 1000,
-        };
-        assert_eq!(waiter.next().as_deref(), Some("answer"));
-        // The first 600 bytes fit; the next two would pass 1000 and are dropped.
-        assert_eq!(deferred.len(), 1);
+    /// What a waiting legacy handler works with: the channel, its request's sink, and a
+    /// session table holding its session.
+    struct Setup {
+        tx: Sender<Inbound>,
+        rx: Receiver<Inbound>,
+        sink: Sink,
+        table: Arc<Sessions>,
+        mine: crate::http::sessions::Use,
+        deferred: VecDeque<Inbound>,
     }
 
-    #[test]
-    fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
-        let (_tx, rx) = crate::http::queue::queue::<Inbound>(16);
-        let (out, _events) = crate::http::queue::queue(16);
-        let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
-        let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
-        let mine = table.create(None).unwrap();
-        let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
-        let mut deferred = VecDeque::new();
-        let mut wait = |stop: &AtomicBool| {
-            let started = Instant::now();
-            let mut waiter = Waiter {
-                rx: &rx,
-                table: &table,
-                deferred: &mut deferred,
-                session: Some(mine.id.as_str()),
-                sink: &sink,
+    impl Setup {
+        fn new() -> Setup {
+            let (tx, rx) = crate::http::queue::queue(16);
+            let (out, _) = crate::http::queue::queue(16);
+            let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
+            let mine = table.create(None).unwrap();
+            let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
+            Setup { tx, rx, sink, table, mine, deferred: VecDeque::new() }
+        }
+
+        fn waiter<'d>(&'d mut self, stop: &'d AtomicBool) -> Waiter<'d> {
+            Waiter {
+                rx: &self.rx,
+                table: &self.table,
+                deferred: &mut self.deferred,
+                session: Some(self.mine.id.as_str()),
+                sink: &self.sink,
                 sse: true,
                 modern: false,
                 stop,
                 max_bytes: 1000,
-            };
-            assert_eq!(waiter.next(), None);
-            started.elapsed()
-        };
-        assert!(wait(&stopped) < Duration::from_secs(1));
-        assert!(table.remove(&mine.id, None));
-        assert!(wait(&running) < Duration::from_secs(1));
+            }
+        }
+    }
+
+    #[test]
+    fn notifications_set_aside_during_a_wait_are_bounded_in_bytes() {
+        let mut setup = Setup::new();
+        let other = |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
+        for _ in 0..3 {
+            assert!(setup.tx.send(other(&"x".repeat(600))).is_ok());
+        }
+        let answer = Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
+        assert!(setup.tx.send(answer).is_ok());
+        let running = AtomicBool::new(false);
+        assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
+        // The first 600 bytes fit; the next two would pass 1000 and are dropped.
+        assert_eq!(setup.deferred.len(), 1);
+    }
+
+    #[test]
+    fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
+        let mut setup = Setup::new();
+        let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
+        let started = Instant::now();
+        assert_eq!(setup.waiter(&stopped).next(), None);
+        assert!(setup.table.remove(&setup.mine.id, None));
+        assert_eq!(setup.waiter(&running).next(), None);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
     }
 }

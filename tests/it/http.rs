@@ -498,20 +498,27 @@ fn read_head(conn: &mut BufReader<TcpStream>) -> (u16, String) {
     (head.split(' ').nth(1).unwrap().parse().unwrap(), head)
 }
 
+/// Calls `test_sampling` (id 9) in legacy session `session` of an `everything` server: the
+/// open event stream, and the server's question on it.
+fn ask_sampling(addr: SocketAddr, session: &str) -> (BufReader<TcpStream>, Value) {
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&format!("Mcp-Session-Id: {session}")]);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"));
+    let question = next_event(&mut conn);
+    assert_eq!(question["method"], "sampling/createMessage");
+    (conn, question)
+}
+
 #[test]
 fn a_legacy_server_request_is_answered_by_a_later_post() {
     let server = default_server();
     let addr = server.addr;
     let session = initialize(addr, "2025-11-25");
     let with = format!("Mcp-Session-Id: {session}");
-    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, call, &[&with]);
-    let (status, head) = read_head(&mut conn);
-    assert_eq!(status, 200);
-    assert!(head.contains("text/event-stream"));
-    let question = next_event(&mut conn);
-    assert_eq!(question["method"], "sampling/createMessage");
+    let (mut conn, question) = ask_sampling(addr, &session);
     // Other clients get their refusals and 202s while the handler waits.
     assert_eq!(post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &["Mcp-Session-Id: unknown"]).status, 404);
     let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
@@ -682,35 +689,51 @@ fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
-#[test]
-fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
-    let port = free_port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .args(["--http", &format!("127.0.0.1:{port}")])
+/// `program --http 127.0.0.1:PORT args…` started, and its address once it accepts.
+fn spawn_http(program: impl AsRef<std::ffi::OsStr>, args: &[&std::ffi::OsStr]) -> (std::process::Child, SocketAddr) {
+    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
+    let child = std::process::Command::new(program)
+        .arg("--http")
+        .arg(addr.to_string())
+        .args(args)
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
     let started = Instant::now();
     while TcpStream::connect(addr).is_err() {
         assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
+    (child, addr)
+}
+
+/// Sends SIGTERM and returns the exit status, which must come within five seconds (the
+/// child is killed if not).
+fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if stopping.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("no exit within 5 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &[]);
     let list = modern("tools/list", json!({}));
     let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
     assert_eq!(reply.json()["result"]["tools"][0]["name"], "hello");
     // An idle keep-alive connection does not hold the stop up.
     let _idle = connect(addr);
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    let stopping = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(stopping.elapsed() < Duration::from_secs(5), "no exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = terminate(child);
     assert!(status.success(), "{status}");
 
     let refused =
@@ -774,20 +797,7 @@ fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "token-aaa\n").unwrap();
     let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
-    let port = free_port();
-    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .args(["--http", &format!("127.0.0.1:{port}"), "--auth-token-file"])
-        .arg(&tokens)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let started = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (mut child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &["--auth-token-file".as_ref(), tokens.as_ref()]);
     let list = modern("tools/list", json!({}));
     let call = |token: &str| {
         let auth = format!("Authorization: Bearer {token}");
@@ -918,7 +928,7 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     killed.kill().unwrap();
     killed.wait().unwrap();
     assert!(path.exists(), "a killed server leaves its socket file");
-    let mut child = spawn();
+    let child = spawn();
     wait_for_socket();
     let reply = call();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
@@ -933,15 +943,7 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     assert!(String::from_utf8_lossy(&second.stderr).contains("in use"), "{second:?}");
     assert!(call().starts_with("HTTP/1.1 200"));
     // SIGTERM: exit 0, and the file is gone.
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    let stopping = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        assert!(stopping.elapsed() < Duration::from_secs(5), "no exit after SIGTERM");
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = terminate(child);
     assert!(status.success(), "{status}");
     assert!(!path.exists(), "the socket file is removed at stop");
 }
@@ -1001,11 +1003,7 @@ fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
     let addr = server.addr;
     let session = initialize(addr, "2025-11-25");
     let with = format!("Mcp-Session-Id: {session}");
-    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, call, &[&with]);
-    assert_eq!(read_head(&mut conn).0, 200);
-    assert_eq!(next_event(&mut conn)["method"], "sampling/createMessage");
+    let (mut conn, _) = ask_sampling(addr, &session);
     let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
     assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
     // The handler hears its client is gone, and everyone else is served again at once.
@@ -1018,37 +1016,10 @@ fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
 
 #[test]
 fn sigterm_ends_a_wait_on_the_client_and_the_process_exits_at_once() {
-    let port = free_port();
-    let mut child = std::process::Command::new(crate::library::example("everything"))
-        .args(["--http", &format!("127.0.0.1:{port}")])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
-    let started = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let (child, addr) = spawn_http(crate::library::example("everything"), &[]);
     let session = initialize(addr, "2025-11-25");
-    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"test_sampling","arguments":{"prompt":"hi"}}}"#;
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, call, &[&format!("Mcp-Session-Id: {session}")]);
-    assert_eq!(read_head(&mut conn).0, 200);
-    assert_eq!(next_event(&mut conn)["method"], "sampling/createMessage");
+    let _asking = ask_sampling(addr, &session);
     // The question is never answered: the signal, not the 300 s wait, ends it.
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
-    let stopping = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        if stopping.elapsed() > Duration::from_secs(5) {
-            let _ = child.kill();
-            panic!("no exit within 5 s of SIGTERM");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = terminate(child);
     assert!(status.success(), "{status}");
 }

@@ -156,3 +156,74 @@ fn number(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Er
         _ => Err(format!("{option} needs a whole number of at least 1, not {value:?}").into()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_is_read_and_bad_values_are_refused_by_name() {
+        let args = [
+            "--http",
+            "127.0.0.1:1",
+            "--http",
+            "unix:/tmp/s",
+            "--http-path",
+            "/x",
+            "--auth-token-file",
+            "t",
+            "--jwt-secret-file",
+            "j",
+            "--jwt-audience",
+            "aud",
+            "--jwt-issuer",
+            "iss",
+            "--allow-unauthenticated",
+            "--allow-origin",
+            "https://o",
+            "--allow-host",
+            "h",
+            "--resource-metadata-url",
+            "https://m/.well-known/x",
+            "--authorization-server",
+            "https://a",
+            "--session-idle-secs",
+            "2",
+            "--max-sessions",
+            "3",
+            "--max-connections",
+            "4",
+            "--sse-keepalive-secs",
+            "5",
+            "--request-timeout-secs",
+            "6",
+            "--idle-timeout-secs",
+            "7",
+            "--max-message-bytes",
+            "8",
+        ];
+        let o = HttpOptions::parse(args).unwrap();
+        assert_eq!(o.listen, ["127.0.0.1:1", "unix:/tmp/s"]);
+        assert_eq!(o.path, "/x");
+        assert_eq!((o.auth_token_file.unwrap(), o.jwt_secret_file.unwrap()), ("t".into(), "j".into()));
+        assert_eq!((o.jwt_audience.as_deref(), o.jwt_issuer.as_deref()), (Some("aud"), Some("iss")));
+        assert!(o.allow_unauthenticated);
+        assert_eq!((o.allow_origins, o.allow_hosts), (vec!["https://o".to_string()], vec!["h".to_string()]));
+        assert_eq!(o.resource_metadata_url.as_deref(), Some("https://m/.well-known/x"));
+        assert_eq!(o.authorization_servers, ["https://a"]);
+        let numbers = [o.session_idle_secs as usize, o.max_sessions, o.max_connections, o.sse_keepalive_secs as usize];
+        assert_eq!(numbers, [2, 3, 4, 5]);
+        assert_eq!((o.request_timeout_secs, o.idle_timeout_secs, o.max_body), (6, 7, 8));
+        let refused = |args: &[&str]| HttpOptions::parse(args).unwrap_err().to_string();
+        assert_eq!(refused(&["--http-path", "mcp"]), "--http-path must start with /, not \"mcp\"");
+        assert_eq!(refused(&["--max-sessions", "0"]), "--max-sessions needs a whole number of at least 1, not \"0\"");
+        assert_eq!(
+            refused(&["--idle-timeout-secs", "x"]),
+            "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
+        );
+        assert!(refused(&["--bogus"]).contains("--bogus"));
+        let mut options = HttpOptions::default();
+        let mut parser = lexopt::Parser::from_args(["x"]);
+        assert_eq!(options.take("nope", &mut parser).unwrap_err().to_string(), "--nope is not an http flag");
+    }
+}

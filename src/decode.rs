@@ -342,6 +342,49 @@ mod tests {
         assert_eq!(decode::<()>(&json!(null)).unwrap(), ());
     }
 
+    /// `value` decoded here and by serde_json, which must agree.
+    fn same<T: DeserializeOwned + PartialEq + fmt::Debug>(value: serde_json::Value) -> T {
+        let ours = decode::<T>(&value).unwrap();
+        assert_eq!(ours, serde_json::from_value::<T>(value).unwrap());
+        ours
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+    enum Side {
+        Left,
+        Right,
+    }
+
+    #[derive(Debug, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+    struct Name(String);
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    enum Shape {
+        Point(i32, i32),
+    }
+
+    #[test]
+    fn map_keys_and_variants_decode_as_serde_json_reads_them() {
+        let signed = json!({"-1": 1, "2": 2});
+        assert_eq!(same::<BTreeMap<i8, u8>>(signed.clone()), BTreeMap::from([(-1, 1), (2, 2)]));
+        assert_eq!(same::<BTreeMap<i16, u8>>(signed.clone()).len(), 2);
+        assert_eq!(same::<BTreeMap<i32, u8>>(signed.clone()).len(), 2);
+        assert_eq!(same::<BTreeMap<i64, u8>>(signed).len(), 2);
+        let unsigned = json!({"1": true, "255": false});
+        assert_eq!(same::<BTreeMap<u8, bool>>(unsigned.clone()), BTreeMap::from([(1, true), (255, false)]));
+        assert_eq!(same::<BTreeMap<u16, bool>>(unsigned.clone()).len(), 2);
+        assert_eq!(same::<BTreeMap<u32, bool>>(unsigned.clone()).len(), 2);
+        assert_eq!(same::<BTreeMap<u64, bool>>(unsigned).len(), 2);
+        assert_eq!(same::<BTreeMap<Side, u8>>(json!({"Left": 1})), BTreeMap::from([(Side::Left, 1)]));
+        assert_eq!(same::<BTreeMap<Name, u8>>(json!({"n": 1})), BTreeMap::from([(Name("n".into()), 1)]));
+        assert_eq!(same::<Shape>(json!({"Point": [1, -2]})), Shape::Point(1, -2));
+        // A key that is not the number the map wants is named, as any other misfit.
+        let why = decode::<BTreeMap<u8, bool>>(&json!({"x": true})).unwrap_err().to_string();
+        assert!(why.contains("\"x\"") && why.contains("a number"), "{why}");
+        let why = decode::<BTreeMap<Side, u8>>(&json!({"Up": 1})).unwrap_err().to_string();
+        assert!(why.contains("unknown variant `Up`"), "{why}");
+    }
+
     #[test]
     fn names_the_pointer_of_what_did_not_fit() {
         let lines = |line: serde_json::Value| json!({"id": 1, "lines": [line]});

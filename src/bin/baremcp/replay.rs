@@ -34,6 +34,8 @@ pub struct ReplayOptions {
 
 /// How long `--update` waits for more output after the last line the server wrote.
 const QUIET: Duration = Duration::from_millis(200);
+/// How long `--update` waits for a request's response before its quiet period.
+const PATIENCE: Duration = Duration::from_secs(2);
 
 /// Replays every file; returns the exit code (0 when all pass).
 pub fn run(options: &ReplayOptions, out: &mut dyn Write) -> io::Result<i32> {
@@ -355,26 +357,32 @@ fn receive_until(
 }
 
 /// For `--update`: the transcript with its `<--` lines replaced by what the server writes
-/// after each client line: for a request, everything up to its response (however slow the
-/// server is), then whatever follows until the server has been quiet for a moment. A server
-/// that never stops writing, or never answers, fails once the timeout has passed.
+/// after each client line, until it has been quiet for a moment. After a request, its
+/// response is waited for first (up to [`PATIENCE`]), so a slow server's reply is recorded
+/// after its own request, not the next line; a request the server answers later or never (a
+/// question to the client first, a listen stream, a cancellation) costs only that wait. A
+/// server that never stops writing fails once it has written for the whole timeout.
 fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
     let mut out = String::new();
     let quiet = QUIET.min(timeout);
     let collect = |server: &Server, out: &mut String, wait: Duration, mut awaited: Option<Id>| {
+        let patient_until = Instant::now() + PATIENCE.min(timeout);
         let deadline = Instant::now() + wait + timeout;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let step = if awaited.is_some() { left } else { wait.min(left) };
+            let patience = patient_until.saturating_duration_since(Instant::now());
+            if awaited.is_some() && patience.is_zero() {
+                awaited = None;
+            }
+            let step = if awaited.is_some() { patience } else { wait }.min(left);
             if step.is_zero() {
-                return Err(match awaited {
-                    Some(id) => format!("no response to id {} within {} ms", id.as_json(), timeout.as_millis()),
-                    None => format!("the server did not stop writing within {} ms", timeout.as_millis()),
-                });
+                return Err(format!("the server did not stop writing within {} ms", timeout.as_millis()));
             }
             match server.next(step) {
                 Ok(Some(line)) => {
-                    if awaited.is_some() && awaited == answered(&line) {
+                    let (method, id) = envelope(line.as_bytes());
+                    // Its response, or a question of its own: either way, no more waiting.
+                    if awaited.is_some() && (method.is_none() && id == awaited || method.is_some() && id.is_some()) {
                         awaited = None;
                     }
                     out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));
@@ -394,7 +402,11 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
                 server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
-                collect(server, &mut out, quiet, request_id(bytes))?;
+                let awaited = match envelope(bytes) {
+                    (Some(_), id) => id,
+                    _ => None,
+                };
+                collect(server, &mut out, quiet, awaited)?;
             }
         }
     }
@@ -403,18 +415,12 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
     Ok(out)
 }
 
-/// The id of a client line that is a request (an object naming a method and an id).
-fn request_id(line: &[u8]) -> Option<Id<'static>> {
-    let message: Value = serde_json::from_slice(line).ok()?;
-    message.get("method")?;
-    Id::in_head(line)
-}
-
-/// The id of a server line that is a response (an object with an id and no method).
-fn answered(line: &str) -> Option<Id<'static>> {
-    let message: Value = serde_json::from_str(line).ok()?;
-    if message.get("method").is_some() {
-        return None;
+/// A line's method and id (its raw text), when it is a JSON object; `(None, None)` when not.
+fn envelope(line: &[u8]) -> (Option<String>, Option<Id<'static>>) {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(message)) => {
+            (message.get("method").and_then(Value::as_str).map(str::to_owned), Id::in_head(line))
+        }
+        _ => (None, None),
     }
-    Id::in_head(line.as_bytes())
 }

@@ -12,9 +12,37 @@ use std::time::Duration;
 /// A bound address, accepting connections.
 pub enum Listener {
     Tcp(TcpListener),
-    /// The socket file's path: removed when serving ends.
     #[cfg(unix)]
-    Unix(UnixListener, PathBuf),
+    Unix(UnixListener, SocketFile),
+}
+
+/// A unix socket's file, removed when its listener closes, but only while it is still the
+/// file this listener made: a server started since at the same path has its own.
+#[cfg(unix)]
+#[derive(Clone)]
+pub struct SocketFile {
+    path: PathBuf,
+    /// Device and inode at bind.
+    made: (u64, u64),
+}
+
+#[cfg(unix)]
+impl SocketFile {
+    fn remove(&self) {
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.made) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, file) = self {
+            file.remove();
+        }
+    }
 }
 
 /// One accepted connection.
@@ -29,13 +57,15 @@ impl Listener {
     /// (nothing accepts on it) is replaced; one that is in use, or any other file, is not.
     #[cfg(unix)]
     pub fn bind_unix(path: PathBuf) -> io::Result<Listener> {
-        use std::os::unix::fs::FileTypeExt;
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
         let stale = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
             && UnixStream::connect(&path).is_err_and(|e| e.kind() == io::ErrorKind::ConnectionRefused);
         if stale {
             std::fs::remove_file(&path)?;
         }
-        Ok(Listener::Unix(UnixListener::bind(&path)?, path))
+        let listener = UnixListener::bind(&path)?;
+        let made = std::fs::symlink_metadata(&path).map(|m| (m.dev(), m.ino()))?;
+        Ok(Listener::Unix(listener, SocketFile { path, made }))
     }
 
     /// Where it listens, as logs and `--http` say it: `127.0.0.1:8080`, `unix:/run/mcp.sock`.
@@ -43,7 +73,7 @@ impl Listener {
         match self {
             Listener::Tcp(listener) => Ok(listener.local_addr()?.to_string()),
             #[cfg(unix)]
-            Listener::Unix(_, path) => Ok(format!("unix:{}", path.display())),
+            Listener::Unix(_, file) => Ok(format!("unix:{}", file.path.display())),
         }
     }
 
@@ -72,33 +102,37 @@ impl Listener {
         match self {
             Listener::Tcp(listener) => Ok(Waker::Tcp(listener.local_addr()?)),
             #[cfg(unix)]
-            Listener::Unix(_, path) => Ok(Waker::Unix(path.clone())),
+            Listener::Unix(_, file) => Ok(Waker::Unix(file.clone())),
         }
     }
 }
 
 /// Connects to a listener once, so its blocked `accept` returns; for a unix socket, also
-/// the file to remove once serving has ended.
+/// its file, in case its listener is never let go.
 pub enum Waker {
     Tcp(SocketAddr),
     #[cfg(unix)]
-    Unix(PathBuf),
+    Unix(SocketFile),
 }
 
 impl Waker {
     pub fn wake(&self) {
         match self {
             Waker::Tcp(address) => drop(TcpStream::connect_timeout(address, Duration::from_millis(200))),
+            // A unix connect has no timeout and waits while the backlog is full: off the loop.
             #[cfg(unix)]
-            Waker::Unix(path) => drop(UnixStream::connect(path)),
+            Waker::Unix(file) => {
+                let path = file.path.clone();
+                let _ = std::thread::Builder::new().name("wake".into()).spawn(move || UnixStream::connect(path));
+            }
         }
     }
 
-    /// Removes what the listener leaves behind (a unix socket's file).
+    /// Removes what the listener leaves behind: a unix socket's file, while it is its own.
     pub fn clean_up(&self) {
         #[cfg(unix)]
-        if let Waker::Unix(path) = self {
-            let _ = std::fs::remove_file(path);
+        if let Waker::Unix(file) = self {
+            file.remove();
         }
     }
 }

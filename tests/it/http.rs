@@ -837,10 +837,17 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
     still_serving(addr);
 }
 
-/// A server whose one tool blocks the dispatching loop for two seconds, looking at nothing.
+/// Set by the test that calls `sleep` once it has seen what it waits for.
+static WAKE_SLEEPY: AtomicBool = AtomicBool::new(false);
+
+/// A server whose one tool blocks the dispatching loop, looking at nothing, until the test
+/// says (or 20 s pass): so the test does not race a fixed sleep on a loaded machine.
 fn sleepy() -> baremcp::Server {
-    one_tool(baremcp::Tool::new("sleep", "Sleeps two seconds", json!({"type": "object"}), |_, _| {
-        std::thread::sleep(Duration::from_secs(2));
+    one_tool(baremcp::Tool::new("sleep", "Sleeps until woken", json!({"type": "object"}), |_, _| {
+        let started = Instant::now();
+        while !WAKE_SLEEPY.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
         Ok(baremcp::ToolOutput::text("slept"))
     }))
 }
@@ -869,6 +876,7 @@ fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
             break;
         }
     }
+    WAKE_SLEEPY.store(true, Ordering::Relaxed);
     let accepted = statuses.iter().filter(|&&s| s == 202).count();
     assert_eq!(statuses.last(), Some(&503), "{statuses:?}");
     assert!((60..=64).contains(&accepted), "{accepted} accepted");
@@ -1022,4 +1030,43 @@ fn sigterm_ends_a_wait_on_the_client_and_the_process_exits_at_once() {
     // The question is never answered: the signal, not the 300 s wait, ends it.
     let status = terminate(child);
     assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
+    use std::os::unix::net::UnixStream;
+    let dir = crate::scratch("http-unix-successor");
+    let path = dir.join("mcp.sock");
+    let spawn = || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+            .arg("--http")
+            .arg(format!("unix:{}", path.display()))
+            .args(["--request-timeout-secs", "2"])
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let serves = || {
+        let started = Instant::now();
+        while UnixStream::connect(&path).is_err() {
+            assert!(started.elapsed() < Duration::from_secs(10), "no server on the socket");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    let old = spawn();
+    serves();
+    // A half-sent request keeps the old server draining (until its 2 s request timeout).
+    let mut slow = UnixStream::connect(&path).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+    std::process::Command::new("kill").args(["-TERM", &old.id().to_string()]).status().unwrap();
+    // Its listener closes at once: a successor takes the path while it drains.
+    std::thread::sleep(Duration::from_millis(300));
+    let new = spawn();
+    serves();
+    assert!(terminate(old).success());
+    assert!(path.exists(), "the old server removed its successor's socket file");
+    serves();
+    assert!(terminate(new).success());
+    assert!(!path.exists());
 }

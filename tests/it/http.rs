@@ -894,27 +894,34 @@ fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
     }
 }
 
+/// `baremcp --http unix:PATH args…` started (not waited for).
+fn spawn_unix(path: &std::path::Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .arg("--http")
+        .arg(format!("unix:{}", path.display()))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until a server accepts on the unix socket at `path`.
+fn wait_for_unix(path: &std::path::Path) {
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "no server on {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[test]
 fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     use std::os::unix::net::UnixStream;
     let dir = crate::scratch("http-unix");
     let path = dir.join("mcp.sock");
-    let spawn = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-            .arg("--http")
-            .arg(format!("unix:{}", path.display()))
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap()
-    };
-    let wait_for_socket = || {
-        let started = Instant::now();
-        while UnixStream::connect(&path).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let spawn = || spawn_unix(&path, &[]);
+    let wait_for_socket = || wait_for_unix(&path);
     let list = modern("tools/list", json!({}));
     let call = || {
         let mut stream = UnixStream::connect(&path).unwrap();
@@ -1037,23 +1044,8 @@ fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
     use std::os::unix::net::UnixStream;
     let dir = crate::scratch("http-unix-successor");
     let path = dir.join("mcp.sock");
-    let spawn = || {
-        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-            .arg("--http")
-            .arg(format!("unix:{}", path.display()))
-            .args(["--request-timeout-secs", "2"])
-            .stdin(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap()
-    };
-    let serves = || {
-        let started = Instant::now();
-        while UnixStream::connect(&path).is_err() {
-            assert!(started.elapsed() < Duration::from_secs(10), "no server on the socket");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    };
+    let spawn = || spawn_unix(&path, &["--request-timeout-secs", "2"]);
+    let serves = || wait_for_unix(&path);
     let old = spawn();
     serves();
     // A half-sent request keeps the old server draining (until its 2 s request timeout).

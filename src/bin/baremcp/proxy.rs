@@ -245,15 +245,13 @@ fn log_line(direction: &str, line: &str) {
 
 /// The method and id of a line, for the debug log.
 fn describe(line: &str) -> (String, String) {
-    let (method, id) = match serde_json::from_str::<Value>(line) {
-        Ok(Value::Array(items)) => return (format!("(batch of {})", items.len()), "-".into()),
-        Ok(message) => (message.get("method").and_then(Value::as_str).map(String::from), message.get("id").cloned()),
-        Err(_) => (None, None),
-    };
-    match (method, id) {
-        (Some(method), Some(id)) => (method, id.to_string()),
-        (Some(method), None) => (method, "-".into()),
-        (None, Some(id)) => ("(response)".into(), id.to_string()),
+    if line.trim_start().starts_with('[') {
+        let items = serde_json::from_str::<Vec<IgnoredAny>>(line).map_or(0, |items| items.len());
+        return (format!("(batch of {items})"), "-".into());
+    }
+    match transcript::method_and_id(line.as_bytes()) {
+        (Some(method), id) => (method, id.map_or("-".into(), |id| id.as_json().to_owned())),
+        (None, Some(id)) => ("(response)".into(), id.as_json().to_owned()),
         (None, None) => ("(other)".into(), "-".into()),
     }
 }
@@ -380,7 +378,7 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
     if line.trim_ascii().is_empty() {
         return Verdict::Forward;
     }
-    let message = match judge(line) {
+    let mut message = match judge(line) {
         Ok(message) => message,
         Err(refusal) => {
             log::error!("a server message was dropped: {}", refusal.why);
@@ -394,55 +392,44 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
             };
         }
     };
-    if !lists_a_filtered_tool(&message, options) {
+    let mut removed = false;
+    let responses: Vec<&mut Value> = match &mut message {
+        Value::Array(items) => items.iter_mut().collect(),
+        single => vec![single],
+    };
+    for response in responses {
+        if let Some(Value::Array(tools)) = response.pointer_mut("/result/tools") {
+            let before = tools.len();
+            tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name)));
+            removed |= tools.len() < before;
+        }
+    }
+    if !removed {
         return Verdict::Forward;
     }
-    // Rewritten from the line's own text, item by item, so every id goes back exactly as the
-    // server wrote it (a client matches replies by that text).
+    // Written again with each id as the server wrote it (a client matches replies by that
+    // text): the ids are read from the line itself, one per item of a batch.
     let text = String::from_utf8_lossy(line);
-    let rewritten = match message {
-        Value::Array(_) => match serde_json::from_str::<Vec<&RawValue>>(&text) {
-            Ok(items) => format!(
-                "[{}]",
-                items.iter().map(|item| without_filtered_tools(item.get(), options)).collect::<Vec<_>>().join(",")
-            ),
-            Err(_) => return Verdict::Drop("a server batch the proxy cannot split".into()),
-        },
-        _ => without_filtered_tools(&text, options),
-    };
-    Verdict::Answer(rewritten)
-}
-
-/// Whether a server message (or any item of a batch) lists a tool the filter hides.
-fn lists_a_filtered_tool(message: &Value, options: &ProxyOptions) -> bool {
-    let lists = |response: &Value| match response.pointer("/result/tools") {
-        Some(Value::Array(tools)) => !tools.iter().all(|tool| listed(tool, options)),
-        _ => false,
-    };
     match message {
-        Value::Array(items) => items.iter().any(lists),
-        single => lists(single),
+        Value::Array(items) => match serde_json::from_str::<Vec<&RawValue>>(&text) {
+            Ok(raw) => {
+                let ids = raw.iter().map(|item| Id::in_head(item.get().as_bytes()));
+                let items: Vec<String> = items.iter().zip(ids).map(|(item, id)| with_id(item, id)).collect();
+                Verdict::Answer(format!("[{}]", items.join(",")))
+            }
+            Err(_) => Verdict::Drop("a server batch the proxy cannot split".into()),
+        },
+        single => Verdict::Answer(with_id(&single, Id::in_head(line))),
     }
 }
 
-fn listed(tool: &Value, options: &ProxyOptions) -> bool {
-    tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name))
-}
-
-/// One server message (already judged unambiguous) with the hidden tools removed from any
-/// list of tools, its id spliced back as the raw text it had.
-fn without_filtered_tools(text: &str, options: &ProxyOptions) -> String {
-    let Ok(Value::Object(mut members)) = serde_json::from_str::<Value>(text) else {
-        return text.to_owned();
-    };
-    if let Some(Value::Array(tools)) = members.get_mut("result").and_then(|r| r.get_mut("tools")) {
-        tools.retain(|tool| listed(tool, options));
-    }
-    let id = Id::in_head(text.as_bytes());
+/// A message as JSON, its `id` member written as `id` (the raw text it arrived as).
+fn with_id(message: &Value, id: Option<Id>) -> String {
+    let (Value::Object(members), Some(id)) = (message, id) else { return message.to_string() };
     let members: Vec<String> = members
         .iter()
-        .map(|(name, value)| match (name.as_str(), &id) {
-            ("id", Some(id)) => format!(r#""id":{}"#, id.as_json()),
+        .map(|(name, value)| match name.as_str() {
+            "id" => format!(r#""id":{}"#, id.as_json()),
             _ => format!("{}:{value}", Value::from(name.as_str())),
         })
         .collect();

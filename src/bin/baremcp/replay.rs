@@ -380,7 +380,7 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             }
             match server.next(step) {
                 Ok(Some(line)) => {
-                    let (method, id) = envelope(line.as_bytes());
+                    let (method, id) = transcript::method_and_id(line.as_bytes());
                     // Its response, or a question of its own: either way, no more waiting.
                     if awaited.is_some() && (method.is_none() && id == awaited || method.is_some() && id.is_some()) {
                         awaited = None;
@@ -402,7 +402,7 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             Entry::Send { line, bytes } => {
                 out.push_str(&format!("{line}\n"));
                 server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
-                let awaited = match envelope(bytes) {
+                let awaited = match transcript::method_and_id(bytes) {
                     (Some(_), id) => id,
                     _ => None,
                 };
@@ -413,14 +413,4 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
     drop(server.stdin.take());
     collect(server, &mut out, timeout, None)?;
     Ok(out)
-}
-
-/// A line's method and id (its raw text), when it is a JSON object; `(None, None)` when not.
-fn envelope(line: &[u8]) -> (Option<String>, Option<Id<'static>>) {
-    match serde_json::from_slice::<Value>(line) {
-        Ok(Value::Object(message)) => {
-            (message.get("method").and_then(Value::as_str).map(str::to_owned), Id::in_head(line))
-        }
-        _ => (None, None),
-    }
 }

@@ -11,6 +11,7 @@
 
 use serde_json::Value;
 
+use baremcp::Id;
 use baremcp::encoding::percent_encode_path;
 
 /// One line of a transcript.
@@ -96,6 +97,17 @@ pub fn unescape(raw: &str) -> Result<Vec<u8>, String> {
         i += used;
     }
     Ok(out)
+}
+
+/// A line's method and id (the id's raw text, when it is a string or an integer), when
+/// it is a JSON object; `(None, None)` when it is not.
+pub fn method_and_id(line: &[u8]) -> (Option<String>, Option<Id<'static>>) {
+    match serde_json::from_slice::<Value>(line) {
+        Ok(Value::Object(message)) => {
+            (message.get("method").and_then(Value::as_str).map(str::to_owned), Id::in_head(line))
+        }
+        _ => (None, None),
+    }
 }
 
 /// How a line the proxy saw is written back: as `-->`/`<--` text when it can be, else as

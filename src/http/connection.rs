@@ -52,13 +52,13 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
     stream.set_nodelay();
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let Ok(writer) = stream.try_clone() else { return };
-    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer: peer.clone() };
+    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer };
     loop {
         let head = match exchange.reader.head(&shared.limits, &shared.stop) {
             Ok(head) => head,
             Err(ReadError::Closed) => return,
             Err(ReadError::Status(status, why)) => {
-                log::info!("{peer} - - {status} ({why})");
+                log::info!("{} - - {status} ({why})", exchange.peer);
                 let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
                 let _ = Response::json(status, body).closing().write(&mut exchange.writer, 1, 0);
                 return;
@@ -67,7 +67,8 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
         let started = Instant::now();
         let (status, session, reuse) = exchange.request(&head);
         log::info!(
-            "{peer} {} {} {status} session={} {}ms",
+            "{} {} {} {status} session={} {}ms",
+            exchange.peer,
             head.method,
             head.path,
             session.as_deref().unwrap_or("-"),

@@ -189,16 +189,24 @@ fn update_rewrites_expectations_and_stderr_can_be_captured() {
     }
 }
 
+/// What `baremcp proxy args…` writes to its client for `input`; it must exit 0.
+fn proxy(args: &[&str], input: &str) -> String {
+    let mut child = Command::new(bin())
+        .arg("proxy")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    stdout(&out)
+}
+
 #[test]
 fn the_proxy_bounds_lines_both_ways() {
-    let proxy = |args: &[&str], input: &str| {
-        let mut child =
-            Command::new(bin()).arg("proxy").args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
-        child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-        let out = child.wait_with_output().unwrap();
-        assert!(out.status.success(), "{out:?}");
-        stdout(&out)
-    };
     // A client line over the limit is refused as baremcp refuses it (with its id, read from
     // the line's start), and never forwarded.
     let long =
@@ -228,35 +236,19 @@ fn the_proxy_bounds_lines_both_ways() {
 fn the_filter_passes_blank_lines_as_the_server_reads_them() {
     // A blank line is no message: the server skips it, and so does the filter (no parse
     // error the server itself would not send).
-    let mut child = Command::new(bin())
-        .args(["proxy", "--allow-tools", "calculate", "--", bin()])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"\n  \r\n\t\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(stdout(&out), "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
+    let input = "\n  \r\n\t\n{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let out = proxy(&["--allow-tools", "calculate", "--", bin()], input);
+    assert_eq!(out, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n");
 }
 
 #[test]
 fn the_filter_answers_a_lone_surrogate_id_as_written() {
     // A transcript cannot hold this (its expectations are read as JSON): `"\ud800"` and
     // `"\udc00"` are two ids a client can tell apart, and no decoded string holds either.
-    let mut child = Command::new(bin())
-        .args(["proxy", "--allow-tools", "calculate", "--", "cat"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
     let input = r#"{"jsonrpc":"2.0","id":"\ud800","method":"tools/call","params":{"name":"secret"}}
 {"jsonrpc":"2.0","id":"\udc00","method":"tools/call","params":{"name":"secret"}}
 "#;
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    let out = stdout(&out);
+    let out = proxy(&["--allow-tools", "calculate", "--", "cat"], input);
     let ids: Vec<&str> = out.lines().map(|l| l.split(',').nth(1).unwrap()).collect();
     assert_eq!(ids, [r#""id":"\ud800""#, r#""id":"\udc00""#], "{out}");
 }

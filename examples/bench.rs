@@ -72,7 +72,10 @@ impl Server {
     fn initialize(&mut self) {
         self.send(INIT);
         let reply = self.reply();
-        assert!(reply.contains("\"protocolVersion\":\"2025-11-25\""), "bad initialize reply: {reply}");
+        assert!(
+            reply.contains("\"protocolVersion\":\"2025-11-25\""),
+            "bad initialize reply: {reply}"
+        );
     }
 
     /// Peak resident memory so far, in KiB.
@@ -178,7 +181,9 @@ fn huge_lines(binary: &Path, bytes: usize) -> (u64, u64) {
     server.initialize();
     let long = "y".repeat(2 * bytes);
     for id in 1..=8 {
-        server.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"pad":"{long}"}}}}"#));
+        server.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{"pad":"{long}"}}}}"#
+        ));
         let reply = server.reply();
         assert!(reply.contains("message too large") || reply.contains("\"result\""), "{reply}");
     }
@@ -242,7 +247,15 @@ fn static_binary(root: &Path) -> Option<(u64, bool)> {
     }
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let built = Command::new(cargo)
-        .args(["build", "--release", "--quiet", "--bin", "baremcp", "--target", "x86_64-unknown-linux-musl"])
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--bin",
+            "baremcp",
+            "--target",
+            "x86_64-unknown-linux-musl",
+        ])
         .current_dir(root)
         .status()
         .ok()?;
@@ -254,8 +267,8 @@ fn static_binary(root: &Path) -> Option<(u64, bool)> {
     // A static executable has no PT_INTERP program header (no dynamic loader).
     let mut bytes = Vec::new();
     std::fs::File::open(&path).ok()?.read_to_end(&mut bytes).ok()?;
-    let interp =
-        bytes.windows(b"ld-linux".len()).any(|w| w == b"ld-linux") || bytes.windows(9).any(|w| w == b"ld-musl-x");
+    let interp = bytes.windows(b"ld-linux".len()).any(|w| w == b"ld-linux")
+        || bytes.windows(9).any(|w| w == b"ld-musl-x");
     Some((size, !interp))
 }
 
@@ -285,7 +298,11 @@ impl Row {
         self.ours / self.floor
     }
     fn met(&self) -> bool {
-        if self.higher_is_better { self.ratio() >= self.target } else { self.ratio() <= self.target }
+        if self.higher_is_better {
+            self.ratio() >= self.target
+        } else {
+            self.ratio() <= self.target
+        }
     }
 }
 
@@ -304,7 +321,17 @@ fn main() {
         return http::run(&release.join("baremcp"), &release.join("examples/floor_http"), quick);
     }
     let built = Command::new(&cargo)
-        .args(["build", "--release", "--quiet", "--bin", "baremcp", "--example", "floor", "--example", "floor_a"])
+        .args([
+            "build",
+            "--release",
+            "--quiet",
+            "--bin",
+            "baremcp",
+            "--example",
+            "floor",
+            "--example",
+            "floor_a",
+        ])
         .current_dir(&root)
         .status()
         .expect("cargo build");
@@ -315,7 +342,8 @@ fn main() {
     let binaries = [&ours, &floor, &floor_a];
     let pinned = pin_to_one_cpu();
 
-    let (rounds, starts, pings, pipelined_calls) = if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
+    let (rounds, starts, pings, pipelined_calls) =
+        if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
     let mut samples: [[Vec<f64>; 3]; 4] = Default::default();
     for round in 0..rounds {
         // Rotate which server goes first so drift in the machine hits all alike.
@@ -346,7 +374,10 @@ fn main() {
     if !quick {
         let dir = std::env::temp_dir().join(format!("baremcp-bench-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        match (instructions_per_call(&ours, &dir, 10_000), instructions_per_call(&floor, &dir, 10_000)) {
+        match (
+            instructions_per_call(&ours, &dir, 10_000),
+            instructions_per_call(&floor, &dir, 10_000),
+        ) {
             (Some(a), Some(b)) => rows.push(Row {
                 what: "instructions per tools/call",
                 unit: "instr",
@@ -359,14 +390,17 @@ fn main() {
             _ => notes.push("instructions per call: skipped (valgrind not installed)".to_string()),
         }
         if let Some(modern) = instructions_per(&ours, &dir, 10_000, None, modern_call) {
-            notes.push(format!("instructions per 2026-07-28 tools/call (no floor to compare): {modern:.0}"));
+            notes.push(format!(
+                "instructions per 2026-07-28 tools/call (no floor to compare): {modern:.0}"
+            ));
         }
         let _ = std::fs::remove_dir_all(&dir);
 
         // Medians of three runs, like the 200 000-call row's medians of rounds: one run's peak
         // moves by a few percent here (the kernel maps code in 64 KiB runs as it is touched).
         let peak_mib = |n: u64| median(&mut [0; 3].map(|_| pipelined(&ours, n).1 as f64 / 1024.0));
-        let flat: Vec<(u64, f64)> = [20_000u64, 2_000_000].iter().map(|&n| (n, peak_mib(n))).collect();
+        let flat: Vec<(u64, f64)> =
+            [20_000u64, 2_000_000].iter().map(|&n| (n, peak_mib(n))).collect();
         let base = rows[3].ours; // the peak-memory row, in MiB
         let spread = flat.iter().map(|(_, p)| (p / base - 1.0).abs()).fold(0.0, f64::max);
         notes.push(format!(
@@ -380,7 +414,8 @@ fn main() {
         let (call_peak, stream_peak) = huge_lines(&ours, limit);
         let mib = |kib: u64| kib as f64 / 1024.0;
         // "The line limit plus a small constant": 4 MiB of slack over the limit.
-        let bounded = |kib: u64| if mib(kib) <= ((limit >> 20) + 4) as f64 { "met" } else { "NOT MET" };
+        let bounded =
+            |kib: u64| if mib(kib) <= ((limit >> 20) + 4) as f64 { "met" } else { "NOT MET" };
         notes.push(format!(
             "a {} MiB-argument call peaks at {:.1} MiB ({}); 8 lines of {} MiB (over the limit) peak at {:.1} MiB ({}); \
              target: the limit plus 4 MiB",
@@ -398,19 +433,27 @@ fn main() {
                 if is_static { "no dynamic loader" } else { "dynamically linked" },
                 if is_static { "met" } else { "NOT MET" }
             )),
-            None => notes.push("static musl binary: skipped (rustup target add x86_64-unknown-linux-musl)".into()),
+            None => notes.push(
+                "static musl binary: skipped (rustup target add x86_64-unknown-linux-musl)".into(),
+            ),
         }
     }
 
     println!(
         "baremcp vs floor B: {rounds} interleaved round(s), medians; {}",
-        if pinned { "driver and servers pinned to CPU 0" } else { "not pinned (taskset not found)" }
+        if pinned {
+            "driver and servers pinned to CPU 0"
+        } else {
+            "not pinned (taskset not found)"
+        }
     );
     println!("| measure | baremcp | floor B | ratio | target | | floor A (ratio to B) |");
     println!("|---|---:|---:|---:|---:|---|---:|");
     for row in &rows {
         let cmp = if row.higher_is_better { ">=" } else { "<=" };
-        let floor_a = row.floor_a.map_or("-".into(), |a| format!("{a:.2} {} ({:.2}x)", row.unit, a / row.floor));
+        let floor_a = row
+            .floor_a
+            .map_or("-".into(), |a| format!("{a:.2} {} ({:.2}x)", row.unit, a / row.floor));
         println!(
             // Three decimals: a ratio just under its target must not print as the target.
             "| {} | {:.2} {} | {:.2} {} | {:.3}x | {cmp} {}x | {} | {floor_a} |",

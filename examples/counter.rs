@@ -39,10 +39,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             Ok(Json(json!({ "total": total })))
         },
     ))?;
-    server.add_tool(Tool::new("reset", "Sets the count back to zero", json!({"type": "object"}), move |_, _| {
-        calls.set(0);
-        Ok("reset".into())
-    }))?;
+    server.add_tool(Tool::new(
+        "reset",
+        "Sets the count back to zero",
+        json!({"type": "object"}),
+        move |_, _| {
+            calls.set(0);
+            Ok("reset".into())
+        },
+    ))?;
     server.serve_stdio()?;
     Ok(())
 }

@@ -37,7 +37,9 @@ fn main() -> io::Result<()> {
                     "content": [{"type": "text", "text": format!("Hello, {name}!")}]
                 }})
             }
-            _ => json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}}),
+            _ => {
+                json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "method not found"}})
+            }
         };
         serde_json::to_writer(&mut out, &reply)?;
         out.write_all(b"\n")?;

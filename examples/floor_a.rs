@@ -10,11 +10,10 @@ fn main() -> io::Result<()> {
     let mut input = io::stdin().lock();
     let mut line = Vec::new();
     while input.read_until(b'\n', &mut line)? > 0 {
-        let id = line
-            .windows(5)
-            .position(|w| w == b"\"id\":")
-            .map(|at| &line[at + 5..])
-            .map(|rest| &rest[..rest.iter().position(|&b| b == b',' || b == b'}').unwrap_or(rest.len())]);
+        let id =
+            line.windows(5).position(|w| w == b"\"id\":").map(|at| &line[at + 5..]).map(|rest| {
+                &rest[..rest.iter().position(|&b| b == b',' || b == b'}').unwrap_or(rest.len())]
+            });
         if let Some(id) = id {
             let is_call = line.windows(12).any(|w| w == b"\"tools/call\"");
             out.write_all(br#"{"jsonrpc":"2.0","id":"#)?;

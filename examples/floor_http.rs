@@ -12,7 +12,10 @@ use std::net::{TcpListener, TcpStream};
 use serde_json::{Value, json};
 
 fn main() -> io::Result<()> {
-    let addr = std::env::args().skip_while(|a| a != "--http").nth(1).unwrap_or_else(|| "127.0.0.1:0".into());
+    let addr = std::env::args()
+        .skip_while(|a| a != "--http")
+        .nth(1)
+        .unwrap_or_else(|| "127.0.0.1:0".into());
     let listener = TcpListener::bind(&addr)?;
     eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
     for stream in listener.incoming().flatten() {
@@ -52,8 +55,10 @@ fn serve(stream: TcpStream) -> io::Result<()> {
             "content": [{"type": "text", "text": "Hello, World!"}]
         }});
         let reply = serde_json::to_vec(&reply)?;
-        let head =
-            format!("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n", reply.len());
+        let head = format!(
+            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+            reply.len()
+        );
         let mut out = head.into_bytes();
         out.extend_from_slice(&reply);
         writer.write_all(&out)?;

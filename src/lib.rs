@@ -53,43 +53,30 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+// The layers, bottom to top: each folder imports only those above it in this list (checked
+// by `tidy::layers_point_down`).
 mod conn;
-mod context;
-mod decode;
 mod dispatch;
-pub mod encoding;
-mod era;
-mod error;
-mod files;
-pub mod http;
-mod jsonrpc;
-mod log_level;
-mod methods;
-mod outbox;
-mod params;
-mod prompt;
-mod request;
-mod resource;
-mod scan;
+mod registry;
 pub mod schema;
-mod serve;
-mod server;
-mod session;
-mod stamp;
-mod state;
-mod task;
-mod tasks;
-mod tool;
 pub mod transport;
+mod util;
+mod wire;
 
-pub use context::{ClientError, Context, LogLevel};
-pub use era::{LEGACY_VERSIONS, MODERN_VERSIONS};
-pub use error::{Error, Kind, Warning};
-pub use files::{FileRoot, read_regular_file};
-pub use http::HttpOptions;
-pub use jsonrpc::{ErrorObject, Id};
-pub use prompt::{Prompt, PromptArgs, PromptMessage, Role};
-pub use resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
-pub use server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
-pub use tasks::{Prepare, TaskContext, TaskHandler, TaskTool};
-pub use tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput};
+pub use transport::http;
+pub use util::encoding;
+
+pub use conn::connection::ClientError;
+pub use conn::context::Context;
+pub use registry::error::{Error, Kind, Warning};
+pub use registry::files::{FileRoot, read_regular_file};
+pub use registry::prompt::{Prompt, PromptArgs, PromptMessage, Role};
+pub use registry::resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
+pub use registry::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
+pub use registry::task::TaskContext;
+pub use registry::task_tool::{Prepare, TaskHandler, TaskTool};
+pub use registry::tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput};
+pub use transport::http::HttpOptions;
+pub use wire::era::{LEGACY_VERSIONS, MODERN_VERSIONS};
+pub use wire::jsonrpc::{ErrorObject, Id};
+pub use wire::log_level::LogLevel;

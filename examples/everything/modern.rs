@@ -50,15 +50,25 @@ pub fn tools() -> Vec<Tool> {
             "test_input_required_result_elicitation",
             "Asks for the user's name (key user_name), then greets them",
             no_arguments(),
-            |_, cx| Ok(ToolOutput::text(format!("Hello, {}!", name(cx, "user_name", "What is your name?")?))),
+            |_, cx| {
+                Ok(ToolOutput::text(format!(
+                    "Hello, {}!",
+                    name(cx, "user_name", "What is your name?")?
+                )))
+            },
         ),
         Tool::new(
             "test_input_required_result_sampling",
             "Asks the client's model a question (key capital_question)",
             no_arguments(),
             |_, cx| {
-                let answer = cx.key("capital_question").sample(sampling("What is the capital of France?", 100))?;
-                Ok(ToolOutput::text(format!("LLM response: {}", answer["content"]["text"].as_str().unwrap_or(""))))
+                let answer = cx
+                    .key("capital_question")
+                    .sample(sampling("What is the capital of France?", 100))?;
+                Ok(ToolOutput::text(format!(
+                    "LLM response: {}",
+                    answer["content"]["text"].as_str().unwrap_or("")
+                )))
             },
         ),
         Tool::new(
@@ -67,8 +77,12 @@ pub fn tools() -> Vec<Tool> {
             no_arguments(),
             |_, cx| {
                 let answer = cx.key("client_roots").roots()?;
-                let uris: Vec<&str> =
-                    answer["roots"].as_array().into_iter().flatten().filter_map(|r| r["uri"].as_str()).collect();
+                let uris: Vec<&str> = answer["roots"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|r| r["uri"].as_str())
+                    .collect();
                 Ok(ToolOutput::text(format!("Roots: {}", uris.join(", "))))
             },
         ),
@@ -101,7 +115,9 @@ pub fn tools() -> Vec<Tool> {
             no_arguments(),
             |_, cx| {
                 let user = name(cx, "step1", "Step 1: What is your name?")?;
-                let color = cx.key("step2").elicit("Step 2: What is your favorite color?", form("color", "string"))?;
+                let color = cx
+                    .key("step2")
+                    .elicit("Step 2: What is your favorite color?", form("color", "string"))?;
                 Ok(ToolOutput::text(format!("{user} likes {}", field(&color, "color"))))
             },
         ),
@@ -123,7 +139,9 @@ pub fn tools() -> Vec<Tool> {
                 let mut waiting = None;
                 if cx.client_supports("sampling") {
                     match cx.key("sampling_request").sample(sampling("Say hello", 20)) {
-                        Ok(answer) => answers.push(format!("sampling: {}", answer["content"]["text"])),
+                        Ok(answer) => {
+                            answers.push(format!("sampling: {}", answer["content"]["text"]))
+                        }
                         Err(e) => waiting = Some(e),
                     }
                 }
@@ -148,21 +166,31 @@ pub fn tools() -> Vec<Tool> {
             no_arguments(),
             |_, cx| {
                 let answer = cx.sample(sampling("Say hello", 20))?;
-                Ok(ToolOutput::text(format!("LLM response: {}", answer["content"]["text"].as_str().unwrap_or(""))))
+                Ok(ToolOutput::text(format!(
+                    "LLM response: {}",
+                    answer["content"]["text"].as_str().unwrap_or("")
+                )))
             },
         ),
         Tool::new(
             "test_streaming_elicitation",
             "Asks the user while the call is open: an InputRequiredResult, never a server request, in 2026-07-28",
             no_arguments(),
-            |_, cx| Ok(ToolOutput::text(format!("Hello, {}!", name(cx, "user_name", "What is your name?")?))),
+            |_, cx| {
+                Ok(ToolOutput::text(format!(
+                    "Hello, {}!",
+                    name(cx, "user_name", "What is your name?")?
+                )))
+            },
         ),
         Tool::new(
             "test_logging_tool",
             "Logs three messages, sent only when the request asked for logs",
             no_arguments(),
             |_, cx| {
-                for step in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
+                for step in
+                    ["Tool execution started", "Tool processing data", "Tool execution completed"]
+                {
                     cx.log(LogLevel::Info, Some("everything"), step);
                 }
                 Ok(ToolOutput::text("Tool with logging executed successfully"))
@@ -178,7 +206,9 @@ pub fn tools() -> Vec<Tool> {
                 },
                 "required": ["region"]
             }),
-            |args, _| Ok(ToolOutput::text(format!("Region: {}", args["region"].as_str().unwrap_or("")))),
+            |args, _| {
+                Ok(ToolOutput::text(format!("Region: {}", args["region"].as_str().unwrap_or(""))))
+            },
         ),
     ]
 }
@@ -186,9 +216,13 @@ pub fn tools() -> Vec<Tool> {
 pub fn prompts() -> Vec<Prompt> {
     vec![
         Prompt::new("test_input_required_result_prompt", |_, cx| {
-            let answer =
-                cx.key("user_context").elicit("What context should the prompt use?", form("context", "string"))?;
-            Ok(vec![PromptMessage::user(format!("Use this context: {}", field(&answer, "context")))])
+            let answer = cx
+                .key("user_context")
+                .elicit("What context should the prompt use?", form("context", "string"))?;
+            Ok(vec![PromptMessage::user(format!(
+                "Use this context: {}",
+                field(&answer, "context")
+            ))])
         })
         .description("A prompt that asks the user for its context first (key user_context)"),
     ]

@@ -5,21 +5,22 @@
 //! `tasks.rs`.
 
 use baremcp::{
-    Completer, Content, Contents, Context, LogLevel, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate,
-    Server, Tool, ToolOutput,
+    Completer, Content, Contents, Context, LogLevel, Prompt, PromptMessage, ReadError, Resource,
+    ResourceTemplate, Server, Tool, ToolOutput,
 };
 use serde_json::{Value, json};
 
 /// A 1x1 red PNG.
-pub const PNG: &str =
-    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
+pub const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==";
 
 /// A tiny WAV file: 8 kHz, 8-bit mono, four samples of silence.
 fn wav() -> String {
     let mut bytes = b"RIFF".to_vec();
     bytes.extend_from_slice(&40u32.to_le_bytes());
     bytes.extend_from_slice(b"WAVEfmt ");
-    for field in [16u32.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec()] {
+    for field in
+        [16u32.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec(), 1u16.to_le_bytes().to_vec()]
+    {
         bytes.extend_from_slice(&field);
     }
     for field in [8000u32, 8000] {
@@ -66,32 +67,60 @@ fn tools() -> Vec<Tool> {
                 ..Default::default()
             })
         }),
-        Tool::new("test_embedded_resource", "Returns an embedded resource", no_arguments(), |_, _| {
-            let resource = json!({"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."});
-            Ok(ToolOutput { content: vec![Content::Resource(resource)], ..Default::default() })
-        }),
-        Tool::new("test_multiple_content_types", "Returns text, an image and a resource", no_arguments(), |_, _| {
-            let resource = json!({"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"});
-            Ok(text("Multiple content types test:").with(png()).with(Content::Resource(resource)))
-        }),
-        Tool::new("test_tool_with_logging", "Logs three messages while it runs", no_arguments(), |_, cx| {
-            for step in ["Tool execution started", "Tool processing data", "Tool execution completed"] {
-                cx.log(LogLevel::Info, Some("everything"), step);
-            }
-            Ok(text("Tool with logging executed successfully"))
-        }),
-        Tool::new("test_error_handling", "Always fails, as a tool error", no_arguments(), |_, _| {
-            Ok(ToolOutput::error("This tool intentionally returns an error for testing"))
-        }),
+        Tool::new(
+            "test_embedded_resource",
+            "Returns an embedded resource",
+            no_arguments(),
+            |_, _| {
+                let resource = json!({"uri": "test://embedded-resource", "mimeType": "text/plain", "text": "This is an embedded resource content."});
+                Ok(ToolOutput { content: vec![Content::Resource(resource)], ..Default::default() })
+            },
+        ),
+        Tool::new(
+            "test_multiple_content_types",
+            "Returns text, an image and a resource",
+            no_arguments(),
+            |_, _| {
+                let resource = json!({"uri": "test://mixed-content-resource", "mimeType": "application/json", "text": "{\"test\":\"data\",\"value\":123}"});
+                Ok(text("Multiple content types test:")
+                    .with(png())
+                    .with(Content::Resource(resource)))
+            },
+        ),
+        Tool::new(
+            "test_tool_with_logging",
+            "Logs three messages while it runs",
+            no_arguments(),
+            |_, cx| {
+                for step in
+                    ["Tool execution started", "Tool processing data", "Tool execution completed"]
+                {
+                    cx.log(LogLevel::Info, Some("everything"), step);
+                }
+                Ok(text("Tool with logging executed successfully"))
+            },
+        ),
+        Tool::new(
+            "test_error_handling",
+            "Always fails, as a tool error",
+            no_arguments(),
+            |_, _| Ok(ToolOutput::error("This tool intentionally returns an error for testing")),
+        ),
         Tool::new(
             "test_tool_with_progress",
             "Reports progress in three steps",
             no_arguments(),
             |_, cx: &mut Context| {
                 for (step, progress) in [(0, 0.0), (1, 50.0), (2, 100.0)] {
-                    cx.progress(progress, Some(100.0), Some(&format!("Completed step {step} of 2")));
+                    cx.progress(
+                        progress,
+                        Some(100.0),
+                        Some(&format!("Completed step {step} of 2")),
+                    );
                 }
-                let token = cx.progress_token().map_or_else(|| "no progress token".to_string(), |t| t.to_string());
+                let token = cx
+                    .progress_token()
+                    .map_or_else(|| "no progress token".to_string(), |t| t.to_string());
                 Ok(text(&token))
             },
         ),
@@ -105,7 +134,10 @@ fn tools() -> Vec<Tool> {
                     "maxTokens": 100
                 });
                 let answer = cx.sample(request)?;
-                Ok(text(&format!("LLM response: {}", answer["content"]["text"].as_str().unwrap_or(""))))
+                Ok(text(&format!(
+                    "LLM response: {}",
+                    answer["content"]["text"].as_str().unwrap_or("")
+                )))
             },
         ),
         Tool::new(
@@ -141,32 +173,38 @@ fn tools() -> Vec<Tool> {
                     },
                     "required": []
                 });
-                let answer = cx.elicit("Please review and update the form fields with defaults", schema)?;
+                let answer =
+                    cx.elicit("Please review and update the form fields with defaults", schema)?;
                 Ok(elicited("Elicitation completed", &answer))
             },
         ),
-        Tool::new("test_elicitation_sep1330_enums", "Asks for single and multiple choices", no_arguments(), |_, cx| {
-            let choices = |titles: [&str; 3]| -> Value {
-                titles
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| json!({"const": format!("value{}", i + 1), "title": t}))
-                    .collect()
-            };
-            let schema = json!({
-                "type": "object",
-                "properties": {
-                    "untitledSingle": {"type": "string", "description": "Pick one", "enum": ["option1", "option2", "option3"]},
-                    "titledSingle": {"type": "string", "description": "Pick one", "oneOf": choices(["First Option", "Second Option", "Third Option"])},
-                    "legacyEnum": {"type": "string", "description": "Pick one", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
-                    "untitledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
-                    "titledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"anyOf": choices(["First Choice", "Second Choice", "Third Choice"])}}
-                },
-                "required": []
-            });
-            let answer = cx.elicit("Please select options from the enum fields", schema)?;
-            Ok(elicited("Elicitation completed", &answer))
-        }),
+        Tool::new(
+            "test_elicitation_sep1330_enums",
+            "Asks for single and multiple choices",
+            no_arguments(),
+            |_, cx| {
+                let choices = |titles: [&str; 3]| -> Value {
+                    titles
+                        .iter()
+                        .enumerate()
+                        .map(|(i, t)| json!({"const": format!("value{}", i + 1), "title": t}))
+                        .collect()
+                };
+                let schema = json!({
+                    "type": "object",
+                    "properties": {
+                        "untitledSingle": {"type": "string", "description": "Pick one", "enum": ["option1", "option2", "option3"]},
+                        "titledSingle": {"type": "string", "description": "Pick one", "oneOf": choices(["First Option", "Second Option", "Third Option"])},
+                        "legacyEnum": {"type": "string", "description": "Pick one", "enum": ["opt1", "opt2", "opt3"], "enumNames": ["Option One", "Option Two", "Option Three"]},
+                        "untitledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+                        "titledMulti": {"type": "array", "description": "Pick some", "minItems": 1, "maxItems": 3, "items": {"anyOf": choices(["First Choice", "Second Choice", "Third Choice"])}}
+                    },
+                    "required": []
+                });
+                let answer = cx.elicit("Please select options from the enum fields", schema)?;
+                Ok(elicited("Elicitation completed", &answer))
+            },
+        ),
         Tool::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",

@@ -81,7 +81,11 @@ fn unescape(raw: &str) -> Vec<u8> {
             (b'\\', Some(b't')) => out.push(b'\t'),
             (b'\\', Some(b'\\')) => out.push(b'\\'),
             (b'\\', Some(b'x')) => {
-                out.push(raw.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(h, 16).ok()).unwrap_or(b'?'));
+                out.push(
+                    raw.get(i + 2..i + 4)
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                        .unwrap_or(b'?'),
+                );
                 i += 2;
             }
             (b, _) => {
@@ -396,18 +400,30 @@ pub fn mutate_line(rng: &mut Rng, line: &[u8], pool: &[Vec<u8>], limit: usize) -
                 let targets: Vec<_> = s
                     .members
                     .iter()
-                    .filter(|m| ["method", "id", "params", "name", "jsonrpc", "uri"].contains(&m.2.as_str()))
+                    .filter(|m| {
+                        ["method", "id", "params", "name", "jsonrpc", "uri"].contains(&m.2.as_str())
+                    })
                     .collect();
-                if let Some(&&(_, end, ref key)) = (!targets.is_empty()).then(|| rng.pick(&targets)) {
+                if let Some(&&(_, end, ref key)) = (!targets.is_empty()).then(|| rng.pick(&targets))
+                {
                     let value = match key.as_str() {
                         "method" => format!("\"{}\"", rng.pick(METHODS)),
                         "id" => rng.pick(IDS).to_string(),
-                        "name" => {
-                            (*rng.pick(&["\"secret_tool\"", "\"calculate\"", "\"hello\"", "\"\\ud800\""])).to_string()
-                        }
+                        "name" => (*rng.pick(&[
+                            "\"secret_tool\"",
+                            "\"calculate\"",
+                            "\"hello\"",
+                            "\"\\ud800\"",
+                        ]))
+                        .to_string(),
                         _ => rng.pick(VALUES).to_string(),
                     };
-                    text = splice(&text, end, end, format!(",{}:{value}", json_string(key)).as_bytes());
+                    text = splice(
+                        &text,
+                        end,
+                        end,
+                        format!(",{}:{value}", json_string(key)).as_bytes(),
+                    );
                 }
             }
         }
@@ -453,7 +469,9 @@ pub fn mutate_line(rng: &mut Rng, line: &[u8], pool: &[Vec<u8>], limit: usize) -
         }
         // Lone surrogates and invalid UTF-8 inside a string (a key or a value).
         12 | 13 => {
-            if let Some(s) = structure.as_ref().filter(|s| !s.strings.is_empty() || !s.members.is_empty()) {
+            if let Some(s) =
+                structure.as_ref().filter(|s| !s.strings.is_empty() || !s.members.is_empty())
+            {
                 let at = if s.members.is_empty() || rng.one_in(2) {
                     s.strings.get(rng.below(s.strings.len())).map(|&(start, _)| start + 1)
                 } else {
@@ -482,12 +500,18 @@ pub fn mutate_line(rng: &mut Rng, line: &[u8], pool: &[Vec<u8>], limit: usize) -
             if let Some(s) = structure.as_ref() {
                 let ids: Vec<_> = s.members.iter().filter(|m| m.2 == "id").collect();
                 if let Some(&&(start, end, _)) = (!ids.is_empty()).then(|| rng.pick(&ids)) {
-                    let replacement = if rng.one_in(6) { String::new() } else { format!("\"id\":{}", rng.pick(IDS)) };
+                    let replacement = if rng.one_in(6) {
+                        String::new()
+                    } else {
+                        format!("\"id\":{}", rng.pick(IDS))
+                    };
                     text = splice(&text, start, end, replacement.as_bytes());
                     if replacement.is_empty() {
                         // Drop a comma left dangling: `{,` or `,,` or `,}`.
-                        let fixed =
-                            String::from_utf8_lossy(&text).replace("{,", "{").replace(",,", ",").replace(",}", "}");
+                        let fixed = String::from_utf8_lossy(&text)
+                            .replace("{,", "{")
+                            .replace(",,", ",")
+                            .replace(",}", "}");
                         if std::str::from_utf8(&text).is_ok() {
                             text = fixed.into_bytes();
                         }
@@ -497,7 +521,8 @@ pub fn mutate_line(rng: &mut Rng, line: &[u8], pool: &[Vec<u8>], limit: usize) -
         }
         // Another method, or a cancel of an id.
         16 => {
-            if let Some(&(start, end, _)) = structure.as_ref().and_then(|s| s.members.iter().find(|m| m.2 == "method"))
+            if let Some(&(start, end, _)) =
+                structure.as_ref().and_then(|s| s.members.iter().find(|m| m.2 == "method"))
             {
                 let method = format!("\"method\":\"{}\"", rng.pick(METHODS));
                 text = splice(&text, start, end, method.as_bytes());
@@ -522,8 +547,11 @@ pub fn mutate_line(rng: &mut Rng, line: &[u8], pool: &[Vec<u8>], limit: usize) -
             if let Some(s) = structure.as_ref().filter(|s| !s.members.is_empty()) {
                 let &(start, _, ref key) = rng.pick(&s.members);
                 if let Some(first) = key.chars().next() {
-                    let escaped =
-                        format!("\"\\u{:04x}{}\"", first as u32, &key[first.len_utf8()..].replace('"', "\\\""));
+                    let escaped = format!(
+                        "\"\\u{:04x}{}\"",
+                        first as u32,
+                        &key[first.len_utf8()..].replace('"', "\\\"")
+                    );
                     let (key_end, _) = json::string(&text, start)
                         .unwrap_or((start, Decoded { text: String::new(), lone_surrogate: false }));
                     if key_end > start {
@@ -593,7 +621,12 @@ fn batch_of(lines: &[&[u8]]) -> Vec<u8> {
 
 /// A whole session mutated: lines mutated, dropped, repeated, reordered, batched, a
 /// 2025-03-26 `initialize` put in front (so batches are answered), the last newline cut.
-pub fn mutate_session(rng: &mut Rng, seed: &[Vec<u8>], pool: &[Vec<u8>], limit: usize) -> Vec<Vec<u8>> {
+pub fn mutate_session(
+    rng: &mut Rng,
+    seed: &[Vec<u8>],
+    pool: &[Vec<u8>],
+    limit: usize,
+) -> Vec<Vec<u8>> {
     let mut lines: Vec<Vec<u8>> = seed.to_vec();
     let rounds = 1 + rng.below(6);
     for _ in 0..rounds {
@@ -730,11 +763,18 @@ fn want_message(text: &[u8], facts: &Facts) -> Want {
         // Valid JSON that is not an object: an invalid request without an id.
         return Want::One(None);
     };
-    let ids: Vec<&[u8]> =
-        members.iter().filter(|(k, _)| k.text == "id" && !k.lone_surrogate).map(|(_, v)| *v).collect();
-    let methods: Vec<&[u8]> =
-        members.iter().filter(|(k, _)| k.text == "method" && !k.lone_surrogate).map(|(_, v)| *v).collect();
-    let id = (ids.len() == 1 && readable_id(ids[0])).then(|| String::from_utf8_lossy(ids[0]).into_owned());
+    let ids: Vec<&[u8]> = members
+        .iter()
+        .filter(|(k, _)| k.text == "id" && !k.lone_surrogate)
+        .map(|(_, v)| *v)
+        .collect();
+    let methods: Vec<&[u8]> = members
+        .iter()
+        .filter(|(k, _)| k.text == "method" && !k.lone_surrogate)
+        .map(|(_, v)| *v)
+        .collect();
+    let id = (ids.len() == 1 && readable_id(ids[0]))
+        .then(|| String::from_utf8_lossy(ids[0]).into_owned());
     if methods.is_empty() {
         return Want::Maybe(id);
     }
@@ -774,7 +814,10 @@ pub fn want_line(line: &[u8], limit: usize) -> Want {
                 .iter()
                 .map(|item| {
                     let depth = json::whole(item, STRICT).unwrap_or(0);
-                    want_message(item, &Facts { depth, lone_surrogate_key: facts.lone_surrogate_key })
+                    want_message(
+                        item,
+                        &Facts { depth, lone_surrogate_key: facts.lone_surrogate_key },
+                    )
                 })
                 .collect();
             Want::Batch(wants)
@@ -882,7 +925,9 @@ fn odd_line(line: &[u8]) -> bool {
         || id.is_some_and(|id| {
             id.contains('\\')
                 || (!id.starts_with('"')
-                    && (id.trim_start_matches('-').len() > 18 || id.contains(['.', 'e', 'E']) || id == "-0"))
+                    && (id.trim_start_matches('-').len() > 18
+                        || id.contains(['.', 'e', 'E'])
+                        || id == "-0"))
         })
 }
 
@@ -957,7 +1002,10 @@ pub fn check_out(line: &[u8]) -> Result<Out, String> {
         if items.is_empty() {
             return Err("an empty batch reply".into());
         }
-        let replies = items.iter().map(|item| check_response(&one(item)?)).collect::<Result<Vec<_>, String>>()?;
+        let replies = items
+            .iter()
+            .map(|item| check_response(&one(item)?))
+            .collect::<Result<Vec<_>, String>>()?;
         return Ok(Out::Array(replies));
     }
     let members = one(line)?;
@@ -965,12 +1013,13 @@ pub fn check_out(line: &[u8]) -> Result<Out, String> {
     let id = members.iter().find(|(k, _)| k.text == "id").map(|(_, v)| *v);
     match (method, id) {
         (Some(method), None) => {
-            let method =
-                json::string(method, 0).map_err(|()| format!("a notification whose method is not a string: {text}"))?;
+            let method = json::string(method, 0)
+                .map_err(|()| format!("a notification whose method is not a string: {text}"))?;
             Ok(Out::Notification(method.1.text))
         }
         (Some(method), Some(id)) => {
-            let method = json::string(method, 0).map_err(|()| "a request whose method is not a string".to_string())?;
+            let method = json::string(method, 0)
+                .map_err(|()| "a request whose method is not a string".to_string())?;
             Ok(Out::ServerRequest(String::from_utf8_lossy(id).into_owned(), method.1.text))
         }
         (None, _) => {
@@ -1007,7 +1056,8 @@ fn array_matches(wants: &[Want], got: &[(Option<String>, Option<i64>)]) -> bool 
     // The ordered match costs items × entries when many items may go unanswered: past a
     // few thousand, entries are counted per id instead.
     if wants.len() > 2000 {
-        let outs: Vec<Out> = got.iter().map(|(id, code)| Out::Response(id.clone(), *code)).collect();
+        let outs: Vec<Out> =
+            got.iter().map(|(id, code)| Out::Response(id.clone(), *code)).collect();
         return match_as_multiset(wants, &outs, &[]).is_ok();
     }
     // Positions in `got` reachable after each want.
@@ -1047,7 +1097,8 @@ pub fn match_in_order(wants: &[Want], outs: &[Out]) -> Result<(), String> {
     if wants.len() > 5000 {
         return match_as_multiset(wants, outs, &[]);
     }
-    let responses: Vec<&Out> = outs.iter().filter(|o| matches!(o, Out::Response(..) | Out::Array(_))).collect();
+    let responses: Vec<&Out> =
+        outs.iter().filter(|o| matches!(o, Out::Response(..) | Out::Array(_))).collect();
     let mut reach = vec![0usize];
     for (n, want) in wants.iter().enumerate() {
         let mut next = Vec::new();
@@ -1073,7 +1124,10 @@ pub fn match_in_order(wants: &[Want], outs: &[Out]) -> Result<(), String> {
     }
     if !reach.contains(&responses.len()) {
         let from = reach.iter().max().copied().unwrap_or(0);
-        return Err(format!("responses nobody asked for: {:?}", &responses[from..responses.len().min(from + 3)]));
+        return Err(format!(
+            "responses nobody asked for: {:?}",
+            &responses[from..responses.len().min(from + 3)]
+        ));
     }
     Ok(())
 }
@@ -1098,7 +1152,9 @@ pub fn match_as_multiset(wants: &[Want], outs: &[Out], cancelled: &[String]) -> 
         for item in items {
             match item {
                 Want::One(id) => {
-                    if !matches!(want, Want::Batch(_)) && !id.as_ref().is_some_and(|id| cancelled.contains(id)) {
+                    if !matches!(want, Want::Batch(_))
+                        && !id.as_ref().is_some_and(|id| cancelled.contains(id))
+                    {
                         bump(&mut least, id);
                     }
                     bump(&mut most, id);
@@ -1122,7 +1178,9 @@ pub fn match_as_multiset(wants: &[Want], outs: &[Out], cancelled: &[String]) -> 
         match out {
             Out::Response(None, Some(-32603)) => stand_ins += 1,
             Out::Response(id, _) => *got.entry(id.clone()).or_default() += 1,
-            Out::Array(items) => items.iter().for_each(|(id, _)| *got.entry(id.clone()).or_default() += 1),
+            Out::Array(items) => {
+                items.iter().for_each(|(id, _)| *got.entry(id.clone()).or_default() += 1)
+            }
             _ => {}
         }
     }
@@ -1183,11 +1241,16 @@ fn peak_kib(pid: u32) -> Option<u64> {
 pub fn run(command: &mut Command, input: &[u8], sentinel: bool, deadline: Duration) -> Run {
     use std::os::unix::process::CommandExt;
     let started = Instant::now();
-    let mut child =
-        match command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0).spawn() {
-            Ok(child) => child,
-            Err(e) => return Run { outs: vec![Err(format!("cannot start: {e}"))], ..Run::default() },
-        };
+    let mut child = match command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0)
+        .spawn()
+    {
+        Ok(child) => child,
+        Err(e) => return Run { outs: vec![Err(format!("cannot start: {e}"))], ..Run::default() },
+    };
     let pid = child.id();
     let (seen_tx, seen_rx) = mpsc::channel::<()>();
     let mut stdin = child.stdin.take().unwrap();
@@ -1252,7 +1315,8 @@ pub fn run(command: &mut Command, input: &[u8], sentinel: bool, deadline: Durati
                     run.sentinel_seen = true;
                     let _ = seen_tx.send(());
                 }
-                run.excerpts.push(String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned());
+                run.excerpts
+                    .push(String::from_utf8_lossy(&line[..line.len().min(300)]).into_owned());
                 run.outs.push(out);
             }
             if ended {
@@ -1279,17 +1343,25 @@ pub fn run(command: &mut Command, input: &[u8], sentinel: bool, deadline: Durati
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break Some(status),
-            Ok(None) if started.elapsed() < deadline => std::thread::sleep(Duration::from_millis(1)),
+            Ok(None) if started.elapsed() < deadline => {
+                std::thread::sleep(Duration::from_millis(1))
+            }
             _ => {
                 hung = true;
-                let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).stderr(Stdio::null()).status();
+                let _ = Command::new("kill")
+                    .args(["-KILL", "--", &format!("-{pid}")])
+                    .stderr(Stdio::null())
+                    .status();
                 let _ = child.kill();
                 break child.wait().ok();
             }
         }
     };
     // Children of the process may still hold its pipes: end them too.
-    let _ = Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).stderr(Stdio::null()).status();
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{pid}")])
+        .stderr(Stdio::null())
+        .status();
     let mut run = out_rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
     run.stderr = err_rx.recv_timeout(Duration::from_secs(5)).unwrap_or_default();
     run.write_failed = !writer.join().unwrap_or(false);
@@ -1401,7 +1473,10 @@ impl Report {
         for (target, n) in &self.per_target {
             let time = self.time_per_target.get(target).copied().unwrap_or_default();
             let slowest = self.slowest.get(target).map_or(0.0, |(t, _)| t.as_secs_f64());
-            out.push_str(&format!("\n  {target}: {n} cases in {:.1} s (slowest {slowest:.2} s)", time.as_secs_f64()));
+            out.push_str(&format!(
+                "\n  {target}: {n} cases in {:.1} s (slowest {slowest:.2} s)",
+                time.as_secs_f64()
+            ));
         }
         for (class, n) in &self.tolerated {
             let why = PENDING.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
@@ -1463,8 +1538,11 @@ fn setup(config: &Config) -> std::io::Result<World> {
         .filter(|s| s.args.iter().any(|a| a == "--root"))
         .map(|s| {
             let mut s = s.clone();
-            let swap =
-                |b: &Vec<u8>| String::from_utf8_lossy(b).replace(&fixtures_tree, &root.to_string_lossy()).into_bytes();
+            let swap = |b: &Vec<u8>| {
+                String::from_utf8_lossy(b)
+                    .replace(&fixtures_tree, &root.to_string_lossy())
+                    .into_bytes()
+            };
             s.chunks = s.chunks.iter().map(swap).collect();
             s
         })
@@ -1492,7 +1570,10 @@ fn setup(config: &Config) -> std::io::Result<World> {
     for entry in std::fs::read_dir(fixtures.join("manifests"))?.flatten() {
         let path = entry.path();
         if path.extension().is_some_and(|e| e == "json") {
-            manifests.push((path.file_name().unwrap().to_string_lossy().into_owned(), std::fs::read(&path)?));
+            manifests.push((
+                path.file_name().unwrap().to_string_lossy().into_owned(),
+                std::fs::read(&path)?,
+            ));
         }
     }
     manifests.sort();
@@ -1520,18 +1601,26 @@ fn load_schemas(suite: &Path) -> Vec<(String, Vec<String>)> {
     let mut files = Vec::new();
     for draft in ["draft2020-12", "draft7"] {
         if let Ok(entries) = std::fs::read_dir(suite.join(draft)) {
-            files.extend(entries.flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|e| e == "json")));
+            files.extend(
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|e| e == "json")),
+            );
         }
     }
     files.sort();
     let mut groups = Vec::new();
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else { continue };
-        let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(&text) else { continue };
+        let Ok(serde_json::Value::Array(list)) = serde_json::from_str::<serde_json::Value>(&text)
+        else {
+            continue;
+        };
         for group in list {
-            let instances = group["tests"]
-                .as_array()
-                .map_or_else(Vec::new, |tests| tests.iter().map(|t| t["data"].to_string()).collect());
+            let instances = group["tests"].as_array().map_or_else(Vec::new, |tests| {
+                tests.iter().map(|t| t["data"].to_string()).collect()
+            });
             groups.push((group["schema"].to_string(), instances));
         }
     }
@@ -1543,10 +1632,15 @@ fn hard_instance(rng: &mut Rng) -> String {
     let n = 1 + rng.below(5000);
     match rng.below(5) {
         0 => format!("[{}]", (0..n).map(|i| i.to_string()).collect::<Vec<_>>().join(",")),
-        1 => format!("[{}]", (0..n).map(|i| format!("[{i},{{\"a\":[{i}]}}]")).collect::<Vec<_>>().join(",")),
+        1 => format!(
+            "[{}]",
+            (0..n).map(|i| format!("[{i},{{\"a\":[{i}]}}]")).collect::<Vec<_>>().join(",")
+        ),
         2 => format!("\"{}\"", "a".repeat(n * 100)),
         3 => format!("{}1{}", "[".repeat(n), "]".repeat(n)),
-        _ => format!("{{{}}}", (0..n).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(",")),
+        _ => {
+            format!("{{{}}}", (0..n).map(|i| format!("\"k{i}\":{i}")).collect::<Vec<_>>().join(","))
+        }
     }
 }
 
@@ -1684,9 +1778,15 @@ fn make_case(world: &World, target: Target, rng: &mut Rng) -> Case {
     let limits = [1 << 20, 1 << 16, 4096, 16 << 20];
     let choices = if rng.one_in(20) { 4 } else { 3 };
     let limit = *rng.pick(&limits[..choices]);
-    let mut case =
-        Case { args: Vec::new(), input: Vec::new(), limit, sentinel: rng.below(4) != 0, replies: Vec::new() };
-    let session = |rng: &mut Rng, seed: &Seed| mutate_session(rng, &seed.chunks, &world.pool, limit).concat();
+    let mut case = Case {
+        args: Vec::new(),
+        input: Vec::new(),
+        limit,
+        sentinel: rng.below(4) != 0,
+        replies: Vec::new(),
+    };
+    let session =
+        |rng: &mut Rng, seed: &Seed| mutate_session(rng, &seed.chunks, &world.pool, limit).concat();
     match target {
         Target::Serve => {
             let seed = &world.seeds[*rng.pick(&world.builtin)];
@@ -1740,10 +1840,18 @@ fn make_case(world: &World, target: Target, rng: &mut Rng) -> Case {
             let mut input = Vec::new();
             let mut replies = Vec::new();
             for k in 0..n {
-                let id = *rng.pick(&["1", "\"a\"", "\"\\u0061\"", "18446744073709551616", "-0", "\"\\ud800\""]);
+                let id = *rng.pick(&[
+                    "1",
+                    "\"a\"",
+                    "\"\\u0061\"",
+                    "18446744073709551616",
+                    "-0",
+                    "\"\\ud800\"",
+                ]);
                 let id = if id == "1" { (k + 1).to_string() } else { id.to_string() };
                 input.extend_from_slice(
-                    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n").as_bytes(),
+                    format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/list\"}}\n")
+                        .as_bytes(),
                 );
                 let reply = format!(
                     r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":[{{"name":"echo","inputSchema":{{"type":"object"}}}},{{"name":"secret_tool","inputSchema":{{"type":"object"}}}},{{"name":"other_secret"}}],"nextCursor":"c"}}}}"#
@@ -1858,14 +1966,20 @@ fn root_request(rng: &mut Rng, root: &Path) -> Vec<u8> {
     let id = rng.below(1000);
     let uri = format!("{base}{path}");
     let line = match rng.below(5) {
-        0 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#),
+        0 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#
+        ),
         1 => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"completion/complete","params":{{"ref":{{"type":"ref/resource","uri":"file://{}/{{+path}}"}},"argument":{{"name":"path","value":"{}"}}}}}}"#,
             root.display(),
             path.trim_start_matches('/')
         ),
-        2 => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{{META},"uri":"{uri}"}}}}"#),
-        _ => format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}"#),
+        2 => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{{META},"uri":"{uri}"}}}}"#
+        ),
+        _ => format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/read","params":{{"uri":"{uri}"}}}}"#
+        ),
     };
     format!("{line}\n").into_bytes()
 }
@@ -1873,12 +1987,17 @@ fn root_request(rng: &mut Rng, root: &Path) -> Vec<u8> {
 /// A `tools/call` or `tools/list` aimed at the filter.
 fn proxy_call(rng: &mut Rng, n: usize) -> Vec<u8> {
     let id = n + 1;
-    let name = *rng.pick(&["echo", "secret_tool", "other_secret", "secret\\u005ftool", "ech\\u006f"]);
+    let name =
+        *rng.pick(&["echo", "secret_tool", "other_secret", "secret\\u005ftool", "ech\\u006f"]);
     let meta = if rng.one_in(3) { format!(",{META}") } else { String::new() };
     let line = match rng.below(8) {
         0 => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"{}}}"#,
-            if meta.is_empty() { String::new() } else { format!(r#","params":{{{}}}"#, &meta[1..]) }
+            if meta.is_empty() {
+                String::new()
+            } else {
+                format!(r#","params":{{{}}}"#, &meta[1..])
+            }
         ),
         1 => format!(
             r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"echo","name":"{name}","arguments":{{}}{meta}}}}}"#
@@ -1913,7 +2032,11 @@ fn mutate_reply(rng: &mut Rng, reply: &[u8], pool: &[Vec<u8>]) -> Vec<u8> {
             t.insert_str(at, r#","result":{"tools":[{"name":"secret_tool"}]}"#);
             t
         }
-        5 => text.replacen(r#""inputSchema":{"type":"object"}"#, r#""inputSchema":{"type":"object"},"x":NaN"#, 1),
+        5 => text.replacen(
+            r#""inputSchema":{"type":"object"}"#,
+            r#""inputSchema":{"type":"object"},"x":NaN"#,
+            1,
+        ),
         _ => return mutate_line(rng, reply, pool, 1 << 16),
     };
     raw_ff(mutated.as_bytes())
@@ -1952,7 +2075,8 @@ fn command(world: &World, args: &[String]) -> Command {
 
 /// Runs a case and judges what happened.
 fn judge(world: &World, target: Target, case: &Case) -> Outcome {
-    let mut outcome = Outcome { messages: split_lines(&case.input).len() as u64, ..Outcome::default() };
+    let mut outcome =
+        Outcome { messages: split_lines(&case.input).len() as u64, ..Outcome::default() };
     let violation = |class: &str, detail: String, args: &[String]| Violation {
         target: target.name().into(),
         class: class.into(),
@@ -1964,9 +2088,11 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
         Target::Serve | Target::Root => {
             let mut args = case.args.clone();
             args.extend(["--max-message-bytes".into(), case.limit.to_string()]);
-            let deadline = Duration::from_secs(if args.iter().any(|a| a == "--manifest") { 30 } else { 15 });
+            let deadline =
+                Duration::from_secs(if args.iter().any(|a| a == "--manifest") { 30 } else { 15 });
             let run = run(&mut command(world, &args), &case.input, case.sentinel, deadline);
-            let mut wants: Vec<Want> = split_lines(&case.input).iter().map(|l| want_line(l, case.limit)).collect();
+            let mut wants: Vec<Want> =
+                split_lines(&case.input).iter().map(|l| want_line(l, case.limit)).collect();
             if case.sentinel {
                 wants.push(Want::One(Some(SENTINEL_ID.into())));
             }
@@ -1974,8 +2100,11 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             outcome.tolerated = tolerated;
             outcome.strict_failure = strict.map(|(class, detail)| violation(&class, detail, &args));
             if target == Target::Root && find(&run.stdout, MARKER.as_bytes()).is_some() {
-                outcome.violation =
-                    Some(violation("root-escape", "a file the root must hide was served".into(), &args));
+                outcome.violation = Some(violation(
+                    "root-escape",
+                    "a file the root must hide was served".into(),
+                    &args,
+                ));
             } else if let Some((class, detail)) = found {
                 outcome.violation = Some(violation(&class, detail, &args));
             }
@@ -1983,7 +2112,8 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
         Target::ProxyCalls => {
             let _ = std::fs::remove_file(&world.proxy_log);
             let _ = std::fs::remove_file(&world.proxy_ran);
-            let mut args = vec!["proxy".to_string(), "--max-message-bytes".into(), case.limit.to_string()];
+            let mut args =
+                vec!["proxy".to_string(), "--max-message-bytes".into(), case.limit.to_string()];
             args.extend(case.args.iter().cloned());
             args.extend([
                 "--".into(),
@@ -2016,20 +2146,28 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             }
             // Replies whose ids the proxy rewrote (escapes decoded, lone surrogates as null,
             // huge integers as floats) cannot be matched while that fix is pending.
-            if found.as_ref().is_some_and(|(class, _)| class == "responses" || class == "not-json-rpc")
+            if found
+                .as_ref()
+                .is_some_and(|(class, _)| class == "responses" || class == "not-json-rpc")
                 && pending("proxy-id-text")
                 && split_lines(&case.input).iter().any(|l| odd_line(l))
             {
                 outcome.tolerated.push("proxy-id-text");
-                outcome.strict_failure = found.take().map(|(class, detail)| violation(&class, detail, &args));
+                outcome.strict_failure =
+                    found.take().map(|(class, detail)| violation(&class, detail, &args));
             }
             let saw = std::fs::read(&world.proxy_log).unwrap_or_default();
             let ran = std::fs::read_to_string(&world.proxy_ran).unwrap_or_default();
             let filtered = ["secret_tool", "other_secret"];
             if !ran.is_empty() {
-                outcome.violation =
-                    Some(violation("proxy-bypass", format!("the upstream ran a filtered tool: {}", ran.trim()), &args));
-            } else if let Some(line) = split_lines(&saw).into_iter().find(|l| calls_filtered(l, &filtered, STRICT)) {
+                outcome.violation = Some(violation(
+                    "proxy-bypass",
+                    format!("the upstream ran a filtered tool: {}", ran.trim()),
+                    &args,
+                ));
+            } else if let Some(line) =
+                split_lines(&saw).into_iter().find(|l| calls_filtered(l, &filtered, STRICT))
+            {
                 outcome.violation = Some(violation(
                     "proxy-bypass",
                     format!(
@@ -2038,7 +2176,9 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
                     ),
                     &args,
                 ));
-            } else if let Some(line) = split_lines(&saw).into_iter().find(|l| calls_filtered(l, &filtered, LENIENT)) {
+            } else if let Some(line) =
+                split_lines(&saw).into_iter().find(|l| calls_filtered(l, &filtered, LENIENT))
+            {
                 let v = violation(
                     "proxy-ambiguous",
                     format!(
@@ -2071,39 +2211,55 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
                 replies.to_string_lossy().into_owned(),
             ]);
             let run = run(&mut command(world, &args), &case.input, false, Duration::from_secs(15));
-            let ids: Vec<Vec<u8>> =
-                split_lines(&case.input).iter().filter_map(|l| member(l, "id").map(<[u8]>::to_vec)).collect();
+            let ids: Vec<Vec<u8>> = split_lines(&case.input)
+                .iter()
+                .filter_map(|l| member(l, "id").map(<[u8]>::to_vec))
+                .collect();
             for line in split_lines(&run.stdout) {
                 let strict = lists_filtered(line, &ids, STRICT);
                 let lenient = lists_filtered(line, &ids, LENIENT);
                 let mut input = case.input.clone();
                 input.extend_from_slice(b"\n# upstream replies:\n");
                 input.extend_from_slice(&case.replies);
-                let v =
-                    |class: &str, detail: String| Violation { input: input.clone(), ..violation(class, detail, &args) };
+                let v = |class: &str, detail: String| Violation {
+                    input: input.clone(),
+                    ..violation(class, detail, &args)
+                };
                 // A client that reuses an id while it is in flight, or an upstream that
                 // answers one id twice, breaks JSON-RPC, but the filter must still hold.
                 let canonical = |id: &[u8]| String::from_utf8_lossy(id).replace("\\u0061", "a");
                 let mut asked: Vec<String> = ids.iter().map(|id| canonical(id)).collect();
                 asked.sort();
-                let answered: Vec<String> =
-                    split_lines(&case.replies).iter().filter_map(|r| member(r, "id")).map(canonical).collect();
+                let answered: Vec<String> = split_lines(&case.replies)
+                    .iter()
+                    .filter_map(|r| member(r, "id"))
+                    .map(canonical)
+                    .collect();
                 let reused = asked.windows(2).any(|w| w[0] == w[1])
                     || answered.iter().any(|a| answered.iter().filter(|b| *b == a).count() > 1);
                 if strict && reused && pending("proxy-duplicate-ids") {
                     outcome.tolerated.push("proxy-duplicate-ids");
-                    let detail = format!("the client was shown a filtered tool: {}", String::from_utf8_lossy(line));
+                    let detail = format!(
+                        "the client was shown a filtered tool: {}",
+                        String::from_utf8_lossy(line)
+                    );
                     outcome.strict_failure = Some(v("proxy-duplicate-ids", detail));
                 } else if strict {
                     outcome.violation = Some(v(
                         "proxy-bypass",
-                        format!("the client was shown a filtered tool: {}", String::from_utf8_lossy(line)),
+                        format!(
+                            "the client was shown a filtered tool: {}",
+                            String::from_utf8_lossy(line)
+                        ),
                     ));
                     break;
                 } else if lenient {
                     let found = v(
                         "proxy-ambiguous",
-                        format!("some reader of this reply sees a filtered tool: {}", String::from_utf8_lossy(line)),
+                        format!(
+                            "some reader of this reply sees a filtered tool: {}",
+                            String::from_utf8_lossy(line)
+                        ),
                     );
                     if pending("proxy-ambiguous") {
                         outcome.tolerated.push("proxy-ambiguous");
@@ -2115,8 +2271,11 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
                 }
             }
             if outcome.violation.is_none() && run.hung {
-                outcome.violation =
-                    Some(violation("hang", "the proxy did not finish after its input ended".into(), &args));
+                outcome.violation = Some(violation(
+                    "hang",
+                    "the proxy did not finish after its input ended".into(),
+                    &args,
+                ));
             }
         }
         Target::Validate => {
@@ -2124,7 +2283,8 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             if std::fs::write(&path, case.args[0].as_bytes()).is_err() {
                 return outcome;
             }
-            let args = vec!["validate".to_string(), "--jsonl".into(), path.to_string_lossy().into_owned()];
+            let args =
+                vec!["validate".to_string(), "--jsonl".into(), path.to_string_lossy().into_owned()];
             let started = Instant::now();
             let run = run(&mut command(world, &args), &case.input, false, Duration::from_secs(30));
             let took = started.elapsed();
@@ -2139,19 +2299,31 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             let all_valid = verdicts.iter().all(|v| find(v, br#""valid":true"#).is_some());
             let mut input = format!("schema: {}\n", case.args[0]).into_bytes();
             input.extend_from_slice(&case.input);
-            let v = |class: &str, detail: String| Violation { input: input.clone(), ..violation(class, detail, &args) };
+            let v = |class: &str, detail: String| Violation {
+                input: input.clone(),
+                ..violation(class, detail, &args)
+            };
             outcome.violation = if run.hung {
                 Some(v("hang", "validate did not finish within 30 s".into()))
             } else if let Some(at) = find(&run.stderr, b"panicked") {
-                Some(v("panic", String::from_utf8_lossy(&run.stderr[at.saturating_sub(100)..]).into_owned()))
+                Some(v(
+                    "panic",
+                    String::from_utf8_lossy(&run.stderr[at.saturating_sub(100)..]).into_owned(),
+                ))
             } else if !matches!(run.code, Some(0..=2)) {
-                Some(v("exit-code", format!("exit {:?}: {}", run.code, String::from_utf8_lossy(&run.stderr))))
+                Some(v(
+                    "exit-code",
+                    format!("exit {:?}: {}", run.code, String::from_utf8_lossy(&run.stderr)),
+                ))
             } else if run.code == Some(2) && (run.stderr.is_empty() || !run.stdout.is_empty()) {
                 Some(v("exit-code", "exit 2 must say why on stderr and print no verdict".into()))
             } else if run.code != Some(2) && (verdicts.len() != lines || !well_formed) {
                 Some(v(
                     "verdicts",
-                    format!("{lines} instance line(s), {} verdict line(s), well formed: {well_formed}", verdicts.len()),
+                    format!(
+                        "{lines} instance line(s), {} verdict line(s), well formed: {well_formed}",
+                        verdicts.len()
+                    ),
                 ))
             } else if run.code != Some(2) && (run.code == Some(0)) != all_valid {
                 Some(v("exit-code", format!("exit {:?} but all valid: {all_valid}", run.code)))
@@ -2177,8 +2349,15 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             let check_args = vec!["check".to_string(), file.clone()];
             let check = run(&mut command(world, &check_args), b"", false, Duration::from_secs(10));
             let serve_args = vec!["--manifest".to_string(), file];
-            let init = format!("{INIT_2025_03_26}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}}\n");
-            let serve = run(&mut command(world, &serve_args), init.as_bytes(), false, Duration::from_secs(10));
+            let init = format!(
+                "{INIT_2025_03_26}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}}\n"
+            );
+            let serve = run(
+                &mut command(world, &serve_args),
+                init.as_bytes(),
+                false,
+                Duration::from_secs(10),
+            );
             outcome.messages = 2;
             let panicked = |r: &Run| find(&r.stderr, b"panicked").is_some();
             let found = if check.hung || serve.hung {
@@ -2186,7 +2365,11 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
             } else if panicked(&check) || panicked(&serve) {
                 Some((
                     "panic",
-                    format!("{}{}", String::from_utf8_lossy(&check.stderr), String::from_utf8_lossy(&serve.stderr)),
+                    format!(
+                        "{}{}",
+                        String::from_utf8_lossy(&check.stderr),
+                        String::from_utf8_lossy(&serve.stderr)
+                    ),
                 ))
             } else if !matches!(check.code, Some(0 | 2)) {
                 Some(("exit-code", format!("check exited with {:?}", check.code)))
@@ -2201,7 +2384,10 @@ fn judge(world: &World, target: Target, case: &Case) -> Outcome {
                     ),
                 ))
             } else if check.code == Some(2) && check.stderr.is_empty() && check.stdout.is_empty() {
-                Some(("silent-refusal", "check refused the manifest without saying why".to_string()))
+                Some((
+                    "silent-refusal",
+                    "check refused the manifest without saying why".to_string(),
+                ))
             } else if check.code == Some(0) && !serve.outs.iter().all(|o| o.is_ok()) {
                 Some(("bad-output", format!("{:?}", serve.outs)))
             } else {
@@ -2233,7 +2419,11 @@ fn judge_server(
     if let Some(len) = run.huge_line {
         if has_batch && pending("batch-amplification") {
             tolerated.push("batch-amplification");
-            return (None, tolerated, found("batch-amplification", format!("a reply line of {len} bytes")));
+            return (
+                None,
+                tolerated,
+                found("batch-amplification", format!("a reply line of {len} bytes")),
+            );
         }
         return (
             found("amplification", format!("a reply line of {len} bytes (cap {OUTPUT_LINE_CAP})")),
@@ -2257,13 +2447,18 @@ fn judge_server(
     if let Some(at) = find(&run.stderr, b"panicked") {
         let from = at.saturating_sub(200);
         return (
-            found("panic", String::from_utf8_lossy(&run.stderr[from..(at + 400).min(run.stderr.len())]).into_owned()),
+            found(
+                "panic",
+                String::from_utf8_lossy(&run.stderr[from..(at + 400).min(run.stderr.len())])
+                    .into_owned(),
+            ),
             tolerated,
             None,
         );
     }
     if let Some(at) = find(&run.stderr, b"memory allocation of") {
-        let detail = String::from_utf8_lossy(&run.stderr[at..(at + 200).min(run.stderr.len())]).into_owned();
+        let detail =
+            String::from_utf8_lossy(&run.stderr[at..(at + 200).min(run.stderr.len())]).into_owned();
         if has_batch && pending("batch-amplification") {
             tolerated.push("batch-amplification");
             return (None, tolerated, found("batch-amplification", detail));
@@ -2272,7 +2467,10 @@ fn judge_server(
     }
     if run.write_failed {
         return (
-            found("died-early", format!("stopped reading its input before the end; exit {:?}", run.code)),
+            found(
+                "died-early",
+                format!("stopped reading its input before the end; exit {:?}", run.code),
+            ),
             tolerated,
             None,
         );
@@ -2295,14 +2493,23 @@ fn judge_server(
         match out {
             // The filtering proxy re-serializes a `tools/list` reply: a huge integer id
             // comes back as a float (finding F6).
-            Err(why) if !in_order && why.starts_with("a response whose id is not") && pending("proxy-id-rewritten") => {
+            Err(why)
+                if !in_order
+                    && why.starts_with("a response whose id is not")
+                    && pending("proxy-id-rewritten") =>
+            {
                 tolerated.push("proxy-id-rewritten");
                 return (None, tolerated, found("proxy-id-rewritten", format!("{why}: {excerpt}")));
             }
-            Err(why) => return (found("not-json-rpc", format!("{why}: {excerpt}")), tolerated, None),
+            Err(why) => {
+                return (found("not-json-rpc", format!("{why}: {excerpt}")), tolerated, None);
+            }
             Ok(Out::ServerRequest(id, method)) => {
                 return (
-                    found("server-request", format!("the server asked {method} ({id}) though nothing it serves asks")),
+                    found(
+                        "server-request",
+                        format!("the server asked {method} ({id}) though nothing it serves asks"),
+                    ),
                     tolerated,
                     None,
                 );
@@ -2324,7 +2531,11 @@ fn judge_server(
         return (found("memory", detail), tolerated, None);
     }
     if sentinel && !run.sentinel_seen {
-        return (found("no-answer", "the ping sent after the input was never answered".into()), tolerated, None);
+        return (
+            found("no-answer", "the ping sent after the input was never answered".into()),
+            tolerated,
+            None,
+        );
     }
     let outs: Vec<Out> = run.outs.iter().filter_map(|o| o.clone().ok()).collect();
     let (verdict, classes) = judge_replies(wants, &outs, in_order, &[]);
@@ -2348,8 +2559,13 @@ pub fn judge_replies(
     in_order: bool,
     cancelled: &[String],
 ) -> (Result<Option<String>, String>, Vec<&'static str>) {
-    let check =
-        |wants: &[Want]| if in_order { match_in_order(wants, outs) } else { match_as_multiset(wants, outs, cancelled) };
+    let check = |wants: &[Want]| {
+        if in_order {
+            match_in_order(wants, outs)
+        } else {
+            match_as_multiset(wants, outs, cancelled)
+        }
+    };
     let strict_wants: Vec<Want> = wants.iter().map(strict).collect();
     match (check(&strict_wants), check(wants)) {
         (Ok(()), _) => (Ok(None), Vec::new()),
@@ -2372,7 +2588,9 @@ fn widened_classes(wants: &[Want]) -> Vec<&'static str> {
     let mut classes = Vec::new();
     for want in wants {
         match want {
-            Want::OneOrNull(_, class) | Want::SilentOrNull(class) if !class.is_empty() => classes.push(*class),
+            Want::OneOrNull(_, class) | Want::SilentOrNull(class) if !class.is_empty() => {
+                classes.push(*class)
+            }
             Want::Batch(items) => classes.extend(widened_classes(items)),
             _ => {}
         }
@@ -2428,7 +2646,9 @@ fn calls_filtered(line: &[u8], filtered: &[&str], opts: Opts) -> bool {
             let policies: &[bool] = if strict_only { &[false] } else { &[false, true] };
             policies.iter().any(|&last| {
                 let method = get(message, "method", last).and_then(Node::as_str);
-                let name = get(message, "params", last).and_then(|p| get(p, "name", last)).and_then(Node::as_str);
+                let name = get(message, "params", last)
+                    .and_then(|p| get(p, "name", last))
+                    .and_then(Node::as_str);
                 // A strict reader refuses a message with a member twice at the top or in
                 // params, without `"jsonrpc":"2.0"`, or without an id (a notification).
                 let clean = !strict_only
@@ -2469,7 +2689,10 @@ fn lists_filtered(line: &[u8], ids: &[Vec<u8>], opts: Opts) -> bool {
     let canonical = |raw: &[u8]| -> String {
         match json::string(raw, 0) {
             Ok((_, d)) => format!("s:{}", d.text),
-            Err(()) => format!("n:{}", String::from_utf8_lossy(raw).trim_start_matches('-').trim_start_matches('0')),
+            Err(()) => format!(
+                "n:{}",
+                String::from_utf8_lossy(raw).trim_start_matches('-').trim_start_matches('0')
+            ),
         }
     };
     let asked: Vec<String> = ids.iter().map(|id| canonical(id)).collect();
@@ -2516,7 +2739,9 @@ fn lists_filtered(line: &[u8], ids: &[Vec<u8>], opts: Opts) -> bool {
 /// while the same class still shows.
 fn minimize(world: &World, target: Target, violation: Violation) -> Violation {
     // A hang costs its whole deadline per try: keep it as found.
-    if !matches!(target, Target::Serve | Target::Root | Target::ProxyCalls) || violation.class == "hang" {
+    if !matches!(target, Target::Serve | Target::Root | Target::ProxyCalls)
+        || violation.class == "hang"
+    {
         return violation;
     }
     let started = Instant::now();
@@ -2536,14 +2761,24 @@ fn minimize(world: &World, target: Target, violation: Violation) -> Violation {
         .position(|a| a == "--max-message-bytes")
         .and_then(|at| violation.args.get(at + 1)?.parse().ok())
         .unwrap_or(1 << 20);
-    let case_args =
-        if target == Target::ProxyCalls { vec!["--allow-tools".to_string(), "echo".to_string()] } else { args };
+    let case_args = if target == Target::ProxyCalls {
+        vec!["--allow-tools".to_string(), "echo".to_string()]
+    } else {
+        args
+    };
     let fails = |input: &[u8]| {
-        let case = Case { args: case_args.clone(), input: input.to_vec(), limit, sentinel: false, replies: Vec::new() };
+        let case = Case {
+            args: case_args.clone(),
+            input: input.to_vec(),
+            limit,
+            sentinel: false,
+            replies: Vec::new(),
+        };
         let outcome = judge(world, target, &case);
         outcome.violation.is_some_and(|v| v.class == violation.class)
     };
-    let mut lines: Vec<Vec<u8>> = violation.input.split_inclusive(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
+    let mut lines: Vec<Vec<u8>> =
+        violation.input.split_inclusive(|&b| b == b'\n').map(<[u8]>::to_vec).collect();
     if !fails(&lines.concat()) {
         // Needs the sentinel (memory) or is flaky: keep it whole.
         return violation;
@@ -2568,18 +2803,31 @@ fn minimize(world: &World, target: Target, violation: Violation) -> Violation {
         }
         chunk /= 2;
     }
-    Violation { input: lines.concat(), detail: format!("{} (minimized)", violation.detail), ..violation }
+    Violation {
+        input: lines.concat(),
+        detail: format!("{} (minimized)", violation.detail),
+        ..violation
+    }
 }
 
 /// Appends each violation to `path` (a Markdown file), with its reproducer written beside
 /// it as raw bytes.
-pub fn write_reproducers(violations: &[Violation], dir: &Path, seed: u64) -> std::io::Result<Vec<PathBuf>> {
+pub fn write_reproducers(
+    violations: &[Violation],
+    dir: &Path,
+    seed: u64,
+) -> std::io::Result<Vec<PathBuf>> {
     violations.iter().enumerate().map(|(n, v)| write_reproducer(v, dir, seed, n)).collect()
 }
 
 /// Writes one violation as `violation-SEED-N-TARGET-CLASS.txt` (described) and `.bin` (the
 /// input's raw bytes); returns the `.txt` path.
-pub fn write_reproducer(v: &Violation, dir: &Path, seed: u64, n: usize) -> std::io::Result<PathBuf> {
+pub fn write_reproducer(
+    v: &Violation,
+    dir: &Path,
+    seed: u64,
+    n: usize,
+) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let base = dir.join(format!("violation-{seed}-{n}-{}-{}", v.target, v.class));
     std::fs::write(base.with_extension("bin"), &v.input)?;
@@ -2594,30 +2842,52 @@ mod tests {
     #[test]
     fn the_oracle_reads_lines_as_the_readme_says() {
         let limit = 100;
-        assert_eq!(want_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, limit), Want::One(Some("1".into())));
+        assert_eq!(
+            want_line(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, limit),
+            Want::One(Some("1".into()))
+        );
         assert_eq!(
             want_line(br#"{"jsonrpc":"2.0","id":"\u0061","method":"ping"}"#, limit),
             Want::One(Some(r#""\u0061""#.into()))
         );
-        let silent =
-            if pending("notification-answered") { Want::SilentOrNull("notification-answered") } else { Want::Nothing };
+        let silent = if pending("notification-answered") {
+            Want::SilentOrNull("notification-answered")
+        } else {
+            Want::Nothing
+        };
         assert_eq!(want_line(br#"{"jsonrpc":"2.0","method":"x"}"#, limit), silent);
-        assert_eq!(want_line(br#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#, limit), Want::One(None));
-        assert_eq!(want_line(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#, limit), Want::One(None));
+        assert_eq!(
+            want_line(br#"{"jsonrpc":"2.0","id":1.0,"method":"ping"}"#, limit),
+            Want::One(None)
+        );
+        assert_eq!(
+            want_line(br#"{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}"#, limit),
+            Want::One(None)
+        );
         assert_eq!(want_line(b"not json", limit), Want::One(None));
         assert_eq!(want_line(b"\xff", limit), Want::One(None));
         assert_eq!(want_line(b"  \r", limit), Want::Nothing);
         assert_eq!(want_line(&[b' '; 101], limit), Want::One(None));
-        let long = format!(r#"{{"jsonrpc":"2.0","id":"x","method":"ping","params":{{"a":"{}"}}}}"#, "y".repeat(200));
+        let long = format!(
+            r#"{{"jsonrpc":"2.0","id":"x","method":"ping","params":{{"a":"{}"}}}}"#,
+            "y".repeat(200)
+        );
         assert_eq!(want_line(long.as_bytes(), limit), Want::OneOrNull(r#""x""#.into(), ""));
         assert_eq!(prefix_id(br#"{"id":1,"id":2,"method":"x"}"#), None);
         assert_eq!(prefix_id(br#"{"method":"x","id":-7,"params":{"a":"cut"#), Some("-7".into()));
         assert_eq!(want_line(b"[]", limit), Want::One(None));
-        assert_eq!(want_line(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#, limit), Want::Maybe(Some("4".into())));
+        assert_eq!(
+            want_line(br#"{"jsonrpc":"2.0","id":4,"result":{}}"#, limit),
+            Want::Maybe(Some("4".into()))
+        );
         let outs = [
             check_out(br#"{"jsonrpc":"2.0","id":1,"result":{}}"#).unwrap(),
-            check_out(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#).unwrap(),
-            check_out(br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#).unwrap(),
+            check_out(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#)
+                .unwrap(),
+            check_out(
+                br#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}"#,
+            )
+            .unwrap(),
         ];
         let wants = [Want::One(Some("1".into())), Want::Nothing, Want::One(None)];
         assert_eq!(match_in_order(&wants, &outs), Ok(()));
@@ -2633,7 +2903,8 @@ mod tests {
     fn the_proxy_readings_see_every_ambiguity() {
         let filtered = ["secret_tool"];
         let calls = |line: &[u8], opts| calls_filtered(line, &filtered, opts);
-        let plain = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret_tool"}}"#;
+        let plain =
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret_tool"}}"#;
         assert!(calls(plain, STRICT));
         let twice = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","name":"secret_tool"}}"#;
         assert!(!calls(twice, STRICT) && calls(twice, LENIENT));
@@ -2641,7 +2912,10 @@ mod tests {
         assert!(!calls(bad_utf8, STRICT) && calls(bad_utf8, LENIENT));
         let nan = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"secret\u005ftool","x":NaN}}"#;
         assert!(!calls(nan, STRICT) && calls(nan, LENIENT));
-        assert!(!calls(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#, LENIENT));
+        assert!(!calls(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}"#,
+            LENIENT
+        ));
         let ids = vec![b"1".to_vec()];
         let listed = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"echo"},{"name":"secret_tool"}]}}"#;
         assert!(lists_filtered(listed, &ids, STRICT));
@@ -2660,7 +2934,9 @@ mod tests {
         ];
         let run = |s| {
             let mut rng = Rng::new(s);
-            (0..50).map(|_| mutate_session(&mut rng, &seed, &seed, 4096).concat()).collect::<Vec<_>>()
+            (0..50)
+                .map(|_| mutate_session(&mut rng, &seed, &seed, 4096).concat())
+                .collect::<Vec<_>>()
         };
         assert_eq!(run(7), run(7));
         assert_ne!(run(7), run(8));

@@ -72,7 +72,10 @@ pub fn string(s: &[u8], i: usize) -> Result<(usize, Decoded), ()> {
                             match low {
                                 Some(low) => {
                                     j += 6;
-                                    char::from_u32(0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)).ok_or(())?
+                                    char::from_u32(
+                                        0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00),
+                                    )
+                                    .ok_or(())?
                                 }
                                 None => {
                                     lone = true;
@@ -244,7 +247,12 @@ impl Node<'_> {
 
 /// Reads the value at `i` (after whitespace) into a tree `depth` levels deep; returns the
 /// tree, its raw text and where it ends.
-pub fn tree(s: &[u8], mut i: usize, depth: usize, opts: Opts) -> Result<(Node<'_>, &[u8], usize), ()> {
+pub fn tree(
+    s: &[u8],
+    mut i: usize,
+    depth: usize,
+    opts: Opts,
+) -> Result<(Node<'_>, &[u8], usize), ()> {
     ws(s, &mut i);
     let start = i;
     if depth == 0 || !matches!(s.get(i), Some(b'{' | b'[')) {
@@ -375,7 +383,9 @@ mod tests {
 
     #[test]
     fn grammar() {
-        for good in ["1", "-0", "1.5e+3", "\"a\\ud800\"", "[[],{}]", "{\"a\":{\"b\":[1,2,null]}}", " true "] {
+        for good in
+            ["1", "-0", "1.5e+3", "\"a\\ud800\"", "[[],{}]", "{\"a\":{\"b\":[1,2,null]}}", " true "]
+        {
             assert!(whole(good.as_bytes(), STRICT).is_ok(), "{good}");
         }
         for bad in ["01", "1.", "[1,]", "{\"a\" 1}", "\"\u{1}\"", "NaN", "[", "{}x", "\"\\x\""] {

@@ -31,11 +31,15 @@ fn main() -> ExitCode {
     while let Some(arg) = args.next() {
         let mut value = |name: &str| args.next().unwrap_or_else(|| panic!("{name} needs a value"));
         match arg.as_str() {
-            "--seconds" => seconds = value("--seconds").parse().expect("--seconds needs a whole number"),
+            "--seconds" => {
+                seconds = value("--seconds").parse().expect("--seconds needs a whole number")
+            }
             "--seed" => seed = value("--seed").parse().expect("--seed needs a whole number"),
             "--out" => out = Some(PathBuf::from(value("--out"))),
             other => {
-                eprintln!("unknown argument {other:?}\nusage: fuzz [--seconds N] [--seed S] [--out DIR]");
+                eprintln!(
+                    "unknown argument {other:?}\nusage: fuzz [--seconds N] [--seed S] [--out DIR]"
+                );
                 return ExitCode::from(2);
             }
         }
@@ -43,7 +47,10 @@ fn main() -> ExitCode {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     // The binary next to this example's own profile directory: target/<profile>/baremcp.
     let exe = std::env::current_exe().expect("the example's own path");
-    let profile_dir = exe.parent().and_then(|examples| examples.parent()).expect("target/<profile>/examples/fuzz");
+    let profile_dir = exe
+        .parent()
+        .and_then(|examples| examples.parent())
+        .expect("target/<profile>/examples/fuzz");
     let release = profile_dir.file_name().is_some_and(|p| p == "release");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);

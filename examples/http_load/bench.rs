@@ -22,8 +22,11 @@ enum Kind {
     Floor,
 }
 
-const KINDS: [(Kind, &str); 3] =
-    [(Kind::Modern, "baremcp, 2026-07-28"), (Kind::Legacy, "baremcp, legacy session"), (Kind::Floor, "floor")];
+const KINDS: [(Kind, &str); 3] = [
+    (Kind::Modern, "baremcp, 2026-07-28"),
+    (Kind::Legacy, "baremcp, legacy session"),
+    (Kind::Floor, "floor"),
+];
 
 /// One measure: calls per second and every call's latency.
 struct Sample {
@@ -69,7 +72,8 @@ fn measure(addr: std::net::SocketAddr, kind: Kind, clients: usize, calls: u64) -
     std::thread::sleep(Duration::from_millis(200));
     let started = Instant::now();
     go.store(true, Ordering::Relaxed);
-    let latencies: Vec<Duration> = threads.into_iter().flat_map(|t| t.join().expect("a client panicked")).collect();
+    let latencies: Vec<Duration> =
+        threads.into_iter().flat_map(|t| t.join().expect("a client panicked")).collect();
     let rate = latencies.len() as f64 / started.elapsed().as_secs_f64();
     Sample { rate, latencies }
 }
@@ -90,9 +94,11 @@ fn start(binary: &Path) -> (Child, std::net::SocketAddr) {
 /// Runs the HTTP bench and prints its table.
 pub fn run(ours: &Path, floor: &Path, quick: bool) {
     let rounds = if quick { 1 } else { 5 };
-    let levels: [(usize, u64); 2] = if quick { [(1, 1_000), (16, 100)] } else { [(1, 10_000), (16, 2_000)] };
+    let levels: [(usize, u64); 2] =
+        if quick { [(1, 1_000), (16, 100)] } else { [(1, 10_000), (16, 2_000)] };
     // samples[level][kind]
-    let mut samples: Vec<Vec<Vec<Sample>>> = (0..2).map(|_| (0..3).map(|_| Vec::new()).collect()).collect();
+    let mut samples: Vec<Vec<Vec<Sample>>> =
+        (0..2).map(|_| (0..3).map(|_| Vec::new()).collect()).collect();
     for round in 0..rounds {
         for k in 0..3 {
             // Rotate which goes first so drift in the machine hits all alike.
@@ -111,7 +117,9 @@ pub fn run(ours: &Path, floor: &Path, quick: bool) {
         }
         eprintln!("http round {} of {rounds} done", round + 1);
     }
-    println!("baremcp --http vs floor_http: {rounds} interleaved round(s), keep-alive tools/call hello, medians");
+    println!(
+        "baremcp --http vs floor_http: {rounds} interleaved round(s), keep-alive tools/call hello, medians"
+    );
     println!("| clients | server | calls/s | p50 | p99 | calls/s ratio | p50 ratio | p99 ratio |");
     println!("|---:|---|---:|---:|---:|---:|---:|---:|");
     for (level, &(clients, _)) in levels.iter().enumerate() {
@@ -119,7 +127,8 @@ pub fn run(ours: &Path, floor: &Path, quick: bool) {
             .iter_mut()
             .map(|runs| {
                 let rate = median(&mut runs.iter().map(|s| s.rate).collect::<Vec<_>>());
-                let mut all: Vec<Duration> = runs.iter().flat_map(|s| s.latencies.iter().copied()).collect();
+                let mut all: Vec<Duration> =
+                    runs.iter().flat_map(|s| s.latencies.iter().copied()).collect();
                 all.sort();
                 (rate, quantile(&all, 0.5), quantile(&all, 0.99))
             })
@@ -131,7 +140,10 @@ pub fn run(ours: &Path, floor: &Path, quick: bool) {
             } else {
                 format!("{:.2}x | {:.2}x | {:.2}x |", rate / floor.0, p50 / floor.1, p99 / floor.2)
             };
-            println!("| {clients} | {} | {rate:.0} | {p50:.0} us | {p99:.0} us | {ratios}", KINDS[which].1);
+            println!(
+                "| {clients} | {} | {rate:.0} | {p50:.0} us | {p99:.0} us | {ratios}",
+                KINDS[which].1
+            );
         }
     }
 }

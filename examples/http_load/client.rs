@@ -67,7 +67,12 @@ impl Conn {
         let stream = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(Duration::from_secs(30)))?;
-        Ok(Conn { reader: BufReader::new(stream), host: addr.to_string(), path: path.into(), out: Vec::new() })
+        Ok(Conn {
+            reader: BufReader::new(stream),
+            host: addr.to_string(),
+            path: path.into(),
+            out: Vec::new(),
+        })
     }
 
     pub fn set_read_timeout(&self, timeout: Duration) -> io::Result<()> {
@@ -96,7 +101,10 @@ impl Conn {
     }
 
     pub fn send_post(&mut self, body: &str, headers: &[(&str, &str)]) -> io::Result<()> {
-        let mut all = vec![("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+        let mut all = vec![
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
         all.extend_from_slice(headers);
         self.send("POST", body.as_bytes(), &all)
     }
@@ -107,7 +115,11 @@ impl Conn {
         if self.reader.read_line(&mut line)? == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        let status = line.split(' ').nth(1).and_then(|s| s.parse().ok()).ok_or_else(|| broken(line.clone()))?;
+        let status = line
+            .split(' ')
+            .nth(1)
+            .and_then(|s| s.parse().ok())
+            .ok_or_else(|| broken(line.clone()))?;
         let mut headers = Vec::new();
         loop {
             line.clear();
@@ -118,7 +130,8 @@ impl Conn {
             if trimmed.is_empty() {
                 break;
             }
-            let (name, value) = trimmed.split_once(':').ok_or_else(|| broken(trimmed.to_string()))?;
+            let (name, value) =
+                trimmed.split_once(':').ok_or_else(|| broken(trimmed.to_string()))?;
             headers.push((name.to_ascii_lowercase(), value.trim().to_string()));
         }
         if status == 100 {
@@ -151,7 +164,8 @@ impl Conn {
         if self.reader.read_line(&mut line)? == 0 {
             return Err(io::ErrorKind::UnexpectedEof.into());
         }
-        let size = usize::from_str_radix(line.trim(), 16).map_err(|_| broken(format!("bad chunk size {line:?}")))?;
+        let size = usize::from_str_radix(line.trim(), 16)
+            .map_err(|_| broken(format!("bad chunk size {line:?}")))?;
         let mut chunk = vec![0; size + 2];
         self.reader.read_exact(&mut chunk)?;
         chunk.truncate(size);
@@ -160,7 +174,12 @@ impl Conn {
 
     /// Opens an event stream: sends the request and reads the head; `Err` unless it is a
     /// 200 event stream.
-    pub fn open_stream(mut self, method: &str, body: &str, headers: &[(&str, &str)]) -> io::Result<Stream> {
+    pub fn open_stream(
+        mut self,
+        method: &str,
+        body: &str,
+        headers: &[(&str, &str)],
+    ) -> io::Result<Stream> {
         let mut all = vec![("Accept", "application/json, text/event-stream")];
         if method == "POST" {
             all.push(("Content-Type", "application/json"));
@@ -204,7 +223,9 @@ impl Stream {
                 let event: Vec<u8> = self.pending.drain(..end + 2).collect();
                 let text = String::from_utf8_lossy(&event);
                 if let Some(data) = text.lines().find_map(|l| l.strip_prefix("data: ")) {
-                    return serde_json::from_str(data).map(Some).map_err(|e| broken(format!("bad event data: {e}")));
+                    return serde_json::from_str(data)
+                        .map(Some)
+                        .map_err(|e| broken(format!("bad event data: {e}")));
                 }
                 continue;
             }

@@ -49,7 +49,11 @@ pub fn spawn(binary: &Path, args: &[&str]) -> Result<(Child, SocketAddr), String
         line.clear();
         if stderr.read_line(&mut line).unwrap_or(0) == 0 {
             let _ = child.kill();
-            return Err(format!("{} exited before it served: {}", binary.display(), child.wait().unwrap()));
+            return Err(format!(
+                "{} exited before it served: {}",
+                binary.display(),
+                child.wait().unwrap()
+            ));
         }
         if let Some(rest) = line.split("serving MCP at http://").nth(1) {
             let addr = rest.trim_end().trim_end_matches("/mcp");
@@ -57,7 +61,11 @@ pub fn spawn(binary: &Path, args: &[&str]) -> Result<(Child, SocketAddr), String
         }
     };
     std::thread::spawn(move || {
-        for line in stderr.lines().map_while(Result::ok).filter(|l| l.contains("WARN") || l.contains("ERROR")) {
+        for line in stderr
+            .lines()
+            .map_while(Result::ok)
+            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+        {
             eprintln!("server: {line}");
         }
     });
@@ -77,7 +85,11 @@ pub fn stop(mut child: Child) -> Result<(), String> {
     let started = Instant::now();
     loop {
         if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
-            return if status.success() { Ok(()) } else { Err(format!("the server exited with {status}")) };
+            return if status.success() {
+                Ok(())
+            } else {
+                Err(format!("the server exited with {status}"))
+            };
         }
         if started.elapsed() > Duration::from_secs(10) {
             let _ = child.kill();
@@ -156,7 +168,8 @@ pub fn greets(reply: &Value, id: u64, name: &str) -> bool {
 /// Runs the load; `Err` names the first reply that was missing or wrong.
 pub fn run(addr: SocketAddr, plan: &Plan) -> Result<Report, String> {
     let done = Arc::new(AtomicUsize::new(0));
-    let told: Arc<Vec<AtomicUsize>> = Arc::new((0..plan.clients).map(|_| AtomicUsize::new(0)).collect());
+    let told: Arc<Vec<AtomicUsize>> =
+        Arc::new((0..plan.clients).map(|_| AtomicUsize::new(0)).collect());
     let closing = Arc::new(AtomicBool::new(false));
     let problems = Arc::new(Mutex::new(Vec::<String>::new()));
 
@@ -164,11 +177,14 @@ pub fn run(addr: SocketAddr, plan: &Plan) -> Result<Report, String> {
     let mut streams = Vec::new();
     let mut conns = Vec::new();
     for client in 0..plan.clients {
-        let (conn, stream, session) =
-            open(addr, client, &plan.uri).map_err(|e| format!("client {client}: opening its stream: {e}"))?;
+        let (conn, stream, session) = open(addr, client, &plan.uri)
+            .map_err(|e| format!("client {client}: opening its stream: {e}"))?;
         let socket = stream.conn().socket().map_err(|e| e.to_string())?;
-        let (told, closing, problems, uri) = (told.clone(), closing.clone(), problems.clone(), plan.uri.clone());
-        let reader = std::thread::spawn(move || read_stream(stream, client, &uri, &told[client], &closing, &problems));
+        let (told, closing, problems, uri) =
+            (told.clone(), closing.clone(), problems.clone(), plan.uri.clone());
+        let reader = std::thread::spawn(move || {
+            read_stream(stream, client, &uri, &told[client], &closing, &problems)
+        });
         streams.push((socket, reader));
         conns.push((conn, session));
     }
@@ -197,7 +213,8 @@ pub fn run(addr: SocketAddr, plan: &Plan) -> Result<Report, String> {
     let mut latencies = Vec::with_capacity(total);
     let mut others = 0;
     for (client, worker) in workers.into_iter().enumerate() {
-        let (mut mine, extra) = worker.join().map_err(|_| format!("client {client} panicked"))??;
+        let (mut mine, extra) =
+            worker.join().map_err(|_| format!("client {client} panicked"))??;
         latencies.append(&mut mine);
         others += extra;
     }
@@ -207,7 +224,9 @@ pub fn run(addr: SocketAddr, plan: &Plan) -> Result<Report, String> {
     }
     // The server looks at watched files a few times a second.
     let waited = Instant::now();
-    while told.iter().any(|t| t.load(Ordering::Relaxed) == 0) && waited.elapsed() < Duration::from_secs(10) {
+    while told.iter().any(|t| t.load(Ordering::Relaxed) == 0)
+        && waited.elapsed() < Duration::from_secs(10)
+    {
         std::thread::sleep(Duration::from_millis(20));
     }
     let peak_after = plan.pid.and_then(peak_kib);
@@ -220,12 +239,24 @@ pub fn run(addr: SocketAddr, plan: &Plan) -> Result<Report, String> {
         return Err(problem.clone());
     }
     let streams_told = told.iter().filter(|t| t.load(Ordering::Relaxed) > 0).count();
-    Ok(Report { calls: latencies.len(), others, elapsed, latencies, streams_told, peak_before, peak_after })
+    Ok(Report {
+        calls: latencies.len(),
+        others,
+        elapsed,
+        latencies,
+        streams_told,
+        peak_before,
+        peak_after,
+    })
 }
 
 /// Opens client `client`'s calls connection and its stream; legacy clients also get their
 /// session id.
-fn open(addr: SocketAddr, client: usize, uri: &str) -> Result<(Conn, Stream, Option<String>), String> {
+fn open(
+    addr: SocketAddr,
+    client: usize,
+    uri: &str,
+) -> Result<(Conn, Stream, Option<String>), String> {
     let err = |e: std::io::Error| e.to_string();
     let mut conn = Conn::open(addr, "/mcp").map_err(err)?;
     if client % 2 == 1 {
@@ -233,25 +264,38 @@ fn open(addr: SocketAddr, client: usize, uri: &str) -> Result<(Conn, Stream, Opt
         let listen = json!({"jsonrpc": "2.0", "id": id, "method": "subscriptions/listen", "params": {
             "notifications": {"resourceSubscriptions": [uri]}, "_meta": modern_meta()}});
         let stream = Conn::open(addr, "/mcp")
-            .and_then(|c| c.open_stream("POST", &listen.to_string(), &modern_headers("subscriptions/listen", None)))
+            .and_then(|c| {
+                c.open_stream(
+                    "POST",
+                    &listen.to_string(),
+                    &modern_headers("subscriptions/listen", None),
+                )
+            })
             .map_err(err)?;
         return Ok((conn, stream, None));
     }
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": LEGACY, "capabilities": {}, "clientInfo": {"name": "http_load", "version": "1"}}});
     let reply = conn.post(&init.to_string(), &[]).map_err(err)?;
-    let session = reply.header("mcp-session-id").ok_or(format!("initialize: no session id: {reply:?}"))?.to_string();
+    let session = reply
+        .header("mcp-session-id")
+        .ok_or(format!("initialize: no session id: {reply:?}"))?
+        .to_string();
     let with = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", LEGACY)];
-    let initialized = conn.post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &with).map_err(err)?;
+    let initialized = conn
+        .post(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#, &with)
+        .map_err(err)?;
     if initialized.status != 202 {
         return Err(format!("notifications/initialized: {initialized:?}"));
     }
-    let subscribe = json!({"jsonrpc": "2.0", "id": 0, "method": "resources/subscribe", "params": {"uri": uri}});
+    let subscribe =
+        json!({"jsonrpc": "2.0", "id": 0, "method": "resources/subscribe", "params": {"uri": uri}});
     let reply = conn.post(&subscribe.to_string(), &with).map_err(err)?;
     if reply.message()["result"] != json!({}) {
         return Err(format!("resources/subscribe: {:?}", reply.message()));
     }
-    let stream = Conn::open(addr, "/mcp").and_then(|c| c.open_stream("GET", "", &with)).map_err(err)?;
+    let stream =
+        Conn::open(addr, "/mcp").and_then(|c| c.open_stream("GET", "", &with)).map_err(err)?;
     Ok((conn, stream, Some(session)))
 }
 
@@ -276,12 +320,24 @@ fn read_stream(
         let message = match stream.next() {
             Ok(Some(message)) => message,
             Ok(None) | Err(_) if closing.load(Ordering::Relaxed) => return,
-            Ok(None) => return problems.lock().unwrap().push(format!("client {client}: its stream ended early")),
-            Err(e) => return problems.lock().unwrap().push(format!("client {client}: its stream broke: {e}")),
+            Ok(None) => {
+                return problems
+                    .lock()
+                    .unwrap()
+                    .push(format!("client {client}: its stream ended early"));
+            }
+            Err(e) => {
+                return problems
+                    .lock()
+                    .unwrap()
+                    .push(format!("client {client}: its stream broke: {e}"));
+            }
         };
         let tag = &message["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"];
         let ok = match (modern, first, message["method"].as_str()) {
-            (true, true, Some("notifications/subscriptions/acknowledged")) => *tag == listen_id(client),
+            (true, true, Some("notifications/subscriptions/acknowledged")) => {
+                *tag == listen_id(client)
+            }
             (true, false, Some("notifications/resources/updated")) => {
                 *tag == listen_id(client) && message["params"]["uri"] == uri
             }
@@ -289,7 +345,10 @@ fn read_stream(
             _ => false,
         };
         if !ok {
-            return problems.lock().unwrap().push(format!("client {client}: unexpected on its stream: {message}"));
+            return problems
+                .lock()
+                .unwrap()
+                .push(format!("client {client}: unexpected on its stream: {message}"));
         }
         if message["method"] == "notifications/resources/updated" {
             told.fetch_add(1, Ordering::Relaxed);
@@ -310,16 +369,23 @@ fn calls_of(
     let modern = session.is_none();
     let session = session.unwrap_or_default();
     let legacy_headers = [("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", LEGACY)];
-    let call_headers = if modern { modern_headers("tools/call", Some("hello")) } else { legacy_headers.to_vec() };
+    let call_headers =
+        if modern { modern_headers("tools/call", Some("hello")) } else { legacy_headers.to_vec() };
     let mut latencies = Vec::with_capacity(calls);
     let mut others = 0;
     for k in 1..=calls as u64 {
         let name = format!("c{client}-{k}");
         let started = Instant::now();
-        let reply = conn.post(&hello(k, &name, modern), &call_headers).map_err(|e| format!("{name}: {e}"))?;
+        let reply = conn
+            .post(&hello(k, &name, modern), &call_headers)
+            .map_err(|e| format!("{name}: {e}"))?;
         latencies.push(started.elapsed());
         if reply.status != 200 || !greets(&reply.message(), k, &name) {
-            return Err(format!("{name}: wrong reply {} {}", reply.status, String::from_utf8_lossy(&reply.body)));
+            return Err(format!(
+                "{name}: wrong reply {} {}",
+                reply.status,
+                String::from_utf8_lossy(&reply.body)
+            ));
         }
         done.fetch_add(1, Ordering::Relaxed);
         if k % 10 != 0 {
@@ -330,7 +396,8 @@ fn calls_of(
             let headers = modern_headers("tools/call", Some("goodbye"));
             (400, -32020, conn.post(&hello(k, &name, true), &headers))
         } else if k % 20 == 0 {
-            let headers = [("Mcp-Session-Id", "0123456789abcdef"), ("MCP-Protocol-Version", LEGACY)];
+            let headers =
+                [("Mcp-Session-Id", "0123456789abcdef"), ("MCP-Protocol-Version", LEGACY)];
             (404, -32001, conn.post(&hello(k, &name, false), &headers))
         } else {
             let cancelled = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": k}});
@@ -338,8 +405,8 @@ fn calls_of(
         };
         let reply = reply.map_err(|e| format!("{name} (expecting {status}): {e}"))?;
         let message = reply.json();
-        let right =
-            reply.status == status && (status == 202 || (message["error"]["code"] == code && message["id"] == k));
+        let right = reply.status == status
+            && (status == 202 || (message["error"]["code"] == code && message["id"] == k));
         if !right {
             return Err(format!(
                 "{name}: expected {status}, got {} {}",
@@ -384,7 +451,9 @@ pub fn slow_tool(addr: SocketAddr) -> Result<Slow, String> {
     let mut slow_conn = Conn::open(addr, "/mcp").map_err(err)?;
     let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
         "params": {"name": "slow", "arguments": {}, "_meta": modern_meta()}});
-    slow_conn.send_post(&call.to_string(), &modern_headers("tools/call", Some("slow"))).map_err(err)?;
+    slow_conn
+        .send_post(&call.to_string(), &modern_headers("tools/call", Some("slow")))
+        .map_err(err)?;
     let slow = std::thread::spawn(move || {
         let reply = slow_conn.reply();
         (started.elapsed(), reply)
@@ -396,7 +465,10 @@ pub fn slow_tool(addr: SocketAddr) -> Result<Slow, String> {
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
     let fresh = || Conn::open(addr, "/mcp").map_err(err);
     let mut answers = Vec::new();
-    let mut check = |what: &'static str, status: u16, reply: std::io::Result<super::client::Reply>, took: Duration| {
+    let mut check = |what: &'static str,
+                     status: u16,
+                     reply: std::io::Result<super::client::Reply>,
+                     took: Duration| {
         let reply = reply.map_err(|e| format!("{what}: {e}"))?;
         if reply.status != status {
             return Err(format!("{what}: expected {status}, got {reply:?}"));
@@ -418,13 +490,15 @@ pub fn slow_tool(addr: SocketAddr) -> Result<Slow, String> {
     check("400 for a header that disagrees with the body", 400, r, t.elapsed())?;
     let t = Instant::now();
     let r = fresh().and_then(|mut c| {
-        c.send("GET", b"", &[("Accept", "text/event-stream"), ("MCP-Protocol-Version", MODERN)]).map_err(err)?;
+        c.send("GET", b"", &[("Accept", "text/event-stream"), ("MCP-Protocol-Version", MODERN)])
+            .map_err(err)?;
         Ok(c.reply())
     })?;
     check("405 for a 2026-07-28 GET", 405, r, t.elapsed())?;
     let t = Instant::now();
     let mut c = fresh()?;
-    let r = c.send("POST", ping.as_bytes(), &[("Content-Type", "text/plain")]).and_then(|()| c.reply());
+    let r =
+        c.send("POST", ping.as_bytes(), &[("Content-Type", "text/plain")]).and_then(|()| c.reply());
     check("415 for a body that is not JSON", 415, r, t.elapsed())?;
     let all_answered = started.elapsed();
 
@@ -435,7 +509,9 @@ pub fn slow_tool(addr: SocketAddr) -> Result<Slow, String> {
         return Err(format!("slow call: {reply:?}"));
     }
     if all_answered >= slow_took {
-        return Err(format!("the answers took {all_answered:?}, not less than the slow call ({slow_took:?})"));
+        return Err(format!(
+            "the answers took {all_answered:?}, not less than the slow call ({slow_took:?})"
+        ));
     }
     Ok(Slow { slow: slow_took, answers })
 }

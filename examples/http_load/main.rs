@@ -36,8 +36,10 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built =
-        Command::new(cargo).args(["build", "--release", "--quiet", "--bin", "baremcp"]).current_dir(&root).status()?;
+    let built = Command::new(cargo)
+        .args(["build", "--release", "--quiet", "--bin", "baremcp"])
+        .current_dir(&root)
+        .status()?;
     if !built.success() {
         return Err("cargo build failed".into());
     }
@@ -61,13 +63,19 @@ fn drive(
     let connections = (2 * clients + 16).to_string();
     let root = dir.to_str().ok_or("the scratch path is not UTF-8")?;
     let (server, addr) = load::spawn(binary, &["--root", root, "--max-connections", &connections])?;
-    let plan =
-        load::Plan { clients, calls, uri: format!("file://{}", watched.display()), watched, pid: Some(server.id()) };
+    let plan = load::Plan {
+        clients,
+        calls,
+        uri: format!("file://{}", watched.display()),
+        watched,
+        pid: Some(server.id()),
+    };
     let report = load::run(addr, &plan);
     load::stop(server)?;
     let report = report?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
-    let mib = |kib: Option<u64>| kib.map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+    let mib =
+        |kib: Option<u64>| kib.map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
     println!(
         "http load: {clients} clients ({} legacy sessions, {} 2026-07-28) x {calls} calls, one open stream each",
         clients.div_ceil(2),
@@ -86,7 +94,10 @@ fn drive(
         ms(report.quantile(0.99)),
         ms(report.quantile(1.0))
     );
-    println!("- {} of {clients} streams carried the change of the watched file", report.streams_told);
+    println!(
+        "- {} of {clients} streams carried the change of the watched file",
+        report.streams_told
+    );
     println!(
         "- server peak memory (VmHWM): {} with every stream open, {} after every call",
         mib(report.peak_before),
@@ -98,11 +109,15 @@ fn drive(
 
     std::fs::write(dir.join("slow.json"), load::slow_manifest(2))?;
     let manifest = dir.join("slow.json");
-    let (server, addr) = load::spawn(binary, &["--manifest", manifest.to_str().ok_or("not UTF-8")?])?;
+    let (server, addr) =
+        load::spawn(binary, &["--manifest", manifest.to_str().ok_or("not UTF-8")?])?;
     let slow = load::slow_tool(addr);
     load::stop(server)?;
     let slow = slow?;
-    println!("- while a tool slept {:.2} s on one connection, other connections got:", slow.slow.as_secs_f64());
+    println!(
+        "- while a tool slept {:.2} s on one connection, other connections got:",
+        slow.slow.as_secs_f64()
+    );
     for (what, took) in &slow.answers {
         println!("  - {what} in {:.2} ms", ms(*took));
     }

@@ -5,22 +5,11 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Number, Value};
 
+use super::draft::{Draft, MAX_DEPTH};
 use super::ids::{Ids, Target};
 use super::node::{Keywords, Node, types};
 use super::regex::Regex;
 use super::{Problem, Schema, escape_token, pointer_to};
-
-/// Which JSON Schema dialect the document is read as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Draft {
-    /// draft-07.
-    Draft7,
-    /// 2020-12, MCP's default.
-    Draft2020_12,
-}
-
-/// Past this nesting a schema is refused rather than risking the stack.
-pub(super) const MAX_DEPTH: usize = 128;
 
 /// Keywords in the vocabularies that the validator does not enforce. Using one is a warning.
 const NOT_ENFORCED: [&str; 7] = [
@@ -48,22 +37,7 @@ struct Compiler<'d> {
 }
 
 pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Problem>> {
-    let draft = match root.get("$schema") {
-        None => default,
-        Some(Value::String(uri)) => {
-            match uri.trim_end_matches('#').trim_start_matches("https://").trim_start_matches("http://") {
-                "json-schema.org/draft/2020-12/schema" => Draft::Draft2020_12,
-                "json-schema.org/draft-07/schema" => Draft::Draft7,
-                _ => {
-                    return Err(vec![Problem::new(
-                        "/$schema",
-                        format!("unsupported dialect {uri:?}: use JSON Schema 2020-12 or draft-07"),
-                    )]);
-                }
-            }
-        }
-        Some(_) => return Err(vec![Problem::new("/$schema", "must be a string")]),
-    };
+    let draft = Draft::of(root, default).map_err(|problem| vec![problem])?;
     let mut c = Compiler {
         root,
         draft,
@@ -76,7 +50,11 @@ pub(super) fn compile(root: &Value, default: Draft) -> Result<Schema, Vec<Proble
     };
     c.node(root, String::new(), 0);
     c.resolve_refs();
-    if c.errors.is_empty() { Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft }) } else { Err(c.errors) }
+    if c.errors.is_empty() {
+        Ok(Schema { nodes: c.nodes, warnings: c.warnings, draft })
+    } else {
+        Err(c.errors)
+    }
 }
 
 impl Compiler<'_> {
@@ -107,8 +85,15 @@ impl Compiler<'_> {
         index
     }
 
-    fn keywords(&mut self, map: &Map<String, Value>, path: &str, index: usize, depth: usize) -> Keywords {
-        let mut k = Keywords { path: path.to_string(), items_keyword: "items", ..Keywords::default() };
+    fn keywords(
+        &mut self,
+        map: &Map<String, Value>,
+        path: &str,
+        index: usize,
+        depth: usize,
+    ) -> Keywords {
+        let mut k =
+            Keywords { path: path.to_string(), items_keyword: "items", ..Keywords::default() };
         let at = |keyword: &str| pointer_to(path, keyword);
         let draft7 = self.draft == Draft::Draft7;
 
@@ -116,7 +101,9 @@ impl Compiler<'_> {
         if let Some(reference) = map.get("$ref") {
             let ids = self.ids.get_or_insert_with(|| Ids::index(self.root, self.draft));
             match reference.as_str().map(|r| (r, ids.resolve(path, r))) {
-                Some((r, Ok(Target::Here(target)))) => self.refs.push((index, target, r.to_string(), at("$ref"))),
+                Some((r, Ok(Target::Here(target)))) => {
+                    self.refs.push((index, target, r.to_string(), at("$ref")))
+                }
                 Some((r, Ok(Target::Remote))) => self.warnings.push(Problem::new(
                     &at("$ref"),
                     format!("remote $ref {r:?} is not followed: this reference is not enforced"),
@@ -130,11 +117,14 @@ impl Compiler<'_> {
         }
         for keyword in NOT_ENFORCED {
             if map.contains_key(keyword) {
-                self.warnings
-                    .push(Problem::new(&at(keyword), format!("{keyword} is not supported and is not enforced")));
+                self.warnings.push(Problem::new(
+                    &at(keyword),
+                    format!("{keyword} is not supported and is not enforced"),
+                ));
             }
         }
-        let sub = |c: &mut Self, keyword: &str, value: &Value| c.node(value, at(keyword), depth + 1);
+        let sub =
+            |c: &mut Self, keyword: &str, value: &Value| c.node(value, at(keyword), depth + 1);
 
         for (keyword, value) in map {
             let here = at(keyword);
@@ -159,8 +149,12 @@ impl Compiler<'_> {
                 "required" => k.required = self.strings(value, &here),
                 "minProperties" => k.min_properties = self.count(value, &here),
                 "maxProperties" => k.max_properties = self.count(value, &here),
-                "dependentRequired" if !draft7 => k.dependent_required = self.dependent_required(value, &here),
-                "dependentSchemas" if !draft7 => k.dependent_schemas = self.schema_map(value, &here, depth),
+                "dependentRequired" if !draft7 => {
+                    k.dependent_required = self.dependent_required(value, &here)
+                }
+                "dependentSchemas" if !draft7 => {
+                    k.dependent_schemas = self.schema_map(value, &here, depth)
+                }
                 "dependencies" if draft7 => match value {
                     Value::Object(deps) => {
                         for (name, dep) in deps {
@@ -176,12 +170,17 @@ impl Compiler<'_> {
                     }
                     _ => self.error(&here, "must be an object"),
                 },
-                "prefixItems" if !draft7 => k.prefix_items = self.schema_list(value, &here, depth, true),
+                "prefixItems" if !draft7 => {
+                    k.prefix_items = self.schema_list(value, &here, depth, true)
+                }
                 "items" => match value {
-                    Value::Array(_) if draft7 => k.prefix_items = self.schema_list(value, &here, depth, false),
-                    Value::Array(_) => {
-                        self.error(&here, "must be a schema in 2020-12 (an array of schemas is prefixItems)")
+                    Value::Array(_) if draft7 => {
+                        k.prefix_items = self.schema_list(value, &here, depth, false)
                     }
+                    Value::Array(_) => self.error(
+                        &here,
+                        "must be a schema in 2020-12 (an array of schemas is prefixItems)",
+                    ),
                     _ => k.items = Some(sub(self, keyword, value)),
                 },
                 "minItems" => k.min_items = self.count(value, &here),
@@ -238,7 +237,8 @@ impl Compiler<'_> {
             let otherwise = map.get("else").map(|s| sub(self, "else", s));
             k.if_then_else = Some((condition, then, otherwise));
         }
-        k.property_required = k.properties.iter().map(|(name, _)| k.required.contains(name)).collect();
+        k.property_required =
+            k.properties.iter().map(|(name, _)| k.required.contains(name)).collect();
         k.applicators = !(k.all_of.is_empty() && k.any_of.is_empty() && k.one_of.is_empty())
             || k.not.is_some()
             || k.if_then_else.is_some();
@@ -276,7 +276,9 @@ impl Compiler<'_> {
         match value {
             Value::Object(map) => map
                 .iter()
-                .map(|(name, schema)| (name.clone(), self.node(schema, pointer_to(here, name), depth + 1)))
+                .map(|(name, schema)| {
+                    (name.clone(), self.node(schema, pointer_to(here, name), depth + 1))
+                })
                 .collect(),
             _ => {
                 self.error(here, "must be an object whose values are schemas");
@@ -285,11 +287,19 @@ impl Compiler<'_> {
         }
     }
 
-    fn schema_list(&mut self, value: &Value, here: &str, depth: usize, non_empty: bool) -> Vec<usize> {
+    fn schema_list(
+        &mut self,
+        value: &Value,
+        here: &str,
+        depth: usize,
+        non_empty: bool,
+    ) -> Vec<usize> {
         match value {
-            Value::Array(list) if !(non_empty && list.is_empty()) => {
-                list.iter().enumerate().map(|(i, schema)| self.node(schema, format!("{here}/{i}"), depth + 1)).collect()
-            }
+            Value::Array(list) if !(non_empty && list.is_empty()) => list
+                .iter()
+                .enumerate()
+                .map(|(i, schema)| self.node(schema, format!("{here}/{i}"), depth + 1))
+                .collect(),
             _ => {
                 self.error(here, "must be a non-empty array of schemas");
                 Vec::new()
@@ -311,9 +321,10 @@ impl Compiler<'_> {
 
     fn dependent_required(&mut self, value: &Value, here: &str) -> Vec<(String, Vec<String>)> {
         match value {
-            Value::Object(map) => {
-                map.iter().map(|(name, deps)| (name.clone(), self.strings(deps, &pointer_to(here, name)))).collect()
-            }
+            Value::Object(map) => map
+                .iter()
+                .map(|(name, deps)| (name.clone(), self.strings(deps, &pointer_to(here, name))))
+                .collect(),
             _ => {
                 self.error(here, "must be an object of string arrays");
                 Vec::new()
@@ -323,7 +334,9 @@ impl Compiler<'_> {
 
     /// A non-negative integer (`1.0` counts as an integer).
     fn count(&mut self, value: &Value, here: &str) -> Option<u64> {
-        let n = value.as_u64().or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
+        let n = value
+            .as_u64()
+            .or_else(|| value.as_f64().filter(|f| f.fract() == 0.0 && *f >= 0.0).map(|f| f as u64));
         if n.is_none() {
             self.error(here, format!("must be a non-negative integer, got {value}"));
         }
@@ -348,8 +361,11 @@ impl Compiler<'_> {
                 self.error(&at, format!("$ref {reference:?} does not resolve"));
                 continue;
             };
-            let canonical: String =
-                pointer.split('/').skip(1).map(|t| format!("/{}", escape_token(&unescape_token(t)))).collect();
+            let canonical: String = pointer
+                .split('/')
+                .skip(1)
+                .map(|t| format!("/{}", escape_token(&unescape_token(t))))
+                .collect();
             let index = self.node(target, canonical, 0);
             if let Node::Keywords(k) = &mut self.nodes[node] {
                 k.reference = Some(index);

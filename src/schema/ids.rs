@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::compile::{Draft, MAX_DEPTH};
+use super::draft::{Draft, MAX_DEPTH};
 use super::{pointer_to, uri};
 
 /// The base URI of a document without a root `$id`: it only has to let fragments and
@@ -35,7 +35,12 @@ pub(super) enum Target {
 
 impl Ids {
     pub(super) fn index(root: &Value, draft: Draft) -> Ids {
-        let mut ids = Ids { draft, bases: BTreeMap::new(), resources: BTreeMap::new(), anchors: BTreeMap::new() };
+        let mut ids = Ids {
+            draft,
+            bases: BTreeMap::new(),
+            resources: BTreeMap::new(),
+            anchors: BTreeMap::new(),
+        };
         ids.bases.insert(String::new(), DEFAULT_BASE.to_string());
         ids.resources.insert(DEFAULT_BASE.to_string(), String::new());
         ids.walk(root, String::new(), DEFAULT_BASE, 0);
@@ -51,7 +56,10 @@ impl Ids {
         let draft7 = self.draft == Draft::Draft7;
         let mut base = base.to_string();
         // Draft-07 ignores every sibling of `$ref`, `$id` included.
-        let id = map.get("$id").and_then(Value::as_str).filter(|_| !(draft7 && map.contains_key("$ref")));
+        let id = map
+            .get("$id")
+            .and_then(Value::as_str)
+            .filter(|_| !(draft7 && map.contains_key("$ref")));
         if let Some(id) = id {
             let resolved = uri::resolve(&base, id);
             let (resource, fragment) = resolved.split_once('#').unwrap_or((&resolved, ""));
@@ -77,7 +85,8 @@ impl Ids {
                     }
                 }
                 (
-                    "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas" | "dependencies",
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" | "dependencies",
                     Value::Object(schemas),
                 ) => {
                     let here = here();
@@ -114,7 +123,8 @@ impl Ids {
             return Ok(Target::Remote);
         };
         let unresolved = || format!("$ref {reference:?} does not resolve");
-        let fragment = crate::encoding::percent_decode(fragment).and_then(|bytes| String::from_utf8(bytes).ok());
+        let fragment = crate::util::encoding::percent_decode(fragment)
+            .and_then(|bytes| String::from_utf8(bytes).ok());
         let fragment = fragment.ok_or_else(unresolved)?;
         if fragment.is_empty() || fragment.starts_with('/') {
             return Ok(Target::Here(format!("{root}{fragment}")));

@@ -7,6 +7,7 @@
 //! total steps and regex matching all have limits that end in an error, never a hang.
 
 mod compile;
+mod draft;
 mod ids;
 mod node;
 mod regex;
@@ -18,7 +19,7 @@ use std::fmt;
 
 use serde_json::Value;
 
-pub use compile::Draft;
+pub use draft::Draft;
 pub use validate::json_eq as json_equal;
 
 /// A compiled schema, ready to validate instances.
@@ -165,7 +166,11 @@ mod tests {
     }
 
     fn errors_of(schema: &Schema, instance: &Value) -> Vec<String> {
-        schema.validate(instance).err().map(|e| e.errors.iter().map(|e| e.to_string()).collect()).unwrap_or_default()
+        schema
+            .validate(instance)
+            .err()
+            .map(|e| e.errors.iter().map(|e| e.to_string()).collect())
+            .unwrap_or_default()
     }
 
     /// An array nested `depth` deep, built without recursion.
@@ -181,12 +186,17 @@ mod tests {
     /// strings of one- to four-byte characters must still be judged by the character count.
     #[test]
     fn string_lengths_count_characters_at_every_bound() {
-        for text in ["", "a", "ab", "é", "aé", "€€", "😀", "😀a", "😀😀", "a€😀é", "abcdefgh"] {
+        for text in ["", "a", "ab", "é", "aé", "€€", "😀", "😀a", "😀😀", "a€😀é", "abcdefgh"]
+        {
             let chars = text.chars().count() as u64;
             for bound in 0..=9u64 {
                 let short = !errors(json!({"minLength": bound}), json!(text)).is_empty();
                 let long = !errors(json!({"maxLength": bound}), json!(text)).is_empty();
-                assert_eq!((short, long), (chars < bound, chars > bound), "{text:?} against {bound}");
+                assert_eq!(
+                    (short, long),
+                    (chars < bound, chars > bound),
+                    "{text:?} against {bound}"
+                );
             }
         }
     }
@@ -194,7 +204,10 @@ mod tests {
     #[test]
     fn ref_cycles_and_deep_instances_stop_with_an_error() {
         let cycle = errors(json!({"$ref": "#"}), json!(1));
-        assert_eq!(cycle, ["/: validation stopped: schemas applied more than 256 levels deep (a $ref cycle?)"]);
+        assert_eq!(
+            cycle,
+            ["/: validation stopped: schemas applied more than 256 levels deep (a $ref cycle?)"]
+        );
         let mutual = errors(
             json!({"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"}),
             json!(1),
@@ -203,7 +216,9 @@ mod tests {
         let deep = nested(5000);
         let schema = Schema::compile(&json!({"items": {"$ref": "#"}})).unwrap();
         assert!(!schema.is_valid(&deep));
-        assert!(schema.validate(&deep).unwrap_err().errors[0].message.starts_with("validation stopped"));
+        assert!(
+            schema.validate(&deep).unwrap_err().errors[0].message.starts_with("validation stopped")
+        );
         // Free the deep value without deep recursion in Drop.
         let mut deep = deep;
         while let Value::Array(mut inner) = deep {
@@ -221,7 +236,8 @@ mod tests {
             .spawn(|| {
                 let mut object = json!({});
                 for level in 0..300 {
-                    object = if level % 2 == 0 { json!({"a": object}) } else { json!({"b": [object]}) };
+                    object =
+                        if level % 2 == 0 { json!({"a": object}) } else { json!({"b": [object]}) };
                 }
                 let schema = json!({
                     "properties": {"a": {"$ref": "#"}},
@@ -251,12 +267,18 @@ mod tests {
         let schema = json!({"$defs": defs, "$ref": "#/$defs/l40"});
         let compiled = Schema::compile(&schema).unwrap();
         let result = compiled.validate(&json!(1)).unwrap_err();
-        assert!(result.errors[0].message.starts_with("validation stopped"), "{:?}", result.errors[0]);
+        assert!(
+            result.errors[0].message.starts_with("validation stopped"),
+            "{:?}",
+            result.errors[0]
+        );
     }
 
     /// `n` arrays of `len` integers, alike but for their last one.
     fn rows(n: usize, len: usize) -> Value {
-        let row = |k: usize| Value::Array((0..len).map(|i| json!(if i + 1 == len { k } else { i })).collect());
+        let row = |k: usize| {
+            Value::Array((0..len).map(|i| json!(if i + 1 == len { k } else { i })).collect())
+        };
         Value::Array((0..n).map(row).collect())
     }
 
@@ -274,19 +296,30 @@ mod tests {
         let items = big.as_array_mut().unwrap();
         items[2099] = items[1000].clone();
         let errors = unique.validate(&big).unwrap_err();
-        assert_eq!(errors.to_string(), "/: items must be unique, but items 1000 and 2099 are equal");
+        assert_eq!(
+            errors.to_string(),
+            "/: items must be unique, but items 1000 and 2099 are equal"
+        );
         // Equal as JSON, not as text: numbers by value, members in any order.
-        let alike = json!([{"a": 1, "b": [1.0, "x"]}, {"b": [1, "x"], "a": 1.0}, {"a": 1, "b": [1, "y"]}]);
-        assert_eq!(errors_of(&unique, &alike), ["/: items must be unique, but items 0 and 1 are equal"]);
+        let alike =
+            json!([{"a": 1, "b": [1.0, "x"]}, {"b": [1, "x"], "a": 1.0}, {"a": 1, "b": [1, "y"]}]);
+        assert_eq!(
+            errors_of(&unique, &alike),
+            ["/: items must be unique, but items 0 and 1 are equal"]
+        );
         assert!(!unique.is_valid(&json!([0, -0.0, 1])));
-        assert!(unique.is_valid(&json!([[1, 2], [2, 1], {"a": [1]}, {"a": [2]}, "1", 1, null, false, 0])));
+        assert!(
+            unique
+                .is_valid(&json!([[1, 2], [2, 1], {"a": [1]}, {"a": [2]}, "1", 1, null, false, 0]))
+        );
     }
 
     /// The budget pays for the values `uniqueItems` hashes, not only for the pairs it
     /// compares: three huge items are a lot of work however few pairs they make.
     #[test]
     fn unique_items_work_counts_against_the_step_budget() {
-        let schema = Schema::compile(&json!({"items": {"items": true}, "uniqueItems": true})).unwrap();
+        let schema =
+            Schema::compile(&json!({"items": {"items": true}, "uniqueItems": true})).unwrap();
         let errors = schema.validate(&rows(3, 350_000)).unwrap_err();
         assert_eq!(errors.to_string(), "/: validation stopped: more than 2000000 steps");
     }
@@ -303,7 +336,9 @@ mod tests {
 
     #[test]
     fn dialects_and_warnings() {
-        let unknown = Schema::compile(&json!({"$schema": "http://json-schema.org/draft-04/schema#"})).unwrap_err();
+        let unknown =
+            Schema::compile(&json!({"$schema": "http://json-schema.org/draft-04/schema#"}))
+                .unwrap_err();
         assert_eq!(
             unknown[0].to_string(),
             "/$schema: unsupported dialect \"http://json-schema.org/draft-04/schema#\": use JSON Schema 2020-12 or draft-07"
@@ -316,8 +351,10 @@ mod tests {
         assert!(!draft7.is_valid(&json!([1])));
         let array_items = Schema::compile(&json!({"items": [{"type": "string"}]})).unwrap_err();
         assert_eq!(array_items[0].pointer, "/items");
-        let warned =
-            Schema::compile(&json!({"properties": {"a": {"unevaluatedItems": false, "$dynamicRef": "#x"}}})).unwrap();
+        let warned = Schema::compile(
+            &json!({"properties": {"a": {"unevaluatedItems": false, "$dynamicRef": "#x"}}}),
+        )
+        .unwrap();
         let pointers: Vec<&str> = warned.warnings().iter().map(|w| w.pointer.as_str()).collect();
         assert_eq!(pointers, ["/properties/a/unevaluatedItems", "/properties/a/$dynamicRef"]);
     }
@@ -357,7 +394,9 @@ mod tests {
         assert_eq!(errors(draft7, json!([1, 0])), ["/1: must be >= 1, got 0"]);
         let dangling = Schema::compile(&json!({"$ref": "#nowhere"})).unwrap_err();
         assert_eq!(dangling[0].to_string(), "/$ref: $ref \"#nowhere\" does not resolve");
-        let remote = Schema::compile(&json!({"$id": "https://example.com/a.json", "$ref": "b.json"})).unwrap();
+        let remote =
+            Schema::compile(&json!({"$id": "https://example.com/a.json", "$ref": "b.json"}))
+                .unwrap();
         assert_eq!(
             remote.warnings()[0].to_string(),
             "/$ref: remote $ref \"b.json\" is not followed: this reference is not enforced"

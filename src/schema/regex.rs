@@ -124,7 +124,10 @@ fn word() -> Vec<(char, char)> {
 
 /// ECMA-262 WhiteSpace and LineTerminator.
 fn space() -> Vec<(char, char)> {
-    let singles = ['\u{a0}', '\u{1680}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}', '\u{feff}'];
+    let singles = [
+        '\u{a0}', '\u{1680}', '\u{2028}', '\u{2029}', '\u{202f}', '\u{205f}', '\u{3000}',
+        '\u{feff}',
+    ];
     let mut ranges = vec![('\t', '\r'), (' ', ' '), ('\u{2000}', '\u{200a}')];
     ranges.extend(singles.iter().map(|&c| (c, c)));
     ranges
@@ -177,7 +180,11 @@ impl Parser<'_> {
         while self.eat('|') {
             branches.push(self.sequence(depth)?);
         }
-        Ok(if branches.len() == 1 { branches.pop().unwrap_or(Node::Empty) } else { Node::Alt(branches) })
+        Ok(if branches.len() == 1 {
+            branches.pop().unwrap_or(Node::Empty)
+        } else {
+            Node::Alt(branches)
+        })
     }
 
     fn sequence(&mut self, depth: u32) -> Result<Node, RegexError> {
@@ -223,7 +230,9 @@ impl Parser<'_> {
         let rest: String = self.chars[from..].iter().take_while(|&&c| c != '}').collect();
         self.chars.get(from + rest.chars().count()) == Some(&'}') && {
             let mut parts = rest.splitn(2, ',');
-            let min_ok = parts.next().is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
+            let min_ok = parts
+                .next()
+                .is_some_and(|m| !m.is_empty() && m.bytes().all(|b| b.is_ascii_digit()));
             min_ok && parts.next().is_none_or(|n| n.bytes().all(|b| b.is_ascii_digit()))
         }
     }
@@ -344,9 +353,9 @@ impl Parser<'_> {
             '0' if !self.peek().is_some_and(|c| c.is_ascii_digit()) => Ok(Node::Char('\0')),
             'x' => self.hex(2).map(Node::Char),
             'u' => self.hex(4).map(Node::Char),
-            c if c.is_ascii_alphanumeric() => {
-                Err(self.error(&format!("\\{c} is not supported (backreferences, \\p and \\k are outside the subset)")))
-            }
+            c if c.is_ascii_alphanumeric() => Err(self.error(&format!(
+                "\\{c} is not supported (backreferences, \\p and \\k are outside the subset)"
+            ))),
             c => Ok(Node::Char(c)),
         }
     }
@@ -357,7 +366,9 @@ impl Parser<'_> {
         let hex = text.len() == digits && text.chars().all(|c| c.is_ascii_hexdigit());
         let value = hex.then(|| u32::from_str_radix(&text, 16).ok()).flatten();
         // A lone surrogate cannot occur in a Rust string, so it could never match anything.
-        let c = value.and_then(char::from_u32).ok_or_else(|| self.error("invalid or surrogate hex escape"))?;
+        let c = value
+            .and_then(char::from_u32)
+            .ok_or_else(|| self.error("invalid or surrogate hex escape"))?;
         self.pos += digits;
         Ok(c)
     }
@@ -476,8 +487,12 @@ impl Regex {
                 return Ok(true);
             }
             let Some(c) = chars.next() else { return Ok(false) };
-            let after =
-                Position { prev: Some(c), next: chars.peek().copied(), start: false, end: chars.peek().is_none() };
+            let after = Position {
+                prev: Some(c),
+                next: chars.peek().copied(),
+                start: false,
+                end: chars.peek().is_none(),
+            };
             next.clear();
             for i in 0..current.list.len() {
                 let pc = current.list[i];
@@ -581,7 +596,10 @@ mod tests {
     use super::*;
 
     fn matches(pattern: &str, text: &str) -> bool {
-        Regex::new(pattern).unwrap_or_else(|e| panic!("{e}")).is_match(text, DEFAULT_BUDGET).unwrap()
+        Regex::new(pattern)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .is_match(text, DEFAULT_BUDGET)
+            .unwrap()
     }
 
     #[test]
@@ -638,8 +656,9 @@ mod tests {
     #[test]
     fn refuses_what_it_cannot_match_exactly() {
         for pattern in [
-            r"(?=a)", r"(?!a)", r"(?<=a)b", r"(?<n>a)", r"(a)\1", r"\p{L}", r"\k<n>", "(a", "a)", "[a", "*a", "a**",
-            "a{5,2}", "a{1001}", "[z-a]", "^*", r"\", r"\x+1", r"\u+041", r"\x-1", r"[\x+1]",
+            r"(?=a)", r"(?!a)", r"(?<=a)b", r"(?<n>a)", r"(a)\1", r"\p{L}", r"\k<n>", "(a", "a)",
+            "[a", "*a", "a**", "a{5,2}", "a{1001}", "[z-a]", "^*", r"\", r"\x+1", r"\u+041",
+            r"\x-1", r"[\x+1]",
         ] {
             assert!(Regex::new(pattern).is_err(), "{pattern} should be refused");
         }

@@ -22,7 +22,9 @@ fn parse(text: &str) -> Parts<'_> {
     };
     // A scheme ends at the first ':' that comes before any '/'.
     let (scheme, rest) = match rest.find(':') {
-        Some(colon) if colon > 0 && !rest[..colon].contains('/') => (Some(&rest[..colon]), &rest[colon + 1..]),
+        Some(colon) if colon > 0 && !rest[..colon].contains('/') => {
+            (Some(&rest[..colon]), &rest[colon + 1..])
+        }
         _ => (None, rest),
     };
     let (authority, path) = match rest.strip_prefix("//") {
@@ -40,20 +42,25 @@ pub(super) fn resolve(base: &str, reference: &str) -> String {
     let (b, r) = (parse(base), parse(reference));
     let (scheme, authority, path, query);
     if r.scheme.is_some() {
-        (scheme, authority, path, query) = (r.scheme, r.authority, remove_dot_segments(r.path), r.query);
+        (scheme, authority, path, query) =
+            (r.scheme, r.authority, remove_dot_segments(r.path), r.query);
     } else if r.authority.is_some() {
-        (scheme, authority, path, query) = (b.scheme, r.authority, remove_dot_segments(r.path), r.query);
+        (scheme, authority, path, query) =
+            (b.scheme, r.authority, remove_dot_segments(r.path), r.query);
     } else if r.path.is_empty() {
-        (scheme, authority, path, query) = (b.scheme, b.authority, b.path.to_string(), r.query.or(b.query));
+        (scheme, authority, path, query) =
+            (b.scheme, b.authority, b.path.to_string(), r.query.or(b.query));
     } else if r.path.starts_with('/') {
-        (scheme, authority, path, query) = (b.scheme, b.authority, remove_dot_segments(r.path), r.query);
+        (scheme, authority, path, query) =
+            (b.scheme, b.authority, remove_dot_segments(r.path), r.query);
     } else {
         let merged = match (b.authority, b.path.rfind('/')) {
             (Some(_), None) if b.path.is_empty() => format!("/{}", r.path),
             (_, Some(slash)) => format!("{}{}", &b.path[..=slash], r.path),
             (_, None) => r.path.to_string(),
         };
-        (scheme, authority, path, query) = (b.scheme, b.authority, remove_dot_segments(&merged), r.query);
+        (scheme, authority, path, query) =
+            (b.scheme, b.authority, remove_dot_segments(&merged), r.query);
     }
     let mut out = String::new();
     if let Some(scheme) = scheme {

@@ -29,8 +29,14 @@ pub(super) fn validate(schema: &Schema, instance: &Value) -> Result<(), Errors> 
     let mut cx = Cx::new(true);
     let ok = Walk { schema }.eval(0, instance, &Path::ROOT, &mut cx);
     if let Some(stopped) = cx.stopped.take() {
-        cx.errors
-            .insert(0, ValidationError { instance_path: "/".into(), keyword_path: String::new(), message: stopped });
+        cx.errors.insert(
+            0,
+            ValidationError {
+                instance_path: "/".into(),
+                keyword_path: String::new(),
+                message: stopped,
+            },
+        );
         cx.total += 1;
     }
     if ok && cx.total == 0 {
@@ -107,7 +113,11 @@ impl Cx {
     fn error(&mut self, path: &Path, keyword_path: String, message: String) {
         self.total += 1;
         if self.errors.len() < Errors::CAP {
-            self.errors.push(ValidationError { instance_path: pointer(path), keyword_path, message });
+            self.errors.push(ValidationError {
+                instance_path: pointer(path),
+                keyword_path,
+                message,
+            });
         }
     }
 
@@ -181,17 +191,23 @@ impl Walk<'_> {
             self.apply(frame, target, inst, frame.path, cx)?;
         }
         if k.types != 0 && !type_matches(k.types, inst) {
-            self.fail(frame, cx, "type", || format!("expected {}, got {}", either(&k.type_names), describe(inst)))?;
+            self.fail(frame, cx, "type", || {
+                format!("expected {}, got {}", either(&k.type_names), describe(inst))
+            })?;
         }
         if let Some(allowed) = &k.enumeration
             && !allowed.iter().any(|v| json_eq(v, inst))
         {
-            self.fail(frame, cx, "enum", || format!("{} is not one of {}", short(inst), list(allowed)))?;
+            self.fail(frame, cx, "enum", || {
+                format!("{} is not one of {}", short(inst), list(allowed))
+            })?;
         }
         if let Some(constant) = &k.constant
             && !json_eq(constant, inst)
         {
-            self.fail(frame, cx, "const", || format!("must be {}, got {}", short(constant), short(inst)))?;
+            self.fail(frame, cx, "const", || {
+                format!("must be {}, got {}", short(constant), short(inst))
+            })?;
         }
         match inst {
             Value::Object(object) => self.object(frame, object, inst, cx)?,
@@ -210,7 +226,13 @@ impl Walk<'_> {
     /// Notes that `keyword` failed: records `message` (built only when it is recorded) and
     /// goes on when collecting, else ends the check.
     #[inline]
-    fn fail(&self, frame: &mut Frame, cx: &mut Cx, keyword: &str, message: impl FnOnce() -> String) -> Flow {
+    fn fail(
+        &self,
+        frame: &mut Frame,
+        cx: &mut Cx,
+        keyword: &str,
+        message: impl FnOnce() -> String,
+    ) -> Flow {
         frame.ok = false;
         if !cx.collect {
             return Err(Invalid);
@@ -222,7 +244,14 @@ impl Walk<'_> {
     /// Applies subschema `node` to `value` (at `path`): its errors are its own, and its
     /// failure is `frame`'s.
     #[inline]
-    fn apply<'v>(&self, frame: &mut Frame, node: usize, value: &'v Value, path: &Path<'_, 'v>, cx: &mut Cx) -> Flow {
+    fn apply<'v>(
+        &self,
+        frame: &mut Frame,
+        node: usize,
+        value: &'v Value,
+        path: &Path<'_, 'v>,
+        cx: &mut Cx,
+    ) -> Flow {
         if self.eval(node, value, path, cx) {
             return Ok(());
         }

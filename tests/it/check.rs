@@ -56,15 +56,27 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         "/prompts/0/messages: must be a non-empty array",
     ];
     for problem in problems {
-        assert!(stderr.contains(&format!("shapes.json: {problem}\n")), "{problem:?} not reported:\n{stderr}");
+        assert!(
+            stderr.contains(&format!("shapes.json: {problem}\n")),
+            "{problem:?} not reported:\n{stderr}"
+        );
     }
     assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
 
     // A document that is not an object, and a file that is not JSON, are one problem each.
     std::fs::write(&manifest, "[]").unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);
-    assert_eq!((out.status.code(), text(&out.stderr).lines().count()), (Some(2), 1), "{}", text(&out.stderr));
-    assert!(text(&out.stderr).contains("shapes.json: /: must be an object"), "{}", text(&out.stderr));
+    assert_eq!(
+        (out.status.code(), text(&out.stderr).lines().count()),
+        (Some(2), 1),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        text(&out.stderr).contains("shapes.json: /: must be an object"),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::write(&manifest, "{").unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);
     assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));
@@ -90,13 +102,20 @@ fn subcommands_take_help_and_refuse_what_they_do_not_know() {
     for sub in ["validate", "check", "replay", "proxy"] {
         let out = baremcp(&[sub, "--help"]);
         assert!(out.status.success(), "{sub} --help: {}", text(&out.stderr));
-        assert!(text(&out.stdout).starts_with("usage: baremcp"), "{sub} --help: {}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).starts_with("usage: baremcp"),
+            "{sub} --help: {}",
+            text(&out.stdout)
+        );
     }
     let refused: [(&[&str], &str); 6] = [
         (&["check", "a.json", "b.json"], "b.json"),
         (&["check"], "check needs a MANIFEST.json"),
         (&["validate", "--bogus", "s.json"], "--bogus"),
-        (&["validate", "--jsonl", "s.json", "i.json"], "--jsonl reads instances from stdin: give no INSTANCE files"),
+        (
+            &["validate", "--jsonl", "s.json", "i.json"],
+            "--jsonl reads instances from stdin: give no INSTANCE files",
+        ),
         (&["replay", "--bogus", "t.txt"], "--bogus"),
         (&["proxy", "stray", "--", "cat"], "stray"),
     ];
@@ -105,7 +124,10 @@ fn subcommands_take_help_and_refuse_what_they_do_not_know() {
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = text(&out.stderr);
         assert!(stderr.lines().next().is_some_and(|l| l.contains(says)), "{args:?}: {stderr}");
-        assert!(stderr.contains(&format!("try 'baremcp {} --help'", args[0])), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("try 'baremcp {} --help'", args[0])),
+            "{args:?}: {stderr}"
+        );
     }
 }
 
@@ -134,5 +156,9 @@ fn validate_jsonl_answers_every_line_even_one_that_is_not_utf8() {
         "{}",
         verdicts[1]
     );
-    assert!(verdicts[2]["errors"][0]["message"].as_str().unwrap().starts_with("line 3 is not JSON"), "{}", verdicts[2]);
+    assert!(
+        verdicts[2]["errors"][0]["message"].as_str().unwrap().starts_with("line 3 is not JSON"),
+        "{}",
+        verdicts[2]
+    );
 }

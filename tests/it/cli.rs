@@ -9,8 +9,13 @@ fn baremcp() -> Command {
 }
 
 fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child =
-        baremcp().args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = baremcp()
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     // The process may exit before reading (a bad flag, a broken manifest): a closed pipe
     // here is part of what is being tested, not a failure of the test.
     let _ = child.stdin.take().unwrap().write_all(stdin.as_bytes());
@@ -38,7 +43,11 @@ fn help_and_version_go_to_stdout() {
     for command in ["validate", "check", "replay", "proxy"] {
         let out = run(&[command, "--help"], "");
         assert!(out.status.success(), "{command}: {}", text(&out.stderr));
-        assert!(text(&out.stdout).starts_with(&format!("usage: baremcp {command} ")), "{}", text(&out.stdout));
+        assert!(
+            text(&out.stdout).starts_with(&format!("usage: baremcp {command} ")),
+            "{}",
+            text(&out.stdout)
+        );
         assert!(out.stderr.is_empty(), "{command}: {}", text(&out.stderr));
     }
 }
@@ -54,11 +63,21 @@ fn check_prints_the_manifest_schema_and_the_example_manifests_pass_it() {
     // The schema and `check` agree: every example loads and validates, the broken one fails both.
     for name in ["git", "sysinfo", "test", "tmkb", "broken"] {
         let manifest = crate::fixture(&format!("manifests/{name}.json"));
-        let validated = run(&["validate", &schema.to_string_lossy(), &manifest.to_string_lossy()], "");
+        let validated =
+            run(&["validate", &schema.to_string_lossy(), &manifest.to_string_lossy()], "");
         let checked = run(&["check", &manifest.to_string_lossy()], "");
         let expected = if name == "broken" { (Some(1), Some(2)) } else { (Some(0), Some(0)) };
-        assert_eq!((validated.status.code(), checked.status.code()), expected, "{name}: {}", text(&validated.stdout));
-        assert!(validated.stderr.is_empty(), "the schema loads without warnings: {}", text(&validated.stderr));
+        assert_eq!(
+            (validated.status.code(), checked.status.code()),
+            expected,
+            "{name}: {}",
+            text(&validated.stdout)
+        );
+        assert!(
+            validated.stderr.is_empty(),
+            "the schema loads without warnings: {}",
+            text(&validated.stderr)
+        );
     }
 }
 
@@ -88,7 +107,12 @@ fn bad_flags_exit_2_with_one_line_and_a_pointer_to_help() {
 
 #[test]
 fn a_closed_stdout_ends_the_server_quietly() {
-    let mut child = baremcp().stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = baremcp()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().unwrap();
     let ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".repeat(100_000);
@@ -151,8 +175,12 @@ fn libm_is_loaded_on_first_use() {
         stdout.read_line(&mut reply).unwrap();
         reply
     };
-    let libm_mapped = |pid: u32| std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap().contains("/libm.so");
-    ask(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#);
+    let libm_mapped = |pid: u32| {
+        std::fs::read_to_string(format!("/proc/{pid}/maps")).unwrap().contains("/libm.so")
+    };
+    ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+    );
     ask(
         r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"sqrt(4)"}}}"#,
     );
@@ -161,7 +189,10 @@ fn libm_is_loaded_on_first_use() {
         r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"sin(1)"}}}"#,
     );
     assert!(libm_mapped(child.id()), "libm is not mapped after sin(1)");
-    assert!(reply.contains(&format!(r#""structuredContent":{{"value":{}}}"#, 1f64.sin())), "{reply}");
+    assert!(
+        reply.contains(&format!(r#""structuredContent":{{"value":{}}}"#, 1f64.sin())),
+        "{reply}"
+    );
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
@@ -184,22 +215,44 @@ fn logs_go_to_stderr_and_stdout_stays_protocol() {
     for line in stderr.lines() {
         let (stamp, rest) = line.split_once(' ').unwrap();
         let b = stamp.as_bytes();
-        assert!(stamp.len() == 24 && b[4] == b'-' && b[10] == b'T' && b[19] == b'.' && stamp.ends_with('Z'), "{line}");
-        assert!(rest.starts_with("INFO  baremcp::") || rest.starts_with("DEBUG baremcp::"), "{line}");
+        assert!(
+            stamp.len() == 24
+                && b[4] == b'-'
+                && b[10] == b'T'
+                && b[19] == b'.'
+                && stamp.ends_with('Z'),
+            "{line}"
+        );
+        assert!(
+            rest.starts_with("INFO  baremcp::") || rest.starts_with("DEBUG baremcp::"),
+            "{line}"
+        );
     }
-    assert!(info[1].contains("tools/call id=2 ") && info[1].ends_with("ok tool=hello isError=false"), "{}", info[1]);
+    assert!(
+        info[1].contains("tools/call id=2 ") && info[1].ends_with("ok tool=hello isError=false"),
+        "{}",
+        info[1]
+    );
     assert!(info[2].contains("nope id=3 ") && info[2].ends_with("error -32601"), "{}", info[2]);
 
     let quiet = run(&[], input);
     assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
-    let by_env =
-        baremcp().env("RUST_LOG", "info").stdin(Stdio::piped()).stdout(Stdio::null()).stderr(Stdio::piped()).spawn();
+    let by_env = baremcp()
+        .env("RUST_LOG", "info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn();
     let mut child = by_env.unwrap();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     child.wait().unwrap();
-    assert_eq!(stderr.lines().filter(|l| l.contains(" INFO  baremcp::request: ")).count(), 3, "{stderr}");
+    assert_eq!(
+        stderr.lines().filter(|l| l.contains(" INFO  baremcp::request: ")).count(),
+        3,
+        "{stderr}"
+    );
 }
 
 /// The log lines a run of `input` writes with `RUST_LOG=filter`.
@@ -225,15 +278,26 @@ fn each_module_the_readme_names_filters_its_own_lines() {
     let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
     for (module, level, expected) in [
         ("baremcp::request", "info", "INFO  baremcp::request: ping id=1 "),
-        ("baremcp::serve", "debug", "DEBUG baremcp::serve: <- {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}"),
-        ("baremcp::outbox", "debug", "DEBUG baremcp::outbox: -> {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}"),
+        (
+            "baremcp::serve",
+            "debug",
+            "DEBUG baremcp::serve: <- {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+        ),
+        (
+            "baremcp::outbox",
+            "debug",
+            "DEBUG baremcp::outbox: -> {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+        ),
     ] {
         assert!(readme.contains(&format!("`{module}`")), "README's Logging section names {module}");
         let lines = logged(&format!("{module}={level}"), input);
         assert_eq!(lines.len(), 1, "{module}: {lines:?}");
         assert!(lines[0].starts_with(expected), "{module}: {lines:?}");
     }
-    assert!(logged("baremcp::dispatch=trace", input).is_empty(), "a module that logs nothing shows nothing");
+    assert!(
+        logged("baremcp::dispatch=trace", input).is_empty(),
+        "a module that logs nothing shows nothing"
+    );
 }
 
 #[test]
@@ -252,10 +316,18 @@ fn log_file_gets_the_lines_and_an_unwritable_one_is_named() {
     let nowhere = dir.join("no/such/dir/x.log").to_string_lossy().into_owned();
     let out = run(&["--log-file", &nowhere], input);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")),
+        "{}",
+        text(&out.stderr)
+    );
     let out = run(&["proxy", "--record", &nowhere, "--", "cat"], "");
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")),
+        "{}",
+        text(&out.stderr)
+    );
 }
 
 #[test]
@@ -288,7 +360,8 @@ fn validate_reports_each_instance_and_exits_by_verdict() {
 
     let jsonl = run(&["validate", "--jsonl", &path("schema.json")], "{\"n\":2}\n{}\nnot json\n");
     assert_eq!(jsonl.status.code(), Some(1));
-    let lines: Vec<serde_json::Value> = text(&jsonl.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<serde_json::Value> =
+        text(&jsonl.stdout).lines().map(|l| serde_json::from_str(l).unwrap()).collect();
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0], serde_json::json!({"valid": true, "errors": []}));
     assert_eq!(
@@ -297,7 +370,11 @@ fn validate_reports_each_instance_and_exits_by_verdict() {
     );
     assert_eq!(lines[2]["valid"], false);
 
-    std::fs::write(dir.join("broken.json"), r##"{"type":"strng","minLength":-1,"$ref":"#/nowhere"}"##).unwrap();
+    std::fs::write(
+        dir.join("broken.json"),
+        r##"{"type":"strng","minLength":-1,"$ref":"#/nowhere"}"##,
+    )
+    .unwrap();
     let broken = run(&["validate", &path("broken.json"), &path("good.json")], "");
     assert_eq!(broken.status.code(), Some(2));
     let stderr = text(&broken.stderr);
@@ -313,10 +390,22 @@ fn validate_reports_each_instance_and_exits_by_verdict() {
     // An instance that cannot be read is not invalid: nothing was checked (2, named on stderr).
     std::fs::write(dir.join("text.json"), "not json").unwrap();
     for unreadable in ["absent.json", "text.json"] {
-        let out =
-            run(&["validate", &path("schema.json"), &path("good.json"), &path(unreadable), &path("bad.json")], "");
+        let out = run(
+            &[
+                "validate",
+                &path("schema.json"),
+                &path("good.json"),
+                &path(unreadable),
+                &path("bad.json"),
+            ],
+            "",
+        );
         assert_eq!(out.status.code(), Some(2), "{unreadable}");
-        assert!(text(&out.stderr).starts_with(&format!("{}: ", path(unreadable))), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).starts_with(&format!("{}: ", path(unreadable))),
+            "{}",
+            text(&out.stderr)
+        );
         assert_eq!(
             text(&out.stdout).lines().filter(|l| !l.starts_with("  ")).count(),
             2,
@@ -369,18 +458,26 @@ fn manifests_are_checked_completely_before_serving() {
         "/prompts/0/messages/0/text",
     ];
     for pointer in pointers {
-        assert!(stderr.contains(&format!("broken.json: {pointer}")), "{pointer} not reported:\n{stderr}");
+        assert!(
+            stderr.contains(&format!("broken.json: {pointer}")),
+            "{pointer} not reported:\n{stderr}"
+        );
     }
     assert_eq!(stderr.lines().count(), pointers.len(), "{stderr}");
     // Serving refuses the same manifest without answering anything.
-    let served = run(&["--manifest", &broken], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
+    let served =
+        run(&["--manifest", &broken], "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n");
     assert_eq!(served.status.code(), Some(2));
     assert!(served.stdout.is_empty());
     for good in ["test", "tmkb", "git", "sysinfo"] {
         let path = crate::fixture(&format!("manifests/{good}.json")).to_string_lossy().into_owned();
         let checked = run(&["check", &path], "");
         assert!(checked.status.success(), "{good}: {}", text(&checked.stderr));
-        assert!(text(&checked.stdout).starts_with(&format!("{path}: ok\nserver ")), "{}", text(&checked.stdout));
+        assert!(
+            text(&checked.stdout).starts_with(&format!("{path}: ok\nserver ")),
+            "{}",
+            text(&checked.stdout)
+        );
     }
 }
 
@@ -391,7 +488,9 @@ fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
             "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{{\"name\":\"{name}\",\"arguments\":{{\"name\":\"x\"}},\"_meta\":{{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\",\"io.modelcontextprotocol/clientCapabilities\":{{}}}}}}}}\n"
         )
     };
-    let manifest = |name: &str| crate::fixture(&format!("manifests/{name}.json")).to_string_lossy().into_owned();
+    let manifest = |name: &str| {
+        crate::fixture(&format!("manifests/{name}.json")).to_string_lossy().into_owned()
+    };
     let mut child = baremcp()
         .args(["--manifest", &manifest("test")])
         .env("SECRET", "must not leak")
@@ -406,10 +505,26 @@ fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
     // The example manifests work against this machine, and git.json against a repository made
     // here (it serves the repository two folders above it), so no checkout is needed.
     let repo = crate::scratch("git-manifest");
-    let git =
-        |args: &[&str]| Command::new("git").arg("-C").arg(&repo).args(args).output().is_ok_and(|o| o.status.success());
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .arg("-C")
+            .arg(&repo)
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
     let has_git = git(&["init", "-q"])
-        && git(&["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "first"]);
+        && git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "first",
+        ]);
     std::fs::create_dir_all(repo.join("a/b")).unwrap();
     std::fs::copy(manifest("git"), repo.join("a/b/git.json")).unwrap();
     let in_repo = repo.join("a/b/git.json").to_string_lossy().into_owned();
@@ -425,7 +540,8 @@ fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
         let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(reply["result"]["isError"], serde_json::Value::Null, "{file} {tool}: {reply}");
         assert!(
-            !reply["result"]["content"][0]["text"].as_str().unwrap_or("").is_empty() || tool == "git_status",
+            !reply["result"]["content"][0]["text"].as_str().unwrap_or("").is_empty()
+                || tool == "git_status",
             "{reply}"
         );
     }
@@ -466,7 +582,11 @@ fn serve_stdio_ends_cleanly_when_stdout_closes() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     };
     drop(stdin);
-    assert_eq!(status.code(), Some(0), "serve_stdio returned an error for a closed stdout (exit 3)");
+    assert_eq!(
+        status.code(),
+        Some(0),
+        "serve_stdio returned an error for a closed stdout (exit 3)"
+    );
 }
 
 #[test]

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 /// Writes a manifest of one tool running `argv` with `timeoutMs` and returns its path.
 fn manifest(dir: &Path, argv: Value, timeout_ms: u64) -> String {
-    let tool = json!({"name": "t", "description": "d", "run": {"argv": argv, "timeoutMs": timeout_ms}});
+    let tool =
+        json!({"name": "t", "description": "d", "run": {"argv": argv, "timeoutMs": timeout_ms}});
     let path = dir.join("manifest.json");
     std::fs::write(&path, json!({"tools": [tool]}).to_string()).unwrap();
     path.to_string_lossy().into_owned()
@@ -25,7 +26,10 @@ fn call(id: u64, progress: bool) -> String {
     if progress {
         meta["progressToken"] = json!("p");
     }
-    format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "_meta": meta}}))
+    format!(
+        "{}\n",
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "t", "_meta": meta}})
+    )
 }
 
 /// Peak resident memory of a running process, in KiB.
@@ -53,7 +57,9 @@ fn reply_to(child: &mut Child, request: &str, id: u64) -> (Value, usize, Duratio
     });
     let mut notifications = 0;
     loop {
-        let value = lines.recv_timeout(Duration::from_secs(20)).expect("the server died or did not answer within 20 s");
+        let value = lines
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the server died or did not answer within 20 s");
         if value["id"] == json!(id) {
             return (value, notifications, started.elapsed());
         }
@@ -74,16 +80,27 @@ fn endless_output_is_cut_off_at_the_timeout_in_bounded_memory() {
     for (argv, progress) in cases {
         // Under a 1 GiB address-space limit, a server that holds what it reads dies quickly
         // instead of taking the machine's memory: the test then fails at once.
-        let mut child = crate::serving_limited(1 << 20, ["--manifest", &manifest(&dir, argv.clone(), 500)]).unwrap();
+        let mut child =
+            crate::serving_limited(1 << 20, ["--manifest", &manifest(&dir, argv.clone(), 500)])
+                .unwrap();
         let (reply, notifications, elapsed) = reply_to(&mut child, &call(1, progress), 1);
         let peak = peak_kib(child.id());
         drop(child.stdin.take());
         assert!(child.wait().unwrap().success());
         let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
-        assert_eq!(text, "the command timed out after 500 ms and was stopped", "{argv} {progress}: {reply}");
-        assert!(elapsed < Duration::from_secs(5), "{argv} {progress}: the 500 ms timeout took {elapsed:?}");
+        assert_eq!(
+            text, "the command timed out after 500 ms and was stopped",
+            "{argv} {progress}: {reply}"
+        );
+        assert!(
+            elapsed < Duration::from_secs(5),
+            "{argv} {progress}: the 500 ms timeout took {elapsed:?}"
+        );
         assert!(peak < 64 * 1024, "{argv} {progress}: peak memory {peak} KiB");
-        assert!(progress || notifications == 0, "{argv}: {notifications} notifications without a token");
+        assert!(
+            progress || notifications == 0,
+            "{argv}: {notifications} notifications without a token"
+        );
     }
 }
 
@@ -112,7 +129,10 @@ fn a_timeout_ends_grandchildren_without_kill_on_path() {
     let (reply, _, _) = reply_to(&mut child, &call(1, false), 1);
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());
-    assert!(reply["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("timed out"), "{reply}");
+    assert!(
+        reply["result"]["content"][0]["text"].as_str().unwrap_or_default().contains("timed out"),
+        "{reply}"
+    );
     let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
     let deadline = Instant::now() + Duration::from_secs(2);
     while running(&pid) && Instant::now() < deadline {
@@ -131,7 +151,9 @@ fn a_command_that_exits_is_done_though_a_grandchild_holds_its_output() {
     let pidfile = dir.join("pid");
     // The background `sleep` inherits stdout and stderr: they stay open after `sh` exits.
     let script = format!("sleep 8 & echo $! > '{}'; echo done", pidfile.display());
-    let mut child = crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 10_000)]).unwrap();
+    let mut child =
+        crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 10_000)])
+            .unwrap();
     let (reply, _, elapsed) = reply_to(&mut child, &call(1, false), 1);
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());

@@ -10,7 +10,8 @@ mod tasks;
 
 /// The server `examples/everything` serves, with a fixed `requestState` key.
 pub fn server(args: &[String]) -> baremcp::Server {
-    let server = server::build().expect("the everything server registers").state_secret("transcripts");
+    let server =
+        server::build().expect("the everything server registers").state_secret("transcripts");
     crate::transcripts::apply_args(server, args)
 }
 

@@ -24,7 +24,12 @@ fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
     }
     let mut output = Vec::new();
     server.serve(&mut input.as_bytes(), &mut output).unwrap();
-    String::from_utf8(output).unwrap().lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+    String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 #[test]
@@ -74,8 +79,12 @@ fn a_file_outside_the_root_is_never_served() {
     }
     // The listing does not show the escaping links, and the root itself still works.
     let listed = ask(&server, &[json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list"})]);
-    let names: Vec<&str> =
-        listed[0]["result"]["resources"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = listed[0]["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["ok.txt"]);
     let ok = ask(
         &server,
@@ -109,8 +118,11 @@ fn a_large_tree_lists_completely_in_pages() {
         if let Some(c) = &cursor {
             params["cursor"] = json!(c);
         }
-        let reply =
-            ask(&server, &[json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": params})]).remove(0);
+        let reply = ask(
+            &server,
+            &[json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": params})],
+        )
+        .remove(0);
         let page = reply["result"]["resources"].as_array().unwrap();
         assert!(page.len() <= 1000, "a page holds at most 1000 files by default");
         names.extend(page.iter().map(|r| r["name"].as_str().unwrap().to_string()));
@@ -178,7 +190,13 @@ fn watched_session(server: &Server, uri: &str, file: &Path) -> Vec<String> {
             let v: Value = serde_json::from_str(l).unwrap();
             let what = if v["error"].is_null() { "" } else { " error" };
             v["id"].as_u64().map_or_else(
-                || format!("{} {}", v["method"].as_str().unwrap(), v["params"]["uri"].as_str().unwrap()),
+                || {
+                    format!(
+                        "{} {}",
+                        v["method"].as_str().unwrap(),
+                        v["params"]["uri"].as_str().unwrap()
+                    )
+                },
                 |id| format!("{id}{what}"),
             )
         })
@@ -210,7 +228,8 @@ fn a_manifest_path_resource_is_watched_like_a_root_file() {
     let file = dir.join("today.md");
     std::fs::write(&file, "one").unwrap();
     let manifest = dir.join("manifest.json");
-    let declared = json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
+    let declared =
+        json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
     std::fs::write(&manifest, declared.to_string()).unwrap();
     let server = crate::app::manifest::load(&manifest).unwrap().into_server().unwrap();
     assert_eq!(watched_session(&server, "notes://today", &file), expected("notes://today"));
@@ -226,16 +245,24 @@ fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
     let mut stdin = child.stdin.take().unwrap();
     let (lines, received) = mpsc::channel();
     let stdout = BufReader::new(child.stdout.take().unwrap());
-    std::thread::spawn(move || stdout.lines().map_while(Result::ok).try_for_each(|l| lines.send(l)));
-    let send = |stdin: &mut std::process::ChildStdin, value: Value| writeln!(stdin, "{value}").unwrap();
-    let next = || -> Value { serde_json::from_str(&received.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap() };
+    std::thread::spawn(move || {
+        stdout.lines().map_while(Result::ok).try_for_each(|l| lines.send(l))
+    });
+    let send =
+        |stdin: &mut std::process::ChildStdin, value: Value| writeln!(stdin, "{value}").unwrap();
+    let next = || -> Value {
+        serde_json::from_str(&received.recv_timeout(Duration::from_secs(10)).unwrap()).unwrap()
+    };
 
     send(
         &mut stdin,
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
     );
     assert_eq!(next()["result"]["capabilities"]["resources"], json!({"subscribe": true}));
-    send(&mut stdin, json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}}));
+    send(
+        &mut stdin,
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/subscribe", "params": {"uri": uri}}),
+    );
     assert_eq!(next()["id"], 1);
     // No message follows the change: the server must notice it by itself. (The size changes
     // too: a file's times may not move within the same clock tick.)
@@ -252,7 +279,10 @@ fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
     assert_eq!(next()["method"], "notifications/subscriptions/acknowledged");
     std::fs::remove_file(&file).unwrap();
     assert_eq!(next(), updated);
-    assert_eq!(next()["params"], json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 2}, "uri": uri}));
+    assert_eq!(
+        next()["params"],
+        json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 2}, "uri": uri})
+    );
     drop(stdin);
     assert!(child.wait().unwrap().success());
 }
@@ -270,19 +300,29 @@ fn a_huge_sparse_file_is_refused_cleanly_whatever_the_size_limit() {
     ];
     // 2 TiB allowed, 512 MiB of address space: the file cannot fit, and the server must say
     // so rather than abort.
-    let args =
-        [OsStr::new("--root"), root.as_os_str(), OsStr::new("--max-resource-bytes"), OsStr::new("2199023255552")];
+    let args = [
+        OsStr::new("--root"),
+        root.as_os_str(),
+        OsStr::new("--max-resource-bytes"),
+        OsStr::new("2199023255552"),
+    ];
     let mut child = crate::serving_limited(512 * 1024, args).unwrap();
     let input: String = requests.iter().map(|r| format!("{r}\n")).collect();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
-    let replies: Vec<Value> =
-        String::from_utf8(out.stdout).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     assert_eq!(replies.len(), 3, "{replies:?}");
     assert_eq!(replies[1]["error"]["code"], -32602, "{}", replies[1]);
     assert!(
-        replies[1]["error"]["message"].as_str().unwrap().starts_with("cannot read: not enough memory for "),
+        replies[1]["error"]["message"]
+            .as_str()
+            .unwrap()
+            .starts_with("cannot read: not enough memory for "),
         "{}",
         replies[1]
     );
@@ -297,7 +337,8 @@ fn a_manifest_file_swapped_for_a_fifo_is_refused_without_waiting() {
     let file = dir.join("today.md");
     std::fs::write(&file, "one").unwrap();
     let manifest = dir.join("manifest.json");
-    let declared = json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
+    let declared =
+        json!({"resources": [{"uri": "notes://today", "name": "today", "path": "today.md"}]});
     std::fs::write(&manifest, declared.to_string()).unwrap();
     let (send, replies) = mpsc::channel();
     // A server is not Send: it is built, and the file swapped, on the thread that serves.
@@ -309,6 +350,7 @@ fn a_manifest_file_swapped_for_a_fifo_is_refused_without_waiting() {
         let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": "notes://today"}});
         let _ = send.send(ask(&server, &[read]));
     });
-    let replies = replies.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
+    let replies =
+        replies.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
     assert_eq!(replies[0]["error"]["code"], -32002, "{}", replies[0]);
 }

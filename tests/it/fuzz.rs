@@ -33,12 +33,21 @@ fn mutated_sessions_against_the_binary_keep_every_promise() {
     let report = engine::fuzz(&config);
     eprintln!("fuzz (binary): {}", report.summary());
     if let Some(first) = report.violations.first() {
-        let files = engine::write_reproducers(&report.violations, &scratch, config.seed).unwrap_or_default();
-        panic!("{} violation(s); reproducers: {files:?}\nthe first:\n{}", report.violations.len(), first.describe());
+        let files = engine::write_reproducers(&report.violations, &scratch, config.seed)
+            .unwrap_or_default();
+        panic!(
+            "{} violation(s); reproducers: {files:?}\nthe first:\n{}",
+            report.violations.len(),
+            first.describe()
+        );
     }
     assert!(report.cases >= 30, "too few cases ran: {}", report.summary());
     for target in ["serve", "root", "proxy-calls", "proxy-lists", "manifest", "validate"] {
-        assert!(report.per_target.contains_key(target), "no {target} case ran: {}", report.summary());
+        assert!(
+            report.per_target.contains_key(target),
+            "no {target} case ran: {}",
+            report.summary()
+        );
     }
 }
 
@@ -71,7 +80,8 @@ fn cancelled(input: &[u8]) -> Vec<String> {
 fn mutated_sessions_in_process_keep_every_promise() {
     let seeds = engine::load_seeds(&crate::fixture(""));
     let builtin: Vec<&engine::Seed> = seeds.iter().filter(|s| engine::serves_builtin(s)).collect();
-    let everything: Vec<&engine::Seed> = seeds.iter().filter(|s| s.name.contains("everything/")).collect();
+    let everything: Vec<&engine::Seed> =
+        seeds.iter().filter(|s| s.name.contains("everything/")).collect();
     let pool: Vec<Vec<u8>> = seeds.iter().flat_map(|s| s.chunks.iter().cloned()).collect();
     assert!(builtin.len() > 20 && !everything.is_empty(), "seeds not found");
     let mut rng = Rng::new(seed());
@@ -84,23 +94,33 @@ fn mutated_sessions_in_process_keep_every_promise() {
         let seed = if waits { *rng.pick(&everything) } else { *rng.pick(&builtin) };
         let mut args = seed.args.clone();
         args.extend(["--max-message-bytes".into(), limit.to_string()]);
-        let server = if waits { crate::everything::server(&args) } else { crate::transcripts::server_for(&args) };
+        let server = if waits {
+            crate::everything::server(&args)
+        } else {
+            crate::transcripts::server_for(&args)
+        };
         let input = engine::mutate_session(&mut rng, &seed.chunks, &pool, limit).concat();
         let lines = engine::split_lines(&input);
         cases += 1;
         messages += lines.len() as u64;
-        let reproducer =
-            || format!("args: {args:?}\ninput: {:?}", String::from_utf8_lossy(&input[..input.len().min(4000)]));
+        let reproducer = || {
+            format!(
+                "args: {args:?}\ninput: {:?}",
+                String::from_utf8_lossy(&input[..input.len().min(4000)])
+            )
+        };
         let out = serve(&server, &input).unwrap_or_else(|why| panic!("{why}\n{}", reproducer()));
         let outs: Vec<Out> = engine::split_lines(&out)
             .iter()
             .map(|l| {
-                engine::check_out(l)
-                    .unwrap_or_else(|why| panic!("{why}: {}\n{}", String::from_utf8_lossy(l), reproducer()))
+                engine::check_out(l).unwrap_or_else(|why| {
+                    panic!("{why}: {}\n{}", String::from_utf8_lossy(l), reproducer())
+                })
             })
             .collect();
         if !waits
-            && let Some(Out::ServerRequest(id, method)) = outs.iter().find(|o| matches!(o, Out::ServerRequest(..)))
+            && let Some(Out::ServerRequest(id, method)) =
+                outs.iter().find(|o| matches!(o, Out::ServerRequest(..)))
         {
             panic!("the built-in server asked {method} ({id})\n{}", reproducer());
         }
@@ -109,7 +129,11 @@ fn mutated_sessions_in_process_keep_every_promise() {
         // wait are answered after it: there, replies are counted per id, not ordered.
         let (verdict, classes) = engine::judge_replies(&wants, &outs, !waits, &cancelled(&input));
         if let Err(why) = verdict {
-            panic!("{why}\n{}\noutput:\n{}", reproducer(), String::from_utf8_lossy(&out[..out.len().min(4000)]));
+            panic!(
+                "{why}\n{}\noutput:\n{}",
+                reproducer(),
+                String::from_utf8_lossy(&out[..out.len().min(4000)])
+            );
         }
         for class in classes {
             *tolerated.entry(class).or_default() += 1;

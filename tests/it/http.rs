@@ -75,7 +75,11 @@ impl Reply {
 
     /// The JSON-RPC messages of an event stream.
     fn events(&self) -> Vec<Value> {
-        self.body.lines().filter_map(|l| l.strip_prefix("data: ")).map(|d| serde_json::from_str(d).unwrap()).collect()
+        self.body
+            .lines()
+            .filter_map(|l| l.strip_prefix("data: "))
+            .map(|d| serde_json::from_str(d).unwrap())
+            .collect()
     }
 }
 
@@ -177,8 +181,11 @@ fn modern(method: &str, params: Value) -> String {
 
 /// The server still answers a plain request: whatever the test did, others are served.
 fn still_serving(addr: SocketAddr) {
-    let reply =
-        post(addr, &modern("tools/list", json!({})), &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    let reply = post(
+        addr,
+        &modern("tools/list", json!({})),
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
     assert_eq!(reply.status, 200, "{reply:?}");
 }
 
@@ -194,7 +201,10 @@ fn legacy_sessions_live_and_die_by_their_id() {
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}"#;
     let reply = post(addr, call, &[&with, "MCP-Protocol-Version: 2025-03-26"]);
     assert_eq!((reply.status, reply.header("content-type")), (200, Some("application/json")));
-    assert_eq!(reply.json()["result"]["content"][0]["text"], "This is a simple text response for testing.");
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
     // No session: 400; an unknown one: 404; an unsupported version header: 400.
     assert_eq!(post(addr, call, &[]).status, 400);
     let unknown = post(addr, call, &["Mcp-Session-Id: 0123456789abcdef"]);
@@ -202,8 +212,14 @@ fn legacy_sessions_live_and_die_by_their_id() {
     assert_eq!(post(addr, call, &[&with, "MCP-Protocol-Version: 1999-01-01"]).status, 400);
     // A GET without a session (legacy) is 400; DELETE ends the session; then it is 404.
     let get = |extra: &str| {
-        raw(addr, format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{extra}\r\n").as_bytes())
-            .unwrap()
+        raw(
+            addr,
+            format!(
+                "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{extra}\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap()
     };
     assert_eq!(get("").status, 400);
     assert_eq!(get("MCP-Protocol-Version: 2026-07-28\r\n").status, 405);
@@ -216,7 +232,8 @@ fn legacy_sessions_live_and_die_by_their_id() {
 
 #[test]
 fn idle_sessions_expire_and_the_cap_evicts_the_least_recently_used() {
-    let server = start(HttpOptions { session_idle_secs: 1, max_sessions: 2, ..HttpOptions::default() });
+    let server =
+        start(HttpOptions { session_idle_secs: 1, max_sessions: 2, ..HttpOptions::default() });
     let addr = server.addr;
     let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
     let first = initialize(addr, "2025-11-25");
@@ -238,7 +255,10 @@ fn batches_only_in_2025_03_26_sessions() {
     let old = initialize(addr, "2025-03-26");
     let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {old}")]);
     assert_eq!(reply.status, 200);
-    assert_eq!(reply.json(), json!([{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}]));
+    assert_eq!(
+        reply.json(),
+        json!([{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}])
+    );
     let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
     assert_eq!(post(addr, notes, &[&format!("Mcp-Session-Id: {old}")]).status, 202);
     let new = initialize(addr, "2025-11-25");
@@ -256,8 +276,9 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["result"]["resultType"], "complete");
     assert!(reply.header("mcp-session-id").is_none());
-    let code =
-        |reply: &Reply| (reply.status, reply.json()["error"]["code"].as_i64().unwrap(), reply.json()["id"].clone());
+    let code = |reply: &Reply| {
+        (reply.status, reply.json()["error"]["code"].as_i64().unwrap(), reply.json()["id"].clone())
+    };
     assert_eq!(code(&post(addr, &list, &["Mcp-Method: tools/list"])), (400, -32020, json!(7)));
     assert_eq!(code(&post(addr, &list, &[v])), (400, -32020, json!(7)));
     assert_eq!(code(&post(addr, &list, &[v, "Mcp-Method: TOOLS/LIST"])), (400, -32020, json!(7)));
@@ -268,23 +289,42 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
     );
     assert_eq!(code(&post(addr, &v999, &[v, "Mcp-Method: tools/list"])), (400, -32020, json!(7)));
     let no_caps = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-    assert_eq!(code(&post(addr, no_caps, &[v, "Mcp-Method: server/discover"])), (400, -32602, json!(7)));
+    assert_eq!(
+        code(&post(addr, no_caps, &[v, "Mcp-Method: server/discover"])),
+        (400, -32602, json!(7))
+    );
     let no_meta = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#;
-    assert_eq!(code(&post(addr, no_meta, &[v, "Mcp-Method: server/discover"])), (400, -32602, json!(7)));
+    assert_eq!(
+        code(&post(addr, no_meta, &[v, "Mcp-Method: server/discover"])),
+        (400, -32602, json!(7))
+    );
     let call = modern("tools/call", json!({"name": "test_simple_text", "arguments": {}}));
     assert_eq!(code(&post(addr, &call, &[v, "Mcp-Method: tools/call"])), (400, -32020, json!(7)));
-    assert_eq!(code(&post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: other"])), (400, -32020, json!(7)));
-    let named = post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="]);
+    assert_eq!(
+        code(&post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: other"])),
+        (400, -32020, json!(7))
+    );
+    let named = post(
+        addr,
+        &call,
+        &[v, "Mcp-Method: tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="],
+    );
     assert_eq!(named.status, 200);
     for method in ["initialize", "ping", "unknown/method"] {
         let reply = post(addr, &modern(method, json!({})), &[v, &format!("Mcp-Method: {method}")]);
         assert_eq!(code(&reply), (404, -32601, json!(7)), "{method}");
     }
     let task = modern("tasks/get", json!({"taskId": "abc"}));
-    assert_eq!(code(&post(addr, &task, &[v, "Mcp-Method: tasks/get", "Mcp-Name: other"])), (400, -32020, json!(7)));
+    assert_eq!(
+        code(&post(addr, &task, &[v, "Mcp-Method: tasks/get", "Mcp-Name: other"])),
+        (400, -32020, json!(7))
+    );
     assert_eq!(code(&post(addr, &task, &[v, "Mcp-Method: tasks/get"])), (400, -32020, json!(7)));
     // Arguments mirrored into Mcp-Param-* headers (x-mcp-header) must match them.
-    let custom = modern("tools/call", json!({"name": "test_custom_header", "arguments": {"region": "Hello"}}));
+    let custom = modern(
+        "tools/call",
+        json!({"name": "test_custom_header", "arguments": {"region": "Hello"}}),
+    );
     let named = [v, "Mcp-Method: tools/call", "Mcp-Name: test_custom_header"];
     for (header, status) in [
         ("Mcp-Param-Region: =?base64?SGVsbG8=?=", 200),
@@ -300,7 +340,8 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
             assert_eq!(reply.json()["error"]["code"], -32020, "{header}");
         }
     }
-    let missing = modern("tools/call", json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}));
+    let missing =
+        modern("tools/call", json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}));
     let reply = post(addr, &missing, &[v, "Mcp-Method: tools/call", "Mcp-Name: test_sampling"]);
     assert_eq!(code(&reply), (400, -32021, json!(7)));
     let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{v}\r\n\r\n");
@@ -322,23 +363,38 @@ fn host_origin_path_method_and_media_type_are_checked_first() {
     };
     assert_eq!(send(request("evil.example.com", "Origin: http://evil.example.com\r\n")), 403);
     assert_eq!(send(request(&format!("evil.example.com:{port}"), "")), 403);
-    assert_eq!(send(request(&format!("localhost:{port}"), "Origin: http://evil.example.com\r\n")), 403);
+    assert_eq!(
+        send(request(&format!("localhost:{port}"), "Origin: http://evil.example.com\r\n")),
+        403
+    );
     assert_eq!(send(request(&format!("localhost:{port}"), "Origin: null\r\n")), 403);
-    assert_eq!(send(request(&format!("localhost:{port}"), &format!("Origin: http://localhost:{port}\r\n"))), 200);
+    assert_eq!(
+        send(request(
+            &format!("localhost:{port}"),
+            &format!("Origin: http://localhost:{port}\r\n")
+        )),
+        200
+    );
     assert_eq!(send(request(&format!("[::1]:{port}"), "")), 200);
     assert_eq!(send(request(&format!("127.0.0.1:{port}"), "")).to_string(), "200");
     let other_path = format!("POST /other HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
     assert_eq!(send(other_path), 404);
-    let put = raw(addr, format!("PUT /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n").as_bytes()).unwrap();
+    let put = raw(
+        addr,
+        format!("PUT /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
     assert_eq!((put.status, put.header("allow")), (405, Some("GET, POST, DELETE")));
-    let text =
-        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}");
+    let text = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
     assert_eq!(send(text), 415);
     let html = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/html\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
     );
     assert_eq!(send(html), 406);
-    let no_length = format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\r\n");
+    let no_length =
+        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\r\n");
     assert_eq!(send(no_length), 411);
     let not_json = "{not json";
     let reply = post(addr, not_json, &[]);
@@ -347,13 +403,16 @@ fn host_origin_path_method_and_media_type_are_checked_first() {
 
 #[test]
 fn limits_give_their_status_and_the_server_keeps_serving() {
-    let server = start(HttpOptions { max_body: 1000, request_timeout_secs: 1, ..HttpOptions::default() });
+    let server =
+        start(HttpOptions { max_body: 1000, request_timeout_secs: 1, ..HttpOptions::default() });
     let addr = server.addr;
-    let big =
-        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n");
+    let big = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+    );
     // Refused on its Content-Length alone, before a byte of the body is sent.
     assert_eq!(raw(addr, big.as_bytes()).unwrap().status, 413);
-    let huge_head = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+    let huge_head =
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
     assert_eq!(raw(addr, huge_head.as_bytes()).unwrap().status, 431);
     let many = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\n{}\r\n", "X-A: b\r\n".repeat(100));
     assert_eq!(raw(addr, many.as_bytes()).unwrap().status, 431);
@@ -365,9 +424,12 @@ fn limits_give_their_status_and_the_server_keeps_serving() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
     );
     assert_eq!(raw(addr, gzip.as_bytes()).unwrap().status, 501);
-    for bad in
-        ["GARBAGE\r\n\r\n", "GET /mcp\r\n\r\n", "GET mcp HTTP/1.1\r\n\r\n", "GET /mcp HTTP/1.1\r\n folded: x\r\n\r\n"]
-    {
+    for bad in [
+        "GARBAGE\r\n\r\n",
+        "GET /mcp\r\n\r\n",
+        "GET mcp HTTP/1.1\r\n\r\n",
+        "GET /mcp HTTP/1.1\r\n folded: x\r\n\r\n",
+    ] {
         assert_eq!(raw(addr, bad.as_bytes()).unwrap().status, 400, "{bad:?}");
     }
     assert_eq!(raw(addr, b"GET /mcp HTTP/1.1\r\nBad Name: x\r\n\r\n").unwrap().status, 400);
@@ -386,8 +448,13 @@ fn limits_give_their_status_and_the_server_keeps_serving() {
     let too_long = chunked(&format!("{:x}\r\n{}\r\n0\r\n\r\n", 2000, "a".repeat(2000)));
     assert_eq!(raw(addr, too_long.as_bytes()).unwrap().status, 413);
     // A good chunked body is read (a legacy ping without a session: 400 from the session rule).
-    let good =
-        chunked(&format!("{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n", 10, &ping[..10], ping.len() - 10, &ping[10..]));
+    let good = chunked(&format!(
+        "{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+        10,
+        &ping[..10],
+        ping.len() - 10,
+        &ping[10..]
+    ));
     assert_eq!(raw(addr, good.as_bytes()).unwrap().status, 400);
     // A slow sender is cut off at the deadline with 408.
     let started = Instant::now();
@@ -520,7 +587,11 @@ fn a_legacy_server_request_is_answered_by_a_later_post() {
     let with = format!("Mcp-Session-Id: {session}");
     let (mut conn, question) = ask_sampling(addr, &session);
     // Other clients get their refusals and 202s while the handler waits.
-    assert_eq!(post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &["Mcp-Session-Id: unknown"]).status, 404);
+    assert_eq!(
+        post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &["Mcp-Session-Id: unknown"])
+            .status,
+        404
+    );
     let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
     assert_eq!(post(addr, &answer.to_string(), &[&with]).status, 202);
     let result = next_event(&mut conn);
@@ -532,10 +603,17 @@ fn a_legacy_server_request_is_answered_by_a_later_post() {
 fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
     let server = start(HttpOptions { sse_keepalive_secs: 1, ..HttpOptions::default() });
     let addr = server.addr;
-    let listen =
-        modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": ["test://static-text"]}}));
+    let listen = modern(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["test://static-text"]}}),
+    );
     let mut conn = connect(addr);
-    send_post(&mut conn, addr, &listen, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"]);
+    send_post(
+        &mut conn,
+        addr,
+        &listen,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
+    );
     let (status, head) = read_head(&mut conn);
     assert_eq!(status, 200);
     assert!(head.contains("text/event-stream") && head.contains("X-Accel-Buffering: no"));
@@ -561,14 +639,16 @@ fn a_legacy_get_stream_opens_at_once() {
     let addr = server.addr;
     let session = initialize(addr, "2025-11-25");
     let mut conn = connect(addr);
-    let get =
-        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n");
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
     conn.get_mut().write_all(get.as_bytes()).unwrap();
     let (status, head) = read_head(&mut conn);
     assert_eq!(status, 200);
     assert!(head.contains("text/event-stream"));
-    let wrong =
-        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nMcp-Session-Id: {session}\r\n\r\n");
+    let wrong = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
     assert_eq!(raw(addr, wrong.as_bytes()).unwrap().status, 406);
     drop(conn);
     still_serving(addr);
@@ -603,7 +683,9 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
         auth_token_file: Some(tokens.clone()),
         jwt_secret_file: Some(secret),
         jwt_audience: Some("https://mcp.example/mcp".into()),
-        resource_metadata_url: Some("https://mcp.example/.well-known/oauth-protected-resource/mcp".into()),
+        resource_metadata_url: Some(
+            "https://mcp.example/.well-known/oauth-protected-resource/mcp".into(),
+        ),
         authorization_servers: vec!["https://auth.example".into()],
         ..HttpOptions::default()
     });
@@ -614,8 +696,13 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
     let none = post(addr, &list, &[v, m]);
     assert_eq!(none.status, 401);
     let challenge = none.header("www-authenticate").unwrap();
-    assert!(challenge.starts_with("Bearer ") && !challenge.contains("invalid_token"), "{challenge}");
-    assert!(challenge.contains(r#"resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp""#));
+    assert!(
+        challenge.starts_with("Bearer ") && !challenge.contains("invalid_token"),
+        "{challenge}"
+    );
+    assert!(challenge.contains(
+        r#"resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp""#
+    ));
     let wrong = post(addr, &list, &[v, m, "Authorization: Bearer second-token"]);
     assert!(wrong.header("www-authenticate").unwrap().contains(r#"error="invalid_token""#));
     assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 200);
@@ -627,8 +714,11 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
     assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 401);
     // HS256 JWTs: good, expired, wrong audience, alg none.
     let jwt = |claims: Value, alg: &str, key: &[u8]| {
-        let signing =
-            format!("{}.{}", b64url(json!({"alg": alg}).to_string().as_bytes()), b64url(claims.to_string().as_bytes()));
+        let signing = format!(
+            "{}.{}",
+            b64url(json!({"alg": alg}).to_string().as_bytes()),
+            b64url(claims.to_string().as_bytes())
+        );
         let mac = baremcp::http::hs256(key, signing.as_bytes());
         format!("Authorization: Bearer {signing}.{}", b64url(&mac))
     };
@@ -645,9 +735,12 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
         assert_eq!(post(addr, &list, &[v, m, &bad]).status, 401, "{bad}");
     }
     // RFC 9728 metadata, served without a token.
-    let metadata =
-        raw(addr, format!("GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
-            .unwrap();
+    let metadata = raw(
+        addr,
+        format!("GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
     assert_eq!(metadata.status, 200);
     assert_eq!(metadata.json()["resource"], "https://mcp.example/mcp");
     assert_eq!(metadata.json()["authorization_servers"], json!(["https://auth.example"]));
@@ -658,7 +751,10 @@ fn a_non_loopback_address_needs_authentication() {
     let server = everything();
     let options = HttpOptions { listen: vec!["0.0.0.0:0".into()], ..HttpOptions::default() };
     let error = server.serve_http(&options).unwrap_err();
-    assert!(error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"), "{error}");
+    assert!(
+        error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -666,7 +762,11 @@ fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_sa
     let a = start_with(HttpOptions::default(), || everything().state_secret("shared"));
     let b = start_with(HttpOptions::default(), || everything().state_secret("shared"));
     let c = start_with(HttpOptions::default(), || everything().state_secret("other"));
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: test_elicitation"];
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: test_elicitation",
+    ];
     let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "test_elicitation", "arguments": {"message": "who?"},
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -675,11 +775,13 @@ fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_sa
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
     assert_eq!(first["result"]["inputRequests"]["elicitation-1"]["method"], "elicitation/create");
     call["params"]["requestState"] = first["result"]["requestState"].clone();
-    call["params"]["inputResponses"] =
-        json!({"elicitation-1": {"action": "accept", "content": {"username": "ann", "email": "a@example.com"}}});
+    call["params"]["inputResponses"] = json!({"elicitation-1": {"action": "accept", "content": {"username": "ann", "email": "a@example.com"}}});
     let retried = post(b.addr, &call.to_string(), &headers).json();
     assert_eq!(retried["result"]["resultType"], "complete", "{retried}");
-    assert!(retried["result"]["content"][0]["text"].as_str().unwrap().contains("action=accept"), "{retried}");
+    assert!(
+        retried["result"]["content"][0]["text"].as_str().unwrap().contains("action=accept"),
+        "{retried}"
+    );
     let refused = post(c.addr, &call.to_string(), &headers).json();
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }
@@ -690,7 +792,10 @@ fn free_port() -> u16 {
 }
 
 /// `program --http 127.0.0.1:PORT args…` started, and its address once it accepts.
-fn spawn_http(program: impl AsRef<std::ffi::OsStr>, args: &[&std::ffi::OsStr]) -> (std::process::Child, SocketAddr) {
+fn spawn_http(
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[&std::ffi::OsStr],
+) -> (std::process::Child, SocketAddr) {
     let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
     let child = std::process::Command::new(program)
         .arg("--http")
@@ -736,8 +841,10 @@ fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
     let status = terminate(child);
     assert!(status.success(), "{status}");
 
-    let refused =
-        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp")).args(["--http", "0.0.0.0:0"]).output().unwrap();
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
     assert_eq!(refused.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&refused.stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
@@ -749,17 +856,22 @@ static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// A server whose one tool works until it is cancelled (for at most five seconds).
 fn cancellable() -> baremcp::Server {
-    one_tool(baremcp::Tool::new("wait_for_cancel", "Works until cancelled", json!({"type": "object"}), |_, cx| {
-        let started = Instant::now();
-        while started.elapsed() < Duration::from_secs(5) {
-            if cx.is_cancelled() {
-                SAW_CANCEL.store(true, Ordering::Relaxed);
-                return Ok(baremcp::ToolOutput::text("cancelled"));
+    one_tool(baremcp::Tool::new(
+        "wait_for_cancel",
+        "Works until cancelled",
+        json!({"type": "object"}),
+        |_, cx| {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(5) {
+                if cx.is_cancelled() {
+                    SAW_CANCEL.store(true, Ordering::Relaxed);
+                    return Ok(baremcp::ToolOutput::text("cancelled"));
+                }
+                std::thread::sleep(Duration::from_millis(20));
             }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        Ok(baremcp::ToolOutput::text("finished"))
-    }))
+            Ok(baremcp::ToolOutput::text("finished"))
+        },
+    ))
 }
 
 /// A server with only `tool`.
@@ -774,14 +886,18 @@ fn closing_a_modern_request_s_stream_cancels_it() {
     let server = start_with(HttpOptions::default(), cancellable);
     let addr = server.addr;
     let call = modern("tools/call", json!({"name": "wait_for_cancel", "arguments": {}}));
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: wait_for_cancel"];
+    let headers =
+        ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: wait_for_cancel"];
     let mut conn = connect(addr);
     send_post(&mut conn, addr, &call, &headers);
     std::thread::sleep(Duration::from_millis(300));
     let closed = Instant::now();
     drop(conn);
     while !SAW_CANCEL.load(Ordering::Relaxed) {
-        assert!(closed.elapsed() < Duration::from_secs(3), "the handler never saw the cancellation");
+        assert!(
+            closed.elapsed() < Duration::from_secs(3),
+            "the handler never saw the cancellation"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     // The next request is served at once, not after the five seconds.
@@ -797,11 +913,13 @@ fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "token-aaa\n").unwrap();
     let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
-    let (mut child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &["--auth-token-file".as_ref(), tokens.as_ref()]);
+    let (mut child, addr) =
+        spawn_http(env!("CARGO_BIN_EXE_baremcp"), &["--auth-token-file".as_ref(), tokens.as_ref()]);
     let list = modern("tools/list", json!({}));
     let call = |token: &str| {
         let auth = format!("Authorization: Bearer {token}");
-        post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list", &auth]).status
+        post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list", &auth])
+            .status
     };
     assert_eq!(call("token-aaa"), 200);
     // Same size, same modification time: only SIGHUP tells the server to look again.
@@ -823,12 +941,22 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
     let addr = server.addr;
     let mut conn = connect(addr);
     let list = modern("tools/list", json!({}));
-    send_post(&mut conn, addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    send_post(
+        &mut conn,
+        addr,
+        &list,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
     let reply = read_reply(&mut conn).unwrap();
     assert_eq!((reply.status, reply.header("keep-alive")), (200, Some("timeout=1")));
     // Still open within the timeout: a second request on it is served.
     std::thread::sleep(Duration::from_millis(300));
-    send_post(&mut conn, addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    send_post(
+        &mut conn,
+        addr,
+        &list,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
     assert_eq!(read_reply(&mut conn).unwrap().status, 200);
     let idle = Instant::now();
     assert!(read_reply(&mut conn).is_none(), "the server closed it, sending nothing");
@@ -843,13 +971,20 @@ static WAKE_SLEEPY: AtomicBool = AtomicBool::new(false);
 /// A server whose one tool blocks the dispatching loop, looking at nothing, until the test
 /// says (or 20 s pass): so the test does not race a fixed sleep on a loaded machine.
 fn sleepy() -> baremcp::Server {
-    one_tool(baremcp::Tool::new("sleep", "Sleeps until woken", json!({"type": "object"}), |_, _| {
-        let started = Instant::now();
-        while !WAKE_SLEEPY.load(Ordering::Relaxed) && started.elapsed() < Duration::from_secs(20) {
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        Ok(baremcp::ToolOutput::text("slept"))
-    }))
+    one_tool(baremcp::Tool::new(
+        "sleep",
+        "Sleeps until woken",
+        json!({"type": "object"}),
+        |_, _| {
+            let started = Instant::now();
+            while !WAKE_SLEEPY.load(Ordering::Relaxed)
+                && started.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(baremcp::ToolOutput::text("slept"))
+        },
+    ))
 }
 
 #[test]
@@ -865,7 +1000,9 @@ fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
     // 1 MiB notifications while the loop sleeps: 202 until 64 MiB wait, then 503, never a
     // 202 for a message that will not be read.
     let pad = "x".repeat(1 << 20);
-    let note = format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"pad":"{pad}"}}}}"#);
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"pad":"{pad}"}}}}"#
+    );
     let mut conn = connect(addr);
     let mut statuses = Vec::new();
     for _ in 0..70 {
@@ -965,7 +1102,10 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
 
 /// A server on the files of `target/tmp/http-watch` (the test makes the folder first).
 fn watching() -> baremcp::Server {
-    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("http-watch").canonicalize().unwrap();
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("http-watch")
+        .canonicalize()
+        .unwrap();
     let mut server = baremcp::Server::new("watching", "1.0.0");
     server.add_root(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
     server
@@ -979,7 +1119,8 @@ fn each_listen_stream_hears_of_a_change_once() {
     let server = start_with(HttpOptions::default(), watching);
     let addr = server.addr;
     let uri = format!("file://{}", file.display());
-    let listen = modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}));
+    let listen =
+        modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}));
     let streams: Vec<_> = (0..3)
         .map(|_| {
             let mut conn = connect(addr);

@@ -46,7 +46,8 @@ fn a_slow_tool_does_not_hold_up_the_answers_connections_give_alone() {
     let dir = crate::scratch("http-slow");
     let manifest = dir.join("slow.json");
     std::fs::write(&manifest, load::slow_manifest(2)).unwrap();
-    let (server, addr) = load::spawn(binary(), &["--manifest", manifest.to_str().unwrap()]).unwrap();
+    let (server, addr) =
+        load::spawn(binary(), &["--manifest", manifest.to_str().unwrap()]).unwrap();
     let slow = load::slow_tool(addr);
     load::stop(server).unwrap();
     let slow = slow.unwrap();

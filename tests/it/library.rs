@@ -3,8 +3,8 @@
 //! input schemas whose validation messages a model has to act on.
 
 use baremcp::{
-    Completer, Content, Contents, Error, FileRoot, Json, Kind, Prompt, PromptMessage, ReadError, Resource,
-    ResourceTemplate, Server, Tool, ToolOutput,
+    Completer, Content, Contents, Error, FileRoot, Json, Kind, Prompt, PromptMessage, ReadError,
+    Resource, ResourceTemplate, Server, Tool, ToolOutput,
 };
 use serde_json::json;
 
@@ -98,12 +98,14 @@ pub fn server(args: &[String]) -> Server {
         .unwrap();
     server
         .add_resource(
-            Resource::new("test://static-text", "static-text", |_| Ok(Contents::Text("static text".into())))
-                .title("Static Text")
-                .description("A fixed text")
-                .mime_type("text/plain")
-                .size(11)
-                .annotations(json!({"audience": ["user"], "priority": 0.5})),
+            Resource::new("test://static-text", "static-text", |_| {
+                Ok(Contents::Text("static text".into()))
+            })
+            .title("Static Text")
+            .description("A fixed text")
+            .mime_type("text/plain")
+            .size(11)
+            .annotations(json!({"audience": ["user"], "priority": 0.5})),
         )
         .unwrap();
     server
@@ -112,11 +114,17 @@ pub fn server(args: &[String]) -> Server {
                 .mime_type("application/octet-stream"),
         )
         .unwrap();
-    server.add_resource(Resource::new("test://gone", "gone", |_| Err(ReadError::NotFound))).unwrap();
     server
-        .add_resource(Resource::new("test://refused", "refused", |_| Err(ReadError::Refused("not today".into()))))
+        .add_resource(Resource::new("test://gone", "gone", |_| Err(ReadError::NotFound)))
         .unwrap();
-    server.add_resource(Resource::new("test://panics", "panics", |_| panic!("reader bug"))).unwrap();
+    server
+        .add_resource(Resource::new("test://refused", "refused", |_| {
+            Err(ReadError::Refused("not today".into()))
+        }))
+        .unwrap();
+    server
+        .add_resource(Resource::new("test://panics", "panics", |_| panic!("reader bug")))
+        .unwrap();
     server
         .add_template(
             ResourceTemplate::new("test://items/{id}/data", "item", |vars, _| {
@@ -129,18 +137,20 @@ pub fn server(args: &[String]) -> Server {
         .unwrap();
     server
         .add_prompt(
-            Prompt::new("greet", |args, _| Ok(vec![PromptMessage::user(format!("Say hello in {}", args["language"]))]))
-                .description("Greets in a language")
-                .argument("language", Some("The language"), true)
-                .complete(Completer::Function(Box::new(|_, context| {
-                    let region = context.get("region").and_then(|r| r.as_str()).unwrap_or("");
-                    if region == "eu" {
-                        vec!["german".into(), "greek".into()]
-                    } else {
-                        vec!["english".into(), "german".into()]
-                    }
-                })))
-                .argument("region", Some("Where"), false),
+            Prompt::new("greet", |args, _| {
+                Ok(vec![PromptMessage::user(format!("Say hello in {}", args["language"]))])
+            })
+            .description("Greets in a language")
+            .argument("language", Some("The language"), true)
+            .complete(Completer::Function(Box::new(|_, context| {
+                let region = context.get("region").and_then(|r| r.as_str()).unwrap_or("");
+                if region == "eu" {
+                    vec!["german".into(), "greek".into()]
+                } else {
+                    vec!["english".into(), "german".into()]
+                }
+            })))
+            .argument("region", Some("Where"), false),
         )
         .unwrap();
     server
@@ -155,8 +165,13 @@ pub fn server(args: &[String]) -> Server {
                         return Ok(ToolOutput::text("stopped"));
                     }
                     cx.progress(round as f64, Some(2.0), None);
-                    match cx.elicit(&format!("question {round}"), json!({"type": "object", "properties": {}})) {
-                        Ok(answer) => answers.push(answer["action"].as_str().unwrap_or("").to_string()),
+                    match cx.elicit(
+                        &format!("question {round}"),
+                        json!({"type": "object", "properties": {}}),
+                    ) {
+                        Ok(answer) => {
+                            answers.push(answer["action"].as_str().unwrap_or("").to_string())
+                        }
                         Err(baremcp::ClientError::Cancelled) => continue,
                         Err(e) => return Err(e.into()),
                     }
@@ -166,13 +181,24 @@ pub fn server(args: &[String]) -> Server {
         ))
         .unwrap();
     server
-        .add_tool(Tool::new("roots", "Lists the client's roots", json!({"type": "object"}), |_, cx| {
-            let roots = cx.roots()?;
-            Ok(ToolOutput::text(format!("{} roots", roots["roots"].as_array().map_or(0, Vec::len))))
-        }))
+        .add_tool(Tool::new(
+            "roots",
+            "Lists the client's roots",
+            json!({"type": "object"}),
+            |_, cx| {
+                let roots = cx.roots()?;
+                Ok(ToolOutput::text(format!(
+                    "{} roots",
+                    roots["roots"].as_array().map_or(0, Vec::len)
+                )))
+            },
+        ))
         .unwrap();
     server
-        .add_prompt(Prompt::new("refuses", |_, _| Err("no prompt for you".into())).description("Always refuses"))
+        .add_prompt(
+            Prompt::new("refuses", |_, _| Err("no prompt for you".into()))
+                .description("Always refuses"),
+        )
         .unwrap();
     crate::transcripts::apply_args(server, args)
 }
@@ -187,15 +213,19 @@ fn registration_refuses_bad_tools() {
     let mut server = Server::new("x", "1");
     let noop = |_: &serde_json::Value, _: &mut baremcp::Context| Ok(ToolOutput::text(""));
     server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap();
-    let duplicate = server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap_err();
+    let duplicate =
+        server.add_tool(Tool::new("a", "A", json!({"type": "object"}), noop)).unwrap_err();
     assert_eq!(duplicate, Error::Duplicate { kind: Kind::Tool, name: "a".into() });
     assert_eq!(duplicate.to_string(), r#"duplicate tool name "a""#);
-    let not_object = server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).unwrap_err();
+    let not_object =
+        server.add_tool(Tool::new("b", "B", json!({"type": "string"}), noop)).unwrap_err();
     assert_eq!(not_object, Error::NotAnObject { tool: "b".into() });
     assert_eq!(not_object.to_string(), r#"tool "b": inputSchema must have "type": "object""#);
     let schema = json!({"type": "object", "properties": {"x": {"type": "strng", "minLength": -1}}});
     let malformed = server.add_tool(Tool::new("c", "C", schema, noop)).unwrap_err();
-    let Error::Schema { tool, schema: "inputSchema", problems } = &malformed else { panic!("{malformed:?}") };
+    let Error::Schema { tool, schema: "inputSchema", problems } = &malformed else {
+        panic!("{malformed:?}")
+    };
     assert_eq!(tool, "c");
     let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
     assert_eq!(pointers, ["/properties/x/minLength", "/properties/x/type"]);
@@ -203,8 +233,12 @@ fn registration_refuses_bad_tools() {
         malformed.to_string(),
         r#"tool "c": inputSchema does not load: /properties/x/minLength: must be a non-negative integer, got -1; /properties/x/type: unknown type "strng" (expected one of null, boolean, object, array, number, string, integer)"#
     );
-    let bad_output = Tool::new("d", "D", json!({"type": "object"}), noop).output_schema(json!({"type": 7}));
-    let Err(Error::Schema { tool, schema: "outputSchema", .. }) = server.add_tool(bad_output) else { panic!() };
+    let bad_output =
+        Tool::new("d", "D", json!({"type": "object"}), noop).output_schema(json!({"type": 7}));
+    let Err(Error::Schema { tool, schema: "outputSchema", .. }) = server.add_tool(bad_output)
+    else {
+        panic!()
+    };
     assert_eq!(tool, "d");
     // Nothing refused was registered: the refused names are free.
     assert!(server.add_tool(Tool::new("b", "B", json!({"type": "object"}), noop)).is_ok());
@@ -219,7 +253,10 @@ fn registration_refuses_duplicates_of_every_kind() {
     assert_eq!(duplicate, Error::Duplicate { kind: Kind::Resource, name: "test://a".into() });
     let prompt = || Prompt::new("p", |_, _| Ok(vec![]));
     server.add_prompt(prompt()).unwrap();
-    assert_eq!(server.add_prompt(prompt()).unwrap_err(), Error::Duplicate { kind: Kind::Prompt, name: "p".into() });
+    assert_eq!(
+        server.add_prompt(prompt()).unwrap_err(),
+        Error::Duplicate { kind: Kind::Prompt, name: "p".into() }
+    );
     let template = ResourceTemplate::new("test://fixed", "fixed", |_, _| Err(ReadError::NotFound));
     let no_variable = server.add_template(template).unwrap_err();
     assert_eq!(no_variable, Error::NoVariable { template: "test://fixed".into() });
@@ -250,8 +287,11 @@ fn calls(server: &Server, tool: &str, arguments: &[serde_json::Value]) -> Vec<se
     }
     let mut output = Vec::new();
     server.serve(&mut input.as_bytes(), &mut output).unwrap();
-    let replies: Vec<serde_json::Value> =
-        String::from_utf8(output).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let replies: Vec<serde_json::Value> = String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     replies[1..].iter().map(|reply| reply["result"].clone()).collect()
 }
 
@@ -311,7 +351,10 @@ fn typed_tool_gets_its_arguments_decoded() {
     for (arguments, why) in cases {
         let result = call(&server, "repeat", arguments);
         assert_eq!(result["isError"], true, "{result}");
-        assert_eq!(result["content"][0]["text"], format!("invalid arguments for tool repeat:\n{why}"));
+        assert_eq!(
+            result["content"][0]["text"],
+            format!("invalid arguments for tool repeat:\n{why}")
+        );
     }
     // Schema validation still comes first, with its own message.
     let invalid = call(&server, "repeat", json!({"text": "ab"}));
@@ -334,7 +377,11 @@ fn typed_tool_outputs_convert_from_text_and_serialize() {
     }
     let schema = json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]});
     let mut server = Server::new("x", "1");
-    server.add_tool(Tool::typed("sum", "Adds", schema.clone(), |p: Pair, _| Ok(Json(Sum { sum: p.a + p.b })))).unwrap();
+    server
+        .add_tool(Tool::typed("sum", "Adds", schema.clone(), |p: Pair, _| {
+            Ok(Json(Sum { sum: p.a + p.b }))
+        }))
+        .unwrap();
     server.add_tool(Tool::typed("label", "Names", schema, |_: Pair, _| Ok("a pair"))).unwrap();
     assert_eq!(
         call(&server, "sum", json!({"a": 2, "b": 3})),
@@ -351,7 +398,8 @@ fn typed_tool_is_refused_when_a_schema_example_does_not_decode() {
     let mut schema = repeat_schema();
     schema["examples"] = json!([{"text": "a", "times": 2}, {"text": "b", "times": 1000}]);
     let mut server = Server::new("x", "1");
-    let refused = server.add_tool(Tool::typed("repeat", "Repeats", schema.clone(), repeat)).unwrap_err();
+    let refused =
+        server.add_tool(Tool::typed("repeat", "Repeats", schema.clone(), repeat)).unwrap_err();
     assert_eq!(
         refused,
         Error::Example {
@@ -365,7 +413,9 @@ fn typed_tool_is_refused_when_a_schema_example_does_not_decode() {
         r#"tool "repeat": inputSchema /examples/1/times: does not decode into the argument type: invalid value: integer `1000`, expected u8"#
     );
     // The same examples on an untyped tool, or examples that decode, are fine.
-    server.add_tool(Tool::new("raw", "Raw", schema.clone(), |_, _| Ok(ToolOutput::text("")))).unwrap();
+    server
+        .add_tool(Tool::new("raw", "Raw", schema.clone(), |_, _| Ok(ToolOutput::text(""))))
+        .unwrap();
     schema["examples"] = json!([{"text": "a", "times": 2}]);
     server.add_tool(Tool::typed("repeat", "Repeats", schema, repeat)).unwrap();
 }
@@ -391,7 +441,8 @@ fn a_tool_keeps_state_in_a_cell() {
 #[test]
 fn question_mark_on_any_error_is_an_error_result() {
     let mut server = Server::new("x", "1");
-    let schema = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+    let schema =
+        json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
     server
         .add_tool(Tool::new("read", "Reads a file", schema, |args, _| {
             let text = std::fs::read_to_string(args["path"].as_str().unwrap_or_default())?;
@@ -427,7 +478,9 @@ fn registration_warns_about_keywords_it_does_not_enforce() {
     log::set_max_level(log::LevelFilter::Trace);
     let mut server = Server::new("x", "1");
     let schema = json!({"type": "object", "unevaluatedProperties": false, "properties": {"p": {"$ref": "https://example.com/p.json"}}});
-    let warnings = server.add_tool(Tool::new("lenient", "L", schema, |_, _| Ok(ToolOutput::text("")))).unwrap();
+    let warnings = server
+        .add_tool(Tool::new("lenient", "L", schema, |_, _| Ok(ToolOutput::text(""))))
+        .unwrap();
     // Returned, for an embedder without a logger...
     let returned: Vec<String> = warnings.iter().map(ToString::to_string).collect();
     let pointers: Vec<&str> = warnings.iter().map(|w| w.problem.pointer.as_str()).collect();
@@ -443,7 +496,8 @@ fn registration_warns_about_keywords_it_does_not_enforce() {
             "WARN tool \"lenient\": inputSchema: /properties/p/$ref: remote $ref \"https://example.com/p.json\" is not followed: this reference is not enforced",
         ]
     );
-    let logged: Vec<String> = ours.iter().map(|l| l.trim_start_matches("WARN ").to_string()).collect();
+    let logged: Vec<String> =
+        ours.iter().map(|l| l.trim_start_matches("WARN ").to_string()).collect();
     assert_eq!(returned, logged);
 }
 
@@ -511,7 +565,10 @@ fn replies_are_flushed_before_the_server_would_wait() {
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let mut input = Pieces(
         [
-            leak(format!("{init}\n{}\n", r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#)),
+            leak(format!(
+                "{init}\n{}\n",
+                r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+            )),
             leak(format!("{}\n{}\n", call(2), call(3))),
             leak(format!("{}\n", call(4))),
         ]
@@ -562,7 +619,9 @@ fn question_mark_in_a_reader_or_a_prompt_refuses_with_the_error_text() {
         }))
         .unwrap();
     server
-        .add_prompt(Prompt::new("file", move |_, _| Ok(vec![PromptMessage::user(std::fs::read_to_string(&missing)?)])))
+        .add_prompt(Prompt::new("file", move |_, _| {
+            Ok(vec![PromptMessage::user(std::fs::read_to_string(&missing)?)])
+        }))
         .unwrap();
     let input = [
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
@@ -589,7 +648,11 @@ pub(crate) fn example(name: &str) -> std::path::PathBuf {
         .current_dir(crate::root())
         .output()
         .unwrap();
-    assert!(build.status.success(), "cargo build --example {name}:\n{}", String::from_utf8_lossy(&build.stderr));
+    assert!(
+        build.status.success(),
+        "cargo build --example {name}:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
     let messages = String::from_utf8(build.stdout).unwrap();
     messages
         .lines()
@@ -602,7 +665,8 @@ pub(crate) fn example(name: &str) -> std::path::PathBuf {
 #[test]
 fn the_readme_library_program_is_examples_minimal() {
     let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
-    let section = &readme[readme.find("\n## Write your own server\n").expect("the library section")..];
+    let section =
+        &readme[readme.find("\n## Write your own server\n").expect("the library section")..];
     let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
     let program = &section[start..start + section[start..].find("```\n").unwrap()];
     let minimal = std::fs::read_to_string(crate::root().join("examples/minimal.rs")).unwrap();
@@ -621,20 +685,30 @@ fn the_minimal_example_serves_and_ends_quietly_when_stdout_closes() {
     let minimal = example("minimal");
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"shout","arguments":{"text":"hi"}}}"#;
-    let mut child = Command::new(&minimal).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+    let mut child =
+        Command::new(&minimal).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
     child.stdin.take().unwrap().write_all(format!("{init}\n{call}\n").as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}", out.status);
     let last = String::from_utf8(out.stdout).unwrap().lines().last().unwrap().to_string();
-    assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}"#);
+    assert_eq!(
+        last,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"HI"}]}}"#
+    );
 
     // A client that closes the server's stdout has ended the session: exit 0, nothing said.
-    let mut child =
-        Command::new(&minimal).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = Command::new(&minimal)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
     drop(child.stdout.take());
     let mut stdin = child.stdin.take().unwrap();
     // The server may be gone before all of this is written; that is the point.
-    let _ = stdin.write_all("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".repeat(100_000).as_bytes());
+    let _ = stdin.write_all(
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n".repeat(100_000).as_bytes(),
+    );
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{:?}: {}", out.status, String::from_utf8_lossy(&out.stderr));

@@ -20,7 +20,9 @@ fn listen(id: &str) -> String {
 }
 
 fn cancel(id: &str) -> String {
-    format!(r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#)
+    format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/cancelled","params":{{"requestId":{id}}}}}"#
+    )
 }
 
 fn acknowledged(id: &str) -> String {
@@ -40,8 +42,11 @@ fn already_open(id: &str) -> String {
 #[test]
 fn lone_surrogate_ids_are_told_apart_and_echoed() {
     let (a, b, c) = (r#""\ud800""#, r#""\udc00""#, r#""\udfff""#);
-    let input = [listen(a), listen(b), cancel(c), listen(a), cancel(a), listen(a), listen(b)].join("\n");
-    let want = [acknowledged(a), acknowledged(b), already_open(a), acknowledged(a), already_open(b)].join("\n");
+    let input =
+        [listen(a), listen(b), cancel(c), listen(a), cancel(a), listen(a), listen(b)].join("\n");
+    let want =
+        [acknowledged(a), acknowledged(b), already_open(a), acknowledged(a), already_open(b)]
+            .join("\n");
     assert_eq!(serve(&[], &input), want + "\n");
 }
 
@@ -69,9 +74,13 @@ fn open_streams_are_capped() {
     let out = serve(&[], &input.join("\n"));
     let acks = out.lines().filter(|l| l.contains("acknowledged")).count();
     assert_eq!(acks, 1025, "1024 streams, then 7 again after its cancel");
-    let refused = r#"{"code":-32602,"message":"too many open subscriptions/listen streams (at most 1024)"}"#;
+    let refused =
+        r#"{"code":-32602,"message":"too many open subscriptions/listen streams (at most 1024)"}"#;
     assert!(out.contains(&format!(r#"{{"jsonrpc":"2.0","id":1024,"error":{refused}}}"#)), "{out}");
-    assert!(out.ends_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":9999,\"error\":{refused}}}\n")), "{out}");
+    assert!(
+        out.ends_with(&format!("{{\"jsonrpc\":\"2.0\",\"id\":9999,\"error\":{refused}}}\n")),
+        "{out}"
+    );
 }
 
 /// Resource subscriptions (each URI a stream watches, each `resources/subscribe`) are capped
@@ -82,7 +91,9 @@ fn resource_subscriptions_are_capped() {
     let hello = format!("file://{}/hello.txt", root.display());
     let many: Vec<String> = (0..4096).map(|n| format!("file:///nowhere/{n}")).collect();
     let subscribe = |id: u32| {
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{hello}"}}}}"#)
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{hello}"}}}}"#
+        )
     };
     let input = [
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
@@ -97,7 +108,8 @@ fn resource_subscriptions_are_capped() {
     ];
     let out = serve(&["--root", root.to_str().unwrap()], &input.join("\n"));
     let replies = replies(&out);
-    let codes: Vec<_> = replies.iter().map(|r| (r["id"].clone(), r["error"]["code"].clone())).collect();
+    let codes: Vec<_> =
+        replies.iter().map(|r| (r["id"].clone(), r["error"]["code"].clone())).collect();
     use serde_json::json;
     assert_eq!(
         codes,
@@ -111,7 +123,10 @@ fn resource_subscriptions_are_capped() {
         ],
         "{out}"
     );
-    assert_eq!(replies[1]["error"]["message"], "too many resource subscriptions (at most 4096 in all)");
+    assert_eq!(
+        replies[1]["error"]["message"],
+        "too many resource subscriptions (at most 4096 in all)"
+    );
     assert_eq!(out.lines().filter(|l| l.contains("acknowledged")).count(), 2, "streams 1 and 6");
 }
 
@@ -162,7 +177,10 @@ fn lines_read_during_a_wait_are_bounded() {
         r#"{"jsonrpc":"2.0","id":"call","method":"tools/call","params":{"name":"ask_twice"}}"#.to_string(),
     ];
     input.extend((1..=1100).map(|id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#)));
-    input.push(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}"#.to_string());
+    input.push(
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}"#
+            .to_string(),
+    );
     let server = crate::library::server(&[]);
     let mut out = Vec::new();
     server.serve(&mut input.join("\n").as_bytes(), &mut out).unwrap();

@@ -125,7 +125,10 @@ pub fn serving<A: AsRef<OsStr>>(args: impl IntoIterator<Item = A>) -> std::io::R
 /// Like [`serving`], with the server's address space limited to `kib` KiB (`ulimit -v`): a
 /// server that would hold too much fails (an allocation error, a clean refusal) instead of
 /// taking the machine's memory.
-pub fn serving_limited<A: AsRef<OsStr>>(kib: u64, args: impl IntoIterator<Item = A>) -> std::io::Result<Child> {
+pub fn serving_limited<A: AsRef<OsStr>>(
+    kib: u64,
+    args: impl IntoIterator<Item = A>,
+) -> std::io::Result<Child> {
     Command::new("sh")
         .arg("-c")
         .arg(format!("ulimit -v {kib} && exec \"$0\" \"$@\""))
@@ -149,7 +152,8 @@ pub fn diff(expected: &str, actual: &str) -> String {
     let mut lcs = vec![vec![0usize; a.len() + 1]; e.len() + 1];
     for i in (0..e.len()).rev() {
         for j in (0..a.len()).rev() {
-            lcs[i][j] = if e[i] == a[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            lcs[i][j] =
+                if e[i] == a[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
         }
     }
     let (mut i, mut j, mut out) = (0, 0, String::new());

@@ -33,10 +33,8 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
     });
     let path = dir.join("run.json");
     std::fs::write(&path, manifest.to_string()).unwrap();
-    let call =
-        |id: u32, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}});
-    let read =
-        |id: u32, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}});
+    let call = |id: u32, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}});
+    let read = |id: u32, uri: &str| json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}});
     let lines = [
         json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
         call(1, "pass_env"),
@@ -68,7 +66,9 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .map(|v| (v["id"].as_u64().unwrap(), v))
         .collect();
-    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string();
+    let text = |id: u64| {
+        replies[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
+    };
     let error = |id: u64| replies[&id]["error"]["message"].as_str().unwrap_or_default().to_string();
     assert_eq!(text(1), "passed through");
     assert_eq!(replies[&2]["result"]["isError"], true);

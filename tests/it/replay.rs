@@ -54,18 +54,39 @@ fn own_transcripts_pass_against_the_binary_as_an_external_command() {
 
 #[test]
 fn filters_and_placeholders() {
-    let file = |name: &str| crate::fixture(&format!("replay/{name}")).to_string_lossy().into_owned();
+    let file =
+        |name: &str| crate::fixture(&format!("replay/{name}")).to_string_lossy().into_owned();
     let deny = file("deny-tools.txt");
-    let (out, _) = replay(&[&deny, "--", bin(), "proxy", "--deny-tools", "calculate", "--", bin(), "--page-size", "1"]);
+    let (out, _) = replay(&[
+        &deny,
+        "--",
+        bin(),
+        "proxy",
+        "--deny-tools",
+        "calculate",
+        "--",
+        bin(),
+        "--page-size",
+        "1",
+    ]);
     assert!(out.status.success(), "{}", stdout(&out));
     let allow = file("allow-tools.txt");
-    let (out, _) = replay(&[&allow, "--", bin(), "proxy", "--allow-tools", "calculate", "--", bin()]);
+    let (out, _) =
+        replay(&[&allow, "--", bin(), "proxy", "--allow-tools", "calculate", "--", bin()]);
     assert!(out.status.success(), "{}", stdout(&out));
     let (out, _) = replay(&[&file("placeholders.txt")]);
     assert!(out.status.success(), "{}", stdout(&out));
     // With `cat` upstream, whatever the proxy forwards comes back: nothing ambiguous may.
-    let (out, _) =
-        replay(&[&file("ambiguous-client.txt"), "--", bin(), "proxy", "--allow-tools", "calculate", "--", "cat"]);
+    let (out, _) = replay(&[
+        &file("ambiguous-client.txt"),
+        "--",
+        bin(),
+        "proxy",
+        "--allow-tools",
+        "calculate",
+        "--",
+        "cat",
+    ]);
     assert!(out.status.success(), "{}", stdout(&out));
     // Without the filter the same deny transcript fails: the filter is what it checks.
     let (out, _) = replay(&[&deny, "--", bin(), "--page-size", "1"]);
@@ -88,7 +109,12 @@ fn a_session_recorded_through_the_proxy_replays() {
     let input: String = session.iter().map(|l| format!("{l}\n")).collect::<String>()
         + "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\r\n";
     let run = |args: &[&str]| {
-        let mut child = Command::new(bin()).args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).spawn().unwrap();
+        let mut child = Command::new(bin())
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
         child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
         child.wait_with_output().unwrap()
     };
@@ -98,7 +124,10 @@ fn a_session_recorded_through_the_proxy_replays() {
     assert!(proxied.status.success());
     assert_eq!(stdout(&proxied), stdout(&direct), "the proxy must forward every line unchanged");
     let recorded = std::fs::read_to_string(&record).unwrap();
-    assert!(recorded.contains("-->~ {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\\r\\n"), "{recorded}");
+    assert!(
+        recorded.contains("-->~ {\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\\r\\n"),
+        "{recorded}"
+    );
     assert_eq!(recorded.lines().filter(|l| l.starts_with("<-- ")).count(), 7, "{recorded}");
     let (out, _) = replay(&[&record_arg, "--", bin()]);
     assert!(out.status.success(), "{}\n{recorded}", stdout(&out));
@@ -123,7 +152,10 @@ fn broken_servers_fail_clearly_and_quickly() {
         let (out, elapsed) = replay(&args);
         let text = stdout(&out);
         assert_eq!(out.status.code(), Some(1), "{command:?}: {text}");
-        assert!(text.contains("seed-session.txt: FAILED") && text.contains(expected), "{command:?}: {text}");
+        assert!(
+            text.contains("seed-session.txt: FAILED") && text.contains(expected),
+            "{command:?}: {text}"
+        );
         assert!(text.ends_with("0 passed, 1 failed\n"), "{text}");
         assert!(elapsed < Duration::from_secs(5), "{command:?} took {elapsed:?}");
     }
@@ -139,7 +171,9 @@ fn broken_servers_fail_clearly_and_quickly() {
     let (out, _) = replay(&["--timeout-ms", "20000", &ping, "--", "sh", "-c", script]);
     let text = stdout(&out);
     assert!(
-        text.contains("line 3: the server wrote a line longer than 16777216 bytes (not kept) waiting for:"),
+        text.contains(
+            "line 3: the server wrote a line longer than 16777216 bytes (not kept) waiting for:"
+        ),
         "{text}"
     );
     // A message nobody asked for is a failure too.
@@ -161,7 +195,16 @@ fn update_rewrites_expectations_and_stderr_can_be_captured() {
     std::fs::write(&file, stale).unwrap();
     let path = file.to_string_lossy().into_owned();
     let log = dir.join("stderr.log");
-    let (out, _) = replay(&["--update", "--stderr", &log.to_string_lossy(), &path, "--", bin(), "--log-level", "info"]);
+    let (out, _) = replay(&[
+        "--update",
+        "--stderr",
+        &log.to_string_lossy(),
+        &path,
+        "--",
+        bin(),
+        "--log-level",
+        "info",
+    ]);
     assert!(out.status.success(), "{}", stdout(&out));
     assert_eq!(std::fs::read_to_string(&file).unwrap(), original);
     assert!(std::fs::read_to_string(&log).unwrap().contains("tools/call id=1"));
@@ -181,7 +224,8 @@ fn update_rewrites_expectations_and_stderr_can_be_captured() {
         ("everything/elicitation-cancel.txt", everything.as_str()),
         ("modern-subscriptions-listen.txt", bin()),
     ] {
-        let original = std::fs::read_to_string(crate::fixture(&format!("transcripts/{name}"))).unwrap();
+        let original =
+            std::fs::read_to_string(crate::fixture(&format!("transcripts/{name}"))).unwrap();
         std::fs::write(&file, original.replace("<-- {", "<-- {\"stale\":true,")).unwrap();
         let (out, _) = replay(&["--update", &path, "--", server]);
         assert!(out.status.success(), "{name}: {}", stdout(&out));
@@ -209,8 +253,10 @@ fn proxy(args: &[&str], input: &str) -> String {
 fn the_proxy_bounds_lines_both_ways() {
     // A client line over the limit is refused as baremcp refuses it (with its id, read from
     // the line's start), and never forwarded.
-    let long =
-        format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}", "x".repeat(2000));
+    let long = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}",
+        "x".repeat(2000)
+    );
     let input = format!("{long}\n{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}}\n");
     assert_eq!(
         proxy(&["--max-message-bytes", "1000", "--", bin()], &input),
@@ -268,9 +314,15 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         br#"[{"jsonrpc":"2.0","id":"\ud800\udc00","result":{"tools":[{"name":"secret"}]}},{"jsonrpc":"2.0","id":-0,"result":{}}]"#,
     ];
     let file = dir.join("answers");
-    std::fs::write(&file, answers.iter().flat_map(|a| [*a, b"\n"]).flatten().copied().collect::<Vec<u8>>()).unwrap();
-    let script =
-        format!("while IFS= read -r x; do IFS= read -r y <&3 && printf '%s\\n' \"$y\"; done 3< '{}'", file.display());
+    std::fs::write(
+        &file,
+        answers.iter().flat_map(|a| [*a, b"\n"]).flatten().copied().collect::<Vec<u8>>(),
+    )
+    .unwrap();
+    let script = format!(
+        "while IFS= read -r x; do IFS= read -r y <&3 && printf '%s\\n' \"$y\"; done 3< '{}'",
+        file.display()
+    );
     let mut child = Command::new(bin())
         .args(["proxy", "--allow-tools", "calculate", "--", "sh", "-c", &script])
         .stdin(Stdio::piped())
@@ -278,8 +330,9 @@ fn the_filter_judges_server_lines_as_the_client_will_read_them() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let pings: String =
-        (1..=8).map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n")).collect();
+    let pings: String = (1..=8)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\"}}\n"))
+        .collect();
     child.stdin.take().unwrap().write_all(pings.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let refused = |id: u64, why: &str| {
@@ -334,17 +387,31 @@ fn replay_deadlines_bound_writes_and_endless_output() {
     let big = dir.join("big.txt");
     let pad = "x".repeat(1 << 20);
     std::fs::write(&big, format!("--> {{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"pad\":\"{pad}\"}}}}\n<-- {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{}}}}\n")).unwrap();
-    let (out, elapsed) = replay(&["--timeout-ms", "1000", &big.to_string_lossy(), "--", "sleep", "10"]);
+    let (out, elapsed) =
+        replay(&["--timeout-ms", "1000", &big.to_string_lossy(), "--", "sleep", "10"]);
     let text = stdout(&out);
-    assert!(text.contains("line 1: timed out after 1000 ms writing (the server is not reading its input):"), "{text}");
+    assert!(
+        text.contains(
+            "line 1: timed out after 1000 ms writing (the server is not reading its input):"
+        ),
+        "{text}"
+    );
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     // `--update` against a server that answers, then never stops writing (a line every 10
     // ms, for a few seconds), fails once it has written for the whole timeout.
     let ping = dir.join("ping.txt");
     std::fs::write(&ping, "--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n").unwrap();
     let script = r#"read x; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; i=0; while [ $i -lt 500 ]; do echo '{"jsonrpc":"2.0","method":"tick"}'; sleep 0.01; i=$((i+1)); done"#;
-    let (out, elapsed) =
-        replay(&["--update", "--timeout-ms", "1000", &ping.to_string_lossy(), "--", "sh", "-c", script]);
+    let (out, elapsed) = replay(&[
+        "--update",
+        "--timeout-ms",
+        "1000",
+        &ping.to_string_lossy(),
+        "--",
+        "sh",
+        "-c",
+        script,
+    ]);
     let text = stdout(&out);
     assert!(text.contains("the server did not stop writing within 1000 ms"), "{text}");
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");

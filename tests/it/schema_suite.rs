@@ -9,9 +9,15 @@ use serde_json::Value;
 /// `draft/file: group description` (a whole group) or `... / test description`.
 const SKIPPED: &[(&str, &str)] = &[
     ("draft2020-12/ref.json: remote ref, containing refs itself", "remote $ref is not fetched"),
-    ("draft2020-12/defs.json: validate definition against metaschema", "remote $ref (the metaschema) is not fetched"),
+    (
+        "draft2020-12/defs.json: validate definition against metaschema",
+        "remote $ref (the metaschema) is not fetched",
+    ),
     ("draft7/ref.json: remote ref, containing refs itself", "remote $ref is not fetched"),
-    ("draft7/definitions.json: validate definition against metaschema", "remote $ref (the metaschema) is not fetched"),
+    (
+        "draft7/definitions.json: validate definition against metaschema",
+        "remote $ref (the metaschema) is not fetched",
+    ),
     (
         "draft2020-12/not.json: collect annotations inside a 'not', even if collection is disabled",
         "unevaluatedProperties is not supported",
@@ -42,7 +48,8 @@ fn run(draft_dir: &str, draft: Draft) {
     let (mut passed, mut skipped, mut failures, mut needless) = (0, 0, Vec::new(), Vec::new());
     for path in files {
         let file = path.strip_prefix(&dir).unwrap().to_string_lossy().into_owned();
-        let groups: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let groups: Vec<Value> =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         for group in groups {
             let key = format!("{draft_dir}/{file}: {}", group["description"].as_str().unwrap());
             let group_failures = run_group(&key, &group, draft);
@@ -65,18 +72,22 @@ fn run(draft_dir: &str, draft: Draft) {
         .iter()
         .filter(|(k, _)| k.starts_with(&format!("{draft_dir}/")))
         .filter(|(k, _)| {
-            !std::fs::read_to_string(dir.join(k.split(": ").next().unwrap().split_once('/').unwrap().1)).is_ok_and(
-                |text| {
-                    text.contains(&format!(
-                        "\"description\": {}",
-                        serde_json::to_string(k.split_once(": ").unwrap().1).unwrap()
-                    ))
-                },
+            !std::fs::read_to_string(
+                dir.join(k.split(": ").next().unwrap().split_once('/').unwrap().1),
             )
+            .is_ok_and(|text| {
+                text.contains(&format!(
+                    "\"description\": {}",
+                    serde_json::to_string(k.split_once(": ").unwrap().1).unwrap()
+                ))
+            })
         })
         .collect();
     assert!(unmatched.is_empty(), "skip entries that match no group: {unmatched:?}");
-    assert!(needless.is_empty(), "skipped groups that pass (remove them from SKIPPED): {needless:?}");
+    assert!(
+        needless.is_empty(),
+        "skipped groups that pass (remove them from SKIPPED): {needless:?}"
+    );
 }
 
 /// Runs one group; returns a line per failing case.

@@ -30,14 +30,23 @@ impl Client {
         self.call_as(true, method, params)
     }
 
-    fn call_as(&mut self, extension: bool, method: &str, mut params: Value) -> Result<Value, Value> {
+    fn call_as(
+        &mut self,
+        extension: bool,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Value, Value> {
         self.next += 1;
         params["_meta"] = Client::meta(extension);
-        let request = json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params });
+        let request =
+            json!({ "jsonrpc": "2.0", "id": self.next, "method": method, "params": params });
         writeln!(self.to_server, "{request}").unwrap();
         loop {
             let mut line = String::new();
-            assert!(self.from_server.read_line(&mut line).unwrap() > 0, "the server closed its output");
+            assert!(
+                self.from_server.read_line(&mut line).unwrap() > 0,
+                "the server closed its output"
+            );
             let message: Value = serde_json::from_str(&line).unwrap();
             if message["id"] == json!(self.next) {
                 return match message.get("error") {
@@ -84,7 +93,10 @@ fn with_server(client: impl FnOnce(&mut Client) + Send + 'static) {
 fn a_task_runs_while_the_loop_serves_and_its_result_is_inlined() {
     with_server(|c| {
         let created = c
-            .call("tools/call", json!({ "name": "slow_compute", "arguments": { "seconds": 1, "label": "t" } }))
+            .call(
+                "tools/call",
+                json!({ "name": "slow_compute", "arguments": { "seconds": 1, "label": "t" } }),
+            )
             .unwrap();
         assert_eq!(created["resultType"], "task");
         assert_eq!(created["status"], "working");
@@ -94,7 +106,9 @@ fn a_task_runs_while_the_loop_serves_and_its_result_is_inlined() {
         assert!(created.get("requestState").is_none() && created.get("task").is_none());
         let task = created["taskId"].as_str().unwrap().to_string();
         // The loop answers others while the task sleeps.
-        let greeting = c.call("tools/call", json!({ "name": "greet", "arguments": { "name": "World" } })).unwrap();
+        let greeting = c
+            .call("tools/call", json!({ "name": "greet", "arguments": { "name": "World" } }))
+            .unwrap();
         assert_eq!(greeting["content"][0]["text"], "Hello, World!");
         assert_eq!(c.call("tasks/get", json!({ "taskId": task })).unwrap()["status"], "working");
         let done = c.wait(&task, "completed");
@@ -107,10 +121,15 @@ fn a_task_runs_while_the_loop_serves_and_its_result_is_inlined() {
 #[test]
 fn tool_errors_complete_and_panics_fail() {
     with_server(|c| {
-        let failing = c.call("tools/call", json!({ "name": "failing_job", "arguments": {} })).unwrap();
+        let failing =
+            c.call("tools/call", json!({ "name": "failing_job", "arguments": {} })).unwrap();
         let done = c.wait(failing["taskId"].as_str().unwrap(), "completed");
-        assert_eq!((done["status"].as_str(), done["result"]["isError"].as_bool()), (Some("completed"), Some(true)));
-        let panicking = c.call("tools/call", json!({ "name": "protocol_error_job", "arguments": {} })).unwrap();
+        assert_eq!(
+            (done["status"].as_str(), done["result"]["isError"].as_bool()),
+            (Some("completed"), Some(true))
+        );
+        let panicking =
+            c.call("tools/call", json!({ "name": "protocol_error_job", "arguments": {} })).unwrap();
         let done = c.wait(panicking["taskId"].as_str().unwrap(), "failed");
         assert_eq!(done["status"], "failed");
         assert_eq!(done["error"]["code"], -32603);
@@ -121,7 +140,9 @@ fn tool_errors_complete_and_panics_fail() {
 #[test]
 fn cancelling_settles_at_once_and_is_idempotent() {
     with_server(|c| {
-        let created = c.call("tools/call", json!({ "name": "slow_compute", "arguments": { "seconds": 60 } })).unwrap();
+        let created = c
+            .call("tools/call", json!({ "name": "slow_compute", "arguments": { "seconds": 60 } }))
+            .unwrap();
         let task = created["taskId"].as_str().unwrap().to_string();
         assert_eq!(
             c.call("tasks/cancel", json!({ "taskId": task })).unwrap(),
@@ -136,7 +157,8 @@ fn cancelling_settles_at_once_and_is_idempotent() {
 #[test]
 fn questions_wait_in_the_task_and_may_be_answered_in_parts() {
     with_server(|c| {
-        let created = c.call("tools/call", json!({ "name": "multi_input", "arguments": {} })).unwrap();
+        let created =
+            c.call("tools/call", json!({ "name": "multi_input", "arguments": {} })).unwrap();
         let task = created["taskId"].as_str().unwrap().to_string();
         let asking = c.wait(&task, "input_required");
         let mut keys: Vec<&String> = asking["inputRequests"].as_object().unwrap().keys().collect();
@@ -144,14 +166,21 @@ fn questions_wait_in_the_task_and_may_be_answered_in_parts() {
         assert_eq!(keys, ["confirm", "name"]);
         assert_eq!(asking["inputRequests"]["name"]["method"], "elicitation/create");
         let answer = json!({ "action": "accept", "content": { "name": "Ada" } });
-        c.call("tasks/update", json!({ "taskId": task, "inputResponses": { "name": answer } })).unwrap();
+        c.call("tasks/update", json!({ "taskId": task, "inputResponses": { "name": answer } }))
+            .unwrap();
         let still = c.call("tasks/get", json!({ "taskId": task })).unwrap();
         assert_eq!(still["status"], "input_required");
-        assert_eq!(still["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(), ["confirm"]);
-        let bad = c.call("tasks/update", json!({ "taskId": task, "inputResponses": { "confirm": 7 } })).unwrap_err();
+        assert_eq!(
+            still["inputRequests"].as_object().unwrap().keys().collect::<Vec<_>>(),
+            ["confirm"]
+        );
+        let bad = c
+            .call("tasks/update", json!({ "taskId": task, "inputResponses": { "confirm": 7 } }))
+            .unwrap_err();
         assert_eq!(bad["code"], -32602);
         let answer = json!({ "action": "accept", "content": { "confirm": true } });
-        c.call("tasks/update", json!({ "taskId": task, "inputResponses": { "confirm": answer } })).unwrap();
+        c.call("tasks/update", json!({ "taskId": task, "inputResponses": { "confirm": answer } }))
+            .unwrap();
         let done = c.wait(&task, "completed");
         assert_eq!(done["result"]["content"][0]["text"], "Ada answered both questions");
     });
@@ -160,7 +189,9 @@ fn questions_wait_in_the_task_and_may_be_answered_in_parts() {
 #[test]
 fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
     with_server(|c| {
-        let round1 = c.call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} })).unwrap();
+        let round1 = c
+            .call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }))
+            .unwrap();
         assert_eq!(round1["resultType"], "input_required");
         assert!(round1.get("taskId").is_none());
         let answer = json!({ "action": "accept", "content": { "name": "Alice" } });
@@ -172,8 +203,13 @@ fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
 
         // Without the extension: optional task tools run inline, required ones and the task
         // methods are refused with -32021 naming it.
-        let inline =
-            c.call_as(false, "tools/call", json!({ "name": "slow_compute", "arguments": { "seconds": 0 } })).unwrap();
+        let inline = c
+            .call_as(
+                false,
+                "tools/call",
+                json!({ "name": "slow_compute", "arguments": { "seconds": 0 } }),
+            )
+            .unwrap();
         assert_eq!(inline["resultType"], "complete");
         assert!(inline.get("taskId").is_none());
         for (method, params) in [
@@ -186,8 +222,14 @@ fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
             assert_eq!(refused["code"], -32021, "{method}");
             assert_eq!(refused["data"]["requiredCapabilities"]["extensions"][TASKS], json!({}));
         }
-        assert_eq!(c.call("tasks/get", json!({ "taskId": "unknown" })).unwrap_err()["code"], -32602);
-        assert_eq!(c.call("tasks/result", json!({ "taskId": "unknown" })).unwrap_err()["code"], -32601);
+        assert_eq!(
+            c.call("tasks/get", json!({ "taskId": "unknown" })).unwrap_err()["code"],
+            -32602
+        );
+        assert_eq!(
+            c.call("tasks/result", json!({ "taskId": "unknown" })).unwrap_err()["code"],
+            -32601
+        );
     });
 }
 

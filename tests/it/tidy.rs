@@ -1,5 +1,6 @@
-//! Tidy checks: formatting, a `//!` line atop every source file, and the README's method
-//! table agreeing with the dispatch `match`.
+//! Tidy checks: a `//!` line atop every source file, the README's method table agreeing with
+//! the dispatch `match`, the layers' imports pointing down with no circle, distinct file
+//! names, short files and functions, where `unsafe` code is, and the runtime dependencies.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -18,7 +19,11 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 #[test]
 fn rustfmt_is_clean() {
-    let out = Command::new(env!("CARGO")).args(["fmt", "--check"]).current_dir(crate::root()).output().unwrap();
+    let out = Command::new(env!("CARGO"))
+        .args(["fmt", "--check"])
+        .current_dir(crate::root())
+        .output()
+        .unwrap();
     assert!(out.status.success(), "run `cargo fmt`:\n{}", String::from_utf8_lossy(&out.stdout));
 }
 
@@ -41,11 +46,18 @@ fn every_file_says_what_it_owns() {
 
 /// The method names the dispatch `match` handles, read from its source.
 fn dispatched() -> BTreeSet<String> {
-    let source = std::fs::read_to_string(crate::root().join("src/dispatch.rs")).unwrap();
-    let body = &source[source.find("let reply = match req.method {").expect("the dispatch match")..];
+    let source =
+        std::fs::read_to_string(crate::root().join("src/dispatch/method_table.rs")).unwrap();
+    let body =
+        &source[source.find("let reply = match req.method {").expect("the dispatch match")..];
     let body = &body[..body.find("other => ").unwrap()];
     body.lines()
-        .filter_map(|l| l.trim().strip_prefix('"').and_then(|l| l.split_once("\" =>")).map(|(m, _)| m.to_string()))
+        .filter_map(|l| {
+            l.trim()
+                .strip_prefix('"')
+                .and_then(|l| l.split_once("\" =>"))
+                .map(|(m, _)| m.to_string())
+        })
         .collect()
 }
 
@@ -56,7 +68,9 @@ fn documented() -> BTreeSet<String> {
     let section = &section[..section[1..].find("\n## ").map_or(section.len(), |i| i + 1)];
     section
         .lines()
-        .filter_map(|l| l.strip_prefix("| `").and_then(|l| l.split_once('`')).map(|(m, _)| m.to_string()))
+        .filter_map(|l| {
+            l.strip_prefix("| `").and_then(|l| l.split_once('`')).map(|(m, _)| m.to_string())
+        })
         .collect()
 }
 
@@ -67,70 +81,89 @@ fn readme_method_table_matches_the_dispatch() {
     assert_eq!(code, docs, "README ## Methods must list exactly the dispatched methods");
 }
 
-/// The `src/` files each `src/` file names through a `crate::` path (in `use` lines and in
-/// code), as paths relative to `src/`. A path names the deepest file it reaches, so
-/// `crate::methods::tools::call` is an edge to `methods/tools.rs` and `crate::Server` one to
-/// `lib.rs`. `mod` declarations and `super::` paths are not edges: a parent holds its
-/// children, and layering is about who calls whom across the crate.
-fn crate_imports() -> BTreeMap<String, BTreeSet<String>> {
+/// The layer folders of `src/`, bottom to top. A folder's files import only folders of a lower
+/// rank (the inner lists share a rank and import neither way); ARCHITECTURE.md draws the same
+/// stack.
+const LAYERS: [&[&str]; 6] =
+    [&["util"], &["wire", "schema"], &["conn"], &["registry"], &["dispatch"], &["transport"]];
+
+/// A file's module path under `src/`: `wire/scanner.rs` is `[wire, scanner]`, `wire/mod.rs`
+/// is `[wire]`, `lib.rs` is `[]`.
+fn module_of(file: &str) -> Vec<String> {
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    let mut path: Vec<String> = stem.split('/').map(String::from).collect();
+    if matches!(path.last().map(String::as_str), Some("mod" | "lib")) {
+        path.pop();
+    }
+    path
+}
+
+/// The library files (paths relative to `src/`) each library file names through a `crate::`
+/// or `super::` path, in `use` lines and in code (comments are skipped). A path names the
+/// deepest file it reaches: `crate::wire::scanner::Scanner` is an edge to `wire/scanner.rs`,
+/// `super::Cx` in `schema/validate/array.rs` one to `schema/validate.rs`, and
+/// `crate::Server` one to `lib.rs`. A parent reaching into its own children (`mod` lines and
+/// their bare paths) is not an edge: a parent holds its children, and layering is about who
+/// calls whom.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
     let src = crate::root().join("src");
     let mut files = Vec::new();
     rust_files(&src, &mut files);
-    let module_file = |segments: &[&str]| -> Option<String> {
+    let module_file = |segments: &[String]| -> Option<String> {
         (1..=segments.len()).rev().find_map(|n| {
             let dir = segments[..n].join("/");
-            [format!("{dir}.rs"), format!("{dir}/mod.rs")].into_iter().find(|f| src.join(f).is_file())
+            [format!("{dir}.rs"), format!("{dir}/mod.rs")]
+                .into_iter()
+                .find(|f| src.join(f).is_file())
         })
     };
     let mut graph = BTreeMap::new();
     for file in files.iter().filter(|f| !f.starts_with(src.join("bin"))) {
         let name = file.strip_prefix(&src).unwrap().display().to_string();
+        let module = module_of(&name);
         let source = std::fs::read_to_string(file).unwrap();
-        let code: String = source.lines().filter(|l| !l.trim_start().starts_with("//")).collect::<Vec<_>>().join("\n");
+        // Unit tests (a file's last module) are not layering: they may use anything.
+        let code: String = source
+            .lines()
+            .take_while(|l| *l != "#[cfg(test)]")
+            .filter(|l| !l.trim_start().starts_with("//"))
+            .collect::<Vec<_>>()
+            .join("\n");
         let mut edges = BTreeSet::new();
-        for (at, _) in code.match_indices("crate::") {
-            let rest = &code[at + "crate::".len()..];
-            // `crate::{a::X, b}`: each top-level member of the group is its own path.
-            let paths: Vec<&str> = match rest.strip_prefix('{') {
-                Some(group) => {
-                    let (mut depth, mut end) = (0, group.len());
-                    for (i, c) in group.char_indices() {
-                        match c {
-                            '{' => depth += 1,
-                            '}' if depth == 0 => {
-                                end = i;
-                                break;
-                            }
-                            '}' => depth -= 1,
-                            _ => {}
-                        }
-                    }
-                    let mut members = Vec::new();
-                    let (mut depth, mut start) = (0, 0);
-                    for (i, c) in group[..end].char_indices() {
-                        match c {
-                            '{' => depth += 1,
-                            '}' => depth -= 1,
-                            ',' if depth == 0 => {
-                                members.push(&group[start..i]);
-                                start = i + 1;
-                            }
-                            _ => {}
-                        }
-                    }
-                    members.push(&group[start..end]);
-                    members
+        for (at, _) in code.match_indices(|c: char| c == 'c' || c == 's') {
+            let rest = &code[at..];
+            let before = code[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                continue;
+            }
+            // Where the path starts: the crate root, or the parent of this file's module
+            // (`super::super::` climbs one more each time).
+            let (base, mut rest) = if let Some(rest) = rest.strip_prefix("crate::") {
+                (Vec::new(), rest)
+            } else if rest.starts_with("super::") {
+                let mut base = module.clone();
+                let mut rest = rest;
+                while let Some(after) = rest.strip_prefix("super::") {
+                    base.pop();
+                    rest = after;
                 }
-                None => vec![rest],
+                (base, rest)
+            } else {
+                continue;
             };
-            for path in paths {
-                // Leading identifiers up to the first thing that is not a path segment.
-                let mut segments = Vec::new();
+            if rest.starts_with("self::") {
+                rest = &rest["self::".len()..];
+            }
+            for path in group_members(rest) {
+                let mut segments = base.clone();
                 for segment in path.trim().split("::") {
                     let segment = segment.trim_start();
-                    let ident = segment.split(|c: char| !(c.is_alphanumeric() || c == '_')).next().unwrap_or("");
-                    if !ident.is_empty() {
-                        segments.push(ident);
+                    let ident = segment
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                        .next()
+                        .unwrap_or("");
+                    if !ident.is_empty() && ident != "self" {
+                        segments.push(ident.to_string());
                     }
                     if ident.is_empty() || ident.len() != segment.len() {
                         break;
@@ -145,6 +178,39 @@ fn crate_imports() -> BTreeMap<String, BTreeSet<String>> {
         graph.insert(name, edges);
     }
     graph
+}
+
+/// The paths a `use` group names: `{a::X, b}` is two paths, each its own member; a path
+/// without braces is itself.
+fn group_members(rest: &str) -> Vec<&str> {
+    let Some(group) = rest.strip_prefix('{') else { return vec![rest] };
+    let (mut depth, mut end) = (0, group.len());
+    for (i, c) in group.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => {
+                end = i;
+                break;
+            }
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    let mut members = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (i, c) in group[..end].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                members.push(&group[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    members.push(&group[start..end]);
+    members
 }
 
 /// One import circle in `graph`, as the files around it, if there is any.
@@ -179,18 +245,208 @@ fn import_circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<Strin
 
 #[test]
 fn no_import_circle_among_src_files() {
-    let graph = crate_imports();
+    let graph = imports();
+    let reaches = |from: &str, to: &str| graph.get(from).is_some_and(|e| e.contains(to));
     assert!(
-        graph.get("server.rs").is_some_and(|e| e.contains("files.rs")),
+        reaches("registry/server.rs", "registry/files.rs")
+            && reaches("schema/validate/array.rs", "schema/validate.rs"),
         "the import scan found too little: {graph:?}"
     );
     if let Some(circle) = import_circle(&graph) {
-        panic!("src/ files import each other in a circle (layers must point one way): {}", circle.join(" -> "));
+        panic!(
+            "src/ files import each other in a circle (layers must point one way): {}",
+            circle.join(" -> ")
+        );
     }
     let mut mixed = BTreeMap::new();
     mixed.insert("a.rs".to_string(), BTreeSet::from(["b.rs".to_string()]));
     mixed.insert("b.rs".to_string(), BTreeSet::from(["a.rs".to_string()]));
     assert!(import_circle(&mixed).is_some(), "the circle finder must find a two-file circle");
+}
+
+/// Every library file lives in a layer folder (`lib.rs` aside), and imports only its own
+/// folder and the folders below it; none reaches the crate root's re-exports (`crate::Server`),
+/// which would hide the real edge.
+#[test]
+fn layers_point_down() {
+    let rank = |file: &str| {
+        let folder = file.split('/').next().unwrap_or_default();
+        LAYERS.iter().position(|layer| layer.contains(&folder))
+    };
+    let mut wrong = Vec::new();
+    for (file, edges) in imports() {
+        if file == "lib.rs" {
+            continue;
+        }
+        let Some(from) = rank(&file) else {
+            wrong.push(format!("{file} is in no layer folder"));
+            continue;
+        };
+        for target in edges {
+            let folder = |f: &str| f.split('/').next().unwrap_or_default().to_string();
+            match rank(&target) {
+                _ if folder(&target) == folder(&file) => {}
+                Some(to) if to < from => {}
+                _ => wrong.push(format!("{file} -> {target}")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports that do not point down the layers {LAYERS:?}:\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// Levenshtein distance, for names that are too alike.
+fn distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let here = row[j + 1];
+            row[j + 1] = (previous + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
+            previous = here;
+        }
+    }
+    row[b.len()]
+}
+
+/// No two files of one crate (the library, the binary) are named alike: the same name in two
+/// folders, or names a letter or a plural apart (`task.rs` beside `tasks.rs`) make a reader
+/// open the wrong one.
+#[test]
+fn file_names_are_distinct() {
+    let src = crate::root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut alike = Vec::new();
+    for binary in [false, true] {
+        let stems: Vec<(String, String)> = files
+            .iter()
+            .filter(|f| f.starts_with(src.join("bin")) == binary)
+            .map(|f| {
+                (f.file_stem().unwrap().to_string_lossy().into_owned(), f.display().to_string())
+            })
+            .filter(|(stem, _)| !matches!(stem.as_str(), "mod" | "lib" | "main"))
+            .collect();
+        for (i, (a, path_a)) in stems.iter().enumerate() {
+            for (b, path_b) in &stems[i + 1..] {
+                if distance(a, b) <= 1 {
+                    alike.push(format!("{path_a} ~ {path_b}"));
+                }
+            }
+        }
+    }
+    assert!(alike.is_empty(), "files named alike:\n{}", alike.join("\n"));
+    assert_eq!(
+        (distance("task", "tasks"), distance("wire", "wire"), distance("era", "error")),
+        (1, 0, 3)
+    );
+}
+
+/// Files stay readable in one sitting, and so do functions: no source file over 700 lines, no
+/// function over 100 lines unless it is a table (marked by a `// tidy: table` line above it).
+#[test]
+fn files_and_functions_stay_short() {
+    let mut files = Vec::new();
+    for dir in ["src", "tests", "examples"] {
+        rust_files(&crate::root().join(dir), &mut files);
+    }
+    let mut long = Vec::new();
+    for file in &files {
+        let source = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = source.lines().collect();
+        let name = file.strip_prefix(crate::root()).unwrap().display().to_string();
+        if lines.len() > 700 {
+            long.push(format!("{name}: {} lines", lines.len()));
+        }
+        for (start, length) in functions(&lines) {
+            let marked = lines[..start]
+                .iter()
+                .rev()
+                .take_while(|l| is_preamble(l))
+                .any(|l| l.contains("tidy: table"));
+            if length > 100 && !marked {
+                long.push(format!("{name}:{}: a function of {length} lines", start + 1));
+            }
+        }
+    }
+    assert!(long.is_empty(), "split these by the steps they mix:\n{}", long.join("\n"));
+}
+
+/// Lines that may stand above a function's signature: its docs, attributes, comments.
+fn is_preamble(line: &str) -> bool {
+    let line = line.trim_start();
+    line.starts_with("//") || line.starts_with("#[")
+}
+
+/// Where each function starts (a line index) and how many lines it spans, signature through the
+/// `}` at its own indentation. Declarations without a body are skipped.
+fn functions(lines: &[&str]) -> Vec<(usize, usize)> {
+    let mut found = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let mut words = trimmed.split_whitespace().skip_while(|w| {
+            matches!(*w, "pub" | "const" | "unsafe" | "async" | "extern" | "\"C\"")
+                || w.starts_with("pub(")
+        });
+        if words.next() != Some("fn") {
+            continue;
+        }
+        let indent = &line[..line.len() - trimmed.len()];
+        let Some(open) = lines[i..]
+            .iter()
+            .position(|l| l.trim_end().ends_with('{') || l.trim_end().ends_with(';'))
+        else {
+            continue;
+        };
+        if lines[i + open].trim_end().ends_with(';') {
+            continue;
+        }
+        let close = format!("{indent}}}");
+        if let Some(end) = lines[i + open..].iter().position(|l| l.trim_end() == close) {
+            found.push((i, open + end + 1));
+        }
+    }
+    found
+}
+
+/// The `unsafe` code is where ARCHITECTURE.md lists it, and nowhere else.
+#[test]
+fn unsafe_code_stays_where_it_is_listed() {
+    let src = crate::root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let found: BTreeSet<String> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f)
+                .unwrap()
+                .lines()
+                .any(|l| !l.trim_start().starts_with("//") && l.contains("unsafe"))
+        })
+        .map(|f| f.strip_prefix(&src).unwrap().display().to_string())
+        .collect();
+    let listed: BTreeSet<String> = [
+        "bin/baremcp/catalog/libm.rs",
+        "bin/baremcp/command.rs",
+        "transport/http/signals.rs",
+        "transport/http/socket.rs",
+        "util/poll.rs",
+    ]
+    .map(String::from)
+    .into();
+    assert_eq!(
+        found, listed,
+        "update ARCHITECTURE.md's list of unsafe code and this test together"
+    );
+    let architecture = std::fs::read_to_string(crate::root().join("ARCHITECTURE.md")).unwrap();
+    for file in &listed {
+        assert!(architecture.contains(file.as_str()), "ARCHITECTURE.md does not list {file}");
+    }
 }
 
 /// The runtime dependencies are a fixed list, kept in ARCHITECTURE.md: adding one is a
@@ -212,10 +468,17 @@ fn runtime_dependencies_are_the_documented_ones() {
             named.insert(name.trim());
         }
     }
-    let documented: BTreeSet<&str> = ["env_logger", "lexopt", "log", "memchr", "serde", "serde_json"].into();
-    assert_eq!(named, documented, "update ARCHITECTURE.md's dependency list and this test together");
+    let documented: BTreeSet<&str> =
+        ["env_logger", "lexopt", "log", "memchr", "serde", "serde_json"].into();
+    assert_eq!(
+        named, documented,
+        "update ARCHITECTURE.md's dependency list and this test together"
+    );
     let architecture = std::fs::read_to_string(crate::root().join("ARCHITECTURE.md")).unwrap();
     for name in documented {
-        assert!(architecture.contains(&format!("`{name}`")), "ARCHITECTURE.md does not name {name}");
+        assert!(
+            architecture.contains(&format!("`{name}`")),
+            "ARCHITECTURE.md does not name {name}"
+        );
     }
 }

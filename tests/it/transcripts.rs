@@ -112,7 +112,8 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
         })
         .collect();
     let output = Shared::default();
-    let mut reader = Chunks { chunks, index: 0, offset: 0, output: output.clone(), marks: Vec::new() };
+    let mut reader =
+        Chunks { chunks, index: 0, offset: 0, output: output.clone(), marks: Vec::new() };
     let mut writer = output.clone();
     server.serve(&mut reader, &mut writer).expect("serve over buffers cannot fail");
     let all = output.0.borrow().clone();
@@ -205,7 +206,10 @@ pub fn check_dir(dir: &str, make: &dyn Fn(&[String]) -> baremcp::Server, binary:
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         let text = std::fs::read_to_string(path).unwrap();
         let transcript = parse(&text);
-        assert!(text.lines().any(|l| l.starts_with('#')), "{name}: needs a # header saying what it shows");
+        assert!(
+            text.lines().any(|l| l.starts_with('#')),
+            "{name}: needs a # header saying what it shows"
+        );
         let actual = replay_in_process(&transcript, &make(&transcript.args));
         if actual != text {
             if crate::updating() {

@@ -203,7 +203,8 @@ impl ServeOptions {
         let base = match &self.manifest {
             None => super::catalog::builtin(),
             Some(path) => {
-                let manifest = super::manifest::load(path).map_err(|problems| manifest_problems(path, &problems))?;
+                let manifest = super::manifest::load(path)
+                    .map_err(|problems| manifest_problems(path, &problems))?;
                 for w in manifest.warnings() {
                     log::warn!("{}: {}: {}", path.display(), w.pointer, w.message);
                 }
@@ -232,11 +233,15 @@ impl ServeOptions {
 pub fn parse(args: impl IntoIterator<Item = impl Into<OsString>>) -> Result<Command, UsageError> {
     let mut parser = lexopt::Parser::from_args(args);
     let mut command = "";
-    serve_or_command(&mut parser, &mut command).map_err(|e| UsageError { message: e.to_string(), command })
+    serve_or_command(&mut parser, &mut command)
+        .map_err(|e| UsageError { message: e.to_string(), command })
 }
 
 /// Serving's flags, or a command's (which then names itself in `command`, for the error).
-fn serve_or_command(parser: &mut lexopt::Parser, command: &mut &'static str) -> Result<Command, lexopt::Error> {
+fn serve_or_command(
+    parser: &mut lexopt::Parser,
+    command: &mut &'static str,
+) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
@@ -247,7 +252,9 @@ fn serve_or_command(parser: &mut lexopt::Parser, command: &mut &'static str) -> 
             Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
-            Long("max-resource-bytes") => options.max_resource_bytes = positive(parser, "--max-resource-bytes")? as u64,
+            Long("max-resource-bytes") => {
+                options.max_resource_bytes = positive(parser, "--max-resource-bytes")? as u64
+            }
             Long("max-message-bytes") => {
                 options.max_message_bytes = positive(parser, "--max-message-bytes")?;
                 options.http.max_body = options.max_message_bytes;
@@ -256,9 +263,10 @@ fn serve_or_command(parser: &mut lexopt::Parser, command: &mut &'static str) -> 
             Long("log-level") => {
                 let level: String = parser.value()?.string()?;
                 if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
-                    return Err(
-                        format!("--log-level must be off, error, warn, info, debug or trace, not {level:?}").into()
-                    );
+                    return Err(format!(
+                        "--log-level must be off, error, warn, info, debug or trace, not {level:?}"
+                    )
+                    .into());
                 }
                 options.log_level = Some(level);
             }
@@ -324,7 +332,9 @@ pub fn manifest_problems(path: &std::path::Path, problems: &[baremcp::schema::Pr
 }
 
 /// Splits the rest of the command line at the first `--`: options before, a command after.
-fn split_command(parser: &mut lexopt::Parser) -> Result<(lexopt::Parser, Vec<OsString>), lexopt::Error> {
+fn split_command(
+    parser: &mut lexopt::Parser,
+) -> Result<(lexopt::Parser, Vec<OsString>), lexopt::Error> {
     let rest: Vec<OsString> = parser.raw_args()?.collect();
     let split = rest.iter().position(|a| a == "--");
     let (before, after) = match split {
@@ -347,11 +357,14 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     while let Some(arg) = parser.next()? {
         match arg {
             Long("timeout-ms") => {
-                options.timeout = Duration::from_millis(positive(&mut parser, "--timeout-ms")? as u64)
+                options.timeout =
+                    Duration::from_millis(positive(&mut parser, "--timeout-ms")? as u64)
             }
             Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
             Long("update") => options.update = true,
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
+            Long("max-message-bytes") => {
+                options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?
+            }
             Short('h') | Long("help") => return Ok(Command::Help(REPLAY.text())),
             Value(file) => options.files.push(PathBuf::from(file)),
             _ => return Err(arg.unexpected()),
@@ -365,16 +378,30 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 
 fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let (mut parser, command) = split_command(parser)?;
-    let mut options = ProxyOptions { command, max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES, ..ProxyOptions::default() };
+    let mut options = ProxyOptions {
+        command,
+        max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+        ..ProxyOptions::default()
+    };
     let list = |value: OsString| -> Result<Vec<String>, lexopt::Error> {
-        Ok(value.string()?.split(',').map(str::trim).filter(|t| !t.is_empty()).map(String::from).collect())
+        Ok(value
+            .string()?
+            .split(',')
+            .map(str::trim)
+            .filter(|t| !t.is_empty())
+            .map(String::from)
+            .collect())
     };
     while let Some(arg) = parser.next()? {
         match arg {
             Long("record") => options.record = Some(PathBuf::from(parser.value()?)),
-            Long("allow-tools") => options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?),
+            Long("allow-tools") => {
+                options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?)
+            }
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
-            Long("max-message-bytes") => options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?,
+            Long("max-message-bytes") => {
+                options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?
+            }
             Short('h') | Long("help") => return Ok(Command::Help(PROXY.text())),
             _ => return Err(arg.unexpected()),
         }
@@ -411,7 +438,8 @@ mod tests {
         assert_eq!(options.log_level.as_deref(), Some("debug"));
         assert_eq!(parse(["--version"]).unwrap(), Command::Version);
         let Command::Serve(options) =
-            parse(["--root", "a", "--root=b", "--include-hidden", "--max-resource-bytes", "9"]).unwrap()
+            parse(["--root", "a", "--root=b", "--include-hidden", "--max-resource-bytes", "9"])
+                .unwrap()
         else {
             panic!("not serve")
         };
@@ -423,7 +451,8 @@ mod tests {
             Command::Validate { schema: "s.json".into(), instances: vec![], jsonl: true }
         );
         let Command::Replay(replay) =
-            parse(["replay", "--timeout-ms", "50", "a.txt", "b.txt", "--", "srv", "--flag"]).unwrap()
+            parse(["replay", "--timeout-ms", "50", "a.txt", "b.txt", "--", "srv", "--flag"])
+                .unwrap()
         else {
             panic!("not replay")
         };
@@ -431,13 +460,23 @@ mod tests {
         assert_eq!(replay.command, [OsString::from("srv"), OsString::from("--flag")]);
         assert_eq!(replay.timeout, Duration::from_millis(50));
         assert_eq!(replay.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
-        let Command::Proxy(proxy) =
-            parse(["proxy", "--deny-tools", "a, b", "--allow-tools=c", "--max-message-bytes", "9", "--", "srv"])
-                .unwrap()
-        else {
+        let Command::Proxy(proxy) = parse([
+            "proxy",
+            "--deny-tools",
+            "a, b",
+            "--allow-tools=c",
+            "--max-message-bytes",
+            "9",
+            "--",
+            "srv",
+        ])
+        .unwrap() else {
             panic!("not proxy")
         };
-        assert_eq!((proxy.deny, proxy.allow), (vec!["a".to_string(), "b".to_string()], Some(vec!["c".to_string()])));
+        assert_eq!(
+            (proxy.deny, proxy.allow),
+            (vec!["a".to_string(), "b".to_string()], Some(vec!["c".to_string()]))
+        );
         assert_eq!(proxy.max_message_bytes, 9);
         for bad in [&["replay"][..], &["proxy", "--record", "x"], &["replay", "--bogus", "f"]] {
             assert!(parse(bad.iter().copied()).is_err(), "{bad:?}");
@@ -482,13 +521,19 @@ mod tests {
         };
         let full = help(&["--help"]);
         assert_eq!(help(&["-h"]), full);
-        for (name, text) in
-            [("validate", VALIDATE.text()), ("check", CHECK.text()), ("replay", REPLAY.text()), ("proxy", PROXY.text())]
-        {
+        for (name, text) in [
+            ("validate", VALIDATE.text()),
+            ("check", CHECK.text()),
+            ("replay", REPLAY.text()),
+            ("proxy", PROXY.text()),
+        ] {
             assert_eq!(help(&[name, "--help"]), text);
             assert!(text.starts_with(&format!("usage: baremcp {name} ")), "{text}");
             // The full help holds each command's usage line and description.
-            assert!(full.contains(&format!("       baremcp {name} ")), "{name} missing from:\n{full}");
+            assert!(
+                full.contains(&format!("       baremcp {name} ")),
+                "{name} missing from:\n{full}"
+            );
             assert!(full.contains(&format!("\n\n{name}:\n  ")), "{name} missing from:\n{full}");
         }
         // Help wins even where the command's own arguments are missing or come later.

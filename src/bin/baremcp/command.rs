@@ -51,7 +51,9 @@ impl Outcome {
             Some(status) => match status.code() {
                 Some(code) => format!("exit status {code}"),
                 #[cfg(unix)]
-                None if status.signal().is_some() => format!("killed by signal {}", status.signal().unwrap_or(0)),
+                None if status.signal().is_some() => {
+                    format!("killed by signal {}", status.signal().unwrap_or(0))
+                }
                 None => status.to_string(),
             },
         }
@@ -82,8 +84,12 @@ enum Event {
 
 /// Runs `invocation`; `on_stderr_line` is called for each line the command writes to stderr
 /// while it runs. An error means the command could not be started.
-pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std::io::Result<Outcome> {
-    let (program, args) = invocation.argv.split_first().ok_or_else(|| std::io::Error::other("empty argv"))?;
+pub fn run(
+    invocation: &Invocation,
+    mut on_stderr_line: impl FnMut(&str),
+) -> std::io::Result<Outcome> {
+    let (program, args) =
+        invocation.argv.split_first().ok_or_else(|| std::io::Error::other("empty argv"))?;
     let mut command = Command::new(program);
     command.args(args).env_clear().stdout(Stdio::piped()).stderr(Stdio::piped());
     for name in KEPT {
@@ -131,7 +137,11 @@ pub fn run(invocation: &Invocation, mut on_stderr_line: impl FnMut(&str)) -> std
         let mut line = Vec::new();
         // At most `max` bytes per line: a command that never writes a newline is reported in
         // pieces rather than held whole.
-        while (&mut reader).take(max.max(1) as u64).read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        while (&mut reader)
+            .take(max.max(1) as u64)
+            .read_until(b'\n', &mut line)
+            .is_ok_and(|n| n > 0)
+        {
             let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
             if send.send(Event::StderrLine(text)).is_err() {
                 return;
@@ -248,7 +258,8 @@ mod tests {
 
     #[test]
     fn runs_without_a_shell_and_captures() {
-        let outcome = run(&invocation(&["printf", "%s|", "a b", "$(id)", ";rm -rf /"]), |_| {}).unwrap();
+        let outcome =
+            run(&invocation(&["printf", "%s|", "a b", "$(id)", ";rm -rf /"]), |_| {}).unwrap();
         assert_eq!(String::from_utf8(outcome.stdout).unwrap(), "a b|$(id)|;rm -rf /|");
         assert!(outcome.status.is_some_and(|s| s.success()));
     }
@@ -265,7 +276,8 @@ mod tests {
 
     #[test]
     fn output_is_capped_and_stderr_lines_stream() {
-        let mut big = invocation(&["sh", "-c", "echo one >&2; echo two >&2; head -c 100000 /dev/zero"]);
+        let mut big =
+            invocation(&["sh", "-c", "echo one >&2; echo two >&2; head -c 100000 /dev/zero"]);
         big.max_output = 1000;
         let mut lines = Vec::new();
         let outcome = run(&big, |line| lines.push(line.to_string())).unwrap();
@@ -295,7 +307,10 @@ mod tests {
             .lines()
             .filter_map(|l| l.split_once('=').map(|(k, _)| k.to_string()))
             .collect();
-        assert!(names.iter().all(|n| ["PATH", "HOME", "LANG", "EXTRA"].contains(&n.as_str())), "{names:?}");
+        assert!(
+            names.iter().all(|n| ["PATH", "HOME", "LANG", "EXTRA"].contains(&n.as_str())),
+            "{names:?}"
+        );
         assert!(names.contains(&"EXTRA".to_string()));
     }
 }

@@ -18,11 +18,22 @@ pub fn init(level: Option<&str>, file: Option<&Path>) -> io::Result<()> {
         (None, Err(_)) => builder.parse_filters("warn"),
     };
     if let Some(path) = file {
-        let log = OpenOptions::new().create(true).append(true).open(path).map_err(|e| super::named(path, e))?;
+        let log = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+            .map_err(|e| super::named(path, e))?;
         builder.target(env_logger::Target::Pipe(Box::new(log)));
     }
     builder.format(|out, record| {
-        writeln!(out, "{} {:<5} {}: {}", rfc3339(SystemTime::now()), record.level(), record.target(), record.args())
+        writeln!(
+            out,
+            "{} {:<5} {}: {}",
+            rfc3339(SystemTime::now()),
+            record.level(),
+            record.target(),
+            record.args()
+        )
     });
     // A second init (tests, an embedding program) keeps the first logger.
     let _ = builder.try_init();

@@ -44,7 +44,8 @@ fn run() -> io::Result<ExitCode> {
             0
         }
         Command::Version => {
-            let versions: Vec<&str> = baremcp::MODERN_VERSIONS.into_iter().chain(baremcp::LEGACY_VERSIONS).collect();
+            let versions: Vec<&str> =
+                baremcp::MODERN_VERSIONS.into_iter().chain(baremcp::LEGACY_VERSIONS).collect();
             writeln!(
                 io::stdout().lock(),
                 "baremcp {}\nprotocol versions: {}",
@@ -88,7 +89,9 @@ fn run() -> io::Result<ExitCode> {
             init_logger(options.log_level.as_deref(), options.log_file.as_deref())?;
             match options.build() {
                 // Until SIGTERM or SIGINT; a listener that cannot start is an error (exit 2).
-                Ok(server) if !options.http.listen.is_empty() => server.serve_http(&options.http)?,
+                Ok(server) if !options.http.listen.is_empty() => {
+                    server.serve_http(&options.http)?
+                }
                 Ok(server) => server.serve_stdio()?,
                 Err(e) => return failed(format!("baremcp: {e}")),
             }

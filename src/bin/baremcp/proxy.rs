@@ -54,7 +54,8 @@ impl ProxyOptions {
     }
 
     fn allowed(&self, tool: &str) -> bool {
-        self.allow.as_ref().is_none_or(|allow| allow.iter().any(|t| t == tool)) && !self.deny.iter().any(|t| t == tool)
+        self.allow.as_ref().is_none_or(|allow| allow.iter().any(|t| t == tool))
+            && !self.deny.iter().any(|t| t == tool)
     }
 }
 
@@ -88,18 +89,22 @@ impl Sinks {
 
 /// Runs the proxy until the upstream exits; returns its exit code.
 pub fn run(options: ProxyOptions) -> io::Result<i32> {
-    let (program, args) = options.command.split_first().ok_or_else(|| io::Error::other("no server command"))?;
+    let (program, args) =
+        options.command.split_first().ok_or_else(|| io::Error::other("no server command"))?;
     let mut child = Command::new(program)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .spawn()
-        .map_err(|e| io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy())))?;
+        .map_err(|e| {
+            io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy()))
+        })?;
     let record = match &options.record {
         Some(path) => {
             let mut file = BufWriter::new(File::create(path).map_err(|e| super::named(path, e))?);
-            let command: Vec<String> = options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+            let command: Vec<String> =
+                options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
             writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
             writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;
             file.flush()?;
@@ -107,7 +112,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         }
         None => None,
     };
-    let sinks = Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
+    let sinks =
+        Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
@@ -119,16 +125,22 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             client_to_upstream(upstream_in, &sinks, &options);
             // The client hung up and the upstream's input is closed: give it a moment to exit,
             // then end it.
-            let exited = exit_by(Instant::now() + GRACE, || child.lock().unwrap_or_else(|e| e.into_inner()).try_wait());
+            let exited = exit_by(Instant::now() + GRACE, || {
+                child.lock().unwrap_or_else(|e| e.into_inner()).try_wait()
+            });
             if !matches!(exited, Ok(None)) {
                 return;
             }
-            log::warn!("the server did not exit within {} s after its input closed: ending it", GRACE.as_secs());
+            log::warn!(
+                "the server did not exit within {} s after its input closed: ending it",
+                GRACE.as_secs()
+            );
             let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
         })
     };
 
-    let mut reader = BufReader::new(UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None });
+    let mut reader =
+        BufReader::new(UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None });
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
@@ -137,7 +149,10 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             Line::TooLong => {
                 // The client hears of it rather than waiting forever: an error whose id is
                 // null, as JSON-RPC has for a message whose id is unknown.
-                let why = format!("the server wrote a line longer than {} bytes", options.max_message_bytes);
+                let why = format!(
+                    "the server wrote a line longer than {} bytes",
+                    options.max_message_bytes
+                );
                 log::error!("{why}: dropped");
                 sinks.record(&format!("# {why}; the proxy dropped it"));
                 let error = ErrorObject::new(INTERNAL_ERROR, "server message too large to forward");
@@ -146,7 +161,11 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             Line::Complete => {
                 let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line));
                 log_line("server -> client", &text);
-                let verdict = if options.filtering() { filter_server_line(&line, &options) } else { Verdict::Forward };
+                let verdict = if options.filtering() {
+                    filter_server_line(&line, &options)
+                } else {
+                    Verdict::Forward
+                };
                 match verdict {
                     Verdict::Forward => {
                         sinks.record(&format!("<-- {text}"));
@@ -203,7 +222,8 @@ struct UpstreamOutput {
 
 impl UpstreamOutput {
     fn note_exit(&mut self) {
-        if self.exited.is_none() && !matches!(self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None))
+        if self.exited.is_none()
+            && !matches!(self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None))
         {
             self.exited = Some(Instant::now());
         }
@@ -219,7 +239,9 @@ impl Read for UpstreamOutput {
             match self.exited {
                 None if readable_within(fd, EXIT_CHECK) => return self.pipe.read(buf),
                 None => {}
-                Some(at) if at.elapsed() < DRAIN && readable_within(fd, Duration::ZERO) => return self.pipe.read(buf),
+                Some(at) if at.elapsed() < DRAIN && readable_within(fd, Duration::ZERO) => {
+                    return self.pipe.read(buf);
+                }
                 Some(_) => return Ok(0),
             }
         }
@@ -283,7 +305,8 @@ fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options
                 if let Ok(text) = std::str::from_utf8(&line) {
                     log_line("client -> server", text);
                 }
-                match if options.filtering() { intercept(&line, options) } else { Verdict::Forward } {
+                match if options.filtering() { intercept(&line, options) } else { Verdict::Forward }
+                {
                     Verdict::Forward => None,
                     Verdict::Answer(reply) => {
                         sinks.record(&format!("<-- {reply}"));
@@ -298,7 +321,10 @@ fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options
         };
         let sent = match reply {
             Some(reply) => sinks.to_client(format!("{reply}\n").as_bytes()),
-            None => upstream.write_all(&line).and_then(|()| upstream.write_all(b"\n")).and_then(|()| upstream.flush()),
+            None => upstream
+                .write_all(&line)
+                .and_then(|()| upstream.write_all(b"\n"))
+                .and_then(|()| upstream.flush()),
         };
         if sent.is_err() {
             break; // the client or the upstream is gone (then its output loop ends the proxy)
@@ -336,8 +362,9 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
     let method = |item: &Value| item.get("method").and_then(Value::as_str).map(str::to_owned);
     if let Value::Array(items) = &message {
         if items.iter().filter_map(method).any(|m| m.starts_with("tools/")) {
-            let error = ErrorObject::invalid_request()
-                .with_data(json!("batches with tools/ requests are not passed through a filtering proxy"));
+            let error = ErrorObject::invalid_request().with_data(json!(
+                "batches with tools/ requests are not passed through a filtering proxy"
+            ));
             return Verdict::Answer(response(None, error));
         }
         return Verdict::Forward;
@@ -349,10 +376,11 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
     }
     let error = match message.pointer("/params/name") {
         Some(Value::String(name)) if options.allowed(name) => return Verdict::Forward,
-        Some(Value::String(name)) => {
-            ErrorObject::invalid_params(format!("unknown tool: {name}")).with_data(json!({ "name": name }))
-        }
-        _ => ErrorObject::invalid_params("a tools/call without a tool name is not passed through a filtering proxy"),
+        Some(Value::String(name)) => ErrorObject::invalid_params(format!("unknown tool: {name}"))
+            .with_data(json!({ "name": name })),
+        _ => ErrorObject::invalid_params(
+            "a tools/call without a tool name is not passed through a filtering proxy",
+        ),
     };
     log::info!("a tools/call was refused by the filter: {}", error.message);
     refuse(line, error)
@@ -364,7 +392,9 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
 fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
     match Envelope::read(line) {
         Some(Envelope { id: Some(id), .. }) => Verdict::Answer(response(Some(&id), error)),
-        Some(Envelope { object: true, ids: 0, .. }) if error.code != ErrorObject::parse_error().code => {
+        Some(Envelope { object: true, ids: 0, .. })
+            if error.code != ErrorObject::parse_error().code =>
+        {
             Verdict::Drop(error.data.as_ref().map_or(error.message.clone(), Value::to_string))
         }
         _ => Verdict::Answer(response(None, error)),
@@ -384,11 +414,17 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
             log::error!("a server message was dropped: {}", refusal.why);
             return match Envelope::read(line) {
                 Some(Envelope { method: false, id: Some(id), .. }) => {
-                    let error = ErrorObject::new(INTERNAL_ERROR, "server message refused by the filtering proxy")
-                        .with_data(json!(refusal.why));
+                    let error = ErrorObject::new(
+                        INTERNAL_ERROR,
+                        "server message refused by the filtering proxy",
+                    )
+                    .with_data(json!(refusal.why));
                     Verdict::Answer(response(Some(&id), error))
                 }
-                _ => Verdict::Drop(format!("server message refused by the filtering proxy: {}", refusal.why)),
+                _ => Verdict::Drop(format!(
+                    "server message refused by the filtering proxy: {}",
+                    refusal.why
+                )),
             };
         }
     };
@@ -400,7 +436,9 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
     for response in responses {
         if let Some(Value::Array(tools)) = response.pointer_mut("/result/tools") {
             let before = tools.len();
-            tools.retain(|tool| tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name)));
+            tools.retain(|tool| {
+                tool.get("name").and_then(Value::as_str).is_some_and(|name| options.allowed(name))
+            });
             removed |= tools.len() < before;
         }
     }
@@ -414,7 +452,8 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
         Value::Array(items) => match serde_json::from_str::<Vec<&RawValue>>(&text) {
             Ok(raw) => {
                 let ids = raw.iter().map(|item| Id::in_head(item.get().as_bytes()));
-                let items: Vec<String> = items.iter().zip(ids).map(|(item, id)| with_id(item, id)).collect();
+                let items: Vec<String> =
+                    items.iter().zip(ids).map(|(item, id)| with_id(item, id)).collect();
                 Verdict::Answer(format!("[{}]", items.join(",")))
             }
             Err(_) => Verdict::Drop("a server batch the proxy cannot split".into()),
@@ -440,8 +479,11 @@ fn with_id(message: &Value, id: Option<Id>) -> String {
 /// id exactly as the client wrote it (`"\u0061"` is not `"a"` to a client matching by text).
 fn response(id: Option<&Id>, error: ErrorObject) -> String {
     let id = id.map_or("null", Id::as_json);
-    let mut text =
-        format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{}"#, error.code, json!(error.message));
+    let mut text = format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{}"#,
+        error.code,
+        json!(error.message)
+    );
     if let Some(data) = &error.data {
         text.push_str(&format!(r#","data":{data}"#));
     }
@@ -467,8 +509,11 @@ fn judge(line: &[u8]) -> Result<Value, Refusal> {
     serde_json::from_str::<Unambiguous>(text).map(|u| u.0).map_err(|e| {
         // Text that is not JSON is a parse error, as the upstream would call it; JSON that is
         // ambiguous (or nested too deeply to judge) is an invalid request.
-        let error =
-            if Envelope::read(line).is_some() { ErrorObject::invalid_request() } else { ErrorObject::parse_error() };
+        let error = if Envelope::read(line).is_some() {
+            ErrorObject::invalid_request()
+        } else {
+            ErrorObject::parse_error()
+        };
         refusal(e.to_string(), error)
     })
 }

@@ -64,8 +64,10 @@ pub fn run(options: &ReplayOptions, out: &mut dyn Write) -> io::Result<i32> {
 fn variables(text: &str) -> Vars {
     let mut vars: Vars = Vec::new();
     for (i, _) in text.match_indices('$') {
-        let name: String =
-            text[i + 1..].chars().take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit()).collect();
+        let name: String = text[i + 1..]
+            .chars()
+            .take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit())
+            .collect();
         if !name.is_empty()
             && !vars.iter().any(|(n, _)| *n == name)
             && let Ok(value) = std::env::var(&name)
@@ -104,7 +106,11 @@ impl std::fmt::Display for NotSent {
         match self {
             NotSent::Closed => write!(f, "the server closed its input before"),
             NotSent::Timeout(after) => {
-                write!(f, "timed out after {} ms writing (the server is not reading its input)", after.as_millis())
+                write!(
+                    f,
+                    "timed out after {} ms writing (the server is not reading its input)",
+                    after.as_millis()
+                )
             }
         }
     }
@@ -128,7 +134,9 @@ impl std::fmt::Display for NoLine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             NoLine::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
-            NoLine::TooLong(max) => write!(f, "the server wrote a line longer than {max} bytes (not kept)"),
+            NoLine::TooLong(max) => {
+                write!(f, "the server wrote a line longer than {max} bytes (not kept)")
+            }
         }
     }
 }
@@ -141,7 +149,9 @@ impl Server {
                 command.args(rest);
                 command
             }
-            None => Command::new(std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?),
+            None => Command::new(
+                std::env::current_exe().map_err(|e| format!("cannot find this program: {e}"))?,
+            ),
         };
         command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped());
         match &options.stderr {
@@ -206,9 +216,9 @@ impl Server {
     /// the limit.
     fn next(&self, timeout: Duration) -> Result<Option<String>, NoLine> {
         match self.lines.recv_timeout(timeout) {
-            Ok(Output::Line(line)) => {
-                Ok(Some(String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line)).into_owned()))
-            }
+            Ok(Output::Line(line)) => Ok(Some(
+                String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line)).into_owned(),
+            )),
             Ok(Output::TooLong) => Err(NoLine::TooLong(self.max)),
             Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => Err(NoLine::Timeout(timeout)),
@@ -220,11 +230,16 @@ impl Server {
         drop(self.stdin.take());
         match exit_by(Instant::now() + timeout, || self.child.try_wait()) {
             Ok(Some(status)) if status.success() => Ok(()),
-            Ok(Some(status)) => Err(format!("the server exited with {status} after its input closed")),
+            Ok(Some(status)) => {
+                Err(format!("the server exited with {status} after its input closed"))
+            }
             _ => {
                 let _ = self.child.kill();
                 let _ = self.child.wait();
-                Err(format!("the server did not exit within {} ms after its input closed", timeout.as_millis()))
+                Err(format!(
+                    "the server did not exit within {} ms after its input closed",
+                    timeout.as_millis()
+                ))
             }
         }
     }
@@ -292,14 +307,17 @@ fn check(
         if let Entry::Expect(line) = entry {
             let value: Value = serde_json::from_str(line)
                 .map_err(|e| format!("line {}: the expected line is not JSON: {e}", n + 1))?;
-            let response_id = (value.get("method").is_none()).then(|| value.get("id").cloned()).flatten();
+            let response_id =
+                (value.get("method").is_none()).then(|| value.get("id").cloned()).flatten();
             expected.push(Expected { line: n + 1, text: line, value, response_id, seen: false });
         }
     }
     for (n, entry) in transcript.entries.iter().enumerate() {
         if let Entry::Send { bytes, .. } = entry {
             receive_until(server, &mut expected, n + 1, vars, timeout)?;
-            server.send(bytes, timeout).map_err(|why| format!("line {}: {why}:\n{}", n + 1, lines[n]))?;
+            server
+                .send(bytes, timeout)
+                .map_err(|why| format!("line {}: {why}:\n{}", n + 1, lines[n]))?;
         }
     }
     // A last line sent without its newline ends only with the input: close it, as a client
@@ -326,7 +344,11 @@ fn receive_until(
         let (at, wanted) = (waiting.line, waiting.text);
         let actual = match server.next(timeout) {
             Ok(Some(actual)) => transcript::mask(&actual, vars),
-            Ok(None) => return Err(format!("line {at}: the server closed its output; expected:\n<-- {wanted}")),
+            Ok(None) => {
+                return Err(format!(
+                    "line {at}: the server closed its output; expected:\n<-- {wanted}"
+                ));
+            }
             Err(why) => return Err(format!("line {at}: {why} waiting for:\n<-- {wanted}")),
         };
         let Ok(value) = serde_json::from_str::<Value>(&actual) else {
@@ -339,7 +361,11 @@ fn receive_until(
         let slot = if is_response {
             let id = &value["id"];
             let mut open = expected.iter_mut().filter(unseen).filter(|e| e.response_id.is_some());
-            open.find(|e| e.response_id.as_ref().is_some_and(|want| transcript::first_difference(want, id).is_none()))
+            open.find(|e| {
+                e.response_id
+                    .as_ref()
+                    .is_some_and(|want| transcript::first_difference(want, id).is_none())
+            })
         } else {
             expected.iter_mut().filter(unseen).find(|e| e.response_id.is_none())
         };
@@ -349,7 +375,10 @@ fn receive_until(
             ));
         };
         if let Some(difference) = transcript::first_difference(&slot.value, &value) {
-            return Err(format!("line {}: {difference}\nexpected <-- {}\n     got <-- {actual}", slot.line, slot.text));
+            return Err(format!(
+                "line {}: {difference}\nexpected <-- {}\n     got <-- {actual}",
+                slot.line, slot.text
+            ));
         }
         slot.seen = true;
     }
@@ -362,7 +391,12 @@ fn receive_until(
 /// after its own request, not the next line; a request the server answers later or never (a
 /// question to the client first, a listen stream, a cancellation) costs only that wait. A
 /// server that never stops writing fails once it has written for the whole timeout.
-fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Duration) -> Result<String, String> {
+fn record(
+    server: &mut Server,
+    transcript: &Transcript,
+    vars: &Vars,
+    timeout: Duration,
+) -> Result<String, String> {
     let mut out = String::new();
     let quiet = QUIET.min(timeout);
     let collect = |server: &Server, out: &mut String, wait: Duration, mut awaited: Option<Id>| {
@@ -376,13 +410,18 @@ fn record(server: &mut Server, transcript: &Transcript, vars: &Vars, timeout: Du
             }
             let step = if awaited.is_some() { patience } else { wait }.min(left);
             if step.is_zero() {
-                return Err(format!("the server did not stop writing within {} ms", timeout.as_millis()));
+                return Err(format!(
+                    "the server did not stop writing within {} ms",
+                    timeout.as_millis()
+                ));
             }
             match server.next(step) {
                 Ok(Some(line)) => {
                     let (method, id) = transcript::method_and_id(line.as_bytes());
                     // Its response, or a question of its own: either way, no more waiting.
-                    if awaited.is_some() && (method.is_none() && id == awaited || method.is_some() && id.is_some()) {
+                    if awaited.is_some()
+                        && (method.is_none() && id == awaited || method.is_some() && id.is_some())
+                    {
                         awaited = None;
                     }
                     out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));

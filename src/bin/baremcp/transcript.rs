@@ -45,9 +45,15 @@ pub fn parse(text: &str, vars: &Vars) -> Result<Transcript, String> {
             args = rest.split_whitespace().map(|a| substitute(a, vars)).collect();
         }
         entries.push(if let Some(raw) = line.strip_prefix("-->~ ") {
-            Entry::Send { line: line.to_string(), bytes: unescape(&substitute(raw, vars)).map_err(|e| at(&e))? }
+            Entry::Send {
+                line: line.to_string(),
+                bytes: unescape(&substitute(raw, vars)).map_err(|e| at(&e))?,
+            }
         } else if let Some(sent) = line.strip_prefix("--> ") {
-            Entry::Send { line: line.to_string(), bytes: format!("{}\n", substitute(sent, vars)).into_bytes() }
+            Entry::Send {
+                line: line.to_string(),
+                bytes: format!("{}\n", substitute(sent, vars)).into_bytes(),
+            }
         } else if let Some(expected) = line.strip_prefix("<-- ") {
             Entry::Expect(expected.to_string())
         } else if line.is_empty() || line.starts_with('#') {
@@ -60,7 +66,8 @@ pub fn parse(text: &str, vars: &Vars) -> Result<Transcript, String> {
 }
 
 fn substitute(text: &str, vars: &Vars) -> String {
-    vars.iter().fold(text.to_string(), |text, (name, value)| text.replace(&format!("${name}"), value))
+    vars.iter()
+        .fold(text.to_string(), |text, (name, value)| text.replace(&format!("${name}"), value))
 }
 
 /// Puts `$NAME` back where a server wrote a variable's value, percent-encoded or plain.
@@ -141,7 +148,9 @@ pub fn first_difference(expected: &Value, actual: &Value) -> Option<String> {
 }
 
 fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
-    let here = |path: &str, what: String| Some(format!("at {}: {what}", if path.is_empty() { "/" } else { path }));
+    let here = |path: &str, what: String| {
+        Some(format!("at {}: {what}", if path.is_empty() { "/" } else { path }))
+    };
     if let Value::String(placeholder) = expected {
         let matches = match placeholder.as_str() {
             "<any>" => Some(true),
@@ -155,7 +164,11 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             _ => None,
         };
         if let Some(matches) = matches {
-            return if matches { None } else { here(path, format!("expected {placeholder}, got {actual}")) };
+            return if matches {
+                None
+            } else {
+                here(path, format!("expected {placeholder}, got {actual}"))
+            };
         }
     }
     match (expected, actual) {
@@ -207,11 +220,17 @@ mod tests {
     fn placeholders_and_values() {
         let expected = json!({"id": 1, "result": {"pid": "<integer>", "at": "<string>", "x": "<any>", "n": 1.0}});
         assert_eq!(
-            first_difference(&expected, &json!({"id": 1, "result": {"pid": 42, "at": "now", "x": [1], "n": 1}})),
+            first_difference(
+                &expected,
+                &json!({"id": 1, "result": {"pid": 42, "at": "now", "x": [1], "n": 1}})
+            ),
             None
         );
         assert_eq!(
-            first_difference(&expected, &json!({"id": 1, "result": {"pid": "42", "at": "now", "x": null, "n": 1}})),
+            first_difference(
+                &expected,
+                &json!({"id": 1, "result": {"pid": "42", "at": "now", "x": null, "n": 1}})
+            ),
             Some("at /result/pid: expected <integer>, got \"42\"".into())
         );
         assert_eq!(
@@ -227,13 +246,20 @@ mod tests {
     #[test]
     fn parses_and_renders_lines() {
         let vars = vec![("ROOT".to_string(), "/srv/x".to_string())];
-        let t = parse("# args: --root $ROOT\n--> {\"a\":\"$ROOT\"}\n-->~ x\\r\\n\n<-- {}\n", &vars).unwrap();
+        let t = parse("# args: --root $ROOT\n--> {\"a\":\"$ROOT\"}\n-->~ x\\r\\n\n<-- {}\n", &vars)
+            .unwrap();
         assert_eq!(t.args, ["--root", "/srv/x"]);
         assert_eq!(
             t.entries[1],
-            Entry::Send { line: "--> {\"a\":\"$ROOT\"}".into(), bytes: b"{\"a\":\"/srv/x\"}\n".to_vec() }
+            Entry::Send {
+                line: "--> {\"a\":\"$ROOT\"}".into(),
+                bytes: b"{\"a\":\"/srv/x\"}\n".to_vec()
+            }
         );
-        assert_eq!(t.entries[2], Entry::Send { line: "-->~ x\\r\\n".into(), bytes: b"x\r\n".to_vec() });
+        assert_eq!(
+            t.entries[2],
+            Entry::Send { line: "-->~ x\\r\\n".into(), bytes: b"x\r\n".to_vec() }
+        );
         assert!(parse("what\n", &vars).is_err());
         assert_eq!(mask("file:///srv/x/a", &vars), "file://$ROOT/a");
         assert_eq!(client_line(b"{}"), "--> {}");
@@ -246,8 +272,14 @@ mod tests {
         let bytes = b"a\\b\tc\nd\re\x00\xff";
         let line = client_line(bytes);
         assert_eq!(line, "-->~ a\\\\b\\tc\\nd\\re\\x00\\xFF\\n");
-        assert_eq!(unescape(line.strip_prefix("-->~ ").unwrap()).unwrap(), [&bytes[..], b"\n"].concat());
-        assert_eq!(unescape("ok\\q").unwrap_err(), "unknown escape at byte 2 (use \\\\ \\r \\n \\t \\xHH)");
+        assert_eq!(
+            unescape(line.strip_prefix("-->~ ").unwrap()).unwrap(),
+            [&bytes[..], b"\n"].concat()
+        );
+        assert_eq!(
+            unescape("ok\\q").unwrap_err(),
+            "unknown escape at byte 2 (use \\\\ \\r \\n \\t \\xHH)"
+        );
         assert_eq!(unescape("\\xZ1").unwrap_err(), "\\x needs two hex digits");
         assert_eq!(
             parse("-->~ \\q\n", &Vec::new()).unwrap_err(),

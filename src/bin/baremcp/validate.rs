@@ -20,7 +20,11 @@ pub fn run(
 ) -> io::Result<i32> {
     let compiled = match read_json(schema).and_then(|value| {
         Schema::compile(&value).map_err(|problems| {
-            problems.iter().map(|p| format!("{}: {p}", schema.display())).collect::<Vec<_>>().join("\n")
+            problems
+                .iter()
+                .map(|p| format!("{}: {p}", schema.display()))
+                .collect::<Vec<_>>()
+                .join("\n")
         })
     }) {
         Ok(compiled) => compiled,
@@ -86,7 +90,11 @@ fn read_json(path: &Path) -> Result<Value, String> {
 }
 
 fn parse_failure(message: String) -> Errors {
-    let error = baremcp::schema::ValidationError { instance_path: "/".into(), keyword_path: String::new(), message };
+    let error = baremcp::schema::ValidationError {
+        instance_path: "/".into(),
+        keyword_path: String::new(),
+        message,
+    };
     Errors { errors: vec![error], total: 1 }
 }
 

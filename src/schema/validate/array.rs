@@ -12,10 +12,19 @@ use super::{Cx, Flow, Frame, Path, Seg, Walk};
 use crate::schema::node::Node;
 
 impl Walk<'_> {
-    pub(super) fn array<'v>(&self, frame: &mut Frame<'_, '_, 'v>, items: &'v [Value], cx: &mut Cx) -> Flow {
+    pub(super) fn array<'v>(
+        &self,
+        frame: &mut Frame<'_, '_, 'v>,
+        items: &'v [Value],
+        cx: &mut Cx,
+    ) -> Flow {
         let (k, path) = (frame.k, frame.path);
         for (i, item) in items.iter().enumerate() {
-            let node = k.prefix_items.get(i).copied().or(if i >= k.prefix_items.len() { k.items } else { None });
+            let node = k.prefix_items.get(i).copied().or(if i >= k.prefix_items.len() {
+                k.items
+            } else {
+                None
+            });
             let Some(node) = node else { continue };
             if i >= k.prefix_items.len() && matches!(self.schema.nodes[node], Node::Bool(false)) {
                 let allowed = k.prefix_items.len();
@@ -30,17 +39,23 @@ impl Walk<'_> {
             }
             self.apply(frame, node, item, &path.child(Seg::Index(i)), cx)?;
         }
-        if let Some((keyword, message)) = count_bounds(items.len(), (k.min_items, k.max_items), ITEMS) {
+        if let Some((keyword, message)) =
+            count_bounds(items.len(), (k.min_items, k.max_items), ITEMS)
+        {
             self.fail(frame, cx, keyword, || message)?;
         }
         if k.unique_items
             && let Some((a, b)) = duplicate(items, cx)
         {
-            self.fail(frame, cx, "uniqueItems", || format!("items must be unique, but items {a} and {b} are equal"))?;
+            self.fail(frame, cx, "uniqueItems", || {
+                format!("items must be unique, but items {a} and {b} are equal")
+            })?;
         }
         if let Some(node) = k.contains {
-            let matched =
-                items.iter().filter(|item| self.probe(cx, |cx| self.eval(node, item, &Path::ROOT, cx))).count();
+            let matched = items
+                .iter()
+                .filter(|item| self.probe(cx, |cx| self.eval(node, item, &Path::ROOT, cx)))
+                .count();
             let matched = matched as u64;
             let min = k.min_contains.unwrap_or(1);
             if matched < min {

@@ -14,7 +14,8 @@ pub(super) struct Counted {
 
 pub(super) const PROPERTIES: Counted =
     Counted { keywords: ["minProperties", "maxProperties"], one: "property", many: "properties" };
-pub(super) const ITEMS: Counted = Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
+pub(super) const ITEMS: Counted =
+    Counted { keywords: ["minItems", "maxItems"], one: "item", many: "items" };
 
 /// A count outside its bounds: the keyword that fails and the message. The comparisons are
 /// inlined, so a count within its bounds (or with none) costs no call.
@@ -27,8 +28,12 @@ pub(super) fn count_bounds(
     let count = count as u64;
     let [min_keyword, max_keyword] = what.keywords;
     match (min, max) {
-        (Some(min), _) if count < min => Some((min_keyword, count_message("least", min, count, what))),
-        (_, Some(max)) if count > max => Some((max_keyword, count_message("most", max, count, what))),
+        (Some(min), _) if count < min => {
+            Some((min_keyword, count_message("least", min, count, what)))
+        }
+        (_, Some(max)) if count > max => {
+            Some((max_keyword, count_message("most", max, count, what)))
+        }
         _ => None,
     }
 }
@@ -75,7 +80,11 @@ pub(super) fn quote(name: &str) -> String {
 
 pub(super) fn list(values: &[Value]) -> String {
     let shown: Vec<String> = values.iter().take(20).map(short).collect();
-    let more = if values.len() > 20 { format!(" (and {} more)", values.len() - 20) } else { String::new() };
+    let more = if values.len() > 20 {
+        format!(" (and {} more)", values.len() - 20)
+    } else {
+        String::new()
+    };
     format!("{}{more}", shown.join(", "))
 }
 

@@ -30,7 +30,9 @@ impl Walk<'_> {
         if let Some(divisor) = &k.multiple_of
             && !multiple_of(n, divisor)
         {
-            self.fail(frame, cx, "multipleOf", || format!("must be a multiple of {divisor}, got {n}"))?;
+            self.fail(frame, cx, "multipleOf", || {
+                format!("must be a multiple of {divisor}, got {n}")
+            })?;
         }
         Ok(())
     }

@@ -55,7 +55,9 @@ impl Walk<'_> {
         if required_met < k.required.len() {
             for name in &k.required {
                 if !object.contains_key(name) {
-                    self.fail(frame, cx, "required", || format!("missing required property {}", quote(name)))?;
+                    self.fail(frame, cx, "required", || {
+                        format!("missing required property {}", quote(name))
+                    })?;
                 }
             }
         }
@@ -63,7 +65,8 @@ impl Walk<'_> {
             for key in object.keys() {
                 let name = Value::String(key.clone());
                 if cx.collect {
-                    let errors = self.collect_apart(cx, |cx| self.eval(node, &name, &Path::ROOT, cx));
+                    let errors =
+                        self.collect_apart(cx, |cx| self.eval(node, &name, &Path::ROOT, cx));
                     if let Some(first) = errors.first() {
                         self.fail(frame, cx, "propertyNames", || {
                             format!("property name {} is invalid: {}", quote(key), first.message)
@@ -74,7 +77,9 @@ impl Walk<'_> {
                 }
             }
         }
-        if let Some((keyword, message)) = count_bounds(object.len(), (k.min_properties, k.max_properties), PROPERTIES) {
+        if let Some((keyword, message)) =
+            count_bounds(object.len(), (k.min_properties, k.max_properties), PROPERTIES)
+        {
             self.fail(frame, cx, keyword, || message)?;
         }
         for (name, needed) in &k.dependent_required {
@@ -101,11 +106,14 @@ impl Walk<'_> {
 fn allowed_names(k: &Keywords) -> String {
     let mut names: Vec<String> = k.properties.iter().map(|(name, _)| name.clone()).collect();
     names.sort();
-    let patterns: Vec<String> = k.pattern_properties.iter().map(|(source, _, _)| format!("/{source}/")).collect();
+    let patterns: Vec<String> =
+        k.pattern_properties.iter().map(|(source, _, _)| format!("/{source}/")).collect();
     match (names.is_empty(), patterns.is_empty()) {
         (true, true) => "no properties are allowed".into(),
         (false, true) => format!("allowed: {}", names.join(", ")),
         (true, false) => format!("allowed: names matching {}", patterns.join(", ")),
-        (false, false) => format!("allowed: {}, or names matching {}", names.join(", "), patterns.join(", ")),
+        (false, false) => {
+            format!("allowed: {}, or names matching {}", names.join(", "), patterns.join(", "))
+        }
     }
 }

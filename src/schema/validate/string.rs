@@ -19,7 +19,10 @@ impl Walk<'_> {
                 && length() < min
             {
                 self.fail(frame, cx, "minLength", || {
-                    format!("must be at least {min} {} long", plural(min, "character", "characters"))
+                    format!(
+                        "must be at least {min} {} long",
+                        plural(min, "character", "characters")
+                    )
                 })?;
             }
             if let Some(max) = k.max_length
@@ -27,14 +30,20 @@ impl Walk<'_> {
                 && length() > max
             {
                 self.fail(frame, cx, "maxLength", || {
-                    format!("must be at most {max} {} long, got {}", plural(max, "character", "characters"), length())
+                    format!(
+                        "must be at most {max} {} long, got {}",
+                        plural(max, "character", "characters"),
+                        length()
+                    )
                 })?;
             }
         }
         if let Some((source, regex)) = &k.pattern
             && !self.regex(regex, text, cx)
         {
-            self.fail(frame, cx, "pattern", || format!("{} does not match the pattern {source}", short(inst)))?;
+            self.fail(frame, cx, "pattern", || {
+                format!("{} does not match the pattern {source}", short(inst))
+            })?;
         }
         Ok(())
     }

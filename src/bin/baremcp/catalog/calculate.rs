@@ -19,7 +19,9 @@ pub enum CalcError {
 impl std::fmt::Display for CalcError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            CalcError::Syntax { column, message } => write!(f, "syntax error at column {column}: {message}"),
+            CalcError::Syntax { column, message } => {
+                write!(f, "syntax error at column {column}: {message}")
+            }
             CalcError::DivisionByZero => f.write_str("division by zero"),
             CalcError::NotFinite => f.write_str("the result is not a finite number"),
             CalcError::NoMath(why) => f.write_str(why),
@@ -194,7 +196,10 @@ impl Parser {
             }
         }
         let text: String = self.chars[start..self.pos].iter().collect();
-        text.parse().map_err(|_| CalcError::Syntax { column: start + 1, message: format!("invalid number {text:?}") })
+        text.parse().map_err(|_| CalcError::Syntax {
+            column: start + 1,
+            message: format!("invalid number {text:?}"),
+        })
     }
 
     fn name(&mut self) -> Result<f64, CalcError> {
@@ -208,7 +213,8 @@ impl Parser {
             "e" => return Ok(std::f64::consts::E),
             _ => {}
         }
-        let unknown = || CalcError::Syntax { column: start + 1, message: format!("unknown name {name:?}") };
+        let unknown =
+            || CalcError::Syntax { column: start + 1, message: format!("unknown name {name:?}") };
         let function = match name.as_str() {
             "sqrt" => Function::Plain(|a| a[0].sqrt()),
             "abs" => Function::Plain(|a| a[0].abs()),
@@ -320,10 +326,16 @@ mod tests {
         assert_eq!(message("8 / 2 / 2"), Ok(2.0));
         assert_eq!(message("2 $ 3"), Err("syntax error at column 3: unexpected '$'".into()));
         assert_eq!(message("."), Err("syntax error at column 2: expected a number".into()));
-        assert_eq!(message("sqrt 4"), Err("syntax error at column 6: expected '(' after sqrt".into()));
+        assert_eq!(
+            message("sqrt 4"),
+            Err("syntax error at column 6: expected '(' after sqrt".into())
+        );
         assert_eq!(message("max(1, 2"), Err("syntax error at column 9: expected ')'".into()));
         assert_eq!(message("(1"), Err("syntax error at column 3: expected ')'".into()));
-        assert_eq!(message("1 +"), Err("syntax error at column 4: unexpected end of expression".into()));
+        assert_eq!(
+            message("1 +"),
+            Err("syntax error at column 4: unexpected end of expression".into())
+        );
         assert_eq!(message("1 / 0"), Err("division by zero".into()));
         assert_eq!(message("sqrt(-1)"), Err("the result is not a finite number".into()));
         assert_eq!(CalcError::NoMath("libm.so.6 is missing").to_string(), "libm.so.6 is missing");

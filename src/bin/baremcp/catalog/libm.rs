@@ -34,7 +34,14 @@ mod imp {
     pub type Binary = fn(f64, f64) -> f64;
 
     pub fn open() -> Option<Libm> {
-        Some(Libm { ln: f64::ln, log10: f64::log10, sin: f64::sin, cos: f64::cos, tan: f64::tan, pow: f64::powf })
+        Some(Libm {
+            ln: f64::ln,
+            log10: f64::log10,
+            sin: f64::sin,
+            cos: f64::cos,
+            tan: f64::tan,
+            pow: f64::powf,
+        })
     }
 }
 
@@ -94,7 +101,19 @@ mod tests {
             (m.cos, f64::cos),
             (m.tan, f64::tan),
         ];
-        let inputs = [0.0, 0.5, 1.0, std::f64::consts::E, 2.0, 10.0, 1e-300, 123456.789, 1e22, -3.25, f64::INFINITY];
+        let inputs = [
+            0.0,
+            0.5,
+            1.0,
+            std::f64::consts::E,
+            2.0,
+            10.0,
+            1e-300,
+            123456.789,
+            1e22,
+            -3.25,
+            f64::INFINITY,
+        ];
         for x in inputs {
             for (i, (ours, std)) in unary.iter().enumerate() {
                 assert_eq!(ours(x).to_bits(), std(x).to_bits(), "function {i} of {x}");

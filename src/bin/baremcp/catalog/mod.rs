@@ -117,5 +117,9 @@ fn code_review() -> Prompt {
 
 /// Whole results print as integers (`4`, not `4.0`) where that is exact.
 fn number(value: f64) -> Value {
-    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 { json!(value as i64) } else { json!(value) }
+    if value.fract() == 0.0 && value.abs() < 9_007_199_254_740_992.0 {
+        json!(value as i64)
+    } else {
+        json!(value)
+    }
 }

@@ -10,8 +10,8 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::{
-    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, Manifest, Part, PromptDecl, ResourceDecl, RunDecl, Source,
-    Template, TemplateDecl, ToolDecl, double_placeholders,
+    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, Manifest, Part, PromptDecl, ResourceDecl,
+    RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
 };
 use baremcp::schema::{Problem, Schema, pointer_to};
 use baremcp::{ReadError, ResourceTemplate, Role};
@@ -20,7 +20,8 @@ use baremcp::{ReadError, ResourceTemplate, Role};
 pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| vec![Problem::new("", format!("cannot read {}: {e}", path.display()))])?;
-    let value: Value = serde_json::from_str(&text).map_err(|e| vec![Problem::new("", format!("not JSON: {e}"))])?;
+    let value: Value = serde_json::from_str(&text)
+        .map_err(|e| vec![Problem::new("", format!("not JSON: {e}"))])?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
     check(&value, &dir)
@@ -69,18 +70,32 @@ impl Checker<'_> {
     }
 
     /// An object whose keys are all in `allowed`.
-    fn object<'v>(&mut self, value: &'v Value, here: &str, allowed: &[&str]) -> Option<&'v Map<String, Value>> {
+    fn object<'v>(
+        &mut self,
+        value: &'v Value,
+        here: &str,
+        allowed: &[&str],
+    ) -> Option<&'v Map<String, Value>> {
         let Some(map) = value.as_object() else {
             self.report(here, "must be an object");
             return None;
         };
         for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            self.report(&pointer_to(here, key), format!("unknown field (allowed: {})", allowed.join(", ")));
+            self.report(
+                &pointer_to(here, key),
+                format!("unknown field (allowed: {})", allowed.join(", ")),
+            );
         }
         Some(map)
     }
 
-    fn string(&mut self, map: &Map<String, Value>, key: &str, here: &str, required: bool) -> Option<String> {
+    fn string(
+        &mut self,
+        map: &Map<String, Value>,
+        key: &str,
+        here: &str,
+        required: bool,
+    ) -> Option<String> {
         match map.get(key) {
             None if required => {
                 self.report(&pointer_to(here, key), "is required");
@@ -124,7 +139,13 @@ impl Checker<'_> {
     }
 
     /// Parses a `{name}` template; each name must be in `known`.
-    fn template(&mut self, text: &str, here: &str, known: &BTreeSet<String>, what: &str) -> Template {
+    fn template(
+        &mut self,
+        text: &str,
+        here: &str,
+        known: &BTreeSet<String>,
+        what: &str,
+    ) -> Template {
         let mut parts = Vec::new();
         let mut literal = String::new();
         let mut chars = text.chars().peekable();
@@ -140,15 +161,23 @@ impl Checker<'_> {
                 }
                 '{' => {
                     let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
-                    let valid =
-                        !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+                    let valid = !name.is_empty()
+                        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
                     if !valid {
-                        self.report(here, format!("malformed placeholder {{{name}}} (use {{{{ for a literal brace)"));
+                        self.report(
+                            here,
+                            format!(
+                                "malformed placeholder {{{name}}} (use {{{{ for a literal brace)"
+                            ),
+                        );
                     } else if !known.contains(&name) {
                         let list: Vec<&str> = known.iter().map(String::as_str).collect();
                         self.report(
                             here,
-                            format!("placeholder {{{name}}} names no {what} (declared: {})", list.join(", ")),
+                            format!(
+                                "placeholder {{{name}}} names no {what} (declared: {})",
+                                list.join(", ")
+                            ),
                         );
                     }
                     if !literal.is_empty() {
@@ -176,7 +205,8 @@ impl Checker<'_> {
         known: &BTreeSet<String>,
         what: &str,
     ) -> Option<Template> {
-        self.string(map, key, here, false).map(|text| self.template(&text, &pointer_to(here, key), known, what))
+        self.string(map, key, here, false)
+            .map(|text| self.template(&text, &pointer_to(here, key), known, what))
     }
 
     fn run(
@@ -203,7 +233,8 @@ impl Checker<'_> {
             self.report(here, "is required");
             return run;
         };
-        let mut allowed = vec!["argv", "stdin", "cwd", "env", "timeoutMs", "maxOutputBytes", "okExitCodes"];
+        let mut allowed =
+            vec!["argv", "stdin", "cwd", "env", "timeoutMs", "maxOutputBytes", "okExitCodes"];
         if with_output {
             allowed.push("output");
         }
@@ -219,7 +250,10 @@ impl Checker<'_> {
                 Value::String(text) => {
                     let template = self.template(text, &item_at, known, what);
                     if i == 0 && template.0.iter().any(|p| matches!(p, Part::Var(_))) {
-                        self.report(&item_at, "the program must be fixed: no placeholder in argv[0]");
+                        self.report(
+                            &item_at,
+                            "the program must be fixed: no placeholder in argv[0]",
+                        );
                     }
                     run.argv.push(ArgvItem::One(template));
                 }
@@ -228,7 +262,9 @@ impl Checker<'_> {
                         .iter()
                         .enumerate()
                         .map(|(j, t)| match t {
-                            Value::String(text) => self.template(text, &format!("{item_at}/{j}"), known, what),
+                            Value::String(text) => {
+                                self.template(text, &format!("{item_at}/{j}"), known, what)
+                            }
                             _ => {
                                 self.report(&format!("{item_at}/{j}"), "must be a string");
                                 Template(Vec::new())
@@ -237,7 +273,10 @@ impl Checker<'_> {
                         .collect();
                     run.argv.push(ArgvItem::Group(templates));
                 }
-                _ => self.report(&item_at, "must be a string, or (after the program) a non-empty array of strings"),
+                _ => self.report(
+                    &item_at,
+                    "must be a string, or (after the program) a non-empty array of strings",
+                ),
             }
         }
         run.stdin = self.template_field(map, "stdin", here, known, what);
@@ -249,7 +288,8 @@ impl Checker<'_> {
                     for (name, value) in env {
                         match value {
                             Value::String(text) => {
-                                let template = self.template(text, &pointer_to(&env_at, name), known, what);
+                                let template =
+                                    self.template(text, &pointer_to(&env_at, name), known, what);
                                 run.env.insert(name.clone(), template);
                             }
                             Value::Bool(true) => run.pass.push(name.clone()),
@@ -266,12 +306,15 @@ impl Checker<'_> {
         run.timeout = Duration::from_millis(self.count(map, "timeoutMs", here, DEFAULT_TIMEOUT_MS));
         run.max_output = self.count(map, "maxOutputBytes", here, DEFAULT_MAX_OUTPUT) as usize;
         if map.contains_key("okExitCodes") {
-            let codes: Option<Vec<i32>> = map["okExitCodes"]
-                .as_array()
-                .and_then(|a| a.iter().map(|c| c.as_i64().and_then(|c| i32::try_from(c).ok())).collect());
+            let codes: Option<Vec<i32>> = map["okExitCodes"].as_array().and_then(|a| {
+                a.iter().map(|c| c.as_i64().and_then(|c| i32::try_from(c).ok())).collect()
+            });
             match codes {
                 Some(codes) if !codes.is_empty() => run.ok_codes = codes,
-                _ => self.report(&pointer_to(here, "okExitCodes"), "must be a non-empty array of exit codes"),
+                _ => self.report(
+                    &pointer_to(here, "okExitCodes"),
+                    "must be a non-empty array of exit codes",
+                ),
             }
         }
         match map.get("output") {
@@ -322,8 +365,10 @@ impl Checker<'_> {
         if let Some(dir) = &cwd
             && !dir.is_dir()
         {
-            let message =
-                format!("cwd {} is not a directory (a relative cwd starts at the manifest's folder)", dir.display());
+            let message = format!(
+                "cwd {} is not a directory (a relative cwd starts at the manifest's folder)",
+                dir.display()
+            );
             self.warn(&pointer_to(here, "cwd"), message);
         }
         if let Some(ArgvItem::One(Template(parts))) = run.argv.first()
@@ -365,15 +410,20 @@ impl Checker<'_> {
     }
 
     fn tool(&mut self, value: &Value, here: &str) -> Option<ToolDecl> {
-        let allowed = ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "run"];
+        let allowed =
+            ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "run"];
         let map = self.object(value, here, &allowed)?;
         let name = self.string(map, "name", here, true);
         let title = self.string(map, "title", here, false);
         let description = self.string(map, "description", here, true);
-        let input_schema =
-            map.get("inputSchema").cloned().unwrap_or_else(|| json!({"type": "object", "properties": {}}));
+        let input_schema = map
+            .get("inputSchema")
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
         let schema_at = pointer_to(here, "inputSchema");
-        if self.schema(&input_schema, &schema_at) && input_schema.get("type") != Some(&json!("object")) {
+        if self.schema(&input_schema, &schema_at)
+            && input_schema.get("type") != Some(&json!("object"))
+        {
             self.report(&schema_at, r#"must have "type": "object""#);
         }
         let output_schema = map.get("outputSchema").cloned();
@@ -382,7 +432,8 @@ impl Checker<'_> {
         }
         let annotations = map.get("annotations").cloned();
         if let Some(a) = &annotations {
-            let hints = ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+            let hints =
+                ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
             self.object(a, &pointer_to(here, "annotations"), &hints);
         }
         let known: BTreeSet<String> = input_schema
@@ -390,7 +441,13 @@ impl Checker<'_> {
             .and_then(Value::as_object)
             .map(|p| p.keys().cloned().collect())
             .unwrap_or_default();
-        let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, "property of inputSchema", true);
+        let run = self.run(
+            map.get("run"),
+            &pointer_to(here, "run"),
+            &known,
+            "property of inputSchema",
+            true,
+        );
         let properties = input_schema.get("properties").and_then(Value::as_object);
         self.lint(&run, &pointer_to(here, "run"), |name| {
             properties.and_then(|p| p.get(name)).is_some_and(never_dashed)
@@ -398,7 +455,15 @@ impl Checker<'_> {
         if run.json_output && output_schema.is_none() {
             log::debug!("{here}: JSON output without an outputSchema is passed through unchecked");
         }
-        Some(ToolDecl { name: name?, title, description: description?, input_schema, output_schema, annotations, run })
+        Some(ToolDecl {
+            name: name?,
+            title,
+            description: description?,
+            input_schema,
+            output_schema,
+            annotations,
+            run,
+        })
     }
 
     fn resource(&mut self, value: &Value, here: &str) -> Option<ResourceDecl> {
@@ -442,12 +507,19 @@ impl Checker<'_> {
         let map = self.object(value, here, &allowed)?;
         let uri_template = self.string(map, "uriTemplate", here, true)?;
         // The library parses templates; one that reads nothing tells their variables.
-        let parsed = ResourceTemplate::new(uri_template.as_str(), "", |_, _| Err(ReadError::NotFound));
+        let parsed =
+            ResourceTemplate::new(uri_template.as_str(), "", |_, _| Err(ReadError::NotFound));
         let known: BTreeSet<String> = parsed.variables().map(String::from).collect();
         if known.is_empty() {
             self.report(&pointer_to(here, "uriTemplate"), "needs at least one {variable}");
         }
-        let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, "variable of uriTemplate", false);
+        let run = self.run(
+            map.get("run"),
+            &pointer_to(here, "run"),
+            &known,
+            "variable of uriTemplate",
+            false,
+        );
         // A URI variable can hold anything a client writes, a leading `-` included.
         self.lint(&run, &pointer_to(here, "run"), |_| false);
         Some(TemplateDecl {
@@ -461,12 +533,16 @@ impl Checker<'_> {
     }
 
     fn prompt(&mut self, value: &Value, here: &str) -> Option<PromptDecl> {
-        let map = self.object(value, here, &["name", "title", "description", "arguments", "messages"])?;
+        let map =
+            self.object(value, here, &["name", "title", "description", "arguments", "messages"])?;
         let name = self.string(map, "name", here, true);
         let mut arguments = Vec::new();
         for (i, arg) in self.array(map, "arguments", here).iter().enumerate() {
             let arg_at = format!("{}/{i}", pointer_to(here, "arguments"));
-            let Some(arg_map) = self.object(arg, &arg_at, &["name", "description", "required"]) else { continue };
+            let Some(arg_map) = self.object(arg, &arg_at, &["name", "description", "required"])
+            else {
+                continue;
+            };
             let required = match arg_map.get("required") {
                 None => false,
                 Some(Value::Bool(b)) => *b,
@@ -476,7 +552,11 @@ impl Checker<'_> {
                 }
             };
             if let Some(arg_name) = self.string(arg_map, "name", &arg_at, true) {
-                arguments.push((arg_name, self.string(arg_map, "description", &arg_at, false), required));
+                arguments.push((
+                    arg_name,
+                    self.string(arg_map, "description", &arg_at, false),
+                    required,
+                ));
             }
         }
         let known: BTreeSet<String> = arguments.iter().map(|(n, _, _)| n.clone()).collect();
@@ -487,12 +567,17 @@ impl Checker<'_> {
         }
         for (i, message) in list.iter().enumerate() {
             let message_at = format!("{}/{i}", pointer_to(here, "messages"));
-            let Some(message_map) = self.object(message, &message_at, &["role", "text"]) else { continue };
+            let Some(message_map) = self.object(message, &message_at, &["role", "text"]) else {
+                continue;
+            };
             let role = match self.string(message_map, "role", &message_at, true).as_deref() {
                 Some("user") | None => Role::User,
                 Some("assistant") => Role::Assistant,
                 Some(_) => {
-                    self.report(&pointer_to(&message_at, "role"), "must be \"user\" or \"assistant\"");
+                    self.report(
+                        &pointer_to(&message_at, "role"),
+                        "must be \"user\" or \"assistant\"",
+                    );
                     Role::User
                 }
             };
@@ -520,7 +605,8 @@ impl Checker<'_> {
 }
 
 fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
-    let mut c = Checker { problems: Vec::new(), warnings: Vec::new(), schema_warnings: Vec::new(), dir };
+    let mut c =
+        Checker { problems: Vec::new(), warnings: Vec::new(), schema_warnings: Vec::new(), dir };
     let keys = ["$schema", "server", "tools", "resources", "resourceTemplates", "prompts"];
     let Some(root) = c.object(value, "", &keys) else {
         return Err(c.problems);
@@ -542,14 +628,24 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
         }
     }
     let tools = c.list(root, "tools", Checker::tool, |t| Some(("name", "tool name", &t.name)));
-    let resources = c.list(root, "resources", Checker::resource, |r| Some(("uri", "resource uri", &r.uri)));
+    let resources =
+        c.list(root, "resources", Checker::resource, |r| Some(("uri", "resource uri", &r.uri)));
     let templates = c.list(root, "resourceTemplates", Checker::resource_template, |_| None);
-    let prompts = c.list(root, "prompts", Checker::prompt, |p| Some(("name", "prompt name", &p.name)));
+    let prompts =
+        c.list(root, "prompts", Checker::prompt, |p| Some(("name", "prompt name", &p.name)));
     if !c.problems.is_empty() {
         return Err(c.problems);
     }
     let warnings = c.warnings;
-    Ok(Manifest { server, tools, resources, templates, prompts, warnings, schema_warnings: c.schema_warnings })
+    Ok(Manifest {
+        server,
+        tools,
+        resources,
+        templates,
+        prompts,
+        warnings,
+        schema_warnings: c.schema_warnings,
+    })
 }
 
 /// Why `program` will not start, when that can be told now: a bare name found nowhere on
@@ -573,7 +669,9 @@ fn missing_program(program: &str, cwd: Option<&Path>) -> Option<String> {
 /// consts with no value starting with `-`, booleans, numbers of at least 0, strings whose
 /// `pattern` pins a first character other than `-`, and arrays of such items.
 fn never_dashed(schema: &Value) -> bool {
-    let dashed = |v: &Value| v.as_str().is_some_and(|s| s.starts_with('-')) || v.as_f64().is_some_and(|n| n < 0.0);
+    let dashed = |v: &Value| {
+        v.as_str().is_some_and(|s| s.starts_with('-')) || v.as_f64().is_some_and(|n| n < 0.0)
+    };
     if let Some(values) = schema.get("enum").and_then(Value::as_array) {
         return !values.iter().any(dashed);
     }
@@ -584,7 +682,9 @@ fn never_dashed(schema: &Value) -> bool {
     match schema.get("type").and_then(Value::as_str) {
         Some("boolean") => true,
         Some("integer" | "number") => at_least_zero("minimum") || at_least_zero("exclusiveMinimum"),
-        Some("string") => schema.get("pattern").and_then(Value::as_str).is_some_and(pins_first_character),
+        Some("string") => {
+            schema.get("pattern").and_then(Value::as_str).is_some_and(pins_first_character)
+        }
         Some("array") => schema.get("items").is_some_and(never_dashed),
         _ => false,
     }
@@ -619,7 +719,9 @@ mod tests {
             "name": "t", "description": "d", "run": run,
             "inputSchema": {"type": "object", "properties": properties},
         }]});
-        let manifest = check(&doc, Path::new(env!("CARGO_MANIFEST_DIR"))).map_err(|p| format!("{p:?}")).unwrap();
+        let manifest = check(&doc, Path::new(env!("CARGO_MANIFEST_DIR")))
+            .map_err(|p| format!("{p:?}"))
+            .unwrap();
         manifest.warnings.iter().map(|w| format!("{}: {}", w.pointer, w.message)).collect()
     }
 
@@ -629,12 +731,16 @@ mod tests {
         assert!(found.is_empty(), "{found:?}");
         let w = warnings(json!({"argv": ["gti", "log"], "cwd": "no/such/folder"}), json!({}));
         assert_eq!(w.len(), 2, "{w:?}");
-        assert!(w[0].starts_with("/tools/0/run/cwd: cwd ") && w[0].contains("is not a directory"), "{w:?}");
+        assert!(
+            w[0].starts_with("/tools/0/run/cwd: cwd ") && w[0].contains("is not a directory"),
+            "{w:?}"
+        );
         assert_eq!(w[1], r#"/tools/0/run/argv/0: program "gti" is not found on PATH"#);
         let relative = warnings(json!({"argv": ["./nothing-here.sh"], "cwd": "."}), json!({}));
         assert!(relative[0].contains("nothing-here.sh is not a file"), "{relative:?}");
         // With a placeholder, the cwd is only known per call.
-        let open = warnings(json!({"argv": ["sh"], "cwd": "{dir}"}), json!({"dir": {"type": "string"}}));
+        let open =
+            warnings(json!({"argv": ["sh"], "cwd": "{dir}"}), json!({"dir": {"type": "string"}}));
         assert!(open.is_empty(), "{open:?}");
     }
 
@@ -649,7 +755,10 @@ mod tests {
         assert!(warnings(json!({"argv": ["ls", ["--", "{dir}"]]}), props.clone()).is_empty());
         // Inside an element, after a fixed prefix, a value cannot become an option.
         assert!(warnings(json!({"argv": ["ls", "--color={dir}"]}), props).is_empty());
-        let group = warnings(json!({"argv": ["git", ["--max-count", "{n}"]]}), json!({"n": {"type": "integer"}}));
+        let group = warnings(
+            json!({"argv": ["git", ["--max-count", "{n}"]]}),
+            json!({"n": {"type": "integer"}}),
+        );
         assert_eq!(group.len(), 1, "{group:?}");
         assert!(group[0].starts_with("/tools/0/run/argv/1/1: {n}"), "{group:?}");
     }

@@ -19,7 +19,8 @@ use serde_json::{Map, Value, json};
 use super::command::{self, Invocation};
 use baremcp::schema::Problem;
 use baremcp::{
-    Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server, Tool, ToolOutput,
+    Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server,
+    Tool, ToolOutput,
 };
 
 mod check;
@@ -127,7 +128,10 @@ pub fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
 
 /// The `{{name}}` placeholders of a prompt text.
 pub(crate) fn double_placeholders(text: &str) -> Vec<String> {
-    text.split("{{").skip(1).filter_map(|rest| rest.split_once("}}").map(|(name, _)| name.trim().to_string())).collect()
+    text.split("{{")
+        .skip(1)
+        .filter_map(|rest| rest.split_once("}}").map(|(name, _)| name.trim().to_string()))
+        .collect()
 }
 
 /// A value as it appears in a command: strings as they are, everything else as JSON text.
@@ -189,8 +193,11 @@ impl RunDecl {
                 }
             }
         }
-        let mut env: BTreeMap<String, String> =
-            self.env.iter().filter_map(|(name, t)| t.render(values).map(|v| (name.clone(), v))).collect();
+        let mut env: BTreeMap<String, String> = self
+            .env
+            .iter()
+            .filter_map(|(name, t)| t.render(values).map(|v| (name.clone(), v)))
+            .collect();
         for name in &self.pass {
             if let Ok(value) = std::env::var(name) {
                 env.insert(name.clone(), value);
@@ -227,7 +234,10 @@ impl RunDecl {
             return ToolOutput::error(message);
         }
         let note = outcome.truncated.map(|total| {
-            format!("\n[output truncated: the command wrote {total} bytes; the first {} are shown]", self.max_output)
+            format!(
+                "\n[output truncated: the command wrote {total} bytes; the first {} are shown]",
+                self.max_output
+            )
         });
         if self.json_output {
             if let Some(note) = note {
@@ -235,9 +245,9 @@ impl RunDecl {
             }
             return match serde_json::from_slice::<Value>(&outcome.stdout) {
                 Ok(value) if value.is_object() => ToolOutput::structured(value),
-                Ok(_) => {
-                    ToolOutput::error("the command's JSON output must be an object (it becomes structuredContent)")
-                }
+                Ok(_) => ToolOutput::error(
+                    "the command's JSON output must be an object (it becomes structuredContent)",
+                ),
                 Err(e) => ToolOutput::error(format!("the command's output is not JSON: {e}")),
             };
         }
@@ -253,10 +263,18 @@ impl RunDecl {
             .map_err(|e| ReadError::Refused(format!("cannot run {}: {e}", invocation.argv[0])))?;
         match outcome.status {
             Some(status) if status.code().is_some_and(|c| self.ok_codes.contains(&c)) => {}
-            _ => return Err(ReadError::Refused(format!("the command failed with {}", outcome.describe_status()))),
+            _ => {
+                return Err(ReadError::Refused(format!(
+                    "the command failed with {}",
+                    outcome.describe_status()
+                )));
+            }
         }
         if outcome.truncated.is_some() {
-            return Err(ReadError::Refused(format!("the content is larger than {} bytes", self.max_output)));
+            return Err(ReadError::Refused(format!(
+                "the content is larger than {} bytes",
+                self.max_output
+            )));
         }
         Ok(Contents::from_bytes(outcome.stdout))
     }
@@ -275,16 +293,17 @@ impl Manifest {
         server = with(server, get("instructions"), Server::instructions);
         for decl in self.tools {
             let run = Arc::new(decl.run);
-            let mut tool = Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
-                let values = args.as_object().cloned().unwrap_or_default();
-                cx.flush();
-                // Each line the command writes to stderr is reported as progress.
-                let mut lines = 0.0;
-                Ok(run.call(&values, |line| {
-                    lines += 1.0;
-                    cx.progress(lines, None, Some(line));
-                }))
-            });
+            let mut tool =
+                Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
+                    let values = args.as_object().cloned().unwrap_or_default();
+                    cx.flush();
+                    // Each line the command writes to stderr is reported as progress.
+                    let mut lines = 0.0;
+                    Ok(run.call(&values, |line| {
+                        lines += 1.0;
+                        cx.progress(lines, None, Some(line));
+                    }))
+                });
             tool = with(tool, decl.title, Tool::title);
             tool = with(tool, decl.output_schema, Tool::output_schema);
             tool = with(tool, decl.annotations, Tool::annotations);
@@ -296,14 +315,15 @@ impl Manifest {
                 _ => None,
             };
             let source = Arc::new(decl.source);
-            let mut resource = Resource::new(decl.uri, decl.name, move |cx| match source.as_ref() {
-                Source::Text(text) => Ok(Contents::Text(text.clone())),
-                Source::Path(path) => read_file(path),
-                Source::Run(run) => {
-                    cx.flush();
-                    run.read(&Map::new())
-                }
-            });
+            let mut resource =
+                Resource::new(decl.uri, decl.name, move |cx| match source.as_ref() {
+                    Source::Text(text) => Ok(Contents::Text(text.clone())),
+                    Source::Path(path) => read_file(path),
+                    Source::Run(run) => {
+                        cx.flush();
+                        run.read(&Map::new())
+                    }
+                });
             resource = with(resource, decl.title, Resource::title);
             resource = with(resource, decl.description, Resource::description);
             resource = with(resource, decl.mime_type, Resource::mime_type);
@@ -312,11 +332,13 @@ impl Manifest {
         }
         for decl in self.templates {
             let run = Arc::new(decl.run);
-            let mut template = ResourceTemplate::new(decl.uri_template, decl.name, move |vars, cx| {
-                let values: Map<String, Value> = vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-                cx.flush();
-                run.read(&values)
-            });
+            let mut template =
+                ResourceTemplate::new(decl.uri_template, decl.name, move |vars, cx| {
+                    let values: Map<String, Value> =
+                        vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    cx.flush();
+                    run.read(&values)
+                });
             template = with(template, decl.title, ResourceTemplate::title);
             template = with(template, decl.description, ResourceTemplate::description);
             template = with(template, decl.mime_type, ResourceTemplate::mime_type);

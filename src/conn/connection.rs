@@ -1,0 +1,326 @@
+//! The connection: where input comes from (the reader, or lines set aside while a handler
+//! waited on the client), where output goes (the outbox), and the server's own requests to
+//! a legacy client (elicitation, sampling, roots), answered on the same stream.
+//!
+//! The loop is single-threaded, so input is read only between requests and while a handler
+//! waits for a client response. During such a wait, client requests are queued and served
+//! after the current one, in order; notifications are handled at once (a cancel of the
+//! request in flight ends the wait); the awaited response is handed to the handler.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::io::{self, BufRead};
+
+use serde_json::{Value, json};
+
+use crate::conn::outbox::Outbox;
+use crate::conn::session::Session;
+use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
+use crate::wire::lines::{Line, LineReader};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::conn";
+
+/// Why asking the client for input did not produce an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ClientError {
+    /// The client did not declare the capability this needs (`elicitation`, `sampling`,
+    /// `roots`): in `initialize` (legacy) or in this request's `_meta` (2026-07-28). In
+    /// 2026-07-28 the request then fails with -32021 whatever the handler returns.
+    Unsupported(&'static str),
+    /// 2026-07-28: the answer is not in this request yet. Return; the client retries with it.
+    InputRequired,
+    /// The client answered with a JSON-RPC error.
+    Rejected(ErrorObject),
+    /// The request was cancelled while waiting; nothing more is sent for it.
+    Cancelled,
+    /// The client's input ended while waiting.
+    Disconnected,
+    /// The answer does not have the shape MCP defines.
+    Invalid(String),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ClientError::Unsupported(what) => write!(f, "the client does not support {what}"),
+            ClientError::InputRequired => f.write_str("waiting for the client's input"),
+            ClientError::Rejected(error) => write!(f, "the client refused: {error}"),
+            ClientError::Cancelled => f.write_str("the request was cancelled"),
+            ClientError::Disconnected => f.write_str("the client went away"),
+            ClientError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// A line read during a wait, to be handled after the current request.
+enum Queued {
+    Line(Vec<u8>),
+    /// An over-long line: its first bytes, for its id.
+    TooLong(Vec<u8>),
+}
+
+/// While a handler waits on the client, at most this many lines are kept for later (and at
+/// most the line limit in bytes); past either bound a line is replied to at once instead.
+pub(crate) const MAX_QUEUED: usize = 1024;
+
+/// Where client messages come from while a handler waits, when they are not lines of one
+/// stream: over HTTP, each arrives in its own POST, and the dispatching loop hands over only
+/// those of the waiting request's session.
+pub(crate) trait Inbox {
+    /// The next client message (a response or a notification), or `None` when no answer can
+    /// come any more (the client went away, the wait timed out, the server is stopping).
+    fn next(&mut self) -> Option<String>;
+    /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
+    fn closed(&self) -> bool;
+}
+
+enum Input<'io> {
+    Lines { reader: &'io mut dyn BufRead, lines: LineReader },
+    Messages(&'io mut dyn Inbox),
+}
+
+pub(crate) struct Conn<'io> {
+    input: Input<'io>,
+    pub out: Outbox<'io>,
+    queue: VecDeque<Queued>,
+    /// The bytes of the lines in `queue`, bounded by `max_line` as the count is by
+    /// [`MAX_QUEUED`].
+    queued_bytes: usize,
+    max_line: usize,
+    /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
+    next_request: u64,
+    eof: bool,
+}
+
+impl<'io> Conn<'io> {
+    pub fn new(reader: &'io mut dyn BufRead, out: Outbox<'io>, max_line: usize) -> Conn<'io> {
+        let input = Input::Lines { reader, lines: LineReader::new(max_line) };
+        Conn {
+            input,
+            out,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            max_line,
+            next_request: 0,
+            eof: false,
+        }
+    }
+
+    /// A connection whose client messages come from `inbox` (one request over HTTP).
+    pub fn with_inbox(inbox: &'io mut dyn Inbox, out: Outbox<'io>) -> Conn<'io> {
+        let input = Input::Messages(inbox);
+        Conn {
+            input,
+            out,
+            queue: VecDeque::new(),
+            queued_bytes: 0,
+            max_line: 0,
+            next_request: 0,
+            eof: false,
+        }
+    }
+
+    /// Whether the client stopped listening for the request being served.
+    pub fn closed(&self) -> bool {
+        matches!(&self.input, Input::Messages(inbox) if inbox.closed())
+    }
+
+    /// The next input line into `line`: queued lines first, then the reader.
+    pub fn next_line(&mut self, line: &mut Vec<u8>) -> io::Result<Line> {
+        match self.queue.pop_front() {
+            Some(Queued::Line(bytes)) => {
+                self.queued_bytes -= bytes.len();
+                *line = bytes;
+                Ok(Line::Complete)
+            }
+            Some(Queued::TooLong(head)) => {
+                *line = head;
+                Ok(Line::TooLong)
+            }
+            None if self.eof => Ok(Line::Eof),
+            None => match &mut self.input {
+                Input::Lines { reader, lines } => lines.read(*reader, line),
+                Input::Messages(_) => Ok(Line::Eof),
+            },
+        }
+    }
+
+    /// True when the next line is already here (queued, or whole in the reader's buffer):
+    /// output may wait for it, because the loop will not block before writing again.
+    pub fn input_waiting(&self) -> bool {
+        matches!(&self.input, Input::Lines { lines, .. } if lines.next_is_here())
+            || !self.queue.is_empty()
+    }
+
+    /// Sends `method` to the client and reads input until the response arrives. `current`
+    /// is the client request being served, so that its cancellation ends the wait and its
+    /// id is never reused for ours.
+    pub fn ask(
+        &mut self,
+        method: &str,
+        params: Value,
+        session: &mut Session,
+        current: &Id,
+    ) -> Result<Value, ClientError> {
+        session.waiting_on(current);
+        self.next_request += 1;
+        let mut id_text = format!("\"baremcp-{}\"", self.next_request);
+        if id_text == current.as_json() {
+            self.next_request += 1;
+            id_text = format!("\"baremcp-{}\"", self.next_request);
+        }
+        let ours = Id::from_raw(&id_text).ok_or(ClientError::Disconnected)?;
+        let request = format!(
+            r#"{{"jsonrpc":"2.0","id":{id_text},"method":{},"params":{params}}}"#,
+            json!(method)
+        );
+        self.out.raw_line(&request);
+        self.out.flush().map_err(|_| ClientError::Disconnected)?;
+        let mut warned = false;
+        loop {
+            let mut line = Vec::new();
+            let read = match &mut self.input {
+                Input::Lines { reader, lines } => lines.read(*reader, &mut line),
+                Input::Messages(inbox) => match inbox.next() {
+                    Some(text) => {
+                        line = text.into_bytes();
+                        Ok(Line::Complete)
+                    }
+                    None => Ok(Line::Eof),
+                },
+            };
+            match read {
+                Ok(Line::Complete) => {}
+                Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
+                    self.queue.push_back(Queued::TooLong(line));
+                    continue;
+                }
+                Ok(Line::TooLong) => {
+                    self.refuse(Id::in_head(&line).as_ref(), ErrorObject::too_large());
+                    continue;
+                }
+                Ok(Line::Eof) | Err(_) => {
+                    self.eof = true;
+                    return Err(ClientError::Disconnected);
+                }
+            }
+            let Ok(text) = std::str::from_utf8(&line) else {
+                match self.has_room(&line) {
+                    true => self.enqueue(line),
+                    false => self.refuse(None, ErrorObject::parse_error()),
+                }
+                continue;
+            };
+            if text.trim_ascii().is_empty() {
+                continue;
+            }
+            log::debug!(target: LOG, "<- {text}");
+            match jsonrpc::parse_line(text) {
+                Frame::Single(Message::Response { id: Some(id) }) if id == ours => {
+                    return answer(text);
+                }
+                Frame::Single(Message::Response { id }) => {
+                    log::debug!(target: LOG, "ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
+                }
+                Frame::Single(Message::BadResponse { id: Some(id) }) if id == ours => {
+                    return Err(ClientError::Invalid(
+                        "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
+                            .into(),
+                    ));
+                }
+                Frame::Single(Message::BadNotification | Message::BadResponse { .. }) => {
+                    log::debug!(target: LOG, "ignored a malformed notification or response")
+                }
+                Frame::Single(Message::Notification { method, params }) => {
+                    session.notification(&method, &params);
+                    if session.is_cancelled() {
+                        return Err(ClientError::Cancelled);
+                    }
+                }
+                _ if self.has_room(&line) => self.enqueue(line),
+                frame => {
+                    if !std::mem::replace(&mut warned, true) {
+                        log::warn!(target: LOG, "{MAX_QUEUED} lines or {} bytes wait already: replying at once", self.max_line);
+                    }
+                    self.refuse_frame(frame, session);
+                    if session.is_cancelled() {
+                        return Err(ClientError::Cancelled);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Whether `line` may wait in the queue: within [`MAX_QUEUED`] lines and `max_line` bytes
+    /// (an empty queue takes any line, which is already within the line limit).
+    fn has_room(&self, line: &[u8]) -> bool {
+        self.queue.is_empty()
+            || self.queue.len() < MAX_QUEUED && self.queued_bytes + line.len() <= self.max_line
+    }
+
+    fn enqueue(&mut self, line: Vec<u8>) {
+        self.queued_bytes += line.len();
+        self.queue.push_back(Queued::Line(line));
+    }
+
+    /// Replies to a line read during a wait that cannot be queued: each request with "server
+    /// busy" and its id, each invalid message with its own error; notifications (in a batch)
+    /// are handled as any other during a wait.
+    fn refuse_frame(&mut self, frame: Frame, session: &mut Session) {
+        let mut text = Vec::new();
+        let mut refuse = |message: Message| {
+            let (id, error) = match message {
+                Message::Request { id, .. } => (Some(id), ErrorObject::busy()),
+                Message::Invalid { id, error } => (id, error),
+                Message::Notification { method, params } => {
+                    return session.notification(&method, &params);
+                }
+                Message::Response { .. }
+                | Message::BadResponse { .. }
+                | Message::BadNotification => return,
+            };
+            if !text.is_empty() {
+                text.push(b',');
+            }
+            // Writing to a `Vec` cannot fail.
+            let _ = jsonrpc::write_response(&mut text, id.as_ref(), &Err(error), b"}");
+        };
+        let batch = matches!(frame, Frame::Batch(_));
+        match frame {
+            Frame::Single(message) => refuse(message),
+            Frame::Batch(items) => {
+                items.iter().for_each(|item| refuse(jsonrpc::parse_message(item)))
+            }
+        }
+        if batch {
+            self.out.batch(&text);
+        } else if !text.is_empty() {
+            self.out.raw_line(&String::from_utf8_lossy(&text));
+        }
+        self.out.push();
+    }
+
+    /// Replies at once to a line that cannot be queued, with the id it could read (if any).
+    fn refuse(&mut self, id: Option<&Id>, error: ErrorObject) {
+        self.out.response(id, &Err(error));
+        self.out.push();
+    }
+}
+
+/// The result of a client response, or its error as the handler sees it.
+fn answer(text: &str) -> Result<Value, ClientError> {
+    let message: Value = serde_json::from_str(text)
+        .map_err(|_| ClientError::Invalid("unreadable response".into()))?;
+    if let Some(result) = message.get("result") {
+        return Ok(result.clone());
+    }
+    let error = &message["error"];
+    Err(ClientError::Rejected(ErrorObject {
+        code: error["code"].as_i64().unwrap_or(0),
+        message: error["message"].as_str().unwrap_or("").to_string(),
+        data: error.get("data").cloned(),
+    }))
+}

@@ -1,0 +1,131 @@
+//! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
+//! opening `subscriptions/listen` streams (a cancel closes them: `session.rs`).
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::outbox::Outbox;
+use crate::conn::session::Session;
+use crate::dispatch::handler_setup::{Scope, cacheable, required_str};
+use crate::dispatch::request::Request;
+use crate::registry::server::Server;
+use crate::wire::era::{self, Era, LEGACY_VERSIONS};
+use crate::wire::jsonrpc::{ErrorObject, Reply, raw_str};
+use crate::wire::log_level::LogLevel;
+
+/// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
+pub(crate) fn initialize(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+) -> Result<Value, ErrorObject> {
+    let requested = required_str(req, req.params.protocol_version, "protocolVersion")?;
+    let version =
+        LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
+    session.legacy_version = Some(version);
+    session.client_capabilities = req
+        .params
+        .capabilities
+        .and_then(|c| serde_json::from_str::<Value>(c).ok())
+        .filter(Value::is_object)
+        .unwrap_or_else(|| json!({}));
+    let mut result = Map::new();
+    result.insert("protocolVersion".into(), json!(version));
+    result.insert("capabilities".into(), server.capabilities());
+    result.insert("serverInfo".into(), server.info.clone());
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    Ok(Value::Object(result))
+}
+
+/// Who the server is and what it speaks, for 2026-07-28 clients.
+pub(crate) fn discover(server: &Server) -> Result<Value, ErrorObject> {
+    let mut result = Map::new();
+    result.insert("supportedVersions".into(), json!(era::supported_versions()));
+    let mut capabilities = server.capabilities();
+    // Tasks are a 2026-07-28 extension: announced here, not in the legacy `initialize`.
+    if server.tasks.any() {
+        capabilities["extensions"] = json!({ crate::registry::task_tool::EXTENSION: {} });
+    }
+    result.insert("capabilities".into(), capabilities);
+    if let Some(instructions) = &server.instructions {
+        result.insert("instructions".into(), json!(instructions));
+    }
+    Ok(cacheable(
+        server,
+        Era::Modern(era::MODERN_VERSIONS[0]),
+        Scope::Public,
+        Value::Object(result),
+    ))
+}
+
+/// Opens a notification stream. The lists never change at run time, so it agrees only to
+/// `resourceSubscriptions` (when it serves resources: a handler may report a change, and
+/// files are watched), and the request stays open until the client cancels it.
+pub(crate) fn listen(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+    out: &mut Outbox,
+) -> Option<Reply> {
+    if session.is_listening(req.id) {
+        return Some(Err(ErrorObject::invalid_params(
+            "a subscription with this id is already open",
+        )));
+    }
+    let filter: Value = match req.params.notifications.map(serde_json::from_str::<Value>) {
+        Some(Ok(filter)) if filter.is_object() => filter,
+        _ => {
+            return Some(Err(ErrorObject::invalid_params(
+                "subscriptions/listen needs params.notifications (an object)",
+            )));
+        }
+    };
+    let uris: Vec<String> = match filter.get("resourceSubscriptions") {
+        None => Vec::new(),
+        Some(list) => match serde_json::from_value(list.clone()) {
+            Ok(uris) => uris,
+            Err(_) => {
+                return Some(Err(ErrorObject::invalid_params(
+                    "notifications.resourceSubscriptions must be an array of strings",
+                )));
+            }
+        },
+    };
+    let mut agreed = Map::new();
+    let uris: BTreeSet<String> =
+        if server.has_resources() && filter.get("resourceSubscriptions").is_some() {
+            agreed.insert("resourceSubscriptions".into(), json!(uris));
+            uris.into_iter().collect()
+        } else {
+            BTreeSet::new()
+        };
+    if let Err(error) = session.may_listen(uris.len()) {
+        return Some(Err(error));
+    }
+    let mut rest = Map::new();
+    rest.insert("notifications".into(), Value::Object(agreed));
+    out.stream_notification("notifications/subscriptions/acknowledged", req.id, &rest);
+    for uri in &uris {
+        session.watch(uri, server.file_stamp(uri));
+    }
+    session.listen(req.id, uris);
+    None
+}
+
+/// `logging/setLevel` (legacy): the least severe log the client wants from now on.
+pub(crate) fn set_level(session: &mut Session, req: &Request) -> Result<Value, ErrorObject> {
+    let raw = req
+        .params
+        .level
+        .ok_or_else(|| ErrorObject::invalid_params("logging/setLevel needs params.level"))?;
+    let level = raw_str(raw).and_then(|name| LogLevel::parse(&name)).ok_or_else(|| {
+        ErrorObject::invalid_params(
+            "params.level must be one of debug, info, notice, warning, error, critical, alert, emergency",
+        )
+    })?;
+    session.log_level = Some(level);
+    Ok(json!({}))
+}

@@ -1,0 +1,158 @@
+//! `prompts/list`, `prompts/get` and `completion/complete`.
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::connection::Conn;
+use crate::conn::context::Context;
+use crate::conn::session::Session;
+use crate::dispatch::handler_setup::{
+    interrupted, listed, not_an_object, page, required_str, setup,
+};
+use crate::dispatch::request::Request;
+use crate::registry::prompt::PromptArgs;
+use crate::registry::server::Server;
+use crate::wire::jsonrpc::ErrorObject;
+
+pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+    let (prompts, next) = page(&server.prompts, req.params.cursor, server.page_size, "prompts")?;
+    Ok(listed(server, req, "prompts", prompts.iter().map(|p| p.listing()).collect(), next))
+}
+
+pub(crate) fn get(
+    server: &Server,
+    session: &mut Session,
+    req: &Request,
+    conn: &mut Conn,
+) -> Result<Value, ErrorObject> {
+    let name = required_str(req, req.params.name, "name")?;
+    let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("unknown prompt: {name}"))
+            .with_data(json!({ "name": name }))
+    })?;
+    let mut args = PromptArgs::new();
+    if let Some(raw) = req.params.arguments {
+        let object: Map<String, Value> =
+            serde_json::from_str(raw).map_err(|_| not_an_object(raw, "arguments"))?;
+        for (key, value) in object {
+            let Value::String(value) = value else {
+                return Err(ErrorObject::invalid_params(format!(
+                    "prompt argument {key} must be a string"
+                )));
+            };
+            args.insert(key, value);
+        }
+    }
+    for argument in prompt.arguments.iter().filter(|a| a.required) {
+        if !args.contains_key(&argument.name) {
+            return Err(ErrorObject::invalid_params(format!(
+                "prompt {name} needs the argument {}",
+                argument.name
+            ))
+            .with_data(json!({ "prompt": name, "missing": argument.name })));
+        }
+    }
+    let subject = || format!("{name} {}", json!(args));
+    let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+    let messages = (prompt.handler)(&args, &mut cx);
+    if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
+        return interrupted;
+    }
+    let messages = messages.map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+    let mut result =
+        json!({ "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>() });
+    if let Some(description) = &prompt.description {
+        result["description"] = json!(description);
+    }
+    Ok(result)
+}
+
+/// Suggestions for a prompt argument or a template variable, filtered by what was typed.
+pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+    let bad = |what: &str| ErrorObject::invalid_params(format!("completion/complete needs {what}"));
+    let reference: Value = req
+        .params
+        .reference
+        .and_then(|r| serde_json::from_str(r).ok())
+        .ok_or_else(|| bad("params.ref"))?;
+    let argument: Value = req
+        .params
+        .argument
+        .and_then(|a| serde_json::from_str(a).ok())
+        .ok_or_else(|| bad("params.argument"))?;
+    let (Some(arg_name), Some(prefix)) = (argument["name"].as_str(), argument["value"].as_str())
+    else {
+        return Err(bad("params.argument with string name and value"));
+    };
+    let context: Map<String, Value> = req
+        .params
+        .context
+        .and_then(|c| serde_json::from_str::<Value>(c).ok())
+        .and_then(|c| c.get("arguments").and_then(Value::as_object).cloned())
+        .unwrap_or_default();
+    let unknown_argument = || ErrorObject::invalid_params(format!("unknown argument: {arg_name}"));
+    let (values, total) = match (
+        reference["type"].as_str(),
+        reference["name"].as_str(),
+        reference["uri"].as_str(),
+    ) {
+        (Some("ref/prompt"), Some(name), _) => {
+            let prompt =
+                server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("unknown prompt: {name}"))
+                })?;
+            let argument = prompt
+                .arguments
+                .iter()
+                .find(|a| a.name == arg_name)
+                .ok_or_else(unknown_argument)?;
+            counted(
+                argument
+                    .completer
+                    .as_ref()
+                    .map(|c| c.suggest(prefix, &context))
+                    .unwrap_or_default(),
+            )
+        }
+        (Some("ref/resource"), _, Some(uri)) => {
+            if let Some(root) = server.roots.iter().find(|r| r.template() == uri) {
+                if arg_name != "path" {
+                    return Err(unknown_argument());
+                }
+                counted(root.complete(prefix))
+            } else {
+                let template =
+                    server.templates.iter().find(|t| t.meta["uriTemplate"] == uri).ok_or_else(
+                        || ErrorObject::invalid_params(format!("unknown resource template: {uri}")),
+                    )?;
+                if !template.template.variables().any(|v| v == arg_name) {
+                    return Err(unknown_argument());
+                }
+                counted(
+                    template
+                        .completers
+                        .get(arg_name)
+                        .map(|c| c.suggest(prefix, &context))
+                        .unwrap_or_default(),
+                )
+            }
+        }
+        _ => {
+            return Err(bad(
+                r#"params.ref: {"type": "ref/prompt", "name"} or {"type": "ref/resource", "uri"}"#,
+            ));
+        }
+    };
+    Ok(
+        json!({ "completion": { "values": values, "total": total, "hasMore": total > values.len() } }),
+    )
+}
+
+/// Completion returns at most this many values, as MCP caps it.
+const MAX_COMPLETIONS: usize = 100;
+
+/// The first [`MAX_COMPLETIONS`] values and how many there were.
+fn counted(mut values: Vec<String>) -> (Vec<String>, usize) {
+    let total = values.len();
+    values.truncate(MAX_COMPLETIONS);
+    (values, total)
+}

@@ -1,0 +1,68 @@
+//! One request on its way through dispatch: its id, method, `params` and `_meta`, read once
+//! from the line, and what its completion log line needs.
+
+use std::borrow::Cow;
+
+use crate::wire::era::{self, Era, RequestMeta};
+use crate::wire::jsonrpc::{ErrorObject, Id, Reply};
+use crate::wire::params::{Params, ParamsField};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::request";
+
+/// One request on its way through dispatch, with what the completion log line needs.
+pub(crate) struct Request<'a> {
+    pub id: &'a Id<'a>,
+    pub method: &'a str,
+    /// Borrowed from the parsed message: a request's members are read, never copied.
+    pub params: &'a Params<'a>,
+    pub meta: RequestMeta<'a>,
+    /// For tool calls: the tool name and whether the result was an error.
+    pub tool: Option<(Cow<'a, str>, bool)>,
+}
+
+impl<'a> Request<'a> {
+    /// Checks that `params` is a usable object, then reads its `_meta`.
+    pub fn new(
+        id: &'a Id<'a>,
+        method: &'a str,
+        params: &'a ParamsField<'a>,
+    ) -> Result<Request<'a>, ErrorObject> {
+        let params = match params {
+            ParamsField::NotObject => {
+                return Err(ErrorObject::invalid_params("params must be an object"));
+            }
+            ParamsField::Object(p) if p.duplicate => {
+                return Err(ErrorObject::invalid_params("params must not name a member twice"));
+            }
+            ParamsField::Object(p) => p,
+            ParamsField::Absent => &Params::NONE,
+        };
+        let meta = era::read_meta(params.meta)?;
+        Ok(Request { id, method, params, meta, tool: None })
+    }
+
+    pub fn era(&self) -> Era {
+        self.meta.era
+    }
+
+    /// When the request began, if its completion will be logged. Timing costs a clock read
+    /// per request, so only then; asked here, so the filter is this module's, where the line
+    /// is logged (`RUST_LOG=baremcp::request=info`).
+    pub fn started() -> Option<std::time::Instant> {
+        log::log_enabled!(target: LOG, log::Level::Info).then(std::time::Instant::now)
+    }
+
+    pub fn log_completion(&self, reply: &Reply, micros: u128) {
+        let outcome = match reply {
+            Ok(_) => "ok".to_string(),
+            Err(e) => format!("error {}", e.code),
+        };
+        match &self.tool {
+            Some((name, is_error)) => {
+                log::info!(target: LOG, "{} id={} {micros}us {outcome} tool={name} isError={is_error}", self.method, self.id)
+            }
+            None => log::info!(target: LOG, "{} id={} {micros}us {outcome}", self.method, self.id),
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! `tools/list` and `tools/call`: paging the registry, validating arguments, running the
+//! handler with panics contained, and checking structured output.
+
+use std::borrow::Cow;
+use std::panic::{self, AssertUnwindSafe};
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::connection::Conn;
+use crate::conn::context::Context;
+use crate::conn::session::Session;
+use crate::dispatch::handler_setup::{
+    interrupted, listed, not_an_object, page, required_str, setup,
+};
+use crate::dispatch::request::Request;
+use crate::registry::server::Server;
+use crate::registry::tool::ToolOutput;
+use crate::wire::era::Era;
+use crate::wire::jsonrpc::{ErrorObject, Payload, Reply};
+
+pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+    let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
+    Ok(listed(
+        server,
+        req,
+        "tools",
+        json!(tools.iter().map(|t| &t.listing).collect::<Vec<_>>()),
+        next,
+    ))
+}
+
+pub(crate) fn call<'a>(
+    server: &Server,
+    session: &mut Session,
+    req: &mut Request<'a>,
+    conn: &mut Conn,
+) -> Reply {
+    let name: Cow<'a, str> = required_str(req, req.params.name, "name")?;
+    // The last call's arguments are decoded over, so a call like the last allocates nothing.
+    let mut arguments = session.arguments.take().unwrap_or_default();
+    match req.params.arguments {
+        None => arguments = Value::Object(Map::new()),
+        Some(raw) => {
+            if crate::wire::value::decode_into(raw, &mut arguments).is_err()
+                || !arguments.is_object()
+            {
+                return Err(not_an_object(raw, "arguments"));
+            }
+        }
+    }
+    let registered = server.tool(&name).ok_or_else(|| {
+        ErrorObject::invalid_params(format!("unknown tool: {name}"))
+            .with_data(json!({ "name": name }))
+    })?;
+
+    let output = match registered.input.validate(&arguments) {
+        Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
+        Ok(()) => {
+            if let Some(reply) =
+                crate::dispatch::task_methods::call(server, session, req, &name, &arguments, conn)
+            {
+                return reply;
+            }
+            // The subject binds a 2026-07-28 requestState to this tool and these arguments.
+            let modern = matches!(req.era(), Era::Modern(_));
+            let subject = || format!("{name} {arguments}");
+            let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+            let handler = &registered.tool.handler;
+            let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
+            if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
+                return interrupted.map(Payload::Value);
+            }
+            match outcome {
+                Ok(Ok(output)) => match &registered.output {
+                    Some(schema) => check_output(schema, output),
+                    None => output,
+                },
+                Ok(Err(error)) => ToolOutput::error(error.to_string()),
+                // The panic hook has already reported it on stderr.
+                Err(panic) => ToolOutput::error(format!(
+                    "tool {name} failed: internal error ({})",
+                    panic_message(&panic)
+                )),
+            }
+        }
+    };
+    // Small arguments are kept for the next call; huge ones are freed before the result is
+    // serialized, which keeps one copy fewer alive at the peak.
+    if req.params.arguments.is_some_and(|raw| raw.len() <= 64 * 1024) {
+        session.arguments = Some(arguments);
+    } else {
+        drop(arguments);
+    }
+    let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
+    let mut json = std::mem::take(&mut session.spare);
+    output.write_json(&mut json, server_info);
+    req.tool = Some((name, output.is_error));
+    Ok(Payload::Json(json))
+}
+
+/// A tool with an output schema must return structured content that satisfies it; a result
+/// that does not is turned into an error the client can see rather than sent as if valid.
+fn check_output(schema: &crate::schema::Schema, output: ToolOutput) -> ToolOutput {
+    if output.is_error {
+        return output;
+    }
+    match &output.structured {
+        None => ToolOutput::error(
+            "tool returned no structuredContent although it declares an outputSchema",
+        ),
+        Some(value) => match schema.validate(value) {
+            Ok(()) => output,
+            Err(errors) => {
+                ToolOutput::error(format!("tool output does not match its outputSchema:\n{errors}"))
+            }
+        },
+    }
+}
+
+fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".into())
+}

@@ -1,0 +1,124 @@
+//! What registration reports: why a tool, resource, template, prompt or root was refused
+//! ([`Error`]), and what it accepted but will not enforce ([`Warning`]).
+
+use std::fmt;
+
+use crate::schema::Problem;
+
+/// Why [`crate::Server`] refused to register something. Each variant holds the problem as
+/// data, so a caller can match on it; `Display` says it in one line.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Error {
+    /// Something of this kind is already registered under this name (tools, prompts) or URI
+    /// (resources, roots).
+    Duplicate {
+        /// What was registered twice.
+        kind: Kind,
+        /// The name or URI both share.
+        name: String,
+    },
+    /// A tool's schema does not load.
+    Schema {
+        /// The tool's name.
+        tool: String,
+        /// Which schema, named as the tool listing names it: `inputSchema` or `outputSchema`.
+        schema: &'static str,
+        /// Each problem, with the JSON Pointer into that schema where it is.
+        problems: Vec<Problem>,
+    },
+    /// A tool's input schema does not say `"type": "object"`, which MCP requires.
+    NotAnObject {
+        /// The tool's name.
+        tool: String,
+    },
+    /// An entry of a typed tool's input schema `examples` does not decode into the handler's
+    /// argument type: the schema and the type disagree, and a model shown that example would
+    /// send arguments the handler cannot take.
+    Example {
+        /// The tool's name.
+        tool: String,
+        /// JSON Pointer into the input schema, e.g. `/examples/0/count`.
+        pointer: String,
+        /// What did not fit, as serde says it.
+        why: String,
+    },
+    /// A resource template has no `{variable}`: it would match one URI only, which is what a
+    /// resource is for.
+    NoVariable {
+        /// The URI template as given.
+        template: String,
+    },
+}
+
+/// The kinds of things a server registers, as [`Error::Duplicate`] names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A tool, by name.
+    Tool,
+    /// A prompt, by name.
+    Prompt,
+    /// A static resource, by URI.
+    Resource,
+    /// A `--root` directory, by its base URI.
+    Root,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Duplicate { kind, name } => {
+                let (kind, by) = match kind {
+                    Kind::Tool => ("tool", "name"),
+                    Kind::Prompt => ("prompt", "name"),
+                    Kind::Resource => ("resource", "uri"),
+                    Kind::Root => ("root", "uri"),
+                };
+                write!(f, "duplicate {kind} {by} {name:?}")
+            }
+            Error::Schema { tool, schema, problems } => {
+                write!(f, "tool {tool:?}: {schema} does not load: ")?;
+                for (i, problem) in problems.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{problem}")?;
+                }
+                Ok(())
+            }
+            Error::NotAnObject { tool } => {
+                write!(f, r#"tool {tool:?}: inputSchema must have "type": "object""#)
+            }
+            Error::Example { tool, pointer, why } => {
+                write!(
+                    f,
+                    "tool {tool:?}: inputSchema {pointer}: does not decode into the argument type: {why}"
+                )
+            }
+            Error::NoVariable { template } => {
+                write!(f, "resource template {template:?} has no {{variable}}")
+            }
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// A keyword in a tool's schema that is known but not enforced (such as
+/// `unevaluatedProperties`): the tool is registered, and arguments are not checked against
+/// that keyword. Returned by [`crate::Server::add_tool`] and logged at warn level.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Warning {
+    /// The tool's name.
+    pub tool: String,
+    /// Which schema: `inputSchema` or `outputSchema`.
+    pub schema: &'static str,
+    /// Where in that schema, and what is not enforced.
+    pub problem: Problem,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool {:?}: {}: {}", self.tool, self.schema, self.problem)
+    }
+}

@@ -1,0 +1,479 @@
+//! `--root DIR`: every regular file under a directory as a resource, safe by construction.
+//!
+//! A read percent-decodes the URI, canonicalizes the path (resolving `..` and symlinks) and
+//! serves it only if it lies inside a canonical root, is a regular file, is not hidden (unless
+//! allowed) and is within the size cap. The file is opened without following a final
+//! symlink and without blocking, and the opened descriptor's real path and type are checked
+//! again before a byte is read, so a path swapped underneath the check (for a link, a FIFO,
+//! a device) is refused too. Bytes are kept as they arrive, the buffer growing only when
+//! memory allows, so no file and no size limit can make a read abort the process. Listing walks the tree lazily in sorted
+//! order and resumes after the last path of the previous page, so a page costs time and memory
+//! for that page only, however big the tree.
+
+use std::fs::{self, File};
+use std::io::{self, Read};
+#[cfg(unix)]
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Component, Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use crate::registry::resource::{Contents, ReadError};
+use crate::util::encoding::{percent_decode, percent_encode_path};
+use crate::util::stamp::Stamp;
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::files";
+
+/// Directories nested deeper than this under a root are not listed.
+const MAX_DEPTH: usize = 64;
+
+/// One served directory.
+pub struct FileRoot {
+    /// Canonical, absolute.
+    root: PathBuf,
+    include_hidden: bool,
+    max_bytes: u64,
+}
+
+impl FileRoot {
+    /// Serves the files under `dir`, which must exist and be a directory.
+    pub fn new(dir: &Path, include_hidden: bool, max_bytes: u64) -> std::io::Result<FileRoot> {
+        let root = fs::canonicalize(dir)?;
+        if !root.is_dir() {
+            return Err(std::io::Error::other(format!("{} is not a directory", dir.display())));
+        }
+        Ok(FileRoot { root, include_hidden, max_bytes })
+    }
+
+    /// The canonical directory served.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+
+    /// `file://` and the root's percent-encoded path (no trailing slash).
+    pub fn base_uri(&self) -> String {
+        format!("file://{}", percent_encode_path(self.root.as_os_str().as_encoded_bytes()))
+    }
+
+    /// The URI template of its files, `file:///dir/{+path}`.
+    pub fn template(&self) -> String {
+        format!("{}/{{+path}}", self.base_uri())
+    }
+
+    fn uri(&self, relative: &Path) -> String {
+        format!(
+            "{}/{}",
+            self.base_uri(),
+            percent_encode_path(relative.as_os_str().as_encoded_bytes())
+        )
+    }
+
+    fn hidden(&self, relative: &Path) -> bool {
+        !self.include_hidden
+            && relative.components().any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+    }
+
+    /// The path a `file://` URI names, its canonical form and what it is, if that is a
+    /// servable file under this root.
+    fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf, fs::Metadata)> {
+        let encoded = uri.strip_prefix("file://")?;
+        let bytes = percent_decode(encoded)?;
+        if bytes.contains(&0) || !bytes.starts_with(b"/") {
+            return None;
+        }
+        let path = path_from_bytes(bytes)?;
+        let canonical = fs::canonicalize(&path).ok()?;
+        let relative = canonical.strip_prefix(&self.root).ok()?;
+        if relative.as_os_str().is_empty() || self.hidden(relative) {
+            return None;
+        }
+        fs::metadata(&canonical).ok().filter(fs::Metadata::is_file).map(|m| (path, canonical, m))
+    }
+
+    /// Whether `uri` names a servable file here (resolving it, but opening nothing).
+    pub(crate) fn contains(&self, uri: &str) -> bool {
+        self.resolve(uri).is_some()
+    }
+
+    /// How the file a URI names looks now, to notice that it changed; `None` when it is not a
+    /// servable file here (any more).
+    pub(crate) fn stamp(&self, uri: &str) -> Option<Stamp> {
+        self.resolve(uri).map(|(_, _, metadata)| Stamp::from(&metadata))
+    }
+
+    /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.
+    pub fn read(&self, uri: &str) -> Result<(Contents, &'static str), ReadError> {
+        let (requested, path, _) = self.resolve(uri).ok_or(ReadError::NotFound)?;
+        self.read_resolved(&requested, &path)
+    }
+
+    /// Reads a path `resolve` accepted, checking again what is opened: the file may have been
+    /// swapped since.
+    fn read_resolved(
+        &self,
+        requested: &Path,
+        path: &Path,
+    ) -> Result<(Contents, &'static str), ReadError> {
+        // The canonical path has no symlinks, so one appearing now is a swap: not followed.
+        let (file, metadata) = open_regular(path, false).map_err(|_| ReadError::NotFound)?;
+        #[cfg(unix)]
+        if let Ok(opened) =
+            fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&file)))
+            && !opened.starts_with(&self.root)
+        {
+            return Err(ReadError::NotFound);
+        }
+        if metadata.len() > self.max_bytes {
+            return Err(too_large(metadata.len(), self.max_bytes));
+        }
+        let bytes = read_capped(file, self.max_bytes, |size| too_large(size, self.max_bytes))?;
+        let mime = mime_for(requested, path);
+        Ok((Contents::from_bytes(bytes), mime))
+    }
+
+    /// Up to `limit` listings after `after` (a relative path), in sorted order, and whether
+    /// more follow.
+    pub fn list(&self, after: Option<&Path>, limit: usize) -> (Vec<(PathBuf, Value)>, bool) {
+        let mut out = Vec::new();
+        let more = self.walk(&self.root, Path::new(""), after, limit, &mut out, 0);
+        (out, more)
+    }
+
+    /// Depth-first over sorted entries. Returns true once `limit` is exceeded.
+    fn walk(
+        &self,
+        dir: &Path,
+        relative: &Path,
+        after: Option<&Path>,
+        limit: usize,
+        out: &mut Vec<(PathBuf, Value)>,
+        depth: usize,
+    ) -> bool {
+        if depth > MAX_DEPTH {
+            log::warn!(target: LOG, "not listing {}: nested more than {MAX_DEPTH} levels", dir.display());
+            return false;
+        }
+        let Ok(entries) = fs::read_dir(dir) else { return false };
+        let mut names: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
+        names.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        for name in names {
+            let rel = relative.join(&name);
+            if self.hidden(Path::new(&name)) {
+                continue;
+            }
+            // Component-wise comparison matches the order this walk produces.
+            if let Some(after) = after
+                && rel.as_path() <= after
+                && !after.starts_with(&rel)
+            {
+                continue;
+            }
+            let full = dir.join(&name);
+            let Ok(meta) = fs::symlink_metadata(&full) else { continue };
+            if meta.is_dir() {
+                if self.walk(&full, &rel, after, limit, out, depth + 1) {
+                    return true;
+                }
+            } else if after.is_none_or(|after| rel.as_path() > after) && self.servable(&full, &meta)
+            {
+                if out.len() == limit {
+                    return true;
+                }
+                let size = fs::metadata(&full).map(|m| m.len()).unwrap_or(meta.len());
+                let target = fs::canonicalize(&full).unwrap_or_else(|_| full.clone());
+                let listing = json!({
+                    "uri": self.uri(&rel),
+                    "name": rel.to_string_lossy(),
+                    "mimeType": mime_for(&rel, &target),
+                    "size": size,
+                });
+                out.push((rel, listing));
+            }
+        }
+        false
+    }
+
+    /// Regular files, and symlinks to regular files inside the root.
+    fn servable(&self, full: &Path, meta: &fs::Metadata) -> bool {
+        if meta.is_file() {
+            return true;
+        }
+        meta.file_type().is_symlink()
+            && fs::canonicalize(full)
+                .is_ok_and(|target| target.starts_with(&self.root) && target.is_file())
+    }
+
+    /// Paths under the root that start with `prefix`: entries of the directory the prefix
+    /// names, directories with a trailing `/`, sorted.
+    pub fn complete(&self, prefix: &str) -> Vec<String> {
+        let (dir_part, name_part) = match prefix.rfind('/') {
+            Some(i) => (&prefix[..=i], &prefix[i + 1..]),
+            None => ("", prefix),
+        };
+        let dir = Path::new(dir_part);
+        if dir.components().any(|c| !matches!(c, Component::Normal(_))) || self.hidden(dir) {
+            return Vec::new();
+        }
+        let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return Vec::new() };
+        if !canonical.starts_with(&self.root) {
+            return Vec::new();
+        }
+        let Ok(entries) = fs::read_dir(&canonical) else { return Vec::new() };
+        let mut values: Vec<String> = entries
+            .filter_map(Result::ok)
+            .filter_map(|e| {
+                let name = e.file_name().into_string().ok()?;
+                if !name.starts_with(name_part) || self.hidden(Path::new(&name)) {
+                    return None;
+                }
+                // Suggest only what a read would serve: directories, and files or links to
+                // files inside the root.
+                let meta = fs::symlink_metadata(e.path()).ok()?;
+                let slash = if meta.is_dir() {
+                    "/"
+                } else if self.servable(&e.path(), &meta) {
+                    ""
+                } else {
+                    return None;
+                };
+                Some(format!("{dir_part}{name}{slash}"))
+            })
+            .collect();
+        values.sort();
+        values
+    }
+}
+
+#[cfg(any(
+    target_os = "macos",
+    target_os = "ios",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+mod flags {
+    pub const O_NONBLOCK: i32 = 0x4;
+    pub const O_NOFOLLOW: i32 = 0x100;
+}
+
+#[cfg(all(
+    unix,
+    not(any(
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd",
+        target_os = "netbsd",
+        target_os = "openbsd",
+        target_os = "dragonfly"
+    ))
+))]
+mod flags {
+    // Linux: the values differ between architectures.
+    #[cfg(any(target_arch = "mips", target_arch = "mips64"))]
+    pub const O_NONBLOCK: i32 = 0x80;
+    #[cfg(not(any(target_arch = "mips", target_arch = "mips64")))]
+    pub const O_NONBLOCK: i32 = 0o4000;
+    #[cfg(any(
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "powerpc",
+        target_arch = "powerpc64"
+    ))]
+    pub const O_NOFOLLOW: i32 = 0o100_000;
+    #[cfg(not(any(
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "powerpc",
+        target_arch = "powerpc64"
+    )))]
+    pub const O_NOFOLLOW: i32 = 0o400_000;
+}
+
+/// Reads the regular file at `path` (following symlinks) whole, if it holds at most
+/// `max_bytes`. It is opened without waiting, so a FIFO or a device put in a file's place
+/// never blocks the caller: anything but a regular file is `NotFound`, as is a missing one;
+/// a larger file is refused with a message that names it, and so is one that does not fit
+/// in memory (the buffer grows as bytes arrive, never by what the file claims).
+pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
+    let (file, metadata) = open_regular(path, true).map_err(|_| ReadError::NotFound)?;
+    let too_large =
+        |_| ReadError::Refused(format!("{} is larger than {max_bytes} bytes", path.display()));
+    if metadata.len() > max_bytes {
+        return Err(too_large(metadata.len()));
+    }
+    read_capped(file, max_bytes, too_large)
+}
+
+/// Opens `path` for reading if it is a regular file, and never waits: opening a FIFO
+/// without a writer, or some devices, would block the server. `O_NONBLOCK` changes nothing
+/// for reading a regular file, which is all this hands back.
+fn open_regular(path: &Path, follow_links: bool) -> io::Result<(File, fs::Metadata)> {
+    let mut options = File::options();
+    options.read(true);
+    #[cfg(unix)]
+    options.custom_flags(flags::O_NONBLOCK | if follow_links { 0 } else { flags::O_NOFOLLOW });
+    // Elsewhere there are no FIFOs to wait on, and the canonical path was just resolved.
+    #[cfg(not(unix))]
+    let _ = follow_links;
+    let file = options.open(path)?;
+    let metadata = file.metadata()?;
+    if !metadata.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok((file, metadata))
+}
+
+/// The path whose bytes a URI spelled: any bytes on unix; elsewhere only UTF-8, which is all a
+/// path there can be written as.
+pub(crate) fn path_from_bytes(bytes: Vec<u8>) -> Option<PathBuf> {
+    #[cfg(unix)]
+    return Some(PathBuf::from(<std::ffi::OsString as std::os::unix::ffi::OsStringExt>::from_vec(
+        bytes,
+    )));
+    #[cfg(not(unix))]
+    return String::from_utf8(bytes).ok().map(PathBuf::from);
+}
+
+/// How much a read reads at a time.
+const CHUNK: usize = 64 * 1024;
+
+/// Reads all of `file` if it is at most `max` bytes (else `too_large` with the size seen so
+/// far). The buffer grows as bytes arrive and only as far as memory allows: a file larger
+/// than what it claimed, or than memory, is refused, never an allocation failure.
+fn read_capped(
+    mut file: File,
+    max: u64,
+    too_large: impl Fn(u64) -> ReadError,
+) -> Result<Vec<u8>, ReadError> {
+    let no_memory = |size: usize| {
+        ReadError::Refused(format!("cannot read: not enough memory for {size} bytes"))
+    };
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0; CHUNK];
+    loop {
+        let n = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(ReadError::Refused(format!("cannot read: {e}"))),
+        };
+        let size = bytes.len() + n;
+        if size as u64 > max {
+            return Err(too_large(size as u64));
+        }
+        bytes.try_reserve(n).map_err(|_| no_memory(size))?;
+        bytes.extend_from_slice(&chunk[..n]);
+    }
+    // The reply holds the content again, encoded (base64 is 4/3 of it) and then escaped into
+    // the output line: refuse now, cleanly, when that room is clearly not there.
+    let room = bytes.len().saturating_mul(3);
+    if Vec::<u8>::new().try_reserve_exact(room).is_err() {
+        return Err(no_memory(room));
+    }
+    Ok(bytes)
+}
+
+fn too_large(size: u64, max: u64) -> ReadError {
+    ReadError::Refused(format!(
+        "resource too large: {size} bytes (the limit is {max}; see --max-resource-bytes)"
+    ))
+}
+
+/// The MIME type of a file by the name it was asked for, or by its target's name when a link's
+/// own name says nothing.
+fn mime_for(name: &Path, target: &Path) -> &'static str {
+    match mime_type(name) {
+        "application/octet-stream" => mime_type(target),
+        known => known,
+    }
+}
+
+/// The MIME type for a file name's extension; `application/octet-stream` when unknown.
+pub fn mime_type(path: &Path) -> &'static str {
+    let extension = path.extension().and_then(|e| e.to_str()).map(str::to_ascii_lowercase);
+    match extension.as_deref().unwrap_or("") {
+        "txt" | "text" | "log" => "text/plain",
+        "md" | "markdown" => "text/markdown",
+        "html" | "htm" => "text/html",
+        "css" => "text/css",
+        "csv" => "text/csv",
+        "tsv" => "text/tab-separated-values",
+        "xml" => "application/xml",
+        "json" => "application/json",
+        "jsonl" | "ndjson" => "application/x-ndjson",
+        "yaml" | "yml" => "application/yaml",
+        "toml" => "application/toml",
+        "js" | "mjs" | "cjs" => "text/javascript",
+        "ts" | "tsx" => "text/x-typescript",
+        "py" => "text/x-python",
+        "rs" => "text/x-rust",
+        "go" => "text/x-go",
+        "java" => "text/x-java",
+        "c" | "h" => "text/x-c",
+        "cc" | "cpp" | "cxx" | "hpp" => "text/x-c++",
+        "rb" => "text/x-ruby",
+        "sh" | "bash" => "text/x-shellscript",
+        "sql" => "application/sql",
+        "png" => "image/png",
+        "jpg" | "jpeg" => "image/jpeg",
+        "gif" => "image/gif",
+        "webp" => "image/webp",
+        "svg" => "image/svg+xml",
+        "ico" => "image/vnd.microsoft.icon",
+        "mp3" => "audio/mpeg",
+        "wav" => "audio/wav",
+        "ogg" => "audio/ogg",
+        "flac" => "audio/flac",
+        "pdf" => "application/pdf",
+        "zip" => "application/zip",
+        "gz" => "application/gzip",
+        "tar" => "application/x-tar",
+        "wasm" => "application/wasm",
+        _ => "application/octet-stream",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+    use std::time::Duration;
+
+    #[test]
+    fn a_file_swapped_for_a_fifo_after_the_check_is_refused_without_waiting() {
+        let dir = std::env::temp_dir().join(format!("baremcp-fifo-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("notes.txt");
+        assert!(std::process::Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let path = fs::canonicalize(&fifo).unwrap();
+        // As if `resolve` had seen a regular file there a moment ago.
+        let (send, read) = mpsc::channel();
+        std::thread::spawn(move || send.send(root.read_resolved(&path, &path).map(|_| ())));
+        let result =
+            read.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
+        assert!(matches!(result, Err(ReadError::NotFound)));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn reads_are_capped_as_bytes_arrive() {
+        let dir = std::env::temp_dir().join(format!("baremcp-capped-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f");
+        fs::write(&file, vec![b'x'; 3 * CHUNK + 5]).unwrap();
+        let read = |max: u64| {
+            read_capped(File::open(&file).unwrap(), max, |n| ReadError::Refused(n.to_string()))
+        };
+        assert_eq!(read(3 * CHUNK as u64 + 5).unwrap().len(), 3 * CHUNK + 5);
+        // Refused at the first chunk past the limit, saying how much had arrived.
+        assert!(
+            matches!(read(CHUNK as u64 + 1), Err(ReadError::Refused(n)) if n == (2 * CHUNK).to_string())
+        );
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

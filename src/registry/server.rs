@@ -1,0 +1,314 @@
+//! The registry: what a server is and serves (identity, tools, resources, prompts,
+//! limits), checked at registration. No I/O: the loop that serves it is `serve.rs`.
+
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
+use std::sync::OnceLock;
+
+use serde_json::{Map, Value, json};
+
+use crate::registry::error::{Error, Kind, Warning};
+use crate::registry::files::FileRoot;
+use crate::registry::prompt::Prompt;
+use crate::registry::resource::{Resource, ResourceTemplate};
+use crate::registry::task_tool::{TaskTool, Tasks};
+use crate::registry::tool::Tool;
+use crate::schema::Schema;
+use crate::util::fnv::Fnv;
+use crate::util::stamp::Stamp;
+use crate::wire::era;
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::server";
+
+/// Default bound on one incoming line.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// A tool with its schemas compiled and its listing prepared once.
+pub(crate) struct Registered {
+    pub tool: Tool,
+    pub input: Schema,
+    pub output: Option<Schema>,
+    pub listing: Value,
+}
+
+/// An MCP server: identity, registered tools and limits. Build it, then [`Server::serve`].
+///
+/// Configuration takes and returns the server by value; registration (`add_*`) takes it by
+/// `&mut` and returns a `Result`, refusing with an [`Error`] that says what and where.
+///
+/// ```
+/// use baremcp::{Error, Server, Tool, ToolOutput};
+/// use serde_json::json;
+///
+/// let mut server = Server::new("notes", "1.0.0")
+///     .title("Notes")
+///     .instructions("Keeps short notes.")
+///     .page_size(50);
+/// let schema = json!({"type": "object", "unevaluatedProperties": false});
+/// let warnings = server.add_tool(Tool::new("list", "Lists the notes", schema.clone(), |_, _| {
+///     Ok(ToolOutput::text("none yet"))
+/// }))?;
+/// // Registered, but one keyword of the schema is not enforced: said here, and logged.
+/// assert_eq!(warnings[0].problem.pointer, "/unevaluatedProperties");
+///
+/// let again = server.add_tool(Tool::new("list", "Lists them again", schema, |_, _| Ok(ToolOutput::text(""))));
+/// assert!(matches!(again, Err(Error::Duplicate { name, .. }) if name == "list"));
+/// # Ok::<(), Error>(())
+/// ```
+pub struct Server {
+    pub(crate) info: Value,
+    pub(crate) instructions: Option<String>,
+    pub(crate) tools: Vec<Registered>,
+    tool_index: HashMap<String, usize, BuildHasherDefault<Fnv>>,
+    pub(crate) resources: Vec<Resource>,
+    pub(crate) templates: Vec<ResourceTemplate>,
+    pub(crate) roots: Vec<FileRoot>,
+    pub(crate) prompts: Vec<Prompt>,
+    pub(crate) page_size: Option<usize>,
+    pub(crate) ttl_ms: u64,
+    pub(crate) max_message_bytes: usize,
+    /// Task tools and this process's tasks (`tasks.rs`).
+    pub(crate) tasks: Tasks,
+    /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
+    /// `Err` (no randomness to make one) refuses every request that needs it.
+    state_key: OnceLock<Result<Vec<u8>, String>>,
+    /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
+    info_json: OnceLock<String>,
+}
+
+impl Server {
+    /// A server that introduces itself as `name` `version`.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Server {
+        Server {
+            info: json!({ "name": name.into(), "version": version.into() }),
+            instructions: None,
+            tools: Vec::new(),
+            tool_index: HashMap::default(),
+            resources: Vec::new(),
+            templates: Vec::new(),
+            roots: Vec::new(),
+            prompts: Vec::new(),
+            page_size: None,
+            ttl_ms: 0,
+            tasks: Default::default(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            state_key: OnceLock::new(),
+            info_json: OnceLock::new(),
+        }
+    }
+
+    /// A display name shown in `serverInfo`.
+    pub fn title(mut self, title: impl Into<String>) -> Server {
+        self.info["title"] = json!(title.into());
+        self.info_json = OnceLock::new();
+        self
+    }
+
+    /// A description shown in `serverInfo`.
+    pub fn description(mut self, description: impl Into<String>) -> Server {
+        self.info["description"] = json!(description.into());
+        self.info_json = OnceLock::new();
+        self
+    }
+
+    /// Guidance for the model, sent in `initialize` and `server/discover` results.
+    pub fn instructions(mut self, instructions: impl Into<String>) -> Server {
+        self.instructions = Some(instructions.into());
+        self
+    }
+
+    /// Splits lists into pages of `size` items (default: one page with everything).
+    pub fn page_size(mut self, size: usize) -> Server {
+        self.page_size = Some(size.max(1));
+        self
+    }
+
+    /// Bounds one incoming line; longer lines are skipped and replied to with -32600.
+    pub fn max_message_bytes(mut self, max: usize) -> Server {
+        self.max_message_bytes = max;
+        self
+    }
+
+    /// The `ttlMs` caching hint on modern list and discover results (default 0: always stale).
+    pub fn cache_ttl_ms(mut self, ttl_ms: u64) -> Server {
+        self.ttl_ms = ttl_ms;
+        self
+    }
+
+    /// The key that signs `requestState` (default: `BAREMCP_STATE_SECRET`, else random per
+    /// process). Servers behind one endpoint that must accept each other's state share one.
+    pub fn state_secret(mut self, secret: impl Into<Vec<u8>>) -> Server {
+        self.state_key = OnceLock::from(Ok(secret.into()));
+        self
+    }
+
+    /// Registers a tool, compiling its schemas. Refused: a duplicate name, a schema that does
+    /// not load, an input schema without `"type": "object"`, and (for [`Tool::typed`]) an
+    /// entry of the input schema's `examples` that does not decode into the argument type.
+    ///
+    /// Returns the schemas' warnings: keywords that are known but not enforced, which are
+    /// also logged (warn level) with the tool name.
+    pub fn add_tool(&mut self, tool: Tool) -> Result<Vec<Warning>, Error> {
+        if self.tool_index.contains_key(&tool.name) {
+            return Err(Error::Duplicate { kind: Kind::Tool, name: tool.name });
+        }
+        let mut warnings = Vec::new();
+        let mut compile = |schema_name: &'static str, schema: &Value| {
+            let compiled = Schema::compile(schema).map_err(|problems| Error::Schema {
+                tool: tool.name.clone(),
+                schema: schema_name,
+                problems,
+            })?;
+            for problem in compiled.warnings() {
+                let warning = Warning {
+                    tool: tool.name.clone(),
+                    schema: schema_name,
+                    problem: problem.clone(),
+                };
+                log::warn!(target: LOG, "{warning}");
+                warnings.push(warning);
+            }
+            Ok::<Schema, Error>(compiled)
+        };
+        let input = compile("inputSchema", &tool.input_schema)?;
+        if tool.input_schema.get("type") != Some(&json!("object")) {
+            return Err(Error::NotAnObject { tool: tool.name });
+        }
+        let output = tool.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
+        if let Some(decodes) = tool.decodes {
+            let examples =
+                tool.input_schema.get("examples").and_then(Value::as_array).into_iter().flatten();
+            for (i, example) in examples.enumerate() {
+                if let Err(e) = decodes(example) {
+                    let pointer = format!("/examples/{i}{}", e.pointer);
+                    return Err(Error::Example { tool: tool.name, pointer, why: e.why });
+                }
+            }
+        }
+        self.tool_index.insert(tool.name.clone(), self.tools.len());
+        let listing = tool.listing();
+        self.tools.push(Registered { tool, input, output, listing });
+        Ok(warnings)
+    }
+
+    /// Registers a task tool: listed with `execution.taskSupport`, called as a task by clients
+    /// that declare the tasks extension (which `server/discover` then announces), as a plain
+    /// tool by others (see `tasks.rs`). Refused and warned about as [`Server::add_tool`] is.
+    pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<Vec<Warning>, Error> {
+        let (plain, spec) = tool.split();
+        let name = plain.name.clone();
+        let support = if spec.required { "required" } else { "optional" };
+        let warnings = self.add_tool(plain)?;
+        if let Some(registered) = self.tools.last_mut() {
+            registered.listing["execution"] = json!({ "taskSupport": support });
+        }
+        self.tasks.specs.insert(name, spec);
+        Ok(warnings)
+    }
+
+    /// Registers a resource with a fixed URI. Refused: a URI already registered.
+    pub fn add_resource(&mut self, resource: Resource) -> Result<(), Error> {
+        if self.resources.iter().any(|r| r.uri == resource.uri) {
+            return Err(Error::Duplicate { kind: Kind::Resource, name: resource.uri });
+        }
+        self.resources.push(resource);
+        Ok(())
+    }
+
+    /// Registers a resource template; a read whose URI matches no static resource tries the
+    /// templates in registration order. Refused: a template without a `{variable}`.
+    pub fn add_template(&mut self, template: ResourceTemplate) -> Result<(), Error> {
+        if template.template.variables().next().is_none() {
+            let text = template.meta["uriTemplate"].as_str().unwrap_or_default().to_string();
+            return Err(Error::NoVariable { template: text });
+        }
+        self.templates.push(template);
+        Ok(())
+    }
+
+    /// Serves every regular file under a directory (see [`FileRoot`] for the safety rules).
+    /// Refused: a directory already served (its files would be listed twice).
+    pub fn add_root(&mut self, root: FileRoot) -> Result<(), Error> {
+        if self.roots.iter().any(|r| r.base_uri() == root.base_uri()) {
+            return Err(Error::Duplicate { kind: Kind::Root, name: root.base_uri() });
+        }
+        self.roots.push(root);
+        Ok(())
+    }
+
+    /// Registers a prompt. Refused: a duplicate name.
+    pub fn add_prompt(&mut self, prompt: Prompt) -> Result<(), Error> {
+        if self.prompts.iter().any(|p| p.name == prompt.name) {
+            return Err(Error::Duplicate { kind: Kind::Prompt, name: prompt.name });
+        }
+        self.prompts.push(prompt);
+        Ok(())
+    }
+
+    pub(crate) fn has_resources(&self) -> bool {
+        !(self.resources.is_empty() && self.templates.is_empty() && self.roots.is_empty())
+    }
+
+    pub(crate) fn has_prompts(&self) -> bool {
+        !self.prompts.is_empty()
+    }
+
+    /// Completion needs something to complete: a prompt argument or a template variable.
+    pub(crate) fn has_completions(&self) -> bool {
+        self.has_prompts() || !self.templates.is_empty() || !self.roots.is_empty()
+    }
+
+    pub(crate) fn has_tools(&self) -> bool {
+        !self.tools.is_empty()
+    }
+
+    pub(crate) fn info_json(&self) -> &str {
+        self.info_json.get_or_init(|| self.info.to_string())
+    }
+
+    /// The key that signs `requestState`; `Err` says why there is none.
+    pub(crate) fn state_key(&self) -> Result<&[u8], &str> {
+        self.state_key
+            .get_or_init(crate::util::random::process_key)
+            .as_deref()
+            .map_err(String::as_str)
+    }
+
+    /// How the file behind `uri` looks now: a resource's watched file, or a `--root` file.
+    pub(crate) fn file_stamp(&self, uri: &str) -> Option<Stamp> {
+        match self.resources.iter().find(|r| r.uri == uri) {
+            Some(resource) => resource.watched_file.as_deref().and_then(Stamp::of),
+            None => self.roots.iter().find_map(|root| root.stamp(uri)),
+        }
+    }
+
+    pub(crate) fn tool(&self, name: &str) -> Option<&Registered> {
+        self.tool_index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// What the server serves, declared in `initialize` and `server/discover`.
+    pub(crate) fn capabilities(&self) -> Value {
+        let mut caps = Map::new();
+        // Every handler can log through its Context, so logging is always served.
+        caps.insert("logging".into(), json!({}));
+        if !self.tools.is_empty() {
+            caps.insert("tools".into(), json!({}));
+        }
+        if self.has_resources() {
+            caps.insert("resources".into(), json!({ "subscribe": true }));
+        }
+        if self.has_prompts() {
+            caps.insert("prompts".into(), json!({}));
+        }
+        if self.has_completions() {
+            caps.insert("completions".into(), json!({}));
+        }
+        Value::Object(caps)
+    }
+
+    /// serverInfo for a modern result's `_meta`.
+    pub(crate) fn result_meta(&self) -> Value {
+        json!({ (era::SERVER_INFO_KEY): self.info })
+    }
+}

@@ -1,0 +1,304 @@
+//! One task of the tasks extension (`tasks.rs`): its status, open questions and outcome
+//! behind a mutex shared by the serving loop and the task's thread, and the `TaskContext` a
+//! task handler gets.
+
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, SystemTime};
+
+use serde_json::{Map, Value, json};
+
+use crate::conn::context::{ClientError, Context};
+use crate::registry::tool::{HandlerError, ToolOutput};
+use crate::util::encoding::rfc3339;
+use crate::wire::jsonrpc::INTERNAL_ERROR;
+
+/// How long a finished task stays readable, and what `ttlMs` says.
+pub(crate) const TTL: Duration = Duration::from_secs(3600);
+/// How often a client should poll, as `pollIntervalMs` says.
+const POLL_MS: u64 = 200;
+
+#[derive(Clone, Copy, PartialEq)]
+enum Status {
+    Working,
+    InputRequired,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl Status {
+    fn name(self) -> &'static str {
+        match self {
+            Status::Working => "working",
+            Status::InputRequired => "input_required",
+            Status::Completed => "completed",
+            Status::Failed => "failed",
+            Status::Cancelled => "cancelled",
+        }
+    }
+
+    fn is_terminal(self) -> bool {
+        matches!(self, Status::Completed | Status::Failed | Status::Cancelled)
+    }
+}
+
+struct State {
+    status: Status,
+    created: SystemTime,
+    updated: SystemTime,
+    /// Questions the client has not answered yet: the `inputRequests` of `tasks/get`.
+    pending: Map<String, Value>,
+    /// Answers from `tasks/update`, until the handler takes them.
+    answers: Map<String, Value>,
+    /// Once finished: the tool result, or the error of a failed task.
+    outcome: Option<Result<Value, Value>>,
+}
+
+/// One task: its state, and a condition variable the handler waits on for answers and for
+/// cancellation.
+pub(crate) struct Task {
+    state: Mutex<State>,
+    changed: Condvar,
+}
+
+impl Task {
+    /// A task just made: `working`, nothing asked.
+    pub fn new() -> Task {
+        let now = SystemTime::now();
+        let state = State {
+            status: Status::Working,
+            created: now,
+            updated: now,
+            pending: Map::new(),
+            answers: Map::new(),
+            outcome: None,
+        };
+        Task { state: Mutex::new(state), changed: Condvar::new() }
+    }
+
+    /// The `CreateTaskResult` that announces it.
+    pub fn created(&self, id: &str) -> Value {
+        let mut created = self.envelope(id, &self.lock());
+        created["resultType"] = json!("task");
+        created
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.lock().status.is_terminal()
+    }
+
+    /// Finished longer than `TTL` before `now`. A task thread may finish after `now` was
+    /// read: that task's age is zero, not an error.
+    pub fn expired(&self, now: SystemTime) -> bool {
+        let state = self.lock();
+        state.status.is_terminal() && now.duration_since(state.updated).unwrap_or_default() >= TTL
+    }
+
+    /// A handler that panicked holding the lock leaves consistent state: every change is one
+    /// assignment, so the poison is ignored.
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The fields every task message carries.
+    fn envelope(&self, id: &str, state: &State) -> Value {
+        json!({
+            "taskId": id,
+            "status": state.status.name(),
+            "createdAt": rfc3339(state.created),
+            "lastUpdatedAt": rfc3339(state.updated),
+            "ttlMs": TTL.as_millis() as u64,
+            "pollIntervalMs": POLL_MS,
+        })
+    }
+
+    /// `tasks/get`: the envelope, the open questions, and the result or error once finished.
+    pub fn detailed(&self, id: &str) -> Value {
+        let state = self.lock();
+        let mut task = self.envelope(id, &state);
+        if state.status == Status::InputRequired {
+            task["inputRequests"] = Value::Object(state.pending.clone());
+        }
+        match &state.outcome {
+            Some(Ok(result)) if state.status == Status::Completed => {
+                task["result"] = result.clone()
+            }
+            Some(Err(error)) if state.status == Status::Failed => task["error"] = error.clone(),
+            _ => {}
+        }
+        task
+    }
+
+    /// `tasks/update`: answers to open questions are kept for the handler; others ignored.
+    pub fn update(&self, responses: Map<String, Value>) {
+        let mut state = self.lock();
+        for (key, answer) in responses {
+            if state.pending.remove(&key).is_some() {
+                state.answers.insert(key, answer);
+            }
+        }
+        if state.status == Status::InputRequired && state.pending.is_empty() {
+            state.status = Status::Working;
+            state.updated = SystemTime::now();
+        }
+        self.changed.notify_all();
+    }
+
+    /// `tasks/cancel`: a task not yet finished is cancelled at once; its handler sees it at
+    /// its next wait or check, and whatever it returns is dropped.
+    pub fn cancel(&self) {
+        let mut state = self.lock();
+        if !state.status.is_terminal() {
+            state.status = Status::Cancelled;
+            state.pending.clear();
+            state.updated = SystemTime::now();
+        }
+        self.changed.notify_all();
+    }
+
+    pub fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, HandlerError>>) {
+        let mut state = self.lock();
+        if state.status == Status::Cancelled {
+            return;
+        }
+        let (status, outcome) = match outcome {
+            Ok(Ok(output)) => (Status::Completed, Ok(result_json(&output))),
+            Ok(Err(error)) => {
+                (Status::Completed, Ok(result_json(&ToolOutput::error(error.to_string()))))
+            }
+            Err(panic) => {
+                let why = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned());
+                let message = format!("internal error: {}", why.unwrap_or_else(|| "panic".into()));
+                (Status::Failed, Err(json!({ "code": INTERNAL_ERROR, "message": message })))
+            }
+        };
+        state.status = status;
+        state.outcome = Some(outcome);
+        state.pending.clear();
+        state.updated = SystemTime::now();
+        self.changed.notify_all();
+    }
+}
+
+fn result_json(output: &ToolOutput) -> Value {
+    let mut json = Vec::new();
+    output.write_json(&mut json, None);
+    serde_json::from_slice(&json).unwrap_or(Value::Null)
+}
+
+/// What a task handler may do: ask the user, wait, and notice cancellation. Inline (a client
+/// without the extension) it asks as any handler does; on a thread the questions wait in the
+/// task's `inputRequests` until `tasks/update` answers them.
+pub struct TaskContext<'t, 'a, 'io> {
+    mode: Mode<'t, 'a, 'io>,
+}
+
+enum Mode<'t, 'a, 'io> {
+    Inline(&'t mut Context<'a, 'io>),
+    Thread { task: Arc<Task>, capabilities: Value },
+}
+
+impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
+    /// For a plain call: questions go through the request's own `Context`.
+    pub(crate) fn inline(cx: &'t mut Context<'a, 'io>) -> Self {
+        TaskContext { mode: Mode::Inline(cx) }
+    }
+
+    /// For a task's thread: questions wait in `task`; `capabilities` are the client's.
+    pub(crate) fn thread(task: Arc<Task>, capabilities: Value) -> Self {
+        TaskContext { mode: Mode::Thread { task, capabilities } }
+    }
+
+    /// True once the task was cancelled (or, inline, the request was).
+    pub fn is_cancelled(&self) -> bool {
+        match &self.mode {
+            Mode::Inline(cx) => cx.is_cancelled(),
+            Mode::Thread { task, .. } => task.lock().status == Status::Cancelled,
+        }
+    }
+
+    /// Waits `duration`, or less if the task is cancelled meanwhile. True when the whole
+    /// wait passed.
+    pub fn sleep(&self, duration: Duration) -> bool {
+        match &self.mode {
+            Mode::Inline(cx) => {
+                std::thread::sleep(duration);
+                !cx.is_cancelled()
+            }
+            Mode::Thread { task, .. } => {
+                let state = task.lock();
+                let (state, _) = task
+                    .changed
+                    .wait_timeout_while(state, duration, |s| s.status != Status::Cancelled)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                state.status != Status::Cancelled
+            }
+        }
+    }
+
+    /// Asks the user one question (`elicitation/create`) under `key`; see
+    /// [`TaskContext::elicit_all`].
+    pub fn elicit(
+        &mut self,
+        key: &str,
+        message: &str,
+        requested_schema: Value,
+    ) -> Result<Value, ClientError> {
+        let mut answers = self.elicit_all(&[(key, message, requested_schema)])?;
+        Ok(answers.pop().unwrap_or(Value::Null))
+    }
+
+    /// Asks the user several questions at once, each `(key, message, requestedSchema)`, and
+    /// returns the answers (`ElicitResult`s) in the same order once all have come. On a thread
+    /// the task is `input_required` meanwhile; the client may answer in parts.
+    pub fn elicit_all(&mut self, forms: &[(&str, &str, Value)]) -> Result<Vec<Value>, ClientError> {
+        match &mut self.mode {
+            Mode::Inline(cx) => {
+                let answers: Vec<_> = forms
+                    .iter()
+                    .map(|(key, message, schema)| cx.key(*key).elicit(message, schema.clone()))
+                    .collect();
+                answers.into_iter().collect()
+            }
+            Mode::Thread { task, capabilities } => {
+                if !capabilities["elicitation"].is_object() {
+                    return Err(ClientError::Unsupported("elicitation"));
+                }
+                let mut state = task.lock();
+                for (key, message, schema) in forms {
+                    if !state.answers.contains_key(*key) {
+                        let request = json!({ "method": "elicitation/create", "params": { "message": message, "requestedSchema": schema } });
+                        state.pending.insert(key.to_string(), request);
+                    }
+                }
+                if !state.pending.is_empty() && state.status == Status::Working {
+                    state.status = Status::InputRequired;
+                    state.updated = SystemTime::now();
+                }
+                let mut state = task
+                    .changed
+                    .wait_while(state, |s| {
+                        s.status != Status::Cancelled
+                            && forms.iter().any(|(key, ..)| !s.answers.contains_key(*key))
+                    })
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                if state.status == Status::Cancelled {
+                    return Err(ClientError::Cancelled);
+                }
+                let answers: Vec<Value> =
+                    forms.iter().filter_map(|(key, ..)| state.answers.remove(*key)).collect();
+                match answers.iter().find(|a| {
+                    !matches!(a["action"].as_str(), Some("accept" | "decline" | "cancel"))
+                }) {
+                    Some(_) => Err(ClientError::Invalid(
+                        "an elicitation result needs action accept, decline or cancel".into(),
+                    )),
+                    None => Ok(answers),
+                }
+            }
+        }
+    }
+}

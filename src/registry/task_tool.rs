@@ -1,0 +1,195 @@
+//! Tasks, the 2026-07-28 extension `io.modelcontextprotocol/tasks`: a tool that opts in runs on
+//! a thread of its own while the serving loop goes on with other requests. The client gets a
+//! task handle at once, polls `tasks/get` for the status (and, once done, the inlined result),
+//! answers the task's questions with `tasks/update`, and may `tasks/cancel` it.
+//!
+//! Only task tools use threads: their handlers are `Send + Sync + 'static` and talk to the
+//! loop through their task's mutex, never through the connection. Tasks live in this
+//! process's memory: they do not survive a restart, and another process behind the same
+//! endpoint does not know them.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::panic::{self, AssertUnwindSafe};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::SystemTime;
+
+use serde_json::{Value, json};
+
+use crate::conn::context::Context;
+use crate::registry::task::Task;
+pub use crate::registry::task::TaskContext;
+use crate::registry::tool::{HandlerError, Tool, ToolOutput};
+use crate::wire::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
+
+/// The extension's identifier, under `capabilities.extensions`.
+pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// Tasks not yet finished, at most: each holds a thread.
+const MAX_RUNNING: usize = 64;
+/// Tasks kept at most, finished ones included; the oldest finished go first.
+const MAX_KEPT: usize = 1024;
+
+/// A task handler: the tool's input and the task's context in, the output or a message for
+/// the model out, as a tool handler. It runs on its own thread when the client declared the
+/// extension, and inline (as a plain tool) when it did not.
+pub type TaskHandler =
+    dyn Fn(&Value, &mut TaskContext) -> Result<ToolOutput, HandlerError> + Send + Sync;
+
+/// What runs on the serving loop before a task is made: it may ask the client in the
+/// 2026-07-28 way (an `InputRequiredResult`, then a retry), and what it returns is the task
+/// handler's input.
+pub type Prepare = dyn Fn(&Value, &mut Context) -> Result<Value, HandlerError>;
+
+/// A tool that runs as a task, registered with [`crate::Server::add_task_tool`].
+pub struct TaskTool {
+    name: String,
+    description: String,
+    input_schema: Value,
+    required: bool,
+    handler: Arc<TaskHandler>,
+    prepare: Option<Rc<Prepare>>,
+}
+
+impl TaskTool {
+    /// A tool whose calls become tasks when the client declares the extension, and run as a
+    /// plain tool call otherwise.
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&Value, &mut TaskContext) -> Result<ToolOutput, HandlerError>
+        + Send
+        + Sync
+        + 'static,
+    ) -> TaskTool {
+        TaskTool {
+            name: name.into(),
+            description: description.into(),
+            input_schema,
+            required: false,
+            handler: Arc::new(handler),
+            prepare: None,
+        }
+    }
+
+    /// Only as a task: a client that did not declare the extension gets -32021.
+    pub fn required(mut self) -> TaskTool {
+        self.required = true;
+        self
+    }
+
+    /// Runs `prepare` on the serving loop first (see [`Prepare`]); the task handler gets what
+    /// it returns instead of the arguments.
+    pub fn prepare(
+        mut self,
+        prepare: impl Fn(&Value, &mut Context) -> Result<Value, HandlerError> + 'static,
+    ) -> TaskTool {
+        self.prepare = Some(Rc::new(prepare));
+        self
+    }
+
+    /// The plain tool a client without the extension calls (the handler inline, after the
+    /// preparation), and what the loop needs to run it as a task.
+    pub(crate) fn split(self) -> (Tool, Spec) {
+        let TaskTool { name, description, input_schema, required, handler, prepare } = self;
+        let inline = {
+            let (handler, prepare) = (handler.clone(), prepare.clone());
+            move |args: &Value, cx: &mut Context| {
+                let input = match &prepare {
+                    Some(prepare) => prepare(args, cx)?,
+                    None => args.clone(),
+                };
+                handler(&input, &mut TaskContext::inline(cx))
+            }
+        };
+        (Tool::new(name, description, input_schema, inline), Spec { required, handler, prepare })
+    }
+}
+
+/// A registered task tool, as the loop needs it.
+pub(crate) struct Spec {
+    pub required: bool,
+    pub handler: Arc<TaskHandler>,
+    pub prepare: Option<Rc<Prepare>>,
+}
+
+/// The server's task tools and the tasks of this process.
+#[derive(Default)]
+pub(crate) struct Tasks {
+    pub specs: HashMap<String, Spec>,
+    /// Touched only by the serving loop; each task's own state is behind its mutex.
+    store: RefCell<Vec<(String, Arc<Task>)>>,
+}
+
+impl Tasks {
+    pub fn any(&self) -> bool {
+        !self.specs.is_empty()
+    }
+
+    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+        self.expire();
+        self.store.borrow().iter().find(|(known, _)| known == id).map(|(_, task)| task.clone())
+    }
+
+    /// Makes a task and starts its thread; the task exists before this returns, so a
+    /// `tasks/get` right after the handle finds it. Returns the `CreateTaskResult`.
+    pub fn start(
+        &self,
+        spec: &Spec,
+        input: Value,
+        capabilities: Value,
+    ) -> Result<Value, ErrorObject> {
+        self.expire();
+        let mut store = self.store.borrow_mut();
+        if store.iter().filter(|(_, t)| !t.is_finished()).count() >= MAX_RUNNING {
+            return Err(ErrorObject::new(
+                INTERNAL_ERROR,
+                format!("too many running tasks (at most {MAX_RUNNING})"),
+            ));
+        }
+        if store.len() >= MAX_KEPT {
+            match store.iter().position(|(_, t)| t.is_finished()) {
+                Some(oldest) => drop(store.remove(oldest)),
+                None => return Err(ErrorObject::new(INTERNAL_ERROR, "too many tasks")),
+            }
+        }
+        // Unguessable: whoever knows a task's id may read its result.
+        let id = crate::util::random::random_hex(16);
+        let task = Arc::new(Task::new());
+        let created = task.created(&id);
+        let (thread_task, handler) = (task.clone(), spec.handler.clone());
+        std::thread::Builder::new()
+            .name(format!("task {id}"))
+            .spawn(move || {
+                let mut cx = TaskContext::thread(thread_task.clone(), capabilities);
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&input, &mut cx)));
+                thread_task.finish(outcome);
+            })
+            .map_err(|e| {
+                ErrorObject::new(INTERNAL_ERROR, format!("cannot start a task thread: {e}"))
+            })?;
+        store.push((id, task));
+        Ok(created)
+    }
+
+    /// Finished tasks past their time to live are forgotten.
+    fn expire(&self) {
+        let now = SystemTime::now();
+        self.store.borrow_mut().retain(|(_, task)| !task.expired(now));
+    }
+}
+
+/// The error for a task tool or method used by a client that did not declare the extension.
+pub(crate) fn missing_extension() -> ErrorObject {
+    let data = json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } });
+    ErrorObject::new(MISSING_CLIENT_CAPABILITY, "missing required client capability")
+        .with_data(data)
+}
+
+/// Whether a 2026-07-28 request's `clientCapabilities` (raw JSON) declare the extension.
+pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Value> {
+    let capabilities: Value = serde_json::from_str(client_capabilities?).ok()?;
+    capabilities["extensions"][EXTENSION].is_object().then_some(capabilities)
+}

@@ -1,0 +1,370 @@
+//! What a library user writes: a [`Tool`] (name, schema, handler), the [`ToolOutput`] a handler
+//! returns, and its [`Content`] blocks.
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+
+pub use crate::conn::context::Context;
+use crate::registry::typed_args::{DecodeError, decode};
+
+/// What a handler fails with: any error, boxed, so `?` works on an `io::Error`, a
+/// [`crate::ClientError`] or a `&str`. The model sees its `Display` text in an
+/// `isError: true` result; the server carries on.
+pub type HandlerError = Box<dyn std::error::Error + Send + Sync>;
+
+/// A tool handler as the server calls it: the validated arguments (always an object) and the
+/// call's context in, the output or an error out.
+pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerError>;
+
+/// A tool: a name, a description, the JSON Schema of its arguments, and the function that
+/// runs it. Register it with [`crate::Server::add_tool`].
+///
+/// The schema is written once, by you, and is exactly what the model sees in `tools/list`.
+/// Every call's arguments are validated against it before the handler runs; a call that
+/// does not satisfy it gets an `isError` result listing what is wrong, with JSON Pointers.
+///
+/// [`Tool::typed`] hands the handler the arguments decoded into a type of yours;
+/// [`Tool::new`] hands it the JSON value. Optional parts are set by value, each method
+/// taking and returning the tool: `.title(..)`, `.output_schema(..)`, `.annotations(..)`.
+///
+/// Handlers are `Fn` and run on the serving thread, one call at a time (a request that
+/// arrives while a handler waits on the client is queued, not run): a tool that keeps state
+/// holds it in a `Cell` or `RefCell` it captures, and an `Rc` shares it between tools.
+/// Handlers are not `FnMut` because [`crate::Server::serve`] takes `&self`, so one
+/// registered server can serve stream after stream (or, through another transport, many
+/// sessions); the state a handler keeps is the handler's to guard, not the server's.
+///
+/// ```
+/// use std::cell::Cell;
+///
+/// use baremcp::{Json, Server, Tool};
+/// use serde::Deserialize;
+/// use serde_json::json;
+///
+/// #[derive(Deserialize)]
+/// struct Add {
+///     a: i64,
+///     b: i64,
+/// }
+///
+/// let calls = Cell::new(0);
+/// let add = Tool::typed(
+///     "add",
+///     "Adds two integers",
+///     json!({
+///         "type": "object",
+///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+///         "required": ["a", "b"],
+///         "examples": [{"a": 1, "b": 2}]
+///     }),
+///     move |Add { a, b }, _cx| {
+///         calls.set(calls.get() + 1);
+///         Ok(Json(json!({"sum": a.checked_add(b).ok_or("the sum overflows")?, "calls": calls.get()})))
+///     },
+/// )
+/// .title("Adder");
+///
+/// let mut server = Server::new("calculator", "1.0.0");
+/// let warnings = server.add_tool(add)?;
+/// assert!(warnings.is_empty());
+/// # Ok::<(), baremcp::Error>(())
+/// ```
+pub struct Tool {
+    pub(crate) name: String,
+    pub(crate) title: Option<String>,
+    pub(crate) description: String,
+    pub(crate) input_schema: Value,
+    pub(crate) output_schema: Option<Value>,
+    pub(crate) annotations: Option<Value>,
+    pub(crate) handler: Box<Handler>,
+    /// A typed tool's check that a value decodes into its argument type, for the schema's
+    /// `examples` at registration.
+    pub(crate) decodes: Option<Decodes>,
+}
+
+/// Whether a value decodes into a typed tool's argument type.
+type Decodes = fn(&Value) -> Result<(), DecodeError>;
+
+impl Tool {
+    /// A tool whose handler gets the arguments as JSON: an object that satisfies
+    /// `input_schema` (a JSON Schema with `"type": "object"`).
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerError> + 'static,
+    ) -> Tool {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: description.into(),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            handler: Box::new(handler),
+            decodes: None,
+        }
+    }
+
+    /// A tool whose handler gets the arguments decoded into `T`, after they passed
+    /// `input_schema`. The handler returns anything that converts into a [`ToolOutput`]: a
+    /// `String` or `&str` (one text block), [`Json`] of any `Serialize` value (structured
+    /// content), or a `ToolOutput`.
+    ///
+    /// The schema is still yours to write, and is what the model sees; `T` only says how to
+    /// read what passed it. Arguments that pass the schema but do not decode (the schema
+    /// allows more than `T` does) get an `isError` result naming the JSON Pointer of the value
+    /// that did not fit. So that the two agree at least on the schema's own `examples`,
+    /// registration refuses the tool when one of them does not decode into `T`.
+    pub fn typed<T, O>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+        handler: impl Fn(T, &mut Context) -> Result<O, HandlerError> + 'static,
+    ) -> Tool
+    where
+        T: DeserializeOwned + 'static,
+        O: Into<ToolOutput>,
+    {
+        let name = name.into();
+        let tool_name = name.clone();
+        let decoding = move |args: &Value, cx: &mut Context| match decode::<T>(args) {
+            Ok(args) => handler(args, cx).map(Into::into),
+            Err(e) => {
+                Ok(ToolOutput::error(format!("invalid arguments for tool {tool_name}:\n{e}")))
+            }
+        };
+        Tool {
+            decodes: Some(|value| decode::<T>(value).map(drop)),
+            ..Tool::new(name, description, input_schema, decoding)
+        }
+    }
+
+    /// A human-readable display name.
+    pub fn title(mut self, title: impl Into<String>) -> Tool {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// A schema every successful result's `structuredContent` must satisfy.
+    pub fn output_schema(mut self, schema: Value) -> Tool {
+        self.output_schema = Some(schema);
+        self
+    }
+
+    /// Hints such as `{"readOnlyHint": true}`, listed as given.
+    pub fn annotations(mut self, annotations: Value) -> Tool {
+        self.annotations = Some(annotations);
+        self
+    }
+
+    /// The tool as `tools/list` shows it.
+    pub(crate) fn listing(&self) -> Value {
+        let mut tool = Map::new();
+        tool.insert("name".into(), json!(self.name));
+        if let Some(title) = &self.title {
+            tool.insert("title".into(), json!(title));
+        }
+        tool.insert("description".into(), json!(self.description));
+        tool.insert("inputSchema".into(), self.input_schema.clone());
+        if let Some(schema) = &self.output_schema {
+            tool.insert("outputSchema".into(), schema.clone());
+        }
+        if let Some(annotations) = &self.annotations {
+            tool.insert("annotations".into(), annotations.clone());
+        }
+        Value::Object(tool)
+    }
+}
+
+/// One block of a tool result or a prompt message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Content {
+    /// Text.
+    Text(String),
+    /// An image.
+    Image {
+        /// The image, base64-encoded.
+        data: String,
+        /// Its MIME type, such as `image/png`.
+        mime_type: String,
+    },
+    /// A sound.
+    Audio {
+        /// The sound, base64-encoded.
+        data: String,
+        /// Its MIME type, such as `audio/wav`.
+        mime_type: String,
+    },
+    /// A link to a resource: `uri` and `name` at least (fields as the MCP `ResourceLink`).
+    ResourceLink(Value),
+    /// An embedded resource: `{"uri", "mimeType"?, "text" | "blob"}`.
+    Resource(Value),
+}
+
+impl Content {
+    /// Appends the block as JSON (`type` first, as MCP documents it).
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
+        match self {
+            Content::Text(text) => {
+                out.extend_from_slice(br#"{"type":"text","text":"#);
+                push_str(out, text);
+            }
+            Content::Image { data, mime_type } | Content::Audio { data, mime_type } => {
+                let kind: &[u8] =
+                    if matches!(self, Content::Image { .. }) { b"image" } else { b"audio" };
+                out.extend_from_slice(br#"{"type":""#);
+                out.extend_from_slice(kind);
+                out.extend_from_slice(br#"","data":"#);
+                push_str(out, data);
+                out.extend_from_slice(br#","mimeType":"#);
+                push_str(out, mime_type);
+            }
+            Content::ResourceLink(link) => {
+                out.extend_from_slice(br#"{"type":"resource_link""#);
+                for (key, value) in
+                    link.as_object().into_iter().flatten().filter(|(key, _)| *key != "type")
+                {
+                    out.push(b',');
+                    push_json(out, key);
+                    out.push(b':');
+                    push_json(out, value);
+                }
+            }
+            Content::Resource(resource) => {
+                out.extend_from_slice(br#"{"type":"resource","resource":"#);
+                push_json(out, resource);
+            }
+        }
+        out.push(b'}');
+    }
+}
+
+/// Appends `text` as a JSON string: copied as it is when nothing in it needs escaping (most
+/// text, and all base64), else through serde_json.
+fn push_str(out: &mut Vec<u8>, text: &str) {
+    if crate::wire::json_string::plain_len(text.as_bytes()) == text.len() {
+        out.push(b'"');
+        out.extend_from_slice(text.as_bytes());
+        out.push(b'"');
+    } else {
+        push_json(out, text);
+    }
+}
+
+/// Appends `value` as JSON. Writing into a `Vec` cannot fail.
+fn push_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
+    let _ = serde_json::to_writer(&mut *out, value);
+}
+
+/// What a tool returns: content blocks, optional structured content, and whether it failed.
+///
+/// A typed handler may return anything that converts into one: `String` and `&str` become
+/// one text block, [`Json`] becomes structured content.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ToolOutput {
+    /// The blocks of `content`, in order.
+    pub content: Vec<Content>,
+    /// `structuredContent`; its JSON text is also sent as a last text block.
+    pub structured: Option<Value>,
+    /// `isError`: the call failed in a way the model should see and may correct.
+    pub is_error: bool,
+}
+
+impl From<String> for ToolOutput {
+    fn from(text: String) -> ToolOutput {
+        ToolOutput::text(text)
+    }
+}
+
+impl From<&str> for ToolOutput {
+    fn from(text: &str) -> ToolOutput {
+        ToolOutput::text(text)
+    }
+}
+
+/// Any `Serialize` value, returned as a tool's structured content (`structuredContent`, and
+/// its JSON as a text block). A value that does not serialize to JSON (a map with non-string
+/// keys) becomes an `isError` result saying so.
+///
+/// ```
+/// use baremcp::{Json, ToolOutput};
+/// use serde_json::json;
+///
+/// let output: ToolOutput = Json(vec![1, 2, 3]).into();
+/// assert_eq!(output.structured, Some(json!([1, 2, 3])));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Json<T>(pub T);
+
+impl<T: Serialize> From<Json<T>> for ToolOutput {
+    fn from(Json(value): Json<T>) -> ToolOutput {
+        match serde_json::to_value(value) {
+            Ok(value) => ToolOutput::structured(value),
+            Err(e) => ToolOutput::error(format!("tool output does not serialize: {e}")),
+        }
+    }
+}
+
+impl ToolOutput {
+    /// One text block.
+    #[inline]
+    pub fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput { content: vec![Content::Text(text.into())], ..ToolOutput::default() }
+    }
+
+    /// Structured content; its JSON text is added as a text block for clients that only read
+    /// `content`, as the MCP spec asks.
+    pub fn structured(value: Value) -> ToolOutput {
+        ToolOutput { structured: Some(value), ..ToolOutput::default() }
+    }
+
+    /// A failed call the model should see: one text block and `isError: true`.
+    pub fn error(message: impl Into<String>) -> ToolOutput {
+        ToolOutput { is_error: true, ..ToolOutput::text(message) }
+    }
+
+    /// Appends a content block.
+    pub fn with(mut self, block: Content) -> ToolOutput {
+        self.content.push(block);
+        self
+    }
+
+    /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order,
+    /// as every other result is written. `server_info` (JSON text) is given for a 2026-07-28
+    /// request, whose result also carries `_meta` and `resultType`.
+    pub(crate) fn write_json(&self, out: &mut Vec<u8>, server_info: Option<&str>) {
+        let texts: usize =
+            self.content.iter().map(|c| if let Content::Text(t) = c { t.len() } else { 0 }).sum();
+        out.reserve(128 + texts);
+        out.push(b'{');
+        if let Some(info) = server_info {
+            out.extend_from_slice(br#""_meta":{"io.modelcontextprotocol/serverInfo":"#);
+            out.extend_from_slice(info.as_bytes());
+            out.extend_from_slice(b"},");
+        }
+        out.extend_from_slice(br#""content":["#);
+        // Clients that only read `content` get the structured value as JSON text too.
+        let structured_text =
+            self.structured.as_ref().map(|value| Content::Text(value.to_string()));
+        for (i, block) in self.content.iter().chain(structured_text.as_ref()).enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            block.write_json(out);
+        }
+        out.push(b']');
+        if self.is_error {
+            out.extend_from_slice(br#","isError":true"#);
+        }
+        if server_info.is_some() {
+            out.extend_from_slice(br#","resultType":"complete""#);
+        }
+        if let Some(value) = &self.structured {
+            out.extend_from_slice(br#","structuredContent":"#);
+            push_json(out, value);
+        }
+        out.push(b'}');
+    }
+}

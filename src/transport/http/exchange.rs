@@ -1,0 +1,582 @@
+//! One connection thread: reads requests off one socket, refuses what it can on its own
+//! (limits, Host/Origin, authentication, HTTP method, media types, the era's header rules,
+//! unknown sessions, client notifications → 202), hands the rest to the dispatching loop,
+//! and writes what comes back: one JSON body, or an event stream when notifications or
+//! server requests come before the response.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::transport::http::guard::Guard;
+use crate::transport::http::headers;
+use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
+use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
+use crate::transport::http::response::{Response, Sse};
+use crate::transport::http::session_table::{Refused, Sessions, Use};
+use crate::transport::http::socket::Stream;
+use crate::util::queue::{self, Receiver, Recv, Sender};
+use crate::wire::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
+use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::connection";
+
+/// Messages queued for one response before the client is deemed not to read.
+const SINK_CAPACITY: usize = 1024;
+/// How often a waiting connection looks whether its client is still there.
+const POLL: Duration = Duration::from_millis(250);
+/// A write that takes longer than this ends the connection.
+const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What every connection thread shares.
+pub struct Shared {
+    pub guard: Guard,
+    pub table: Arc<Sessions>,
+    pub tx: Sender<Inbound>,
+    pub limits: Limits,
+    pub path: String,
+    pub keepalive: Duration,
+    /// Set when the server is stopping: finish the current request, then close.
+    pub stop: Arc<AtomicBool>,
+    /// RFC 9728 metadata: the paths it is served at, and the document.
+    pub metadata: Option<(Vec<String>, Vec<u8>)>,
+    /// Tools whose arguments are mirrored into `Mcp-Param-{Name}` headers (`x-mcp-header`):
+    /// tool name → (lowercase header name, argument name). Read from the registry before
+    /// serving; the tool list never changes while it serves.
+    pub param_headers: HashMap<String, Vec<(String, String)>>,
+}
+
+/// Serves one connection until it closes, idles out or breaks a rule.
+pub fn serve(shared: &Shared, stream: Stream, peer: String) {
+    stream.set_nodelay();
+    let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
+    let Ok(writer) = stream.try_clone() else { return };
+    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer };
+    loop {
+        let head = match exchange.reader.head(&shared.limits, &shared.stop) {
+            Ok(head) => head,
+            Err(ReadError::Closed) => return,
+            Err(ReadError::Status(status, why)) => {
+                log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
+                let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+                let _ = Response::json(status, body).closing().write(&mut exchange.writer, 1, 0);
+                return;
+            }
+        };
+        let started = Instant::now();
+        let (status, session, reuse) = exchange.request(&head);
+        log::info!(target: LOG,
+            "{} {} {} {status} session={} {}ms",
+            exchange.peer,
+            head.method,
+            head.path,
+            session.as_deref().unwrap_or("-"),
+            started.elapsed().as_millis()
+        );
+        if !reuse || !head.keep_alive() || shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+    }
+}
+
+struct Exchange<'s> {
+    shared: &'s Shared,
+    reader: Reader,
+    writer: Stream,
+    peer: String,
+}
+
+/// What one request came to: the status, the session it used, and whether the connection
+/// can carry another request.
+type Outcome = (u16, Option<String>, bool);
+
+impl Exchange<'_> {
+    fn request(&mut self, head: &Head) -> Outcome {
+        let shared = self.shared;
+        // An unread body would be taken for the next request: refusals close instead.
+        let unread = head.body != BodyKind::None;
+        let host_ok = match head.header("host") {
+            Some(host) => shared.guard.host_allowed(host),
+            None => head.minor == 0,
+        };
+        if !host_ok {
+            return self.refuse(head, 403, "host not allowed", unread);
+        }
+        if let Some(origin) = head.header("origin")
+            && !shared.guard.origin_allowed(origin)
+        {
+            return self.refuse(head, 403, "origin not allowed", unread);
+        }
+        if let Some((paths, document)) = &shared.metadata
+            && paths.contains(&head.path)
+        {
+            if head.method != "GET" {
+                return self.refuse(head, 405, "metadata is read with GET", unread);
+            }
+            let response =
+                Response::json(200, document.clone()).header("Access-Control-Allow-Origin", "*");
+            return self.send(head, response, None, unread);
+        }
+        if head.path != shared.path {
+            return self.refuse(head, 404, "no such endpoint", unread);
+        }
+        let subject = match shared.guard.authorize(head.header("authorization")) {
+            Ok(subject) => subject,
+            Err(denied) => {
+                log::info!(target: LOG, "{} refused: {}", self.peer, denied.why);
+                let body =
+                    error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, "unauthorized"));
+                let response = Response::json(401, body)
+                    .header("WWW-Authenticate", shared.guard.challenge(&denied));
+                return self.send(head, response, None, unread);
+            }
+        };
+        match head.method.as_str() {
+            "POST" => self.post(head, subject),
+            "GET" | "DELETE" => {
+                if unread {
+                    return self.refuse(head, 400, "a body is not expected here", true);
+                }
+                if head.method == "GET" {
+                    self.get(head, subject)
+                } else {
+                    self.delete(head, subject)
+                }
+            }
+            _ => {
+                let body = error_body(
+                    None,
+                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "method not allowed"),
+                );
+                let response = Response::json(405, body).header("Allow", "GET, POST, DELETE");
+                self.send(head, response, None, unread)
+            }
+        }
+    }
+
+    /// Answers with a JSON-RPC error without id.
+    fn refuse(&mut self, head: &Head, status: u16, why: &str, close: bool) -> Outcome {
+        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        self.send(head, Response::json(status, body), None, close)
+    }
+
+    fn send(
+        &mut self,
+        head: &Head,
+        mut response: Response,
+        session: Option<String>,
+        close: bool,
+    ) -> Outcome {
+        response.close |= close || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed);
+        let written =
+            response.write(&mut self.writer, head.minor, self.shared.limits.idle.as_secs());
+        (response.status, session, written.is_ok() && !response.close)
+    }
+
+    fn post(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+        let media =
+            head.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim();
+        if !media.eq_ignore_ascii_case("application/json") {
+            return self.refuse(
+                head,
+                415,
+                "content-type must be application/json",
+                head.body != BodyKind::None,
+            );
+        }
+        let (json_ok, sse_ok) = accepts(head.header("accept"));
+        if !json_ok && !sse_ok {
+            return self.refuse(
+                head,
+                406,
+                "accept must admit application/json or text/event-stream",
+                true,
+            );
+        }
+        if head.body == BodyKind::None {
+            let status = if head.header("content-length").is_some() { 400 } else { 411 };
+            return self.refuse(head, status, "a POST needs a JSON-RPC message as its body", false);
+        }
+        if head.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+            && head.minor == 1
+        {
+            let _ = self.writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+        }
+        let body = match self.reader.body(head, &self.shared.limits) {
+            Ok(body) => body,
+            Err(ReadError::Closed) => return (400, None, false),
+            Err(ReadError::Status(status, why)) => return self.refuse(head, status, why, true),
+        };
+        let Ok(text) = String::from_utf8(body) else {
+            let body = error_body(None, ErrorObject::parse_error());
+            return self.send(head, Response::json(400, body), None, false);
+        };
+        self.message(head, subject, text, sse_ok)
+    }
+
+    /// Routes one POSTed message by era.
+    fn message(
+        &mut self,
+        head: &Head,
+        subject: Option<String>,
+        text: String,
+        sse_ok: bool,
+    ) -> Outcome {
+        let session_header = head.header("mcp-session-id");
+        let version_header = head.header("mcp-protocol-version");
+        let frame = jsonrpc::parse_line(&text);
+        let (modern, is_request) = match &frame {
+            Frame::Single(Message::Invalid { id, error }) => {
+                // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
+                let body = error_body(id.as_ref(), error.clone());
+                return self.send(head, Response::json(400, body), None, false);
+            }
+            Frame::Single(Message::Request { id, method, params }) => {
+                let meta = params.object().and_then(|p| p.meta);
+                let names_version = meta.is_some_and(|m| headers::meta_has(m, VERSION_KEY));
+                // A request that opens no session and says it speaks a version after the
+                // legacy ones is judged by 2026-07-28 rules, so it hears what it lacks.
+                let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
+                let modern = names_version
+                    || (session_header.is_none() && modern_header && method != "initialize");
+                let checked = || {
+                    headers::modern_checks(head, method, params, meta).and_then(|()| {
+                        headers::param_checks(head, method, params, &self.shared.param_headers)
+                    })
+                };
+                if modern && let Err((status, error)) = checked() {
+                    let body = error_body(Some(id), error);
+                    return self.send(head, Response::json(status, body), None, false);
+                }
+                (modern, true)
+            }
+            Frame::Single(_) => (false, false),
+            Frame::Batch(_) => (false, true),
+        };
+        if !modern
+            && let Some(version) = version_header
+            && !LEGACY_VERSIONS.contains(&version)
+            && !MODERN_VERSIONS.contains(&version)
+        {
+            let why = format!("unsupported MCP-Protocol-Version {version:?}");
+            let data = json!({ "supported": era::supported_versions(), "requested": version });
+            let error = ErrorObject::new(jsonrpc::INVALID_REQUEST, why).with_data(data);
+            return self.send(head, Response::json(400, error_body(None, error)), None, false);
+        }
+        if modern {
+            let (tx, rx) = queue::queue(SINK_CAPACITY);
+            let closed = Arc::new(AtomicBool::new(false));
+            let call = Call {
+                session: None,
+                body: text,
+                sink: Sink::new(tx, closed.clone()),
+                modern: true,
+                sse: sse_ok,
+            };
+            if self.shared.tx.send(Inbound::Call(call)).is_err() {
+                return self.refuse(head, 503, "the server is busy or stopping", true);
+            }
+            return self.pump(head, rx, &closed, sse_ok, Vec::new(), None);
+        }
+        // Legacy: everything but initialize belongs to a session.
+        let initialize = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
+        let (session, created) = match (session_header, initialize) {
+            (Some(id), _) => match self.shared.table.enter(id, subject.as_deref()) {
+                Ok(session) => (session, false),
+                Err(_) => return self.unknown_session(head, &frame),
+            },
+            (None, true) => match self.shared.table.create(subject) {
+                Ok(session) => (session, true),
+                Err(Refused::Full | Refused::Unknown) => {
+                    let response = Response::json(
+                        503,
+                        error_body(None, ErrorObject::new(-32000, "too many sessions")),
+                    )
+                    .header("Retry-After", "5");
+                    return self.send(head, response, None, false);
+                }
+            },
+            (None, false)
+                if !is_request && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
+            {
+                // 2026-07-28 defines no client notifications on HTTP: accepted, and ignored.
+                return self.send(head, Response::new(202), None, false);
+            }
+            (None, false) => {
+                return self.refuse(
+                    head,
+                    400,
+                    "missing Mcp-Session-Id header: send initialize first",
+                    false,
+                );
+            }
+        };
+        let id = session.id.clone();
+        if !is_request {
+            // 202 only for what will be read: a notification the loop cannot take is refused.
+            let bytes = text.len().max(1);
+            if self
+                .shared
+                .tx
+                .send_sized(Inbound::Message { session: Some(id.clone()), body: text }, bytes)
+                .is_err()
+            {
+                return self.refuse(head, 503, "the server is busy or stopping", false);
+            }
+            return self.send(head, Response::new(202), Some(id), false);
+        }
+        let (tx, rx) = queue::queue(SINK_CAPACITY);
+        let closed = Arc::new(AtomicBool::new(false));
+        let call = Call {
+            session: Some(id.clone()),
+            body: text,
+            sink: Sink::new(tx, closed.clone()),
+            modern: false,
+            sse: sse_ok,
+        };
+        if self.shared.tx.send(Inbound::Call(call)).is_err() {
+            return self.refuse(head, 503, "the server is busy or stopping", true);
+        }
+        let headers = if created { vec![("Mcp-Session-Id", id.clone())] } else { Vec::new() };
+        self.pump(head, rx, &closed, sse_ok, headers, Some(session))
+    }
+
+    /// 404 for an unknown or expired session, with the request's id when it has one.
+    fn unknown_session(&mut self, head: &Head, frame: &Frame) -> Outcome {
+        let id = match frame {
+            Frame::Single(Message::Request { id, .. }) => Some(id),
+            _ => None,
+        };
+        let error = ErrorObject::new(-32001, "session not found: send initialize again");
+        self.send(head, Response::json(404, error_body(id, error)), None, false)
+    }
+
+    /// Writes what the dispatching loop sends for one request: a JSON body if the response
+    /// comes first, else an event stream that ends with it.
+    fn pump(
+        &mut self,
+        head: &Head,
+        rx: Receiver<Out>,
+        closed: &AtomicBool,
+        sse_ok: bool,
+        mut headers: Vec<(&'static str, String)>,
+        session: Option<Use>,
+    ) -> Outcome {
+        let name = session.as_ref().map(|s| s.id.clone());
+        let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
+        let mut stream: Option<Sse> = None;
+        let mut last_write = Instant::now();
+        let result = loop {
+            match rx.recv_timeout(POLL) {
+                Recv::Item(Out::Event(line)) if sse_ok => {
+                    if stream.is_none() {
+                        match Sse::start(&mut self.writer, head.minor, &headers) {
+                            Ok(sse) => stream = Some(sse),
+                            Err(e) => break Err(e),
+                        }
+                    }
+                    log::trace!(target: LOG, "event for {}", self.peer);
+                    if let Err(e) =
+                        stream.as_ref().map_or(Ok(()), |s| s.event(&mut self.writer, &line))
+                    {
+                        break Err(e);
+                    }
+                    last_write = Instant::now();
+                }
+                Recv::Item(Out::Event(_)) => {}
+                Recv::Item(Out::Done(done)) => {
+                    // `initialize` that failed made no session: its id is not announced.
+                    if created && !name.as_deref().is_some_and(|id| self.shared.table.contains(id))
+                    {
+                        headers.clear();
+                    }
+                    break match (stream.take(), done) {
+                        (Some(sse), Some((_, body))) => sse
+                            .event(&mut self.writer, &String::from_utf8_lossy(&body))
+                            .and_then(|()| sse.end(&mut self.writer))
+                            .map(|()| (200, sse.reusable())),
+                        (Some(sse), None) => {
+                            sse.end(&mut self.writer).map(|()| (200, sse.reusable()))
+                        }
+                        (None, done) => {
+                            let mut response = match done {
+                                Some((status, body)) => Response::json(status, body),
+                                None => Response::new(202),
+                            };
+                            response.headers.append(&mut headers);
+                            let (status, _, reuse) = self.send(head, response, None, false);
+                            Ok((status, reuse))
+                        }
+                    };
+                }
+                Recv::TimedOut => {
+                    if peer_gone(&self.reader) {
+                        closed.store(true, Ordering::Relaxed);
+                        log::info!(target: LOG, "{} closed its connection while its request was open", self.peer);
+                        return (499, name, false);
+                    }
+                    // A long wait: a comment keeps proxies from timing the response out.
+                    if sse_ok && last_write.elapsed() >= self.shared.keepalive {
+                        if stream.is_none() {
+                            match Sse::start(&mut self.writer, head.minor, &headers) {
+                                Ok(sse) => stream = Some(sse),
+                                Err(e) => break Err(e),
+                            }
+                        }
+                        if let Err(e) = stream
+                            .as_ref()
+                            .map_or(Ok(()), |s| s.comment(&mut self.writer, "keep-alive"))
+                        {
+                            break Err(e);
+                        }
+                        last_write = Instant::now();
+                    }
+                }
+                Recv::Closed => {
+                    // The loop dropped the stream (server stopping, session gone, newer GET).
+                    break match stream.take() {
+                        Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
+                        None => {
+                            let (status, _, _) =
+                                self.refuse(head, 503, "the server is busy or stopping", true);
+                            Ok((status, false))
+                        }
+                    };
+                }
+            }
+        };
+        match result {
+            Ok((status, reuse)) => (status, name, reuse),
+            Err(_) => {
+                closed.store(true, Ordering::Relaxed);
+                (499, name, false)
+            }
+        }
+    }
+
+    /// Legacy GET: the session's standalone stream of server messages.
+    fn get(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+        let (_, sse_ok) = accepts(head.header("accept"));
+        let Some(id) = head.header("mcp-session-id") else {
+            // 2026-07-28 has no GET stream; a legacy client must name its session.
+            let modern =
+                head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
+            let (status, why) = if modern {
+                (405, "2026-07-28 serves POST only")
+            } else {
+                (400, "missing Mcp-Session-Id header")
+            };
+            return self.refuse_allow(head, status, why);
+        };
+        if !sse_ok || head.header("accept").is_none() {
+            return self.refuse(head, 406, "a GET stream needs accept: text/event-stream", false);
+        }
+        let session = match self.shared.table.enter(id, subject.as_deref()) {
+            Ok(session) => session,
+            Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
+        };
+        let (tx, rx) = queue::queue(SINK_CAPACITY);
+        let closed = Arc::new(AtomicBool::new(false));
+        let inbound =
+            Inbound::Stream { session: session.id.clone(), sink: Sink::new(tx, closed.clone()) };
+        if self.shared.tx.send(inbound).is_err() {
+            return self.refuse(head, 503, "the server is busy or stopping", true);
+        }
+        // Opened at once: clients wait for the head before they consider the stream open.
+        let sse = match Sse::start(&mut self.writer, head.minor, &[]) {
+            Ok(sse) => sse,
+            Err(_) => {
+                closed.store(true, Ordering::Relaxed);
+                return (499, Some(session.id.clone()), false);
+            }
+        };
+        let name = Some(session.id.clone());
+        let mut last_write = Instant::now();
+        loop {
+            let written = match rx.recv_timeout(POLL) {
+                Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, &line),
+                Recv::Item(Out::Done(_)) | Recv::Closed => {
+                    let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
+                    return (200, name, reuse);
+                }
+                Recv::TimedOut if peer_gone(&self.reader) => Err(io::ErrorKind::BrokenPipe.into()),
+                Recv::TimedOut if last_write.elapsed() >= self.shared.keepalive => {
+                    sse.comment(&mut self.writer, "keep-alive")
+                }
+                Recv::TimedOut => continue,
+            };
+            if written.is_err() {
+                closed.store(true, Ordering::Relaxed);
+                return (200, name, false);
+            }
+            last_write = Instant::now();
+        }
+    }
+
+    /// Legacy DELETE: ends the session.
+    fn delete(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+        let Some(id) = head.header("mcp-session-id") else {
+            let modern =
+                head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
+            let (status, why) = if modern {
+                (405, "2026-07-28 serves POST only")
+            } else {
+                (400, "missing Mcp-Session-Id header")
+            };
+            return self.refuse_allow(head, status, why);
+        };
+        if self.shared.table.remove(id, subject.as_deref()) {
+            log::info!(target: LOG, "session {id} ended by the client");
+            self.send(head, Response::new(204), Some(id.to_string()), false)
+        } else {
+            self.unknown_session(head, &Frame::Batch(Vec::new()))
+        }
+    }
+
+    fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {
+        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        let mut response = Response::json(status, body);
+        if status == 405 {
+            response = response.header("Allow", "POST");
+        }
+        self.send(head, response, None, false)
+    }
+}
+
+/// Whether `Accept` admits JSON and event streams. No header admits both; a client that
+/// names only one of them gets that one (strict checks have locked real clients out).
+fn accepts(accept: Option<&str>) -> (bool, bool) {
+    let Some(accept) = accept else { return (true, true) };
+    let types: Vec<String> = accept
+        .split(',')
+        .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
+        .collect();
+    let any = types.iter().any(|t| t == "*/*");
+    let json = any || types.iter().any(|t| t == "application/json" || t == "application/*");
+    let sse = any || types.iter().any(|t| t == "text/event-stream" || t == "text/*");
+    (json, sse)
+}
+
+/// Whether the peer closed its end (or reset it) while a request waits for its answer.
+fn peer_gone(reader: &Reader) -> bool {
+    reader.inner.get_ref().peer_gone()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_is_lenient() {
+        assert_eq!(accepts(None), (true, true));
+        assert_eq!(accepts(Some("text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
+        assert_eq!(accepts(Some("*/*")), (true, true));
+        assert_eq!(accepts(Some("text/html")), (false, false));
+    }
+}

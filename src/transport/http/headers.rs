@@ -1,0 +1,181 @@
+//! The 2026-07-28 headers that repeat the body (`MCP-Protocol-Version`, `Mcp-Method`,
+//! `Mcp-Name`, `Mcp-Param-{Name}`), checked against it before a request is dispatched, with
+//! the status and error the spec gives each failure.
+
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::transport::http::parser::Head;
+use crate::wire::era::{self, CAPABILITIES_KEY, VERSION_KEY};
+use crate::wire::jsonrpc::{ErrorObject, raw_str};
+use crate::wire::params::ParamsField;
+
+/// 2026-07-28 `HeaderMismatch`: a required header is missing or disagrees with the body.
+pub(crate) const HEADER_MISMATCH: i64 = -32020;
+/// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a
+/// top-level property of its input schema).
+pub fn param_headers(
+    server: &crate::registry::server::Server,
+) -> HashMap<String, Vec<(String, String)>> {
+    let mut table = HashMap::new();
+    for registered in &server.tools {
+        let tool = &registered.tool;
+        let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object)
+        else {
+            continue;
+        };
+        let headers: Vec<(String, String)> = properties
+            .iter()
+            .filter_map(|(name, schema)| {
+                let header = schema.get("x-mcp-header")?.as_str()?;
+                Some((format!("mcp-param-{}", header.to_ascii_lowercase()), name.clone()))
+            })
+            .collect();
+        if !headers.is_empty() {
+            table.insert(tool.name.clone(), headers);
+        }
+    }
+    table
+}
+
+/// Whether `_meta` (its raw JSON text) has member `key`.
+pub fn meta_has(raw: &str, key: &str) -> bool {
+    serde_json::from_str::<Value>(raw).is_ok_and(|m| m.get(key).is_some())
+}
+
+/// The 2026-07-28 rules for headers that repeat the body, in the order the reference server
+/// checks them: version header present, `_meta` complete, header = body, version supported,
+/// `Mcp-Method`, `Mcp-Name` (the tool or prompt name, resource URI, or task id).
+pub fn modern_checks(
+    head: &Head,
+    method: &str,
+    params: &ParamsField,
+    meta: Option<&str>,
+) -> Result<(), (u16, ErrorObject)> {
+    let mismatch = |why: String| (400, ErrorObject::new(HEADER_MISMATCH, why));
+    let Some(header) = head.header("mcp-protocol-version") else {
+        return Err(mismatch("the MCP-Protocol-Version header is required".into()));
+    };
+    let meta_value: Value = meta.and_then(|m| serde_json::from_str(m).ok()).unwrap_or(Value::Null);
+    if meta_value.get(VERSION_KEY).is_none()
+        || !meta_value.get(CAPABILITIES_KEY).is_some_and(Value::is_object)
+    {
+        let why =
+            format!("params._meta must carry {VERSION_KEY} and {CAPABILITIES_KEY} (an object)");
+        return Err((400, ErrorObject::invalid_params(why)));
+    }
+    if meta_value[VERSION_KEY] != header {
+        return Err(mismatch(format!(
+            "MCP-Protocol-Version {header:?} does not match params._meta"
+        )));
+    }
+    era::read_meta(meta).map_err(|error| (400, error))?;
+    match head.header("mcp-method") {
+        Some(named) if named == method => {}
+        Some(named) => {
+            return Err(mismatch(format!(
+                "Mcp-Method {named:?} does not match the method {method:?}"
+            )));
+        }
+        None => return Err(mismatch("the Mcp-Method header is required".into())),
+    }
+    let member = match method {
+        "tools/call" | "prompts/get" => params.object().and_then(|p| p.name),
+        "resources/read" => params.object().and_then(|p| p.uri),
+        "tasks/get" | "tasks/update" | "tasks/cancel" => params.object().and_then(|p| p.task_id),
+        _ => return Ok(()),
+    };
+    let Some(body_name) = member.and_then(raw_str) else { return Ok(()) };
+    match head.header("mcp-name").map(decode_header) {
+        Some(Some(named)) if named == body_name => Ok(()),
+        Some(Some(named)) => Err(mismatch(format!("Mcp-Name {named:?} does not match the body"))),
+        Some(None) => Err(mismatch("Mcp-Name is not valid base64".into())),
+        None => Err(mismatch("the Mcp-Name header is required".into())),
+    }
+}
+
+/// `Mcp-Param-{Name}` headers of a `tools/call` whose tool declares them: each must be
+/// there when its argument is, hold only visible ASCII, and equal the argument once decoded
+/// (numbers compared as numbers, booleans as `true`/`false`).
+pub fn param_checks(
+    head: &Head,
+    method: &str,
+    params: &ParamsField,
+    table: &HashMap<String, Vec<(String, String)>>,
+) -> Result<(), (u16, ErrorObject)> {
+    if method != "tools/call" || table.is_empty() {
+        return Ok(());
+    }
+    let Some(params) = params.object() else { return Ok(()) };
+    let Some(headers) = params.name.and_then(raw_str).and_then(|name| table.get(name.as_ref()))
+    else {
+        return Ok(());
+    };
+    let arguments: Value =
+        params.arguments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
+    let mismatch = |why: String| Err((400, ErrorObject::new(HEADER_MISMATCH, why)));
+    for (header, argument) in headers {
+        let sent = head.header(header);
+        let value = arguments.get(argument).filter(|v| !v.is_null());
+        let (sent, value) = match (sent, value) {
+            (None, None) => continue,
+            (None, Some(_)) => {
+                return mismatch(format!(
+                    "the {header} header is required: arguments.{argument} is set"
+                ));
+            }
+            (Some(_), None) => {
+                return mismatch(format!("{header} is sent but arguments.{argument} is not"));
+            }
+            (Some(sent), Some(value)) => (sent, value),
+        };
+        if !sent.bytes().all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic()) {
+            return mismatch(format!("{header} holds characters a header may not"));
+        }
+        let Some(decoded) = decode_header(sent) else {
+            return mismatch(format!("{header} is not valid base64"));
+        };
+        let same = match value {
+            Value::String(text) => *text == decoded,
+            Value::Number(number) => decoded.parse::<f64>().ok() == number.as_f64(),
+            Value::Bool(flag) => decoded == flag.to_string(),
+            _ => false,
+        };
+        if !same {
+            return mismatch(format!("{header} does not match arguments.{argument}"));
+        }
+    }
+    Ok(())
+}
+
+/// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded).
+fn decode_header(value: &str) -> Option<String> {
+    let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
+        return Some(value.to_string());
+    };
+    let valid = inner.len() % 4 == 0
+        && inner
+            .trim_end_matches('=')
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
+        && inner.len() - inner.trim_end_matches('=').len() <= 2;
+    if !valid {
+        return None;
+    }
+    crate::util::encoding::base64_decode(inner).and_then(|bytes| String::from_utf8(bytes).ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_decoded_strictly() {
+        assert_eq!(decode_header("=?base64?SGVsbG8=?="), Some("Hello".into()));
+        assert_eq!(decode_header("=?base64?SGVsbG8?="), None);
+        assert_eq!(decode_header("=?base64?SGVs*G8=?="), None);
+        assert_eq!(decode_header("plain"), Some("plain".into()));
+        assert_eq!(decode_header("=?base64?half"), Some("=?base64?half".into()));
+    }
+}

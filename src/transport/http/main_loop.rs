@@ -1,0 +1,533 @@
+//! The one dispatching loop behind the HTTP endpoint. It runs on the thread that called
+//! `serve_http`, owns the `Server` (so handlers need not be `Send` or `Sync`) and every
+//! session's protocol state, and takes its work from the connection threads over a channel:
+//! requests with the sink their answers go to, client notifications and responses, and the
+//! standalone GET streams of legacy sessions.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::conn::connection::{Conn, Inbox};
+use crate::conn::outbox::Outbox;
+use crate::conn::session::Session;
+use crate::dispatch::serve_line::{batch_replies, serve_message};
+use crate::registry::server::Server;
+use crate::transport::http::session_table::Sessions;
+use crate::transport::http::signals::stopping;
+use crate::util::queue::{Receiver, Recv, Refused, Sender};
+use crate::wire::jsonrpc::{
+    self, ErrorObject, Frame, Id, METHOD_NOT_FOUND, Message, Payload, Reply,
+};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::dispatcher";
+
+/// How long a legacy handler waits for the client's answer to its request (sampling,
+/// elicitation, roots) before it gets `Disconnected`: every other client waits with it.
+const ASK_TIMEOUT: Duration = Duration::from_secs(300);
+/// How often the loop wakes with no work: expiry, watched files, the stop flag.
+pub const TICK: Duration = Duration::from_millis(250);
+/// Client notifications set aside while a handler waits, at most (and at most
+/// `--max-message-bytes` of them, as on stdio).
+const DEFER_CAP: usize = 10_000;
+
+/// Work for the dispatching loop.
+pub enum Inbound {
+    Call(Call),
+    /// A client notification or response, already answered with 202.
+    Message {
+        session: Option<String>,
+        body: String,
+    },
+    /// A legacy session's GET stream: server messages unrelated to a request go here.
+    Stream {
+        session: String,
+        sink: Sink,
+    },
+}
+
+/// One POSTed request (or batch).
+pub struct Call {
+    /// The legacy session it belongs to; `None` for 2026-07-28 requests.
+    pub session: Option<String>,
+    pub body: String,
+    pub sink: Sink,
+    pub modern: bool,
+    /// The client accepts `text/event-stream`: notifications and server requests may
+    /// precede the response.
+    pub sse: bool,
+}
+
+/// What a connection thread writes for its request.
+pub enum Out {
+    /// A notification or server request, as one line of JSON.
+    Event(String),
+    /// The response with its HTTP status; `None` when there is none (a cancelled request, a
+    /// batch of notifications).
+    Done(Option<(u16, Vec<u8>)>),
+}
+
+/// Where a request's (or stream's) messages go: a bounded queue to its connection thread.
+/// A full queue means the client does not read: the stream is given up, never waited on.
+#[derive(Clone)]
+pub struct Sink {
+    tx: Sender<Out>,
+    closed: Arc<AtomicBool>,
+}
+
+impl Sink {
+    pub fn new(tx: Sender<Out>, closed: Arc<AtomicBool>) -> Sink {
+        Sink { tx, closed }
+    }
+
+    pub fn is_closed(&self) -> bool {
+        self.closed.load(Ordering::Relaxed)
+    }
+
+    fn send(&self, out: Out) -> bool {
+        if self.is_closed() {
+            return false;
+        }
+        match self.tx.send(out) {
+            Ok(()) => true,
+            Err(Refused::Full) => {
+                log::warn!(target: LOG, "a client does not read its stream: closing it");
+                self.closed.store(true, Ordering::Relaxed);
+                false
+            }
+            Err(Refused::Closed) => {
+                self.closed.store(true, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+}
+
+/// Collects what an `Outbox` writes and sends each complete line as an event on flush.
+struct SinkWriter<'a> {
+    sink: Option<&'a Sink>,
+    buf: Vec<u8>,
+}
+
+impl Write for SinkWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> io::Result<usize> {
+        self.buf.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let buf = std::mem::take(&mut self.buf);
+        let Some(sink) = self.sink else { return Ok(()) };
+        for line in buf.split(|&b| b == b'\n').filter(|l| !l.is_empty()) {
+            if !sink.send(Out::Event(String::from_utf8_lossy(line).into_owned())) {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A legacy session's protocol state and its standalone stream.
+#[derive(Default)]
+struct Legacy {
+    state: Session,
+    stream: Option<Sink>,
+}
+
+pub struct Dispatcher<'s> {
+    server: &'s Server,
+    rx: Receiver<Inbound>,
+    deferred: VecDeque<Inbound>,
+    sessions: HashMap<String, Legacy>,
+    /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
+    listens: Vec<(Session, Sink)>,
+    table: Arc<Sessions>,
+    stop: &'s AtomicBool,
+    last_look: Instant,
+}
+
+impl<'s> Dispatcher<'s> {
+    pub fn new(
+        server: &'s Server,
+        rx: Receiver<Inbound>,
+        table: Arc<Sessions>,
+        stop: &'s AtomicBool,
+    ) -> Self {
+        Dispatcher {
+            server,
+            rx,
+            deferred: VecDeque::new(),
+            sessions: HashMap::new(),
+            listens: Vec::new(),
+            table,
+            stop,
+            last_look: Instant::now(),
+        }
+    }
+
+    /// Serves until `done` says so (checked every tick) or every sender is gone.
+    pub fn run(&mut self, mut done: impl FnMut(&mut Self) -> bool) {
+        loop {
+            let next = match self.deferred.pop_front() {
+                Some(work) => Some(work),
+                None => match self.rx.recv_timeout(TICK) {
+                    Recv::Item(work) => Some(work),
+                    Recv::TimedOut => None,
+                    Recv::Closed => return,
+                },
+            };
+            match next {
+                Some(Inbound::Call(call)) => self.call(call),
+                Some(Inbound::Message { session, body }) => self.message(session, &body),
+                Some(Inbound::Stream { session, sink }) => {
+                    // The newest GET stream receives; an older one ends (its sink is dropped).
+                    self.sessions.entry(session).or_default().stream = Some(sink);
+                }
+                None => {}
+            }
+            if self.last_look.elapsed() >= TICK {
+                self.last_look = Instant::now();
+                self.tick();
+                if done(self) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Ends every stream: listen streams get their completion result, GET streams end.
+    pub fn end_streams(&mut self) {
+        for (session, sink) in self.listens.drain(..) {
+            for id in session.streams() {
+                let result =
+                    json!({ "resultType": "complete", "_meta": self.server.result_meta() });
+                let mut body = Vec::new();
+                Outbox::new(&mut body).response(Some(id), &Ok(Payload::Value(result)));
+                sink.send(Out::Done(Some((200, body))));
+            }
+        }
+        for legacy in self.sessions.values_mut() {
+            legacy.stream = None;
+        }
+    }
+
+    /// Expiry, closed listen streams, watched files.
+    fn tick(&mut self) {
+        self.table.expire();
+        let table = &self.table;
+        self.sessions.retain(|id, _| table.contains(id));
+        self.listens.retain(|(_, sink)| !sink.is_closed());
+        let mut updated = Vec::new();
+        for session in self
+            .sessions
+            .values_mut()
+            .map(|l| &mut l.state)
+            .chain(self.listens.iter_mut().map(|(s, _)| s))
+        {
+            if session.watches_files() {
+                session.look_at_files(|uri| self.server.file_stamp(uri));
+                updated.append(&mut session.updated);
+            }
+        }
+        self.broadcast(updated);
+    }
+
+    /// A client notification (or response nobody waits for) outside a wait.
+    fn message(&mut self, session: Option<String>, body: &str) {
+        log::debug!(target: LOG, "<- {body}");
+        let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
+        let mut handle = |message: Message| match message {
+            Message::Notification { method, params } => legacy.state.notification(&method, &params),
+            Message::Response { id } => {
+                log::debug!(target: LOG,
+                    "ignored a response to {} (no request of ours is pending)",
+                    id.map_or("null".into(), |i| i.to_string())
+                )
+            }
+            _ => {}
+        };
+        match jsonrpc::parse_line(body) {
+            Frame::Single(message) => handle(message),
+            Frame::Batch(items) => {
+                items.iter().for_each(|item| handle(jsonrpc::parse_message(item)))
+            }
+        }
+    }
+
+    fn call(&mut self, call: Call) {
+        if call.sink.is_closed() {
+            log::info!(target: LOG, "dropped a request whose client went away before it was served");
+            return;
+        }
+        log::debug!(target: LOG, "<- {}", call.body);
+        let legacy_id = call.session.as_deref().filter(|_| !call.modern);
+        let mut legacy = legacy_id.and_then(|id| self.sessions.remove(id)).unwrap_or_default();
+        let frame = jsonrpc::parse_line(&call.body);
+        let server = self.server;
+        let mut waiter = Waiter {
+            rx: &self.rx,
+            table: &self.table,
+            deferred: &mut self.deferred,
+            session: legacy_id,
+            sink: &call.sink,
+            sse: call.sse,
+            modern: call.modern,
+            stop: self.stop,
+            max_bytes: server.max_message_bytes,
+        };
+        let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
+        let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events));
+        let (status, body) = match frame {
+            Frame::Single(message) => {
+                let reply = serve_message(server, message, &mut legacy.state, &mut conn);
+                let _ = conn.out.flush();
+                match reply {
+                    Some((id, reply)) => {
+                        (status_of(call.modern, &reply), response(id.as_ref(), &reply))
+                    }
+                    None => (200, None),
+                }
+            }
+            Frame::Batch(items) => {
+                let replies = batch_replies(server, &items, &mut legacy.state, &mut conn);
+                let _ = conn.out.flush();
+                match replies {
+                    Ok(replies) if replies.is_empty() => (202, None),
+                    Ok(replies) => {
+                        let mut body = Vec::new();
+                        Outbox::new(&mut body).batch(&replies);
+                        (200, Some(body))
+                    }
+                    Err(error) => (400, response(None, &Err(error))),
+                }
+            }
+        };
+        drop(conn);
+        let updated = std::mem::take(&mut legacy.state.updated);
+        if let Some(id) = legacy_id {
+            if legacy.state.legacy_version.is_none() {
+                // `initialize` failed: the id it was given is not a session.
+                self.table.forget(id);
+            } else if self.table.contains(id) {
+                self.sessions.insert(id.to_string(), legacy);
+            }
+        } else if call.modern && body.is_none() && legacy.state.streams().next().is_some() {
+            // `subscriptions/listen`: the request stays open as a stream.
+            self.listens.push((legacy.state, call.sink.clone()));
+            self.broadcast(updated);
+            return;
+        }
+        call.sink.send(Out::Done(body.map(|b| (status, b))));
+        self.broadcast(updated);
+    }
+
+    /// Resources that changed go to every session subscribed to them: legacy sessions on
+    /// their GET stream, listen streams on theirs.
+    fn broadcast(&mut self, mut updated: Vec<String>) {
+        if updated.is_empty() {
+            return;
+        }
+        // Every session watching a file saw it change: one update for each, not one per
+        // session that noticed.
+        updated.sort_unstable();
+        updated.dedup();
+        let targets = self
+            .sessions
+            .values_mut()
+            .map(|l| (&mut l.state, l.stream.as_ref()))
+            .chain(self.listens.iter_mut().map(|(s, k)| (s, Some(&*k))));
+        for (session, sink) in targets {
+            session.updated.extend(updated.iter().cloned());
+            let mut writer = SinkWriter { sink, buf: Vec::new() };
+            let mut out = Outbox::new(&mut writer);
+            session.notify_updates(&mut out);
+            let _ = out.flush();
+        }
+    }
+}
+
+/// One response as JSON bytes (logged at debug level by the outbox).
+fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    Outbox::new(&mut body).response(id, reply);
+    Some(body)
+}
+
+/// 2026-07-28 maps some errors to HTTP statuses: an unknown method is 404, a missing client
+/// capability or an unsupported version 400. Legacy errors travel in a 200.
+fn status_of(modern: bool, reply: &Reply) -> u16 {
+    match reply {
+        Err(error) if modern && error.code == METHOD_NOT_FOUND => 404,
+        Err(error) if modern && matches!(error.code, -32022..=-32020) => 400,
+        _ => 200,
+    }
+}
+
+/// The client messages a waiting legacy handler can use: those of its own session. The rest
+/// is set aside for the loop, in order.
+struct Waiter<'d> {
+    rx: &'d Receiver<Inbound>,
+    table: &'d Sessions,
+    deferred: &'d mut VecDeque<Inbound>,
+    session: Option<&'d str>,
+    sink: &'d Sink,
+    sse: bool,
+    modern: bool,
+    stop: &'d AtomicBool,
+    /// The bytes of client notifications set aside, at most (beyond the first).
+    max_bytes: usize,
+}
+
+/// The bytes a client message set aside holds; other work is bounded by the connections.
+fn held(work: &Inbound) -> usize {
+    match work {
+        Inbound::Message { body, .. } => body.len(),
+        _ => 0,
+    }
+}
+
+impl Waiter<'_> {
+    fn ours(&self, work: &Inbound) -> bool {
+        matches!(work, Inbound::Message { session: Some(s), .. } if Some(s.as_str()) == self.session)
+    }
+}
+
+impl Inbox for Waiter<'_> {
+    fn next(&mut self) -> Option<String> {
+        // Without an event stream the server's request cannot reach the client.
+        if !self.sse || self.session.is_none() {
+            return None;
+        }
+        if let Some(at) = self.deferred.iter().position(|w| self.ours(w))
+            && let Some(Inbound::Message { body, .. }) = self.deferred.remove(at)
+        {
+            return Some(body);
+        }
+        let deadline = Instant::now() + ASK_TIMEOUT;
+        let mut held_bytes: usize = self.deferred.iter().map(held).sum();
+        loop {
+            // With its stream gone, the client cannot see the question, nor the result; with
+            // its session deleted, its answer cannot reach us; a stopping server waits for no
+            // one (the handler hears `Disconnected` and finishes the request).
+            if self.sink.is_closed() || stopping(self.stop) {
+                return None;
+            }
+            if let Some(id) = self.session
+                && !self.table.contains(id)
+            {
+                log::info!(target: LOG, "session {id} ended while a request waited on its client");
+                return None;
+            }
+            match self.rx.recv_timeout(TICK) {
+                Recv::Item(work) if self.ours(&work) => {
+                    let Inbound::Message { body, .. } = work else { unreachable!() };
+                    return Some(body);
+                }
+                Recv::Item(work @ Inbound::Message { .. })
+                    if self.deferred.len() >= DEFER_CAP
+                        || held_bytes > 0 && held_bytes + held(&work) > self.max_bytes =>
+                {
+                    drop(work);
+                    log::warn!(target: LOG,
+                        "dropped a client notification: {DEFER_CAP} or {} bytes are already waiting",
+                        self.max_bytes
+                    );
+                }
+                Recv::Item(work) => {
+                    held_bytes += held(&work);
+                    self.deferred.push_back(work);
+                }
+                Recv::TimedOut if Instant::now() >= deadline => {
+                    log::warn!(target: LOG, "gave up waiting for the client's answer after {}s", ASK_TIMEOUT.as_secs());
+                    return None;
+                }
+                Recv::TimedOut => {}
+                Recv::Closed => return None,
+            }
+        }
+    }
+
+    fn closed(&self) -> bool {
+        // Legacy: "disconnection SHOULD NOT be interpreted as the client cancelling".
+        self.modern && self.sink.is_closed()
+    }
+}
+
+/// The error a connection thread answers for a request it refuses before dispatch.
+pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
+    response(id, &Err(error)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a waiting legacy handler works with: the channel, its request's sink, and a
+    /// session table holding its session.
+    struct Setup {
+        tx: Sender<Inbound>,
+        rx: Receiver<Inbound>,
+        sink: Sink,
+        table: Arc<Sessions>,
+        mine: crate::transport::http::session_table::Use,
+        deferred: VecDeque<Inbound>,
+    }
+
+    impl Setup {
+        fn new() -> Setup {
+            let (tx, rx) = crate::util::queue::queue(16);
+            let (out, _) = crate::util::queue::queue(16);
+            let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
+            let mine = table.create(None).unwrap();
+            let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
+            Setup { tx, rx, sink, table, mine, deferred: VecDeque::new() }
+        }
+
+        fn waiter<'d>(&'d mut self, stop: &'d AtomicBool) -> Waiter<'d> {
+            Waiter {
+                rx: &self.rx,
+                table: &self.table,
+                deferred: &mut self.deferred,
+                session: Some(self.mine.id.as_str()),
+                sink: &self.sink,
+                sse: true,
+                modern: false,
+                stop,
+                max_bytes: 1000,
+            }
+        }
+    }
+
+    #[test]
+    fn notifications_set_aside_during_a_wait_are_bounded_in_bytes() {
+        let mut setup = Setup::new();
+        let other =
+            |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
+        for _ in 0..3 {
+            assert!(setup.tx.send(other(&"x".repeat(600))).is_ok());
+        }
+        let answer =
+            Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
+        assert!(setup.tx.send(answer).is_ok());
+        let running = AtomicBool::new(false);
+        assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
+        // The first 600 bytes fit; the next two would pass 1000 and are dropped.
+        assert_eq!(setup.deferred.len(), 1);
+    }
+
+    #[test]
+    fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
+        let mut setup = Setup::new();
+        let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
+        let started = Instant::now();
+        assert_eq!(setup.waiter(&stopped).next(), None);
+        assert!(setup.table.remove(&setup.mine.id, None));
+        assert_eq!(setup.waiter(&running).next(), None);
+        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
+    }
+}

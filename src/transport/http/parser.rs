@@ -1,0 +1,555 @@
+//! Reading HTTP/1.1 requests: one head, then its body, within size limits and a deadline.
+//!
+//! Only what an MCP endpoint needs is accepted: origin-form targets, `Content-Length` or
+//! chunked bodies (never both: that is how requests are smuggled past proxies), no obs-fold.
+
+use std::io::{self, BufRead, BufReader};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::transport::http::socket::Stream;
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::wire";
+
+/// The whole request head (request line and headers) may not be longer than this.
+pub const MAX_HEAD_BYTES: usize = 16 * 1024;
+pub const MAX_HEADERS: usize = 64;
+
+/// How a request is read: its size limits and its timeouts.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    pub max_body: usize,
+    /// From a request's first byte to its last (head and body): slow senders are cut off.
+    pub deadline: Duration,
+    /// How long a kept-alive connection may sit with no request.
+    pub idle: Duration,
+}
+
+/// One request head. Header names are lowercased; values are trimmed of whitespace.
+#[derive(Debug)]
+pub struct Head {
+    pub method: String,
+    /// The target's path, without the query.
+    pub path: String,
+    /// 0 for HTTP/1.0, 1 for HTTP/1.1.
+    pub minor: u8,
+    pub headers: Vec<(String, String)>,
+    pub body: BodyKind,
+    /// When the request's first byte arrived: the deadline runs from here.
+    pub started: Instant,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    None,
+    Length(usize),
+    Chunked,
+}
+
+/// Why no request could be read.
+#[derive(Debug)]
+pub enum ReadError {
+    /// The connection ended, idled out or the server is stopping, before a request began:
+    /// close without a word.
+    Closed,
+    /// Answer with this status and close the connection.
+    Status(u16, &'static str),
+}
+
+impl Head {
+    /// The first value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Every value of header `name` (lowercase), in the order sent.
+    fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
+        self.headers.iter().filter(move |(n, _)| n == name).map(|(_, v)| v.as_str())
+    }
+
+    /// Whether the connection stays open after this request.
+    pub fn keep_alive(&self) -> bool {
+        let connection = self.header("connection").unwrap_or("").to_ascii_lowercase();
+        let has = |word: &str| connection.split(',').any(|t| t.trim() == word);
+        if self.minor == 0 { has("keep-alive") } else { !has("close") }
+    }
+}
+
+/// A buffered connection whose reads give up at a deadline, and at once when `stop` is set
+/// while no request is under way.
+pub struct Reader {
+    pub inner: BufReader<Stream>,
+}
+
+/// Reads wake up this often to look at the stop flag and the deadline.
+const SLICE: Duration = Duration::from_millis(250);
+
+impl Reader {
+    pub fn new(stream: Stream) -> Reader {
+        Reader { inner: BufReader::with_capacity(16 * 1024, stream) }
+    }
+
+    /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
+    fn fill(&mut self, deadline: Instant, stop: Option<&AtomicBool>) -> Result<bool, Waited> {
+        loop {
+            if !self.inner.buffer().is_empty() {
+                return Ok(true);
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(Waited::TimedOut);
+            }
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+                return Err(Waited::Stopped);
+            }
+            let _ = self.inner.get_ref().set_read_timeout(Some((deadline - now).min(SLICE)));
+            match self.inner.fill_buf() {
+                Ok([]) => return Ok(false),
+                Ok(_) => return Ok(true),
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return Ok(false),
+            }
+        }
+    }
+
+    /// Reads one line (through `\n`) of at most `room` bytes into `line`, without the line
+    /// ending. `Err(true)` when it was too long.
+    fn line(
+        &mut self,
+        line: &mut Vec<u8>,
+        room: usize,
+        deadline: Instant,
+    ) -> Result<(), LineError> {
+        line.clear();
+        loop {
+            match self.fill(deadline, None) {
+                Ok(true) => {}
+                Ok(false) => return Err(LineError::Closed),
+                Err(_) => return Err(LineError::TimedOut),
+            }
+            let buf = self.inner.buffer();
+            let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+                Some(at) => (at + 1, true),
+                None => (buf.len(), false),
+            };
+            if line.len() + take > room {
+                return Err(LineError::TooLong);
+            }
+            line.extend_from_slice(&buf[..take]);
+            self.inner.consume(take);
+            if done {
+                line.pop();
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                return Ok(());
+            }
+        }
+    }
+
+    /// Reads a request head. Waits up to `limits.idle` for its first byte (ending early when
+    /// `stop` is set), then up to `limits.deadline` for the rest.
+    pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
+        match self.fill(Instant::now() + limits.idle, Some(stop)) {
+            Ok(true) => {}
+            Err(Waited::TimedOut) => {
+                log::debug!(target: LOG, "a keep-alive connection was closed after {} s idle", limits.idle.as_secs());
+                return Err(ReadError::Closed);
+            }
+            Ok(false) | Err(_) => return Err(ReadError::Closed),
+        }
+        let started = Instant::now();
+        let deadline = started + limits.deadline;
+        let mut room = MAX_HEAD_BYTES;
+        let mut line = Vec::new();
+        // RFC 9112 §2.2: empty lines before the request line are ignored.
+        loop {
+            self.line(&mut line, room, deadline).map_err(LineError::status)?;
+            room -= line.len() + 1;
+            if !line.is_empty() {
+                break;
+            }
+        }
+        if line.starts_with(b"PRI * HTTP/2") {
+            return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
+        }
+        let request_line = std::mem::take(&mut line);
+        let text =
+            std::str::from_utf8(&request_line).map_err(|_| bad("request line is not text"))?;
+        let mut parts = text.split(' ');
+        let (Some(method), Some(target), Some(version), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("malformed request line"));
+        };
+        if method.is_empty() || !method.bytes().all(is_token) {
+            return Err(bad("malformed method"));
+        }
+        let minor = match version {
+            "HTTP/1.1" => 1,
+            "HTTP/1.0" => 0,
+            v if v.starts_with("HTTP/") => {
+                return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
+            }
+            _ => return Err(bad("malformed request line")),
+        };
+        if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("the request target must be a path"));
+        }
+        let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
+        let mut headers = Vec::new();
+        loop {
+            self.line(&mut line, room, deadline).map_err(LineError::status)?;
+            room -= line.len() + 1;
+            if line.is_empty() {
+                break;
+            }
+            if line[0] == b' ' || line[0] == b'\t' {
+                return Err(bad("folded header lines are not accepted"));
+            }
+            if headers.len() == MAX_HEADERS {
+                return Err(ReadError::Status(431, "too many header fields"));
+            }
+            let text = std::str::from_utf8(&line).map_err(|_| bad("header is not text"))?;
+            let (name, value) =
+                text.split_once(':').ok_or_else(|| bad("header without a colon"))?;
+            if name.is_empty() || !name.bytes().all(is_token) {
+                return Err(bad("malformed header name"));
+            }
+            // RFC 9110 §5.5: a CR or NUL in a value is read differently by different parsers.
+            if value.bytes().any(|b| b == b'\r' || b == 0) {
+                return Err(bad("cr or nul in a header value"));
+            }
+            headers.push((name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_string()));
+        }
+        let mut head = Head {
+            method: method.to_string(),
+            path,
+            minor,
+            headers,
+            body: BodyKind::None,
+            started,
+        };
+        head.body = body_kind(&head, limits.max_body)?;
+        if minor == 1 && head.header("host").is_none() {
+            return Err(bad("missing host header"));
+        }
+        // RFC 9112 §3.2: which of two hosts is meant is anyone's guess (a proxy's and ours).
+        if head.values("host").nth(1).is_some() {
+            return Err(bad("more than one host header"));
+        }
+        Ok(head)
+    }
+
+    /// Reads the body `head` announced, within the same deadline as its head.
+    pub fn body(&mut self, head: &Head, limits: &Limits) -> Result<Vec<u8>, ReadError> {
+        let deadline = head.started + limits.deadline;
+        match head.body {
+            BodyKind::None => Ok(Vec::new()),
+            BodyKind::Length(n) => {
+                let mut body = Vec::with_capacity(n.min(64 * 1024));
+                self.exact(&mut body, n, deadline)?;
+                Ok(body)
+            }
+            BodyKind::Chunked => {
+                let mut body = Vec::new();
+                let mut line = Vec::new();
+                loop {
+                    self.line(&mut line, 1024, deadline).map_err(LineError::in_body)?;
+                    let size = chunk_size(&line).ok_or_else(|| bad("malformed chunk size"))?;
+                    if size == 0 {
+                        break;
+                    }
+                    if body.len().saturating_add(size) > limits.max_body {
+                        return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
+                    }
+                    self.exact(&mut body, size, deadline)?;
+                    self.line(&mut line, 2, deadline).map_err(LineError::in_body)?;
+                    if !line.is_empty() {
+                        return Err(bad("chunk data not followed by a line end"));
+                    }
+                }
+                // Trailer fields are read and ignored, within the head's size limit.
+                let mut room = MAX_HEAD_BYTES;
+                loop {
+                    self.line(&mut line, room, deadline).map_err(LineError::status)?;
+                    if line.is_empty() {
+                        return Ok(body);
+                    }
+                    room -= line.len() + 1;
+                }
+            }
+        }
+    }
+
+    fn exact(
+        &mut self,
+        into: &mut Vec<u8>,
+        mut n: usize,
+        deadline: Instant,
+    ) -> Result<(), ReadError> {
+        while n > 0 {
+            match self.fill(deadline, None) {
+                Ok(true) => {}
+                Ok(false) => return Err(ReadError::Closed),
+                Err(_) => return Err(ReadError::Status(408, "the request was not sent in time")),
+            }
+            let buf = self.inner.buffer();
+            let take = buf.len().min(n);
+            into.extend_from_slice(&buf[..take]);
+            self.inner.consume(take);
+            n -= take;
+        }
+        Ok(())
+    }
+}
+
+enum Waited {
+    TimedOut,
+    Stopped,
+}
+
+enum LineError {
+    Closed,
+    TimedOut,
+    TooLong,
+}
+
+impl LineError {
+    /// In a chunked body a line too long is a malformed chunk, not a large head.
+    fn in_body(self) -> ReadError {
+        match self {
+            LineError::TooLong => bad("malformed chunk"),
+            other => other.status(),
+        }
+    }
+
+    fn status(self) -> ReadError {
+        match self {
+            LineError::Closed => ReadError::Closed,
+            LineError::TimedOut => ReadError::Status(408, "the request was not sent in time"),
+            LineError::TooLong => ReadError::Status(431, "request head too large"),
+        }
+    }
+}
+
+fn bad(why: &'static str) -> ReadError {
+    ReadError::Status(400, why)
+}
+
+/// RFC 9110 token characters (method and header names).
+fn is_token(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+}
+
+/// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
+/// lengths, could be read differently by a proxy in front: refused.
+fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
+    let lengths: Vec<&str> = head.values("content-length").collect();
+    // Several fields of one name are one comma-separated list (RFC 9110 §5.3): `chunked` then
+    // `identity` is not chunked, whichever field a proxy in front looks at.
+    let codings: Vec<&str> = head.values("transfer-encoding").collect();
+    if !codings.is_empty() && !lengths.is_empty() {
+        return Err(bad("content-length and transfer-encoding together"));
+    }
+    if !codings.is_empty() {
+        if head.minor == 0
+            || !matches!(codings[..], [coding] if coding.eq_ignore_ascii_case("chunked"))
+        {
+            return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
+        }
+        return Ok(BodyKind::Chunked);
+    }
+    let Some(first) = lengths.first() else {
+        return Ok(BodyKind::None);
+    };
+    if lengths.iter().any(|l| l != first) {
+        return Err(bad("conflicting content-length headers"));
+    }
+    let n = number(first.as_bytes(), 10).ok_or_else(|| bad("malformed content-length"))?;
+    if n > max_body {
+        return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
+    }
+    Ok(BodyKind::Length(n))
+}
+
+/// `1*DIGIT` in `radix`, leading zeros and all. A number too large for a `usize` is
+/// `usize::MAX`: it is over any body limit all the same, so it is refused as too large.
+fn number(digits: &[u8], radix: u32) -> Option<usize> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0usize, |n, &b| {
+        let digit = char::from(b).to_digit(radix)?;
+        Some(n.saturating_mul(radix as usize).saturating_add(digit as usize))
+    })
+}
+
+/// A chunk-size line, exactly as RFC 9112 §7.1 has it: `1*HEXDIG`, then extensions
+/// `*( BWS ";" BWS name [ BWS "=" BWS value ] )`, which are checked and ignored. Anything
+/// looser (a sign, other whitespace) lets a proxy in front see other chunks than we do.
+fn chunk_size(line: &[u8]) -> Option<usize> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let size = number(&line[..digits], 16)?;
+    let mut rest = &line[digits..];
+    while !rest.is_empty() {
+        rest = after_token(bws(bws(rest).strip_prefix(b";")?))?;
+        if let Some(value) = bws(rest).strip_prefix(b"=") {
+            let value = bws(value);
+            rest = after_token(value).or_else(|| after_quoted(value))?;
+        }
+    }
+    Some(size)
+}
+
+/// `s` after its optional whitespace (BWS: spaces and tabs).
+fn bws(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &s[n..]
+}
+
+/// `s` after the token it starts with; `None` when it starts with none.
+fn after_token(s: &[u8]) -> Option<&[u8]> {
+    let n = s.iter().take_while(|&&b| is_token(b)).count();
+    (n > 0).then_some(&s[n..])
+}
+
+/// `s` after the quoted-string it starts with (RFC 9110 §5.6.4); `None` when it starts with
+/// none, or one never closed.
+fn after_quoted(s: &[u8]) -> Option<&[u8]> {
+    let text = |b: &u8| *b == b'\t' || (b' '..=b'~').contains(b) || *b >= 0x80;
+    let mut rest = s.strip_prefix(b"\"")?;
+    loop {
+        match rest {
+            [b'"', after @ ..] => return Some(after),
+            [b'\\', b, after @ ..] if text(b) => rest = after,
+            [b, after @ ..] if *b != b'\\' && text(b) => rest = after,
+            _ => return None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::net::{Shutdown, TcpListener, TcpStream};
+
+    use super::*;
+
+    /// Reads one request off a loopback connection as the server does: the status it is
+    /// refused with, or 200 when its head and body were read.
+    fn status(request: &[u8]) -> u16 {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        client.write_all(request).unwrap();
+        client.shutdown(Shutdown::Write).unwrap();
+        let mut reader = Reader::new(Stream::Tcp(listener.accept().unwrap().0));
+        let limits = Limits {
+            max_body: 1000,
+            deadline: Duration::from_secs(5),
+            idle: Duration::from_secs(5),
+        };
+        match reader
+            .head(&limits, &AtomicBool::new(false))
+            .and_then(|head| reader.body(&head, &limits))
+        {
+            Ok(_) => 200,
+            Err(ReadError::Status(status, _)) => status,
+            Err(ReadError::Closed) => 0,
+        }
+    }
+
+    fn with_headers(headers: &str, body: &str) -> u16 {
+        status(format!("POST /mcp HTTP/1.1\r\n{headers}\r\n{body}").as_bytes())
+    }
+
+    /// A chunked body of one 0x5f-byte chunk under the size line `size`.
+    fn chunk_sized(size: &str) -> u16 {
+        let body = format!("{size}\r\n{}\r\n0\r\n\r\n", "a".repeat(0x5f));
+        with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", &body)
+    }
+
+    #[test]
+    fn transfer_encoding_fields_are_one_list() {
+        let chunked = "0\r\n\r\n";
+        assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", chunked), 200);
+        assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: Chunked\r\n", chunked), 200);
+        for fields in [
+            "Transfer-Encoding: chunked, identity\r\n",
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+            "Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n",
+            "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+        ] {
+            assert_eq!(with_headers(&format!("Host: a\r\n{fields}"), chunked), 501, "{fields:?}");
+        }
+    }
+
+    #[test]
+    fn chunk_sizes_are_hex_digits_then_extensions() {
+        let zeros = "0".repeat(19);
+        for ok in [
+            "5f",
+            "5F",
+            "05f",
+            &format!("{zeros}5f"),
+            "5f;x",
+            "5f ; x = y",
+            "5f\t;x;y=z",
+            r#"5f;x="a;\" b""#,
+        ] {
+            assert_eq!(chunk_sized(ok), 200, "{ok:?}");
+        }
+        // A sign, whitespace other than around `;` and `=`, anything that is not a hex digit.
+        for bad in [
+            "", "+5f", "-5f", "  5f", "5f  ", "\u{a0}5f", "\u{b}5f", "5f\u{b}", "5 f", "5fg",
+            "0x5f", "5f,x",
+        ] {
+            assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+        }
+        // Extensions that are not `; name [= token or quoted-string]`.
+        for bad in [
+            "5f;",
+            "5f; ",
+            "5f;x ",
+            "5f;x=",
+            "5f;=y",
+            "5f;x=y z",
+            r#"5f;x="open"#,
+            "5f;x=\"a\u{0}\"",
+        ] {
+            assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+        }
+        // Over the body limit, or over any: 413, as a too long Content-Length.
+        for big in ["3e9", "ffffffffffffffff", "10000000000000000", &"f".repeat(40)] {
+            assert_eq!(chunk_sized(big), 413, "{big:?}");
+        }
+    }
+
+    #[test]
+    fn one_host_and_no_cr_or_nul_in_values() {
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a b\tc\r\n\r\n"), 200);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.com\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\0b\r\n\r\n"), 400);
+        assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\r\r\n\r\n"), 400);
+    }
+
+    #[test]
+    fn content_length_too_large_to_hold_is_413() {
+        let length = |value: &str, body: &str| {
+            with_headers(&format!("Host: a\r\nContent-Length: {value}\r\n"), body)
+        };
+        assert_eq!(length("5", "abcde"), 200);
+        assert_eq!(length(&format!("{}5", "0".repeat(30)), "abcde"), 200);
+        for big in ["1001", "9999999999999999999", "99999999999999999999", &"9".repeat(100)] {
+            assert_eq!(length(big, ""), 413, "{big}");
+        }
+        for bad in ["", "+5", "-5", "5a", "5 5", "0x5", "\u{a0}5"] {
+            assert_eq!(length(bad, "abcde"), 400, "{bad:?}");
+        }
+    }
+}

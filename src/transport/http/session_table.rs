@@ -1,0 +1,164 @@
+//! Legacy sessions as the connection threads see them: which `Mcp-Session-Id`s are live,
+//! who owns each, and when each was last used. Their protocol state (`Session`) lives on the
+//! dispatching thread, which drops the state of ids that leave this table.
+//!
+//! A session expires after a stretch of inactivity that does not count while one of its
+//! requests or streams is open; past the cap, the least recently used idle session goes.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::sessions";
+
+pub struct Sessions {
+    table: Mutex<HashMap<String, Entry>>,
+    idle: Duration,
+    cap: usize,
+}
+
+struct Entry {
+    last: Instant,
+    /// Requests and streams open in the session.
+    busy: u32,
+    /// The authenticated subject that created it: another may not use it.
+    subject: Option<String>,
+}
+
+/// Why a session id is not usable.
+#[derive(Debug, PartialEq)]
+pub enum Refused {
+    /// Unknown, expired, deleted, or another subject's: 404, so the client starts over.
+    Unknown,
+    /// The cap is reached and every session is in use.
+    Full,
+}
+
+/// Holds a session busy while a request or stream is open; dropping it ends the use.
+pub struct Use {
+    sessions: Arc<Sessions>,
+    pub id: String,
+}
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        if let Some(entry) = self.sessions.lock().get_mut(&self.id) {
+            entry.busy = entry.busy.saturating_sub(1);
+            entry.last = Instant::now();
+        }
+    }
+}
+
+impl Sessions {
+    pub fn new(idle: Duration, cap: usize) -> Sessions {
+        Sessions { table: Mutex::new(HashMap::new()), idle, cap: cap.max(1) }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
+        self.table.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A new session, in use by the request that creates it.
+    pub fn create(self: &Arc<Self>, subject: Option<String>) -> Result<Use, Refused> {
+        let mut table = self.lock();
+        self.expire_locked(&mut table);
+        if table.len() >= self.cap {
+            let oldest = table
+                .iter()
+                .filter(|(_, e)| e.busy == 0)
+                .min_by_key(|(_, e)| e.last)
+                .map(|(id, _)| id.clone());
+            match oldest {
+                Some(id) => {
+                    log::info!(target: LOG, "session {id} evicted: {} sessions open", table.len());
+                    table.remove(&id);
+                }
+                None => return Err(Refused::Full),
+            }
+        }
+        let id = crate::util::random::random_hex(16);
+        table.insert(id.clone(), Entry { last: Instant::now(), busy: 1, subject });
+        Ok(Use { sessions: Arc::clone(self), id })
+    }
+
+    /// Starts a use of session `id` by `subject`.
+    pub fn enter(self: &Arc<Self>, id: &str, subject: Option<&str>) -> Result<Use, Refused> {
+        let mut table = self.lock();
+        self.expire_locked(&mut table);
+        match table.get_mut(id) {
+            Some(entry) if entry.subject.as_deref() == subject => {
+                entry.busy += 1;
+                entry.last = Instant::now();
+                Ok(Use { sessions: Arc::clone(self), id: id.to_string() })
+            }
+            _ => Err(Refused::Unknown),
+        }
+    }
+
+    /// Ends session `id` (DELETE); false when there was none (for this subject).
+    pub fn remove(&self, id: &str, subject: Option<&str>) -> bool {
+        let mut table = self.lock();
+        match table.get(id) {
+            Some(entry) if entry.subject.as_deref() == subject => table.remove(id).is_some(),
+            _ => false,
+        }
+    }
+
+    /// Drops `id` whoever owns it: its `initialize` failed.
+    pub fn forget(&self, id: &str) {
+        self.lock().remove(id);
+    }
+
+    pub fn contains(&self, id: &str) -> bool {
+        self.lock().contains_key(id)
+    }
+
+    /// Drops idle sessions past the expiry.
+    pub fn expire(&self) {
+        let mut table = self.lock();
+        self.expire_locked(&mut table);
+    }
+
+    fn expire_locked(&self, table: &mut HashMap<String, Entry>) {
+        table.retain(|id, entry| {
+            let keep = entry.busy > 0 || entry.last.elapsed() < self.idle;
+            if !keep {
+                log::info!(target: LOG, "session {id} expired after {}s idle", self.idle.as_secs());
+            }
+            keep
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_counts_only_idle_time_and_the_cap_evicts_the_least_recent() {
+        let sessions = Arc::new(Sessions::new(Duration::from_millis(30), 2));
+        let a = sessions.create(None).unwrap();
+        let a_id = a.id.clone();
+        std::thread::sleep(Duration::from_millis(50));
+        // Still in use by its first request: not expired.
+        assert!(sessions.enter(&a_id, None).is_ok());
+        drop(a);
+        assert!(sessions.contains(&a_id));
+        std::thread::sleep(Duration::from_millis(50));
+        sessions.expire();
+        assert!(!sessions.contains(&a_id));
+        assert_eq!(sessions.enter(&a_id, None).err(), Some(Refused::Unknown));
+
+        let sessions = Arc::new(Sessions::new(Duration::from_secs(60), 2));
+        let first = sessions.create(Some("ann".into())).unwrap().id.clone();
+        let second = sessions.create(Some("ann".into())).unwrap().id.clone();
+        assert_eq!(sessions.enter(&second, Some("bob")).err(), Some(Refused::Unknown));
+        drop(sessions.enter(&first, Some("ann")));
+        let held = sessions.create(None).unwrap();
+        assert!(sessions.contains(&first) && !sessions.contains(&second));
+        let _busy = sessions.enter(&first, Some("ann")).unwrap();
+        assert_eq!(sessions.create(None).err(), Some(Refused::Full));
+        assert_eq!(held.id.len(), 32);
+    }
+}

@@ -1,0 +1,260 @@
+//! The sockets HTTP is served on: TCP, or on unix a unix-domain socket (`--http unix:PATH`),
+//! behind one listener type and one stream type so that nothing else cares which.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+#[cfg(unix)]
+use std::os::unix::net::{UnixListener, UnixStream};
+#[cfg(unix)]
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A bound address, accepting connections.
+pub enum Listener {
+    Tcp(TcpListener),
+    #[cfg(unix)]
+    Unix(UnixListener, SocketFile),
+}
+
+/// A unix socket's file, removed when its listener closes, but only while it is still the
+/// file this listener made: a server started since at the same path has its own.
+#[cfg(unix)]
+#[derive(Clone)]
+pub struct SocketFile {
+    path: PathBuf,
+    /// Device and inode at bind.
+    made: (u64, u64),
+}
+
+#[cfg(unix)]
+impl SocketFile {
+    fn remove(&self) {
+        use std::os::unix::fs::MetadataExt;
+        if std::fs::symlink_metadata(&self.path).is_ok_and(|m| (m.dev(), m.ino()) == self.made) {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Drop for Listener {
+    fn drop(&mut self) {
+        if let Listener::Unix(_, file) = self {
+            file.remove();
+        }
+    }
+}
+
+/// One accepted connection.
+pub enum Stream {
+    Tcp(TcpStream),
+    #[cfg(unix)]
+    Unix(UnixStream),
+}
+
+impl Listener {
+    /// Binds a unix-domain socket at `path`. A socket file left by a server that is gone
+    /// (nothing accepts on it) is replaced; one that is in use, or any other file, is not.
+    #[cfg(unix)]
+    pub fn bind_unix(path: PathBuf) -> io::Result<Listener> {
+        use std::os::unix::fs::{FileTypeExt, MetadataExt};
+        let stale = std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket())
+            && UnixStream::connect(&path)
+                .is_err_and(|e| e.kind() == io::ErrorKind::ConnectionRefused);
+        if stale {
+            std::fs::remove_file(&path)?;
+        }
+        let listener = UnixListener::bind(&path)?;
+        let made = std::fs::symlink_metadata(&path).map(|m| (m.dev(), m.ino()))?;
+        Ok(Listener::Unix(listener, SocketFile { path, made }))
+    }
+
+    /// Where it listens, as logs and `--http` say it: `127.0.0.1:8080`, `unix:/run/mcp.sock`.
+    pub fn name(&self) -> io::Result<String> {
+        match self {
+            Listener::Tcp(listener) => Ok(listener.local_addr()?.to_string()),
+            #[cfg(unix)]
+            Listener::Unix(_, file) => Ok(format!("unix:{}", file.path.display())),
+        }
+    }
+
+    /// The endpoint as a log line names it: `http://127.0.0.1:8080/mcp` (what tools such as
+    /// the load example read back), or `unix:/run/mcp.sock, path /mcp`.
+    pub fn endpoint(&self, path: &str) -> io::Result<String> {
+        match self {
+            Listener::Tcp(listener) => Ok(format!("http://{}{path}", listener.local_addr()?)),
+            #[cfg(unix)]
+            Listener::Unix(..) => Ok(format!("{}, path {path}", self.name()?)),
+        }
+    }
+
+    /// The next connection and who made it (a TCP peer's address; `unix` for a unix socket,
+    /// whose peers have no name).
+    pub fn accept(&self) -> io::Result<(Stream, String)> {
+        match self {
+            Listener::Tcp(listener) => {
+                listener.accept().map(|(s, peer)| (Stream::Tcp(s), peer.to_string()))
+            }
+            #[cfg(unix)]
+            Listener::Unix(listener, _) => {
+                listener.accept().map(|(s, _)| (Stream::Unix(s), "unix".to_string()))
+            }
+        }
+    }
+
+    /// A way to wake the thread blocked in [`Listener::accept`]: connect to it.
+    pub fn waker(&self) -> io::Result<Waker> {
+        match self {
+            Listener::Tcp(listener) => Ok(Waker::Tcp(listener.local_addr()?)),
+            #[cfg(unix)]
+            Listener::Unix(_, file) => Ok(Waker::Unix(file.clone())),
+        }
+    }
+}
+
+/// Connects to a listener once, so its blocked `accept` returns; for a unix socket, also
+/// its file, in case its listener is never let go.
+pub enum Waker {
+    Tcp(SocketAddr),
+    #[cfg(unix)]
+    Unix(SocketFile),
+}
+
+impl Waker {
+    pub fn wake(&self) {
+        match self {
+            Waker::Tcp(address) => {
+                drop(TcpStream::connect_timeout(address, Duration::from_millis(200)))
+            }
+            // A unix connect has no timeout and waits while the backlog is full: off the loop.
+            #[cfg(unix)]
+            Waker::Unix(file) => {
+                let path = file.path.clone();
+                let _ = std::thread::Builder::new()
+                    .name("wake".into())
+                    .spawn(move || UnixStream::connect(path));
+            }
+        }
+    }
+
+    /// Removes what the listener leaves behind: a unix socket's file, while it is its own.
+    pub fn clean_up(&self) {
+        #[cfg(unix)]
+        if let Waker::Unix(file) = self {
+            file.remove();
+        }
+    }
+}
+
+impl Stream {
+    pub fn try_clone(&self) -> io::Result<Stream> {
+        match self {
+            Stream::Tcp(s) => s.try_clone().map(Stream::Tcp),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.try_clone().map(Stream::Unix),
+        }
+    }
+
+    /// Sends small writes at once (TCP; a unix socket has no Nagle delay to turn off).
+    pub fn set_nodelay(&self) {
+        match self {
+            Stream::Tcp(s) => drop(s.set_nodelay(true)),
+            #[cfg(unix)]
+            Stream::Unix(_) => {}
+        }
+    }
+
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_read_timeout(timeout),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_read_timeout(timeout),
+        }
+    }
+
+    pub fn set_write_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_write_timeout(timeout),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_write_timeout(timeout),
+        }
+    }
+
+    pub fn shutdown_write(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Write),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.shutdown(Shutdown::Write),
+        };
+    }
+
+    fn set_nonblocking(&self, on: bool) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.set_nonblocking(on),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.set_nonblocking(on),
+        }
+    }
+
+    /// Whether the peer closed its end (or reset it), looking without reading or waiting.
+    pub fn peer_gone(&self) -> bool {
+        if self.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut byte = [0u8; 1];
+        let peeked = match self {
+            Stream::Tcp(s) => s.peek(&mut byte),
+            #[cfg(unix)]
+            Stream::Unix(s) => peek_unix(s, &mut byte),
+        };
+        let _ = self.set_nonblocking(false);
+        match peeked {
+            Ok(0) => true,
+            Ok(_) => false,
+            Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+        }
+    }
+}
+
+/// `recv` with `MSG_PEEK`: std's `UnixStream::peek` is not stable yet.
+#[cfg(unix)]
+fn peek_unix(socket: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
+    use std::os::fd::AsRawFd;
+    unsafe extern "C" {
+        fn recv(fd: i32, buf: *mut u8, len: usize, flags: i32) -> isize;
+    }
+    // The same value on Linux and macOS.
+    const MSG_PEEK: i32 = 2;
+    // SAFETY: `buf` is valid for `buf.len()` bytes of writes for the duration of the call,
+    // and the descriptor belongs to `socket`, alive for as long.
+    let n = unsafe { recv(socket.as_raw_fd(), buf.as_mut_ptr(), buf.len(), MSG_PEEK) };
+    if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
+}
+
+impl Read for Stream {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.read(buf),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.read(buf),
+        }
+    }
+}
+
+impl Write for Stream {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Stream::Tcp(s) => s.write(buf),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Stream::Tcp(s) => s.flush(),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.flush(),
+        }
+    }
+}

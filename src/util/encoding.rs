@@ -1,0 +1,159 @@
+//! Byte encodings MCP needs: base64 for blobs (and `requestState`), percent-encoding for
+//! `file://` URIs, and RFC 3339 timestamps (a task's `createdAt`, a log line's time).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+/// `time` as `2026-11-23T12:05:47.123Z`: RFC 3339 in UTC with milliseconds. std has no
+/// calendar; the date comes from the days since 1970 by Howard Hinnant's `civil_from_days`.
+pub fn rfc3339(time: SystemTime) -> String {
+    let since = time.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let (days, secs) = ((since.as_secs() / 86_400) as i64, since.as_secs() % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
+        secs / 3600,
+        secs / 60 % 60,
+        secs % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Standard base64 with padding (RFC 4648), as MCP `blob` and `data` fields carry.
+pub fn base64(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// Decodes standard base64, padded or not; `None` for anything else.
+pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let bytes = text.trim_end_matches('=').as_bytes();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let n = chunk.iter().try_fold(0u32, |n, &c| Some(n << 6 | u32::from(value(c)?)))?;
+        // One leftover character cannot hold a whole byte: that text was cut short.
+        if chunk.len() == 1 {
+            return None;
+        }
+        let n = n << (6 * (4 - chunk.len()));
+        out.extend_from_slice(&n.to_be_bytes()[1..chunk.len()]);
+    }
+    Some(out)
+}
+
+/// Percent-encodes everything but unreserved characters and `/` (RFC 3986), so any path,
+/// whatever bytes it holds, becomes a valid URI path.
+pub fn percent_encode_path(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    for &b in bytes {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes; `None` for a malformed escape.
+pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
+    // Exactly two hex digits: `u8::from_str_radix` would also take a sign (`%+0`).
+    let digit = |b: u8| char::from(b).to_digit(16).map(|d| d as u8);
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let (high, low) = (digit(*bytes.get(i + 1)?)?, digit(*bytes.get(i + 2)?)?);
+            out.push(high << 4 | low);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        let at = |secs: u64, millis: u64| {
+            rfc3339(UNIX_EPOCH + Duration::from_millis(secs * 1000 + millis))
+        };
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z"); // a leap day
+        assert_eq!(at(1_795_431_947, 123), "2026-11-23T11:05:47.123Z");
+        assert_eq!(at(4_107_542_399, 999), "2100-02-28T23:59:59.999Z"); // 2100 is not a leap year
+    }
+
+    #[test]
+    fn base64_matches_rfc_4648_vectors() {
+        let vectors = [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ];
+        for (plain, encoded) in vectors {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+            assert_eq!(base64_decode(encoded).unwrap(), plain.as_bytes());
+        }
+        assert_eq!(base64(&[0xff, 0xfe, 0x00]), "//4A");
+        assert_eq!(base64_decode("//4A").unwrap(), [0xff, 0xfe, 0x00]);
+        for bad in ["Z", "Zm9v!", "Zm 9v"] {
+            assert_eq!(base64_decode(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn percent_round_trips() {
+        let path = "/tmp/a b/é%/x?#".as_bytes();
+        let encoded = percent_encode_path(path);
+        assert_eq!(encoded, "/tmp/a%20b/%C3%A9%25/x%3F%23");
+        assert_eq!(percent_decode(&encoded).unwrap(), path);
+        assert_eq!(percent_decode("%2e%2E%2f"), Some(b"../".to_vec()));
+        assert_eq!(percent_decode("%zz"), None);
+        assert_eq!(percent_decode("%4"), None);
+        // A sign is not a hex digit, though `from_str_radix` would read `+0` as zero.
+        for bad in ["%+0", "%-0", "%+f", "a%+1b", "% 1", "%0\u{e9}"] {
+            assert_eq!(percent_decode(bad), None, "{bad}");
+        }
+        assert_eq!(percent_decode("%00%ff%Aa"), Some(vec![0, 0xff, 0xaa]));
+    }
+}

@@ -1,0 +1,11 @@
+//! The bottom layer: small helpers any layer may use, knowing nothing of MCP: byte encodings,
+//! SHA-256 and HMAC, randomness, file stamps, a hash for short keys, a blocking queue between
+//! threads, and waiting on a descriptor.
+
+pub mod encoding;
+pub(crate) mod fnv;
+pub(crate) mod poll;
+pub(crate) mod queue;
+pub(crate) mod random;
+pub(crate) mod sha256;
+pub(crate) mod stamp;

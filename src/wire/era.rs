@@ -1,0 +1,138 @@
+//! The two MCP eras: deciding per request whether it is legacy (initialize handshake) or
+//! 2026-07-28 (per-request `_meta`), and checking the metadata a modern request must carry.
+
+use serde_json::json;
+
+use crate::wire::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, raw_str};
+use crate::wire::log_level::LogLevel;
+use crate::wire::scanner::Scanner;
+
+/// Stateless revisions, selected per request by `_meta`.
+pub const MODERN_VERSIONS: [&str; 1] = ["2026-07-28"];
+/// Handshake revisions, newest first; an unknown version asked for in `initialize` gets the first.
+pub const LEGACY_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// `_meta` key: the protocol version of a 2026-07-28 request.
+pub const VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the capabilities a 2026-07-28 client declares on each request.
+pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the least severe log level a 2026-07-28 request wants.
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key: the server's `serverInfo` on a 2026-07-28 result.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the `subscriptions/listen` stream a notification belongs to.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Which protocol family a request belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// A request of a session opened by `initialize` (2024-11-05 to 2025-11-25).
+    Legacy,
+    /// A 2026-07-28 request; the version string is one of [`MODERN_VERSIONS`].
+    Modern(&'static str),
+}
+
+/// What the server reads from a request's `params._meta`, still borrowed from the line.
+#[derive(Debug)]
+pub struct RequestMeta<'a> {
+    /// The request's era, from its `_meta` protocol version.
+    pub era: Era,
+    /// `progressToken`, as raw JSON text.
+    pub progress_token: Option<&'a str>,
+    /// `io.modelcontextprotocol/clientCapabilities`, as raw JSON text.
+    pub client_capabilities: Option<&'a str>,
+    /// `io.modelcontextprotocol/logLevel`: the least severe log a modern request wants.
+    pub log_level: Option<LogLevel>,
+}
+
+/// Every version the server speaks, modern first: what `server/discover` and -32022 list.
+pub fn supported_versions() -> Vec<&'static str> {
+    MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS.iter()).copied().collect()
+}
+
+/// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
+/// `_meta` names a protocol version; a modern request must then be complete on its own.
+pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
+    let mut meta = RequestMeta {
+        era: Era::Legacy,
+        progress_token: None,
+        client_capabilities: None,
+        log_level: None,
+    };
+    let Some(raw_meta) = raw_meta else { return Ok(meta) };
+    let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
+    if !is_object(raw_meta) {
+        return Err(bad());
+    }
+    let (mut version, mut level, mut duplicate) = (None, None, false);
+    Scanner::new(raw_meta)
+        .object(|key, s| {
+            let slot = match key.as_deref().unwrap_or_default() {
+                VERSION_KEY => &mut version,
+                CAPABILITIES_KEY => &mut meta.client_capabilities,
+                "progressToken" => &mut meta.progress_token,
+                LOG_LEVEL_KEY => &mut level,
+                _ => return s.value().map(drop),
+            };
+            duplicate |= slot.replace(s.value()?).is_some();
+            Ok(())
+        })
+        .map_err(|_| bad())?;
+    if duplicate {
+        return Err(bad());
+    }
+    if let Some(level) = level {
+        let name = raw_str(level).unwrap_or_default();
+        meta.log_level = Some(LogLevel::parse(&name).ok_or_else(|| {
+            ErrorObject::invalid_params(format!(
+                "_meta {LOG_LEVEL_KEY} must be a log level (debug ... emergency)"
+            ))
+        })?);
+    }
+    let Some(version) = version else { return Ok(meta) };
+    let Some(version) = raw_str(version) else {
+        return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
+    };
+    let Some(known) = MODERN_VERSIONS.iter().find(|v| **v == version) else {
+        return Err(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version")
+            .with_data(json!({ "supported": supported_versions(), "requested": version })));
+    };
+    if !meta.client_capabilities.is_some_and(is_object) {
+        return Err(ErrorObject::invalid_params(format!(
+            "_meta {CAPABILITIES_KEY} is required on a 2026-07-28 request and must be an object"
+        )));
+    }
+    meta.era = Era::Modern(known);
+    Ok(meta)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn era(params: &str) -> Result<Era, i64> {
+        let mut field = crate::wire::params::ParamsField::Absent;
+        field.scan(&mut Scanner::new(params)).unwrap();
+        let meta = field.object().unwrap().meta;
+        read_meta(meta).map(|m| m.era).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn decides_era_per_request() {
+        let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
+        assert_eq!(era("{}"), Ok(Era::Legacy));
+        assert_eq!(era(r#"{"_meta":{"progressToken":1}}"#), Ok(Era::Legacy));
+        assert_eq!(
+            era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28",{caps}}}}}"#)),
+            Ok(Era::Modern("2026-07-28"))
+        );
+        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}"#)), Err(-32602));
+        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":7,{caps}}}}}"#)), Err(-32602));
+        assert_eq!(
+            era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"1999-01-01",{caps}}}}}"#)),
+            Err(-32022)
+        );
+        assert_eq!(era(r#"{"_meta":[]}"#), Err(-32602));
+        assert_eq!(era(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#), Err(-32602));
+    }
+}

@@ -1,0 +1,12 @@
+//! The wire: bytes to messages and back. Line framing, the strict JSON scanner and value
+//! decoding, the JSON-RPC envelope and its error objects, the `params` members methods read,
+//! and the two MCP eras a request may belong to. Nothing here knows a server.
+
+pub(crate) mod era;
+pub(crate) mod json_string;
+pub(crate) mod jsonrpc;
+pub(crate) mod lines;
+pub(crate) mod log_level;
+pub(crate) mod params;
+pub(crate) mod scanner;
+pub(crate) mod value;

@@ -1,0 +1,154 @@
+//! The members of a message's `params` that methods read, captured as raw JSON text in the
+//! same pass that parses the envelope, so `params` is scanned once however many members
+//! matter.
+
+use crate::wire::scanner::{Scanner, Syntax};
+
+/// `params` as the client sent it. The object variant is large (a slice per known member) but
+/// lives briefly on the stack; boxing it would cost an allocation on every message.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Default)]
+pub enum ParamsField<'a> {
+    /// No `params` member: the same as `{}`.
+    #[default]
+    Absent,
+    Object(Params<'a>),
+    /// `params` was present but not an object (JSON-RPC allows arrays; MCP does not).
+    NotObject,
+}
+
+/// The known members, each the exact JSON text the client wrote.
+#[derive(Debug, Clone, Copy)]
+pub struct Params<'a> {
+    pub meta: Option<&'a str>,
+    pub protocol_version: Option<&'a str>,
+    /// `initialize`: what the client supports.
+    pub capabilities: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+    pub cursor: Option<&'a str>,
+    pub request_id: Option<&'a str>,
+    pub uri: Option<&'a str>,
+    /// `ref` of `completion/complete`.
+    pub reference: Option<&'a str>,
+    pub argument: Option<&'a str>,
+    pub context: Option<&'a str>,
+    /// The filter of `subscriptions/listen`.
+    pub notifications: Option<&'a str>,
+    /// `logging/setLevel`.
+    pub level: Option<&'a str>,
+    /// 2026-07-28 retries of a multi round-trip request.
+    pub input_responses: Option<&'a str>,
+    pub request_state: Option<&'a str>,
+    /// `tasks/get`, `tasks/update`, `tasks/cancel`.
+    pub task_id: Option<&'a str>,
+    /// A known member appeared twice: ambiguous, so the request is refused.
+    pub duplicate: bool,
+}
+
+impl Params<'_> {
+    /// No members: what an absent `params` means.
+    pub const NONE: Params<'static> = Params {
+        meta: None,
+        protocol_version: None,
+        capabilities: None,
+        name: None,
+        arguments: None,
+        cursor: None,
+        request_id: None,
+        uri: None,
+        reference: None,
+        argument: None,
+        context: None,
+        notifications: None,
+        level: None,
+        input_responses: None,
+        request_state: None,
+        task_id: None,
+        duplicate: false,
+    };
+}
+
+impl<'a> ParamsField<'a> {
+    /// Reads the `params` value at the scanner's position into `self`, in place: the members
+    /// are written where they stay rather than copied there.
+    #[inline]
+    pub fn scan(&mut self, scanner: &mut Scanner<'a>) -> Result<(), Syntax> {
+        if scanner.peek() != Some(b'{') {
+            scanner.value()?;
+            *self = ParamsField::NotObject;
+            return Ok(());
+        }
+        *self = ParamsField::Object(Params::NONE);
+        let ParamsField::Object(p) = self else { unreachable!() };
+        scanner.object(|key, s| {
+            let slot = match key.as_deref().unwrap_or_default() {
+                "_meta" => &mut p.meta,
+                "protocolVersion" => &mut p.protocol_version,
+                "capabilities" => &mut p.capabilities,
+                "name" => &mut p.name,
+                "arguments" => &mut p.arguments,
+                "cursor" => &mut p.cursor,
+                "requestId" => &mut p.request_id,
+                "uri" => &mut p.uri,
+                "ref" => &mut p.reference,
+                "argument" => &mut p.argument,
+                "context" => &mut p.context,
+                "notifications" => &mut p.notifications,
+                "level" => &mut p.level,
+                "inputResponses" => &mut p.input_responses,
+                "requestState" => &mut p.request_state,
+                "taskId" => &mut p.task_id,
+                _ => return s.value().map(drop),
+            };
+            p.duplicate |= slot.replace(s.value()?).is_some();
+            Ok(())
+        })
+    }
+
+    /// The members, or `None` when `params` is not a usable object.
+    pub fn object(&self) -> Option<Params<'a>> {
+        match self {
+            ParamsField::Absent => Some(Params::NONE),
+            ParamsField::Object(params) if !params.duplicate => Some(*params),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn field(json: &str) -> ParamsField<'_> {
+        let mut scanner = Scanner::new(json);
+        let mut field = ParamsField::Absent;
+        field.scan(&mut scanner).unwrap();
+        scanner.end().unwrap();
+        field
+    }
+
+    #[test]
+    fn captures_known_members_in_one_pass() {
+        let ParamsField::Object(p) = field(
+            r#"{"name":"x","arguments":{"a":[1,{"b":2}]},"other":{"deep":[1,2]},"_meta":{}}"#,
+        ) else {
+            panic!("not an object")
+        };
+        assert_eq!(p.name, Some(r#""x""#));
+        assert_eq!(p.arguments, Some(r#"{"a":[1,{"b":2}]}"#));
+        assert_eq!(p.meta, Some("{}"));
+        assert!(p.cursor.is_none() && !p.duplicate);
+        let ParamsField::Object(escaped) = field(r#"{"n\u0061me":"y"}"#) else {
+            panic!("not an object")
+        };
+        assert_eq!(escaped.name, Some(r#""y""#));
+        assert!(matches!(
+            field(r#"{"name":1,"name":2}"#),
+            ParamsField::Object(Params { duplicate: true, .. })
+        ));
+        for not_object in ["[1,2]", "null", "7", "\"s\"", "true", "1.5"] {
+            assert!(matches!(field(not_object), ParamsField::NotObject), "{not_object}");
+        }
+    }
+}

@@ -130,7 +130,7 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
             .collect::<Vec<_>>()
             .join("\n");
         let mut edges = BTreeSet::new();
-        for (at, _) in code.match_indices(|c: char| c == 'c' || c == 's') {
+        for (at, _) in code.match_indices(['c', 's']) {
             let rest = &code[at..];
             let before = code[..at].chars().next_back();
             if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {

@@ -467,6 +467,26 @@ pub fn write_notification_with(
     w.write_all(b"}\n")
 }
 
+/// A JSON-RPC response carrying `error`, to `id` (`null` when there is none), as the server
+/// writes its own: members in the conventional order, the id as its raw text. No newline.
+///
+/// ```
+/// use baremcp::{ErrorObject, Id};
+/// use baremcp::transport::error_response;
+///
+/// let id = Id::from_raw(r#""\u0061""#);
+/// assert_eq!(
+///     error_response(id.as_ref(), ErrorObject::invalid_request()),
+///     r#"{"jsonrpc":"2.0","id":"\u0061","error":{"code":-32600,"message":"invalid request"}}"#
+/// );
+/// ```
+pub fn error_response(id: Option<&Id>, error: ErrorObject) -> String {
+    let mut out = Vec::new();
+    // Writing to a `Vec` cannot fail, and what is written is JSON, so UTF-8.
+    let _ = write_response(&mut out, id, &Err(error), b"}");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

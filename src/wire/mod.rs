@@ -9,4 +9,5 @@ pub(crate) mod lines;
 pub(crate) mod log_level;
 pub(crate) mod params;
 pub(crate) mod scanner;
+pub(crate) mod strict;
 pub(crate) mod value;

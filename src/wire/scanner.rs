@@ -38,6 +38,11 @@ impl<'a> Scanner<'a> {
         self.too_deep
     }
 
+    /// How many bytes of the text are behind the position.
+    pub(super) fn offset(&self) -> usize {
+        self.pos
+    }
+
     /// The first non-whitespace byte, without consuming it.
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {
@@ -62,7 +67,7 @@ impl<'a> Scanner<'a> {
     }
 
     #[inline]
-    fn expect(&mut self, byte: u8) -> Result<(), Syntax> {
+    pub(super) fn expect(&mut self, byte: u8) -> Result<(), Syntax> {
         if self.peek() == Some(byte) {
             self.pos += 1;
             Ok(())

@@ -1,6 +1,6 @@
 //! Building a `serde_json::Value` from text on the scanner's grammar, in one pass that only
 //! allocates what the value holds, and over a previous value's allocations where the shape
-//! repeats (tool arguments).
+//! repeats (tool arguments); or strictly, stopping at a member named twice (`strict.rs`).
 
 use serde_json::{Map, Value};
 
@@ -11,9 +11,25 @@ use crate::wire::scanner::{MAX_DEPTH, Scanner, Syntax};
 /// integers are handed to serde_json, so every decision about them stays its own.
 pub fn decode(text: &str) -> Result<Value, Syntax> {
     let mut scanner = Scanner::new(text);
-    let value = scanner.decode(0)?;
+    let value = scanner.decode(0, None)?;
     scanner.end()?;
     Ok(value)
+}
+
+/// A member named twice, where strict decoding stopped: its name, and the byte offset past its
+/// key and the whitespace after it (where serde_json stops too, so positions agree).
+pub(super) type Twice = (String, usize);
+
+/// Decodes `text` as [`decode`] does, but stops at the first member an object names twice
+/// (after unescaping), at any depth: `Err(Some(..))` says which and where, `Err(None)` that
+/// `decode` itself refuses the text.
+pub(super) fn decode_unique(text: &str) -> Result<Value, Option<Twice>> {
+    let mut twice = None;
+    let mut scanner = Scanner::new(text);
+    match scanner.decode(0, Some(&mut twice)).and_then(|value| scanner.end().map(|()| value)) {
+        Ok(value) => Ok(value),
+        Err(Syntax) => Err(twice),
+    }
 }
 
 impl Scanner<'_> {
@@ -45,7 +61,7 @@ impl Scanner<'_> {
                     match items.get_mut(n) {
                         _ if !same => drop(s.value()?),
                         Some(item) => same = s.decode_into(item, depth + 1)?,
-                        None => items.push(s.decode(depth + 1)?),
+                        None => items.push(s.decode(depth + 1, None)?),
                     }
                     n += 1;
                     Ok(())
@@ -60,14 +76,20 @@ impl Scanner<'_> {
                 Ok(true)
             }
             (_, slot) => {
-                *slot = self.decode(depth)?;
+                *slot = self.decode(depth, None)?;
                 Ok(true)
             }
         }
     }
 
-    /// Recursion is bounded by `MAX_DEPTH`, which keeps the stack small at any input.
-    fn decode(&mut self, depth: u32) -> Result<Value, Syntax> {
+    /// Recursion is bounded by `MAX_DEPTH`, which keeps the stack small at any input. With
+    /// `twice`, a member named twice ends decoding and is noted there; without, the last one
+    /// wins, as in serde_json.
+    fn decode(
+        &mut self,
+        depth: u32,
+        mut twice: Option<&mut Option<Twice>>,
+    ) -> Result<Value, Syntax> {
         let open = self.peek().ok_or(Syntax)?;
         if matches!(open, b'{' | b'[') && depth == MAX_DEPTH {
             return Err(Syntax);
@@ -75,9 +97,20 @@ impl Scanner<'_> {
         Ok(match open {
             b'{' => {
                 let mut map = Map::new();
-                self.object(|key, s| {
-                    let key = key.ok_or(Syntax)?;
-                    let value = s.decode(depth + 1)?;
+                self.items(b'{', b'}', |s| {
+                    let key = s.key()?;
+                    // Judged before the colon, as serde_json judges it: the first problem in
+                    // the text is the one reported.
+                    if let Some(twice) = twice.as_deref_mut()
+                        && map.contains_key(key.as_ref())
+                    {
+                        // Where serde_json stops: past the whitespace, and past a `}` there.
+                        let closes = s.peek() == Some(b'}');
+                        *twice = Some((key.into_owned(), s.offset() + usize::from(closes)));
+                        return Err(Syntax);
+                    }
+                    s.expect(b':')?;
+                    let value = s.decode(depth + 1, twice.as_deref_mut())?;
                     map.insert(key.into_owned(), value);
                     Ok(())
                 })?;
@@ -86,7 +119,7 @@ impl Scanner<'_> {
             b'[' => {
                 let mut items = Vec::new();
                 self.items(b'[', b']', |s| {
-                    items.push(s.decode(depth + 1)?);
+                    items.push(s.decode(depth + 1, twice.as_deref_mut())?);
                     Ok(())
                 })?;
                 Value::Array(items)

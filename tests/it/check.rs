@@ -38,22 +38,22 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     let problems = [
-        "/server/name: must be a string",
-        "/tools/0: must be an object",
-        "/tools/1/description: must be a string",
+        "/server/name: expected string, got integer 5",
+        "/tools/0: expected object, got integer 5",
+        "/tools/1/description: expected string, got integer 7",
         "/tools/1/run/argv/1: malformed placeholder {bad name} (use {{ for a literal brace)",
         "/tools/1/run/argv/2: unmatched } (use }} for a literal brace)",
-        "/tools/1/run/argv/3/1: must be a string",
+        "/tools/1/run/argv/3: must be a string, or (after the program) a non-empty array of strings",
         "/tools/1/run/argv/4: must be a string, or (after the program) a non-empty array of strings",
         "/tools/1/run/argv/5: must be a string, or (after the program) a non-empty array of strings",
         "/tools/1/run/env/BAD: must be a string (the value) or true (pass it through)",
-        "/tools/2/run/env: must be an object",
-        "/tools/3/name: must not be empty",
-        "/tools/4/run: is required",
-        "/resources: must be an array",
+        "/tools/2/run/env: expected object, got array",
+        "/tools/3/name: must be at least 1 character long",
+        "/tools/4: missing required property \"run\"",
+        "/resources: expected array, got object",
         "/resourceTemplates/0/uriTemplate: needs at least one {variable}",
-        "/prompts/0/arguments/0/required: must be a boolean",
-        "/prompts/0/messages: must be a non-empty array",
+        "/prompts/0/arguments/0/required: expected boolean, got string \"yes\"",
+        "/prompts/0/messages: must have at least 1 item, got 0",
     ];
     for problem in problems {
         assert!(
@@ -73,7 +73,7 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         text(&out.stderr)
     );
     assert!(
-        text(&out.stderr).contains("shapes.json: /: must be an object"),
+        text(&out.stderr).contains("shapes.json: /: expected object, got array"),
         "{}",
         text(&out.stderr)
     );

@@ -438,18 +438,18 @@ fn manifests_are_checked_completely_before_serving() {
     assert_eq!(checked.status.code(), Some(2));
     let stderr = text(&checked.stderr);
     let pointers = [
-        "/server/colour",
+        "/server: unknown property \"colour\"",
         "/tools/0/run/argv/1",
         "/tools/1/name",
         "/tools/2/inputSchema/properties/x/type",
         "/tools/3/run/argv/0",
-        "/tools/4/description",
+        "/tools/4: missing required property \"description\"",
         "/tools/4/run/argv:",
         "/tools/4/run/timeoutMs",
         "/tools/4/run/okExitCodes",
         "/tools/4/run/output",
         "/tools/5/inputSchema",
-        "/tools/5/run/shell",
+        "/tools/5/run: unknown property \"shell\"",
         "/resources/0:",
         "/resources/1/path",
         "/resources/1/uri",

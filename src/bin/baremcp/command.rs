@@ -10,11 +10,11 @@
 //! that never stops writing is still ended on time.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 #[cfg(unix)]
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -84,12 +84,20 @@ enum Event {
 
 /// Runs `invocation`; `on_stderr_line` is called for each line the command writes to stderr
 /// while it runs. An error means the command could not be started.
-pub fn run(
-    invocation: &Invocation,
-    mut on_stderr_line: impl FnMut(&str),
-) -> std::io::Result<Outcome> {
+pub fn run(invocation: &Invocation, on_stderr_line: impl FnMut(&str)) -> io::Result<Outcome> {
+    let (mut child, events) = spawn(invocation)?;
+    let deadline = Instant::now() + invocation.timeout;
+    let (mut outcome, ended) =
+        collect(&mut child, &events, deadline, invocation.max_output, on_stderr_line)?;
+    outcome.status = finish(&mut child, ended, deadline)?;
+    Ok(outcome)
+}
+
+/// Starts the command in its own process group, with a thread writing its stdin (if any)
+/// and one draining each of its outputs into the returned channel.
+fn spawn(invocation: &Invocation) -> io::Result<(Child, mpsc::Receiver<Event>)> {
     let (program, args) =
-        invocation.argv.split_first().ok_or_else(|| std::io::Error::other("empty argv"))?;
+        invocation.argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
     let mut command = Command::new(program);
     command.args(args).env_clear().stdout(Stdio::piped()).stderr(Stdio::piped());
     for name in KEPT {
@@ -114,46 +122,69 @@ pub fn run(
         });
     }
     let (send, events) = mpsc::sync_channel(QUEUED_LINES);
-    let mut stdout = child.stdout.take().ok_or_else(|| std::io::Error::other("no stdout"))?;
+    let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
+    let stderr = child.stderr.take().ok_or_else(|| io::Error::other("no stderr"))?;
     let max = invocation.max_output;
     let out_send = send.clone();
-    std::thread::spawn(move || {
-        let (mut kept, mut chunk) = (0usize, [0u8; 8192]);
-        while let Ok(n) = stdout.read(&mut chunk) {
-            if n == 0 {
-                break;
-            }
-            let keep = n.min(max.saturating_sub(kept));
-            kept += keep;
-            if out_send.send(Event::Stdout(chunk[..keep].to_vec(), n)).is_err() {
-                return;
-            }
-        }
-        let _ = out_send.send(Event::StdoutDone);
-    });
-    let stderr = child.stderr.take().ok_or_else(|| std::io::Error::other("no stderr"))?;
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stderr);
-        let mut line = Vec::new();
-        // At most `max` bytes per line: a command that never writes a newline is reported in
-        // pieces rather than held whole.
-        while (&mut reader)
-            .take(max.max(1) as u64)
-            .read_until(b'\n', &mut line)
-            .is_ok_and(|n| n > 0)
-        {
-            let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
-            if send.send(Event::StderrLine(text)).is_err() {
-                return;
-            }
-            line.clear();
-        }
-        let _ = send.send(Event::StderrDone);
-    });
+    std::thread::spawn(move || read_stdout(stdout, max, &out_send));
+    std::thread::spawn(move || read_stderr(stderr, max, &send));
+    Ok((child, events))
+}
 
-    let deadline = Instant::now() + invocation.timeout;
-    let (mut stdout, mut total, mut stderr_text) = (Vec::new(), 0, String::new());
-    let (mut stdout_done, mut stderr_done) = (false, false);
+/// Hands over stdout as it is read: the bytes kept (none past `max`) and how many were read.
+fn read_stdout(mut stdout: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
+    let (mut kept, mut chunk) = (0usize, [0u8; 8192]);
+    while let Ok(n) = stdout.read(&mut chunk) {
+        if n == 0 {
+            break;
+        }
+        let keep = n.min(max.saturating_sub(kept));
+        kept += keep;
+        if send.send(Event::Stdout(chunk[..keep].to_vec(), n)).is_err() {
+            return;
+        }
+    }
+    let _ = send.send(Event::StdoutDone);
+}
+
+/// Hands over stderr a line at a time, at most `max` bytes per line: a command that never
+/// writes a newline is reported in pieces rather than held whole.
+fn read_stderr(stderr: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
+    let mut reader = BufReader::new(stderr);
+    let mut line = Vec::new();
+    while (&mut reader).take(max.max(1) as u64).read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+        let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
+        if send.send(Event::StderrLine(text)).is_err() {
+            return;
+        }
+        line.clear();
+    }
+    let _ = send.send(Event::StderrDone);
+}
+
+/// How collecting the output ended.
+enum Ended {
+    /// The deadline passed while the command ran: its group was ended.
+    TimedOut,
+    /// The command exited, and its output closed (or what it left behind was ended).
+    Exited(ExitStatus),
+    /// Its output closed while it still ran.
+    OutputClosed,
+}
+
+/// Gathers the command's output (its status still unknown) until both pipes close, the
+/// deadline passes, or the command has exited and what it left behind holds its pipes too
+/// long.
+fn collect(
+    child: &mut Child,
+    events: &mpsc::Receiver<Event>,
+    deadline: Instant,
+    max: usize,
+    mut on_stderr_line: impl FnMut(&str),
+) -> io::Result<(Outcome, Ended)> {
+    let mut outcome =
+        Outcome { stdout: Vec::new(), truncated: None, stderr: String::new(), status: None };
+    let (mut total, mut stdout_done, mut stderr_done) = (0, false, false);
     // The command's exit status, and until when what it left behind may still write.
     let mut exited: Option<(ExitStatus, Instant)> = None;
     let mut timed_out = false;
@@ -172,21 +203,21 @@ pub fn run(
             // the group ends either way. (After an exit the group id still names only the
             // command's group: its members keep the id in use.)
             timed_out = exited.is_none();
-            kill_group(&mut child);
+            kill_group(child);
             break;
         }
         match events.recv_timeout(left.min(EXIT_CHECK)) {
             Ok(Event::StderrLine(line)) => {
                 on_stderr_line(&line);
-                if stderr_text.len() < max {
-                    stderr_text.push_str(&line);
-                    stderr_text.push('\n');
+                if outcome.stderr.len() < max {
+                    outcome.stderr.push_str(&line);
+                    outcome.stderr.push('\n');
                 }
             }
             Ok(Event::Stdout(bytes, n)) => {
                 // A cap larger than memory allows ends keeping, not the server.
-                if stdout.try_reserve(bytes.len()).is_ok() {
-                    stdout.extend_from_slice(&bytes);
+                if outcome.stdout.try_reserve(bytes.len()).is_ok() {
+                    outcome.stdout.extend_from_slice(&bytes);
                 }
                 total += n;
             }
@@ -196,24 +227,33 @@ pub fn run(
             Err(mpsc::RecvTimeoutError::Disconnected) => break,
         }
     }
-    let status = match exited {
-        _ if timed_out => {
+    outcome.truncated = (total > outcome.stdout.len()).then_some(total);
+    let ended = match exited {
+        _ if timed_out => Ended::TimedOut,
+        Some((status, _)) => Ended::Exited(status),
+        None => Ended::OutputClosed,
+    };
+    Ok((outcome, ended))
+}
+
+/// The command's exit status once collecting `ended`; `None` when it ran past the deadline.
+fn finish(child: &mut Child, ended: Ended, deadline: Instant) -> io::Result<Option<ExitStatus>> {
+    match ended {
+        Ended::TimedOut => {
             let _ = child.wait();
-            None
+            Ok(None)
         }
-        Some((status, _)) => Some(status),
-        None => {
+        Ended::Exited(status) => Ok(Some(status)),
+        Ended::OutputClosed => {
             // Output is closed; the command is ending. Give it until the deadline.
             let status = exit_by(deadline, || child.try_wait())?;
             if status.is_none() {
-                kill_group(&mut child);
+                kill_group(child);
                 let _ = child.wait();
             }
-            status
+            Ok(status)
         }
-    };
-    let truncated = (total > stdout.len()).then_some(total);
-    Ok(Outcome { stdout, truncated, stderr: stderr_text, status })
+    }
 }
 
 /// Ends the command's process group (its id is the child's, which is not reaped yet, so it
@@ -221,7 +261,7 @@ pub fn run(
 /// signalled through the C library directly: running a `kill` program would fail where none
 /// is on `PATH`, leaving grandchildren behind.
 #[cfg(unix)]
-fn kill_group(child: &mut std::process::Child) {
+fn kill_group(child: &mut Child) {
     unsafe extern "C" {
         #[link_name = "kill"]
         fn signal_process(pid: i32, signal: i32) -> i32;
@@ -237,7 +277,7 @@ fn kill_group(child: &mut std::process::Child) {
 
 /// Without process groups, only the child itself can be ended.
 #[cfg(not(unix))]
-fn kill_group(child: &mut std::process::Child) {
+fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 

@@ -25,15 +25,15 @@ use std::process::{Child, ChildStdout, Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
 use super::transcript;
 use super::wait::exit_by;
 #[cfg(unix)]
 use baremcp::transport::readable_within;
-use baremcp::transport::{Line, LineReader};
+use baremcp::transport::{Line, LineReader, Outline, StrictError, error_response, read_strict};
 use baremcp::{ErrorObject, Id};
 
 /// What `baremcp proxy` was asked to do.
@@ -100,18 +100,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         .map_err(|e| {
             io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy()))
         })?;
-    let record = match &options.record {
-        Some(path) => {
-            let mut file = BufWriter::new(File::create(path).map_err(|e| super::named(path, e))?);
-            let command: Vec<String> =
-                options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-            writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
-            writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;
-            file.flush()?;
-            Some(file)
-        }
-        None => None,
-    };
+    let record = start_recording(&options)?;
     let sinks =
         Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
     let options = Arc::new(options);
@@ -139,13 +128,47 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let mut reader =
-        BufReader::new(UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None });
+    let output = UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None };
+    upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
+    // The upstream closed its output or exited. Leave with its status (a server that closed
+    // its output but keeps running is ended after the same grace period).
+    let lock = || child.lock().unwrap_or_else(|e| e.into_inner());
+    let status = match exit_by(Instant::now() + GRACE, || lock().try_wait())? {
+        Some(status) => status,
+        None => {
+            let mut child = lock();
+            let _ = child.kill();
+            child.wait()?
+        }
+    };
+    drop(client_thread);
+    Ok(status.code().unwrap_or(1))
+}
+
+/// The recording's file, its two comment lines written, when one was asked for.
+fn start_recording(options: &ProxyOptions) -> io::Result<Option<BufWriter<File>>> {
+    let Some(path) = &options.record else { return Ok(None) };
+    let mut file = BufWriter::new(File::create(path).map_err(|e| super::named(path, e))?);
+    let command: Vec<String> =
+        options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
+    writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
+    writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;
+    file.flush()?;
+    Ok(Some(file))
+}
+
+/// Forwards the upstream's lines to the client, filtered when filters are on, until the
+/// upstream's output ends or the client is gone.
+fn upstream_to_client(
+    upstream: &mut impl io::BufRead,
+    sinks: &Sinks,
+    options: &ProxyOptions,
+) -> io::Result<()> {
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
-        let forwarded = match lines.read(&mut reader, &mut line)? {
-            Line::Eof => break,
+        let forwarded = match lines.read(upstream, &mut line)? {
+            Line::Eof => return Ok(()),
             Line::TooLong => {
                 // The client hears of it rather than waiting forever: an error whose id is
                 // null, as JSON-RPC has for a message whose id is unknown.
@@ -155,14 +178,17 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
                 );
                 log::error!("{why}: dropped");
                 sinks.record(&format!("# {why}; the proxy dropped it"));
-                let error = ErrorObject::new(INTERNAL_ERROR, "server message too large to forward");
-                format!("{}\n", response(None, error)).into_bytes()
+                let error = ErrorObject {
+                    message: "server message too large to forward".into(),
+                    ..ErrorObject::internal()
+                };
+                format!("{}\n", error_response(None, error)).into_bytes()
             }
             Line::Complete => {
                 let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line));
                 log_line("server -> client", &text);
                 let verdict = if options.filtering() {
-                    filter_server_line(&line, &options)
+                    filter_server_line(&line, options)
                 } else {
                     Verdict::Forward
                 };
@@ -183,22 +209,9 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             }
         };
         if sinks.to_client(&forwarded).is_err() {
-            break; // the client is gone
+            return Ok(()); // the client is gone
         }
     }
-    // The upstream closed its output or exited. Leave with its status (a server that closed
-    // its output but keeps running is ended after the same grace period).
-    let lock = || child.lock().unwrap_or_else(|e| e.into_inner());
-    let status = match exit_by(Instant::now() + GRACE, || lock().try_wait())? {
-        Some(status) => status,
-        None => {
-            let mut child = lock();
-            let _ = child.kill();
-            child.wait()?
-        }
-    };
-    drop(client_thread);
-    Ok(status.code().unwrap_or(1))
 }
 
 /// How often the upstream is checked for having exited while its output is quiet.
@@ -278,9 +291,6 @@ fn describe(line: &str) -> (String, String) {
     }
 }
 
-/// JSON-RPC's internal error, for what the proxy cannot forward.
-const INTERNAL_ERROR: i64 = -32603;
-
 /// Forwards client lines to the upstream, replying to filtered calls itself. When the client
 /// closes its input, the upstream's input is closed too.
 fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options: &ProxyOptions) {
@@ -298,7 +308,7 @@ fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options
                 log::warn!("{why}: refused");
                 sinks.record(&format!("# {why} was refused by the proxy"));
                 // Its id, when whole near its start, tells the client which request it was.
-                Some(response(Id::in_head(&line).as_ref(), ErrorObject::too_large()))
+                Some(error_response(Id::in_head(&line).as_ref(), ErrorObject::too_large()))
             }
             Ok(Line::Complete) => {
                 sinks.record(&transcript::client_line(&line));
@@ -365,7 +375,7 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
             let error = ErrorObject::invalid_request().with_data(json!(
                 "batches with tools/ requests are not passed through a filtering proxy"
             ));
-            return Verdict::Answer(response(None, error));
+            return Verdict::Answer(error_response(None, error));
         }
         return Verdict::Forward;
     }
@@ -390,14 +400,14 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
 /// (JSON with no id) is dropped, and anything else gets `error` with a null id. A line that
 /// is not UTF-8 is answered even without an id, as baremcp answers it: a parse error.
 fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
-    match Envelope::read(line) {
-        Some(Envelope { id: Some(id), .. }) => Verdict::Answer(response(Some(&id), error)),
-        Some(Envelope { object: true, ids: 0, .. })
+    match Outline::read(line) {
+        Some(Outline { id: Some(id), .. }) => Verdict::Answer(error_response(Some(&id), error)),
+        Some(Outline { object: true, names_id: false, .. })
             if error.code != ErrorObject::parse_error().code =>
         {
             Verdict::Drop(error.data.as_ref().map_or(error.message.clone(), Value::to_string))
         }
-        _ => Verdict::Answer(response(None, error)),
+        _ => Verdict::Answer(error_response(None, error)),
     }
 }
 
@@ -412,14 +422,14 @@ fn filter_server_line(line: &[u8], options: &ProxyOptions) -> Verdict {
         Ok(message) => message,
         Err(refusal) => {
             log::error!("a server message was dropped: {}", refusal.why);
-            return match Envelope::read(line) {
-                Some(Envelope { method: false, id: Some(id), .. }) => {
-                    let error = ErrorObject::new(
-                        INTERNAL_ERROR,
-                        "server message refused by the filtering proxy",
-                    )
+            return match Outline::read(line) {
+                Some(Outline { names_method: false, id: Some(id), .. }) => {
+                    let error = ErrorObject {
+                        message: "server message refused by the filtering proxy".into(),
+                        ..ErrorObject::internal()
+                    }
                     .with_data(json!(refusal.why));
-                    Verdict::Answer(response(Some(&id), error))
+                    Verdict::Answer(error_response(Some(&id), error))
                 }
                 _ => Verdict::Drop(format!(
                     "server message refused by the filtering proxy: {}",
@@ -475,230 +485,24 @@ fn with_id(message: &Value, id: Option<Id>) -> String {
     format!("{{{}}}", members.join(","))
 }
 
-/// An error response, its members in the conventional order (as the server writes them), its
-/// id exactly as the client wrote it (`"\u0061"` is not `"a"` to a client matching by text).
-fn response(id: Option<&Id>, error: ErrorObject) -> String {
-    let id = id.map_or("null", Id::as_json);
-    let mut text = format!(
-        r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":{},"message":{}"#,
-        error.code,
-        json!(error.message)
-    );
-    if let Some(data) = &error.data {
-        text.push_str(&format!(r#","data":{data}"#));
-    }
-    text + "}}"
-}
-
 /// Why a line cannot be judged, and the error a request gets for it.
 struct Refusal {
     why: String,
     error: ErrorObject,
 }
 
-/// Reads a line the way every strict reader does, or refuses it: it must be UTF-8 and JSON,
-/// and no object in it may name a member twice (after unescaping: `"name"` and `"n\u0061me"`
-/// are the same member).
+/// Reads a line the way every strict reader does (see [`read_strict`]), or refuses it.
 fn judge(line: &[u8]) -> Result<Value, Refusal> {
-    let refusal = |why: String, error: ErrorObject| {
-        let error = error.with_data(json!(format!("refused by the filtering proxy: {why}")));
-        Refusal { why, error }
-    };
-    let text = std::str::from_utf8(line)
-        .map_err(|_| refusal("the message is not UTF-8".into(), ErrorObject::parse_error()))?;
-    serde_json::from_str::<Unambiguous>(text).map(|u| u.0).map_err(|e| {
+    read_strict(line).map_err(|refused| {
         // Text that is not JSON is a parse error, as the upstream would call it; JSON that is
         // ambiguous (or nested too deeply to judge) is an invalid request.
-        let error = if Envelope::read(line).is_some() {
-            ErrorObject::invalid_request()
-        } else {
-            ErrorObject::parse_error()
+        let error = match refused {
+            StrictError::NotUtf8 => ErrorObject::parse_error(),
+            _ if Outline::read(line).is_some() => ErrorObject::invalid_request(),
+            _ => ErrorObject::parse_error(),
         };
-        refusal(e.to_string(), error)
+        let why = refused.to_string();
+        let error = error.with_data(json!(format!("refused by the filtering proxy: {why}")));
+        Refusal { why, error }
     })
-}
-
-/// A JSON value read with every object checked for a member named twice.
-struct Unambiguous(Value);
-
-impl<'de> Deserialize<'de> for Unambiguous {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(UnambiguousVisitor).map(Unambiguous)
-    }
-}
-
-struct UnambiguousVisitor;
-
-impl<'de> Visitor<'de> for UnambiguousVisitor {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(Unambiguous(item)) = seq.next_element()? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut object = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if object.contains_key(&key) {
-                return Err(de::Error::custom(format!("the member {key:?} is named twice")));
-            }
-            let Unambiguous(value) = map.next_value()?;
-            object.insert(key, value);
-        }
-        Ok(Value::Object(object))
-    }
-}
-
-/// What decides who hears of a refused line, read leniently: whether it is an object, how
-/// many top-level `id`s it names (to tell one named twice), its id when it names exactly one
-/// that is a string or an integer, and whether it names a method.
-#[derive(Default)]
-struct Envelope {
-    object: bool,
-    ids: usize,
-    id: Option<Id<'static>>,
-    method: bool,
-}
-
-impl Envelope {
-    /// `None` when the line is not JSON at all (bytes that are not UTF-8 are replaced first).
-    fn read(line: &[u8]) -> Option<Envelope> {
-        let text = String::from_utf8_lossy(line);
-        let mut envelope: Envelope = serde_json::from_str(&text).ok()?;
-        // The id's raw text, as the server reads it: decoding it would turn `"\u0061"` into
-        // `"a"`, `-0` into `-0.0` and a lone surrogate into nothing a client could match.
-        // On a whole line `in_head` reads the whole top-level object.
-        if envelope.ids == 1 {
-            envelope.id = Id::in_head(text.as_bytes());
-        }
-        Some(envelope)
-    }
-}
-
-impl<'de> Deserialize<'de> for Envelope {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(EnvelopeVisitor)
-    }
-}
-
-struct EnvelopeVisitor;
-
-/// Anything but an object has no envelope: it reads as one with no members.
-impl<'de> Visitor<'de> for EnvelopeVisitor {
-    type Value = Envelope;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, _: bool) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_i64<E>(self, _: i64) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_u64<E>(self, _: u64) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_f64<E>(self, _: f64) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_str<E>(self, _: &str) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_unit<E>(self) -> Result<Envelope, E> {
-        Ok(Envelope::default())
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Envelope, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Envelope::default())
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Envelope, A::Error> {
-        let mut envelope = Envelope { object: true, ..Envelope::default() };
-        while let Some(Key(key)) = map.next_key()? {
-            match &key[..] {
-                b"id" => {
-                    map.next_value::<IgnoredAny>()?;
-                    envelope.ids += 1;
-                }
-                b"method" => {
-                    map.next_value::<IgnoredAny>()?;
-                    envelope.method = true;
-                }
-                _ => drop(map.next_value::<IgnoredAny>()?),
-            }
-        }
-        Ok(envelope)
-    }
-}
-
-/// A member name, read as bytes: a lone surrogate (`"\ud800"`) is no `String`, yet it is a
-/// name a server reads past to find the id, so reading the envelope must not stop at it.
-struct Key(Vec<u8>);
-
-impl<'de> Deserialize<'de> for Key {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_bytes(KeyVisitor)
-    }
-}
-
-struct KeyVisitor;
-
-impl<'de> Visitor<'de> for KeyVisitor {
-    type Value = Key;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("a member name")
-    }
-
-    fn visit_bytes<E>(self, v: &[u8]) -> Result<Key, E> {
-        Ok(Key(v.to_vec()))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Key, E> {
-        Ok(Key(v.as_bytes().to_vec()))
-    }
 }

@@ -1,7 +1,8 @@
-//! Checking a manifest: a walk over the document that collects every problem with its JSON
-//! Pointer (unknown fields, wrong types, placeholders that name nothing, duplicate names,
-//! schemas that do not load, missing files) and builds the declarations only when there are
-//! none.
+//! Checking a manifest: first against its JSON Schema (`schema.json`, which says what each
+//! member must be), then by hand for what a schema cannot say (placeholders that name
+//! nothing, a program that is not fixed, duplicate names, schemas that do not load, missing
+//! files). Every problem comes with its JSON Pointer, all of them at once; the declarations
+//! are built only when there are none.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -27,7 +28,66 @@ pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
     check(&value, &dir)
 }
 
-/// Walks the document, collecting every problem with its pointer.
+/// Clearer words than the validator's for the keywords of `schema.json` (by their pointer
+/// there) whose failure it can only tell in general terms (an alternative not matched, an
+/// array too short, a pattern): these say what the manifest means by them.
+const CLEARER: [(&str, &str); 6] = [
+    (
+        "/$defs/run/properties/argv/minItems",
+        "must be a non-empty array (the program, then its arguments)",
+    ),
+    (
+        "/$defs/run/properties/argv/items/anyOf",
+        "must be a string, or (after the program) a non-empty array of strings",
+    ),
+    (
+        "/$defs/run/properties/env/additionalProperties/anyOf",
+        "must be a string (the value) or true (pass it through)",
+    ),
+    ("/$defs/resource/oneOf", "needs exactly one of text, path or run"),
+    ("/$defs/resourceTemplate/properties/uriTemplate/pattern", "needs at least one {variable}"),
+    (
+        "/$defs/plainRun/not",
+        "\"output\" is for tools only (a resource's content is stdout as it is)",
+    ),
+];
+
+/// What the manifest's JSON Schema finds wrong with `value`, each problem at its pointer, and
+/// how many more it found than it keeps.
+fn against_schema(value: &Value) -> (Vec<Problem>, usize) {
+    let schema = serde_json::from_str(super::SCHEMA).expect("schema.json is JSON");
+    let schema = Schema::compile(&schema).expect("schema.json compiles");
+    let Err(errors) = schema.validate(value) else { return (Vec::new(), 0) };
+    let problems = errors
+        .errors
+        .iter()
+        .map(|e| {
+            let pointer = if e.instance_path == "/" { "" } else { &e.instance_path };
+            let clearer = CLEARER.iter().find(|(keyword, _)| *keyword == e.keyword_path);
+            Problem::new(pointer, clearer.map_or(e.message.as_str(), |(_, says)| says).to_owned())
+        })
+        .collect();
+    (problems, errors.total - errors.errors.len())
+}
+
+/// A member's text, when it is a string: a value of another shape is the schema's to report.
+fn string(map: &Map<String, Value>, key: &str) -> Option<String> {
+    map.get(key).and_then(Value::as_str).map(String::from)
+}
+
+/// A member's items, when it is an array.
+fn items<'v>(map: &'v Map<String, Value>, key: &str) -> &'v [Value] {
+    map.get(key).and_then(Value::as_array).map_or(&[], Vec::as_slice)
+}
+
+/// A number the schema takes for an integer (`1.0` and `1e3` are, to JSON Schema).
+fn whole(value: &Value) -> bool {
+    value.as_f64().is_some_and(|n| n.fract() == 0.0)
+}
+
+/// Walks the document for what its schema cannot say, building the declarations as it goes.
+/// It reads leniently: a value of the wrong shape is the schema's to report, and is passed
+/// over here.
 struct Checker<'d> {
     problems: Vec<Problem>,
     /// What loads but will likely not run as meant: a program not on PATH, a missing `cwd`,
@@ -52,7 +112,7 @@ impl Checker<'_> {
     ) -> Vec<T> {
         let mut seen = BTreeSet::new();
         let mut out = Vec::new();
-        for (i, value) in self.array(root, key, "").iter().enumerate() {
+        for (i, value) in items(root, key).iter().enumerate() {
             let here = format!("/{key}/{i}");
             let Some(entry) = item(self, value, &here) else { continue };
             if let Some((member, what, id)) = unique(&entry)
@@ -69,72 +129,19 @@ impl Checker<'_> {
         self.problems.push(Problem::new(pointer, message));
     }
 
-    /// An object whose keys are all in `allowed`.
-    fn object<'v>(
-        &mut self,
-        value: &'v Value,
-        here: &str,
-        allowed: &[&str],
-    ) -> Option<&'v Map<String, Value>> {
-        let Some(map) = value.as_object() else {
-            self.report(here, "must be an object");
-            return None;
-        };
-        for key in map.keys().filter(|k| !allowed.contains(&k.as_str())) {
-            self.report(
-                &pointer_to(here, key),
-                format!("unknown field (allowed: {})", allowed.join(", ")),
-            );
-        }
-        Some(map)
-    }
-
-    fn string(
-        &mut self,
-        map: &Map<String, Value>,
-        key: &str,
-        here: &str,
-        required: bool,
-    ) -> Option<String> {
-        match map.get(key) {
-            None if required => {
-                self.report(&pointer_to(here, key), "is required");
-                None
-            }
-            None => None,
-            Some(Value::String(s)) if !(required && s.is_empty()) => Some(s.clone()),
-            Some(Value::String(_)) => {
-                self.report(&pointer_to(here, key), "must not be empty");
-                None
-            }
-            Some(_) => {
-                self.report(&pointer_to(here, key), "must be a string");
-                None
-            }
-        }
-    }
-
-    fn array<'v>(&mut self, map: &'v Map<String, Value>, key: &str, here: &str) -> &'v [Value] {
-        match map.get(key) {
-            None => &[],
-            Some(Value::Array(items)) => items,
-            Some(_) => {
-                self.report(&pointer_to(here, key), "must be an array");
-                &[]
-            }
-        }
-    }
-
+    /// A positive count; the schema checks its type and bound, but not that it fits a `u64`
+    /// written in digits, as it is read.
     fn count(&mut self, map: &Map<String, Value>, key: &str, here: &str, default: u64) -> u64 {
-        match map.get(key) {
-            None => default,
-            Some(v) => match v.as_u64() {
-                Some(n) if n > 0 => n,
-                _ => {
-                    self.report(&pointer_to(here, key), "must be a positive integer");
-                    default
+        let Some(value) = map.get(key) else { return default };
+        match value.as_u64() {
+            Some(n) if n > 0 => n,
+            _ => {
+                if whole(value) && value.as_f64().is_some_and(|n| n >= 1.0) {
+                    let why = format!("must be a positive integer in digits, at most {}", u64::MAX);
+                    self.report(&pointer_to(here, key), why);
                 }
-            },
+                default
+            }
         }
     }
 
@@ -205,17 +212,16 @@ impl Checker<'_> {
         known: &BTreeSet<String>,
         what: &str,
     ) -> Option<Template> {
-        self.string(map, key, here, false)
-            .map(|text| self.template(&text, &pointer_to(here, key), known, what))
+        string(map, key).map(|text| self.template(&text, &pointer_to(here, key), known, what))
     }
 
+    /// A command's declaration; its placeholders must be in `known` (`what` names them).
     fn run(
         &mut self,
         value: Option<&Value>,
         here: &str,
         known: &BTreeSet<String>,
         what: &str,
-        with_output: bool,
     ) -> RunDecl {
         let mut run = RunDecl {
             argv: Vec::new(),
@@ -229,104 +235,62 @@ impl Checker<'_> {
             json_output: false,
             dir: self.dir.to_path_buf(),
         };
-        let Some(value) = value else {
-            self.report(here, "is required");
-            return run;
-        };
-        let mut allowed =
-            vec!["argv", "stdin", "cwd", "env", "timeoutMs", "maxOutputBytes", "okExitCodes"];
-        if with_output {
-            allowed.push("output");
-        }
-        let Some(map) = self.object(value, here, &allowed) else { return run };
+        let Some(map) = value.and_then(Value::as_object) else { return run };
         let argv_at = pointer_to(here, "argv");
-        let argv = self.array(map, "argv", here);
-        if argv.is_empty() {
-            self.report(&argv_at, "must be a non-empty array (the program, then its arguments)");
-        }
-        for (i, item) in argv.iter().enumerate() {
+        for (i, item) in items(map, "argv").iter().enumerate() {
             let item_at = format!("{argv_at}/{i}");
             match item {
                 Value::String(text) => {
                     let template = self.template(text, &item_at, known, what);
                     if i == 0 && template.0.iter().any(|p| matches!(p, Part::Var(_))) {
-                        self.report(
-                            &item_at,
-                            "the program must be fixed: no placeholder in argv[0]",
-                        );
+                        let why = "the program must be fixed: no placeholder in argv[0]";
+                        self.report(&item_at, why);
                     }
                     run.argv.push(ArgvItem::One(template));
                 }
-                Value::Array(group) if i > 0 && !group.is_empty() => {
-                    let templates = group
-                        .iter()
-                        .enumerate()
-                        .map(|(j, t)| match t {
-                            Value::String(text) => {
-                                self.template(text, &format!("{item_at}/{j}"), known, what)
-                            }
-                            _ => {
-                                self.report(&format!("{item_at}/{j}"), "must be a string");
-                                Template(Vec::new())
-                            }
-                        })
-                        .collect();
-                    run.argv.push(ArgvItem::Group(templates));
+                Value::Array(group) => {
+                    let templates = group.iter().enumerate().filter_map(|(j, text)| {
+                        Some(self.template(text.as_str()?, &format!("{item_at}/{j}"), known, what))
+                    });
+                    run.argv.push(ArgvItem::Group(templates.collect()));
                 }
-                _ => self.report(
-                    &item_at,
-                    "must be a string, or (after the program) a non-empty array of strings",
-                ),
+                _ => {}
             }
         }
         run.stdin = self.template_field(map, "stdin", here, known, what);
         run.cwd = self.template_field(map, "cwd", here, known, what);
-        if let Some(env) = map.get("env") {
-            let env_at = pointer_to(here, "env");
-            match env.as_object() {
-                Some(env) => {
-                    for (name, value) in env {
-                        match value {
-                            Value::String(text) => {
-                                let template =
-                                    self.template(text, &pointer_to(&env_at, name), known, what);
-                                run.env.insert(name.clone(), template);
-                            }
-                            Value::Bool(true) => run.pass.push(name.clone()),
-                            _ => self.report(
-                                &pointer_to(&env_at, name),
-                                "must be a string (the value) or true (pass it through)",
-                            ),
-                        }
-                    }
+        let env_at = pointer_to(here, "env");
+        for (name, value) in map.get("env").and_then(Value::as_object).into_iter().flatten() {
+            match value {
+                Value::String(text) => {
+                    let template = self.template(text, &pointer_to(&env_at, name), known, what);
+                    run.env.insert(name.clone(), template);
                 }
-                None => self.report(&env_at, "must be an object"),
+                Value::Bool(true) => run.pass.push(name.clone()),
+                _ => {}
             }
         }
         run.timeout = Duration::from_millis(self.count(map, "timeoutMs", here, DEFAULT_TIMEOUT_MS));
         run.max_output = self.count(map, "maxOutputBytes", here, DEFAULT_MAX_OUTPUT) as usize;
-        if map.contains_key("okExitCodes") {
-            let codes: Option<Vec<i32>> = map["okExitCodes"].as_array().and_then(|a| {
-                a.iter().map(|c| c.as_i64().and_then(|c| i32::try_from(c).ok())).collect()
-            });
-            match codes {
-                Some(codes) if !codes.is_empty() => run.ok_codes = codes,
-                _ => self.report(
-                    &pointer_to(here, "okExitCodes"),
-                    "must be a non-empty array of exit codes",
-                ),
+        let codes_at = pointer_to(here, "okExitCodes");
+        let codes = items(map, "okExitCodes").iter().enumerate().filter_map(|(i, code)| {
+            let fits = code.as_i64().and_then(|code| i32::try_from(code).ok());
+            if fits.is_none() && whole(code) {
+                self.report(&format!("{codes_at}/{i}"), "must be an exit code (a 32-bit integer)");
             }
+            fits
+        });
+        let codes: Vec<i32> = codes.collect();
+        if !codes.is_empty() {
+            run.ok_codes = codes;
         }
-        match map.get("output") {
-            None => {}
-            Some(Value::String(kind)) if kind == "text" => {}
-            Some(Value::String(kind)) if kind == "json" => run.json_output = true,
-            Some(_) => self.report(&pointer_to(here, "output"), "must be \"text\" or \"json\""),
-        }
+        run.json_output = map.get("output").and_then(Value::as_str) == Some("json");
         run
     }
 
-    fn schema(&mut self, value: &Value, here: &str) -> bool {
+    /// Compiles a tool's schema (the manifest's schema says it is an object), reporting what
+    /// does not load and keeping its warnings.
+    fn schema(&mut self, value: &Value, here: &str) {
         match Schema::compile(value) {
             Ok(schema) => {
                 // With the manifest's other warnings, so `check` prints them too (a log line
@@ -335,13 +299,11 @@ impl Checker<'_> {
                     let pointer = format!("{here}{}", warning.pointer);
                     self.schema_warnings.push(Problem::new(&pointer, warning.message.clone()));
                 }
-                true
             }
             Err(problems) => {
                 for p in problems {
                     self.report(&format!("{here}{}", p.pointer), p.message);
                 }
-                false
             }
         }
     }
@@ -410,45 +372,23 @@ impl Checker<'_> {
     }
 
     fn tool(&mut self, value: &Value, here: &str) -> Option<ToolDecl> {
-        let allowed =
-            ["name", "title", "description", "inputSchema", "outputSchema", "annotations", "run"];
-        let map = self.object(value, here, &allowed)?;
-        let name = self.string(map, "name", here, true);
-        let title = self.string(map, "title", here, false);
-        let description = self.string(map, "description", here, true);
+        let map = value.as_object()?;
         let input_schema = map
             .get("inputSchema")
             .cloned()
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
-        let schema_at = pointer_to(here, "inputSchema");
-        if self.schema(&input_schema, &schema_at)
-            && input_schema.get("type") != Some(&json!("object"))
-        {
-            self.report(&schema_at, r#"must have "type": "object""#);
+        if input_schema.is_object() {
+            self.schema(&input_schema, &pointer_to(here, "inputSchema"));
         }
         let output_schema = map.get("outputSchema").cloned();
-        if let Some(schema) = &output_schema {
+        if let Some(schema) = output_schema.as_ref().filter(|s| s.is_object()) {
             self.schema(schema, &pointer_to(here, "outputSchema"));
         }
-        let annotations = map.get("annotations").cloned();
-        if let Some(a) = &annotations {
-            let hints =
-                ["title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
-            self.object(a, &pointer_to(here, "annotations"), &hints);
-        }
-        let known: BTreeSet<String> = input_schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
-        let run = self.run(
-            map.get("run"),
-            &pointer_to(here, "run"),
-            &known,
-            "property of inputSchema",
-            true,
-        );
         let properties = input_schema.get("properties").and_then(Value::as_object);
+        let known: BTreeSet<String> =
+            properties.map(|p| p.keys().cloned().collect()).unwrap_or_default();
+        let run =
+            self.run(map.get("run"), &pointer_to(here, "run"), &known, "property of inputSchema");
         self.lint(&run, &pointer_to(here, "run"), |name| {
             properties.and_then(|p| p.get(name)).is_some_and(never_dashed)
         });
@@ -456,148 +396,98 @@ impl Checker<'_> {
             log::debug!("{here}: JSON output without an outputSchema is passed through unchecked");
         }
         Some(ToolDecl {
-            name: name?,
-            title,
-            description: description?,
+            name: string(map, "name")?,
+            title: string(map, "title"),
+            description: string(map, "description")?,
             input_schema,
             output_schema,
-            annotations,
+            annotations: map.get("annotations").cloned(),
             run,
         })
     }
 
     fn resource(&mut self, value: &Value, here: &str) -> Option<ResourceDecl> {
-        let allowed = ["uri", "name", "title", "description", "mimeType", "text", "path", "run"];
-        let map = self.object(value, here, &allowed)?;
-        let uri = self.string(map, "uri", here, true);
-        let name = self.string(map, "name", here, true);
-        let sources = ["text", "path", "run"].iter().filter(|k| map.contains_key(**k)).count();
-        if sources != 1 {
-            self.report(here, "needs exactly one of text, path or run");
-        }
-        let source = if let Some(text) = self.string(map, "text", here, false) {
+        let map = value.as_object()?;
+        let source = if let Some(text) = string(map, "text") {
             Source::Text(text)
-        } else if let Some(path) = self.string(map, "path", here, false) {
+        } else if let Some(path) = string(map, "path") {
             let full = self.dir.join(&path);
             if !full.is_file() {
                 self.report(&pointer_to(here, "path"), format!("{} is not a file", full.display()));
             }
             Source::Path(full)
         } else {
-            Source::Run(self.run(
-                map.get("run"),
-                &pointer_to(here, "run"),
-                &BTreeSet::new(),
-                "variable (a resource has none)",
-                false,
-            ))
+            let none = BTreeSet::new();
+            let what = "variable (a resource has none)";
+            Source::Run(self.run(map.get("run"), &pointer_to(here, "run"), &none, what))
         };
         Some(ResourceDecl {
-            uri: uri?,
-            name: name?,
-            title: self.string(map, "title", here, false),
-            description: self.string(map, "description", here, false),
-            mime_type: self.string(map, "mimeType", here, false),
+            uri: string(map, "uri")?,
+            name: string(map, "name")?,
+            title: string(map, "title"),
+            description: string(map, "description"),
+            mime_type: string(map, "mimeType"),
             source,
         })
     }
 
     fn resource_template(&mut self, value: &Value, here: &str) -> Option<TemplateDecl> {
-        let allowed = ["uriTemplate", "name", "title", "description", "mimeType", "run"];
-        let map = self.object(value, here, &allowed)?;
-        let uri_template = self.string(map, "uriTemplate", here, true)?;
+        let map = value.as_object()?;
+        let uri_template = string(map, "uriTemplate")?;
         // The library parses templates; one that reads nothing tells their variables.
         let parsed =
             ResourceTemplate::new(uri_template.as_str(), "", |_, _| Err(ReadError::NotFound));
         let known: BTreeSet<String> = parsed.variables().map(String::from).collect();
-        if known.is_empty() {
+        // Without a brace the schema has said so; with one, only the parse tells a variable.
+        if known.is_empty() && uri_template.contains('{') {
             self.report(&pointer_to(here, "uriTemplate"), "needs at least one {variable}");
         }
-        let run = self.run(
-            map.get("run"),
-            &pointer_to(here, "run"),
-            &known,
-            "variable of uriTemplate",
-            false,
-        );
+        let what = "variable of uriTemplate";
+        let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, what);
         // A URI variable can hold anything a client writes, a leading `-` included.
         self.lint(&run, &pointer_to(here, "run"), |_| false);
         Some(TemplateDecl {
             uri_template,
-            name: self.string(map, "name", here, true)?,
-            title: self.string(map, "title", here, false),
-            description: self.string(map, "description", here, false),
-            mime_type: self.string(map, "mimeType", here, false),
+            name: string(map, "name")?,
+            title: string(map, "title"),
+            description: string(map, "description"),
+            mime_type: string(map, "mimeType"),
             run,
         })
     }
 
     fn prompt(&mut self, value: &Value, here: &str) -> Option<PromptDecl> {
-        let map =
-            self.object(value, here, &["name", "title", "description", "arguments", "messages"])?;
-        let name = self.string(map, "name", here, true);
-        let mut arguments = Vec::new();
-        for (i, arg) in self.array(map, "arguments", here).iter().enumerate() {
-            let arg_at = format!("{}/{i}", pointer_to(here, "arguments"));
-            let Some(arg_map) = self.object(arg, &arg_at, &["name", "description", "required"])
-            else {
-                continue;
-            };
-            let required = match arg_map.get("required") {
-                None => false,
-                Some(Value::Bool(b)) => *b,
-                Some(_) => {
-                    self.report(&pointer_to(&arg_at, "required"), "must be a boolean");
-                    false
-                }
-            };
-            if let Some(arg_name) = self.string(arg_map, "name", &arg_at, true) {
-                arguments.push((
-                    arg_name,
-                    self.string(arg_map, "description", &arg_at, false),
-                    required,
-                ));
-            }
-        }
-        let known: BTreeSet<String> = arguments.iter().map(|(n, _, _)| n.clone()).collect();
+        let map = value.as_object()?;
+        let arguments: Vec<(String, Option<String>, bool)> = items(map, "arguments")
+            .iter()
+            .filter_map(Value::as_object)
+            .filter_map(|arg| {
+                let required = arg.get("required") == Some(&Value::Bool(true));
+                Some((string(arg, "name")?, string(arg, "description"), required))
+            })
+            .collect();
+        let known: BTreeSet<&str> = arguments.iter().map(|(name, _, _)| name.as_str()).collect();
         let mut messages = Vec::new();
-        let list = self.array(map, "messages", here);
-        if list.is_empty() {
-            self.report(&pointer_to(here, "messages"), "must be a non-empty array");
-        }
-        for (i, message) in list.iter().enumerate() {
-            let message_at = format!("{}/{i}", pointer_to(here, "messages"));
-            let Some(message_map) = self.object(message, &message_at, &["role", "text"]) else {
-                continue;
-            };
-            let role = match self.string(message_map, "role", &message_at, true).as_deref() {
-                Some("user") | None => Role::User,
+        for (i, message) in items(map, "messages").iter().enumerate() {
+            let Some(message) = message.as_object() else { continue };
+            let role = match message.get("role").and_then(Value::as_str) {
                 Some("assistant") => Role::Assistant,
-                Some(_) => {
-                    self.report(
-                        &pointer_to(&message_at, "role"),
-                        "must be \"user\" or \"assistant\"",
-                    );
-                    Role::User
-                }
+                _ => Role::User,
             };
-            if let Some(text) = self.string(message_map, "text", &message_at, true) {
-                // Prompt texts use {{name}}: check each against the declared arguments.
-                for name in double_placeholders(&text) {
-                    if !known.contains(&name) {
-                        self.report(
-                            &pointer_to(&message_at, "text"),
-                            format!("placeholder {{{{{name}}}}} names no argument"),
-                        );
-                    }
+            let Some(text) = string(message, "text") else { continue };
+            // Prompt texts use {{name}}: check each against the declared arguments.
+            let text_at = format!("{}/{i}/text", pointer_to(here, "messages"));
+            for name in double_placeholders(&text) {
+                if !known.contains(name.as_str()) {
+                    self.report(&text_at, format!("placeholder {{{{{name}}}}} names no argument"));
                 }
-                messages.push((role, text));
             }
+            messages.push((role, text));
         }
         Some(PromptDecl {
-            name: name?,
-            title: self.string(map, "title", here, false),
-            description: self.string(map, "description", here, false),
+            name: string(map, "name")?,
+            title: string(map, "title"),
+            description: string(map, "description"),
             arguments,
             messages,
         })
@@ -605,28 +495,11 @@ impl Checker<'_> {
 }
 
 fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
-    let mut c =
-        Checker { problems: Vec::new(), warnings: Vec::new(), schema_warnings: Vec::new(), dir };
-    let keys = ["$schema", "server", "tools", "resources", "resourceTemplates", "prompts"];
-    let Some(root) = c.object(value, "", &keys) else {
-        return Err(c.problems);
-    };
-    // `$schema` only tells editors where the manifest's JSON Schema is.
-    if root.get("$schema").is_some_and(|v| !v.is_string()) {
-        c.report("/$schema", "must be a string");
-    }
-    let server = match root.get("server") {
-        None => Map::new(),
-        Some(s) => c
-            .object(s, "/server", &["name", "version", "title", "description", "instructions"])
-            .cloned()
-            .unwrap_or_default(),
-    };
-    for (key, v) in &server {
-        if !v.is_string() {
-            c.report(&pointer_to("/server", key), "must be a string");
-        }
-    }
+    let (problems, more) = against_schema(value);
+    let mut c = Checker { problems, warnings: Vec::new(), schema_warnings: Vec::new(), dir };
+    let empty = Map::new();
+    let root = value.as_object().unwrap_or(&empty);
+    let server = root.get("server").and_then(Value::as_object).cloned().unwrap_or_default();
     let tools = c.list(root, "tools", Checker::tool, |t| Some(("name", "tool name", &t.name)));
     let resources =
         c.list(root, "resources", Checker::resource, |r| Some(("uri", "resource uri", &r.uri)));
@@ -634,16 +507,24 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
     let prompts =
         c.list(root, "prompts", Checker::prompt, |p| Some(("name", "prompt name", &p.name)));
     if !c.problems.is_empty() {
+        // In the document's order (`/tools/2` before `/tools/10`), whichever check found them.
+        c.problems.sort_by_cached_key(|p| {
+            let tokens = p.pointer.split('/');
+            tokens.map(|t| (t.parse::<usize>().ok(), t.to_owned())).collect::<Vec<_>>()
+        });
+        if more > 0 {
+            let why = format!("and {more} more problems the schema finds past these");
+            c.report("", why);
+        }
         return Err(c.problems);
     }
-    let warnings = c.warnings;
     Ok(Manifest {
         server,
         tools,
         resources,
         templates,
         prompts,
-        warnings,
+        warnings: c.warnings,
         schema_warnings: c.schema_warnings,
     })
 }
@@ -790,6 +671,21 @@ mod tests {
             let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
             assert_eq!(w.len(), 1, "{schema}: {w:?}");
         }
+    }
+
+    /// A clearer message stands for a keyword `schema.json` has: editing the schema cannot
+    /// leave one behind unnoticed.
+    #[test]
+    fn the_clearer_words_name_keywords_of_the_schema() {
+        let schema: Value = serde_json::from_str(super::super::SCHEMA).unwrap();
+        for (keyword, _) in CLEARER {
+            assert!(schema.pointer(keyword).is_some(), "{keyword} is not in schema.json");
+        }
+        // What the schema keeps past its cap is counted, last.
+        let tools: Vec<Value> = (0..25).map(|i| json!({"name": i})).collect();
+        let problems = check(&json!({"tools": tools}), Path::new(".")).err().unwrap();
+        assert_eq!(problems.len(), 21, "{problems:?}");
+        assert_eq!(problems[20].message, "and 55 more problems the schema finds past these");
     }
 
     #[test]

@@ -56,6 +56,7 @@
 // The layers, bottom to top: each folder imports only those above it in this list (checked
 // by `tidy::layers_point_down`).
 mod conn;
+mod crypto;
 mod dispatch;
 mod registry;
 pub mod schema;

@@ -53,8 +53,9 @@
 #![deny(missing_docs)]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
-// The layers, bottom to top: each folder imports only those above it in this list (checked
-// by `tidy::layers_point_down`).
+// One folder per layer; bottom to top they are util, then crypto, wire and schema, then
+// conn, registry, dispatch and transport. Each imports only the layers below it (checked by
+// `tidy::layers_point_down`; ARCHITECTURE.md has the map).
 mod conn;
 mod crypto;
 mod dispatch;

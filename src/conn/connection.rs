@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::conn::session::Session;
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::wire::lines::{Line, LineReader};
 
@@ -319,7 +320,7 @@ fn answer(text: &str) -> Result<Value, ClientError> {
     }
     let error = &message["error"];
     Err(ClientError::Rejected(ErrorObject {
-        code: error["code"].as_i64().unwrap_or(0),
+        code: ErrorCode(error["code"].as_i64().unwrap_or(0)),
         message: error["message"].as_str().unwrap_or("").to_string(),
         data: error.get("data").cloned(),
     }))

@@ -279,7 +279,7 @@ fn describe(line: &str) -> (String, String) {
 }
 
 /// JSON-RPC's internal error, for what the proxy cannot forward.
-const INTERNAL_ERROR: i64 = -32603;
+const INTERNAL_ERROR: baremcp::ErrorCode = baremcp::ErrorCode::INTERNAL_ERROR;
 
 /// Forwards client lines to the upstream, replying to filtered calls itself. When the client
 /// closes its input, the upstream's input is closed too.

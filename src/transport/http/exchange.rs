@@ -21,6 +21,7 @@ use crate::transport::http::session_table::{Refused, Sessions, Use};
 use crate::transport::http::socket::Stream;
 use crate::util::queue::{self, Receiver, Recv, Sender};
 use crate::wire::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
@@ -63,7 +64,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
             Err(ReadError::Closed) => return,
             Err(ReadError::Status(status, why)) => {
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+                let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
                 let _ = Response::json(status, body).closing().write(&mut exchange.writer, 1, 0);
                 return;
             }
@@ -130,7 +131,7 @@ impl Exchange<'_> {
             Err(denied) => {
                 log::info!(target: LOG, "{} refused: {}", self.peer, denied.why);
                 let body =
-                    error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, "unauthorized"));
+                    error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, "unauthorized"));
                 let response = Response::json(401, body)
                     .header("WWW-Authenticate", shared.guard.challenge(&denied));
                 return self.send(head, response, None, unread);
@@ -151,7 +152,7 @@ impl Exchange<'_> {
             _ => {
                 let body = error_body(
                     None,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "method not allowed"),
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, "method not allowed"),
                 );
                 let response = Response::json(405, body).header("Allow", "GET, POST, DELETE");
                 self.send(head, response, None, unread)
@@ -161,7 +162,7 @@ impl Exchange<'_> {
 
     /// Answers with a JSON-RPC error without id.
     fn refuse(&mut self, head: &Head, status: u16, why: &str, close: bool) -> Outcome {
-        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
         self.send(head, Response::json(status, body), None, close)
     }
 
@@ -265,7 +266,7 @@ impl Exchange<'_> {
         {
             let why = format!("unsupported MCP-Protocol-Version {version:?}");
             let data = json!({ "supported": era::supported_versions(), "requested": version });
-            let error = ErrorObject::new(jsonrpc::INVALID_REQUEST, why).with_data(data);
+            let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
             return self.send(head, Response::json(400, error_body(None, error)), None, false);
         }
         if modern {
@@ -295,7 +296,10 @@ impl Exchange<'_> {
                 Err(Refused::Full | Refused::Unknown) => {
                     let response = Response::json(
                         503,
-                        error_body(None, ErrorObject::new(-32000, "too many sessions")),
+                        error_body(
+                            None,
+                            ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions"),
+                        ),
                     )
                     .header("Retry-After", "5");
                     return self.send(head, response, None, false);
@@ -352,7 +356,10 @@ impl Exchange<'_> {
             Frame::Single(Message::Request { id, .. }) => Some(id),
             _ => None,
         };
-        let error = ErrorObject::new(-32001, "session not found: send initialize again");
+        let error = ErrorObject::new(
+            ErrorCode::SESSION_NOT_FOUND,
+            "session not found: send initialize again",
+        );
         self.send(head, Response::json(404, error_body(id, error)), None, false)
     }
 
@@ -539,7 +546,7 @@ impl Exchange<'_> {
     }
 
     fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {
-        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
         let mut response = Response::json(status, body);
         if status == 405 {
             response = response.header("Allow", "POST");

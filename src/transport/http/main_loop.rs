@@ -240,16 +240,8 @@ impl<'s> Dispatcher<'s> {
     fn message(&mut self, session: Option<String>, body: &str) {
         log::debug!(target: LOG, "<- {body}");
         let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
-        let mut handle = |message: Message| match message {
-            Message::Notification { method, params } => legacy.state.notification(&method, &params),
-            Message::Response { id } => {
-                log::debug!(target: LOG,
-                    "ignored a response to {} (no request of ours is pending)",
-                    id.map_or("null".into(), |i| i.to_string())
-                )
-            }
-            _ => {}
-        };
+        // The connection thread sends requests as calls: what needs a reply cannot be here.
+        let mut handle = |message: Message| drop(legacy.state.take_in(message));
         match jsonrpc::parse_line(body) {
             Frame::Single(message) => handle(message),
             Frame::Batch(items) => {

@@ -102,11 +102,15 @@ pub(crate) fn serve_message<'a>(
     session: &mut Session,
     conn: &mut Conn,
 ) -> Option<(Option<Id<'a>>, Reply)> {
-    let (id, method, params) = match session.take_in(message)? {
+    let (id, method, params) = match message {
         Message::Request { id, method, params } => (id, method, params),
-        Message::Invalid { id, error } => return Some((id, Err(error))),
-        // The session hands back nothing else.
-        _ => return None,
+        // Matched after requests, so that a call's message is not moved through the session.
+        message => {
+            return match session.take_in(message) {
+                Some(Message::Invalid { id, error }) => Some((id, Err(error))),
+                _ => None,
+            };
+        }
     };
     let started = Request::started();
     let mut request = match Request::new(&id, &method, &params) {

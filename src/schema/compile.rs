@@ -22,6 +22,15 @@ const NOT_ENFORCED: [&str; 7] = [
     "contentSchema",
 ];
 
+/// A keyword met in a schema object: its name and value, its JSON Pointer, and the depth of
+/// the schema that holds it.
+struct Keyword<'v> {
+    name: &'v str,
+    value: &'v Value,
+    here: String,
+    depth: usize,
+}
+
 struct Compiler<'d> {
     root: &'d Value,
     draft: Draft,
@@ -112,14 +121,14 @@ impl Compiler<'_> {
                 ));
             }
         }
-        for (keyword, value) in map {
-            let (keyword, here) = (keyword.as_str(), at(keyword));
+        for (name, value) in map {
+            let keyword = Keyword { name, value, here: at(name), depth };
             // Unknown keywords are annotations: no family takes them.
-            let _known = self.any_type_keyword(&mut k, keyword, value, &here)
-                || self.object_keyword(&mut k, keyword, value, &here, depth)
-                || self.array_keyword(&mut k, keyword, value, &here, depth)
-                || self.string_or_number_keyword(&mut k, keyword, value, &here)
-                || self.applicator_keyword(&mut k, keyword, value, &here, depth);
+            let _known = self.any_type_keyword(&mut k, &keyword)
+                || self.object_keyword(&mut k, &keyword)
+                || self.array_keyword(&mut k, &keyword)
+                || self.string_or_number_keyword(&mut k, &keyword)
+                || self.applicator_keyword(&mut k, &keyword);
         }
         self.conditional_and_additional_items(&mut k, map, path, depth);
         k.property_required =
@@ -154,14 +163,9 @@ impl Compiler<'_> {
     }
 
     /// `type`, `enum` and `const`, which apply to any value; false for another keyword.
-    fn any_type_keyword(
-        &mut self,
-        k: &mut Keywords,
-        keyword: &str,
-        value: &Value,
-        here: &str,
-    ) -> bool {
-        match keyword {
+    fn any_type_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, .. } = keyword;
+        match name {
             "type" => (k.types, k.type_names) = self.types(value, here),
             "enum" => match value {
                 Value::Array(values) => k.enumeration = Some(values.clone()),
@@ -174,16 +178,10 @@ impl Compiler<'_> {
     }
 
     /// The keywords of objects; false for another keyword.
-    fn object_keyword(
-        &mut self,
-        k: &mut Keywords,
-        keyword: &str,
-        value: &Value,
-        here: &str,
-        depth: usize,
-    ) -> bool {
+    fn object_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
         let draft7 = self.draft == Draft::Draft7;
-        match keyword {
+        match name {
             "properties" => k.properties = self.schema_map(value, here, depth),
             "patternProperties" => {
                 for (pattern, node) in self.schema_map(value, here, depth) {
@@ -229,16 +227,10 @@ impl Compiler<'_> {
 
     /// The keywords of arrays (draft-07 `additionalItems` aside, which depends on `items`);
     /// false for another keyword.
-    fn array_keyword(
-        &mut self,
-        k: &mut Keywords,
-        keyword: &str,
-        value: &Value,
-        here: &str,
-        depth: usize,
-    ) -> bool {
+    fn array_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
         let draft7 = self.draft == Draft::Draft7;
-        match keyword {
+        match name {
             "prefixItems" if !draft7 => k.prefix_items = self.schema_list(value, here, depth, true),
             "items" => match value {
                 Value::Array(_) if draft7 => {
@@ -265,14 +257,9 @@ impl Compiler<'_> {
     }
 
     /// The keywords of strings and numbers; false for another keyword.
-    fn string_or_number_keyword(
-        &mut self,
-        k: &mut Keywords,
-        keyword: &str,
-        value: &Value,
-        here: &str,
-    ) -> bool {
-        match keyword {
+    fn string_or_number_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, .. } = keyword;
+        match name {
             "minLength" => k.min_length = self.count(value, here),
             "maxLength" => k.max_length = self.count(value, here),
             "pattern" => match value {
@@ -299,15 +286,9 @@ impl Compiler<'_> {
 
     /// `allOf`, `anyOf`, `oneOf`, `not`, and the definitions they may point into (`if` aside,
     /// which goes with `then` and `else`); false for another keyword.
-    fn applicator_keyword(
-        &mut self,
-        k: &mut Keywords,
-        keyword: &str,
-        value: &Value,
-        here: &str,
-        depth: usize,
-    ) -> bool {
-        match keyword {
+    fn applicator_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
+        match name {
             "allOf" => k.all_of = self.schema_list(value, here, depth, true),
             "anyOf" => k.any_of = self.schema_list(value, here, depth, true),
             "oneOf" => k.one_of = self.schema_list(value, here, depth, true),

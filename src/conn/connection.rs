@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::conn::session::Session;
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::wire::lines::{Line, LineReader};
 
@@ -166,92 +167,113 @@ impl<'io> Conn<'io> {
         current: &Id,
     ) -> Result<Value, ClientError> {
         session.waiting_on(current);
+        let ours = self.send_request(method, params, current)?;
+        let mut warned = false;
+        loop {
+            let line = self.read_while_waiting()?;
+            if let Some(answer) = self.take_while_waiting(line, &ours, session, &mut warned) {
+                return answer;
+            }
+            if session.is_cancelled() {
+                return Err(ClientError::Cancelled);
+            }
+        }
+    }
+
+    /// Writes the server's request and flushes it; returns its id, `"baremcp-N"`, never the
+    /// id of the request being served.
+    fn send_request(
+        &mut self,
+        method: &str,
+        params: Value,
+        current: &Id,
+    ) -> Result<Id<'static>, ClientError> {
         self.next_request += 1;
         let mut id_text = format!("\"baremcp-{}\"", self.next_request);
         if id_text == current.as_json() {
             self.next_request += 1;
             id_text = format!("\"baremcp-{}\"", self.next_request);
         }
-        let ours = Id::from_raw(&id_text).ok_or(ClientError::Disconnected)?;
         let request = format!(
             r#"{{"jsonrpc":"2.0","id":{id_text},"method":{},"params":{params}}}"#,
             json!(method)
         );
         self.out.raw_line(&request);
         self.out.flush().map_err(|_| ClientError::Disconnected)?;
-        let mut warned = false;
+        Id::from_raw(&id_text).map(Id::into_owned).ok_or(ClientError::Disconnected)
+    }
+
+    /// The next whole line read while a handler waits. An over-long line on the way is queued
+    /// by its head (or refused, past the queue's bound); the end of input is the client gone.
+    fn read_while_waiting(&mut self) -> Result<Vec<u8>, ClientError> {
         loop {
             let mut line = Vec::new();
             let read = match &mut self.input {
                 Input::Lines { reader, lines } => lines.read(*reader, &mut line),
-                Input::Messages(inbox) => match inbox.next() {
-                    Some(text) => {
-                        line = text.into_bytes();
-                        Ok(Line::Complete)
-                    }
-                    None => Ok(Line::Eof),
-                },
+                Input::Messages(inbox) => Ok(inbox.next().map_or(Line::Eof, |text| {
+                    line = text.into_bytes();
+                    Line::Complete
+                })),
             };
             match read {
-                Ok(Line::Complete) => {}
+                Ok(Line::Complete) => return Ok(line),
                 Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
-                    self.queue.push_back(Queued::TooLong(line));
-                    continue;
+                    self.queue.push_back(Queued::TooLong(line))
                 }
                 Ok(Line::TooLong) => {
-                    self.refuse(Id::in_head(&line).as_ref(), ErrorObject::too_large());
-                    continue;
+                    self.refuse(Id::in_head(&line).as_ref(), ErrorObject::too_large())
                 }
                 Ok(Line::Eof) | Err(_) => {
                     self.eof = true;
                     return Err(ClientError::Disconnected);
                 }
             }
-            let Ok(text) = std::str::from_utf8(&line) else {
-                match self.has_room(&line) {
-                    true => self.enqueue(line),
-                    false => self.refuse(None, ErrorObject::parse_error()),
-                }
-                continue;
-            };
-            if text.trim_ascii().is_empty() {
-                continue;
-            }
-            log::debug!(target: LOG, "<- {text}");
-            match jsonrpc::parse_line(text) {
-                Frame::Single(Message::Response { id: Some(id) }) if id == ours => {
-                    return answer(text);
-                }
-                Frame::Single(Message::Response { id }) => {
-                    log::debug!(target: LOG, "ignored a response to {}", id.map_or("null".into(), |i| i.to_string()));
-                }
-                Frame::Single(Message::BadResponse { id: Some(id) }) if id == ours => {
-                    return Err(ClientError::Invalid(
-                        "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
-                            .into(),
-                    ));
-                }
-                Frame::Single(Message::BadNotification | Message::BadResponse { .. }) => {
-                    log::debug!(target: LOG, "ignored a malformed notification or response")
-                }
-                Frame::Single(Message::Notification { method, params }) => {
-                    session.notification(&method, &params);
-                    if session.is_cancelled() {
-                        return Err(ClientError::Cancelled);
-                    }
-                }
-                _ if self.has_room(&line) => self.enqueue(line),
-                frame => {
-                    if !std::mem::replace(&mut warned, true) {
-                        log::warn!(target: LOG, "{MAX_QUEUED} lines or {} bytes wait already: replying at once", self.max_line);
-                    }
-                    self.refuse_frame(frame, session);
-                    if session.is_cancelled() {
-                        return Err(ClientError::Cancelled);
-                    }
-                }
-            }
         }
+    }
+
+    /// Takes one line read while a handler waits: the response to `ours` ends the wait (its
+    /// answer is returned); what gets no reply the session takes in at once, as between
+    /// requests; requests and invalid messages wait in the queue for their turn, or past its
+    /// bounds are replied to now.
+    fn take_while_waiting(
+        &mut self,
+        line: Vec<u8>,
+        ours: &Id,
+        session: &mut Session,
+        warned: &mut bool,
+    ) -> Option<Result<Value, ClientError>> {
+        let frame = match std::str::from_utf8(&line) {
+            Ok(text) if text.trim_ascii().is_empty() => return None,
+            Ok(text) => {
+                log::debug!(target: LOG, "<- {text}");
+                match jsonrpc::parse_line(text) {
+                    Frame::Single(Message::Response { id: Some(id) }) if id == *ours => {
+                        return Some(answer(text));
+                    }
+                    Frame::Single(Message::BadResponse { id: Some(id) }) if id == *ours => {
+                        return Some(Err(ClientError::Invalid(
+                            "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
+                                .into(),
+                        )));
+                    }
+                    Frame::Single(message) => Frame::Single(session.take_in(message)?),
+                    batch => batch,
+                }
+            }
+            // Not UTF-8: a parse error, in its turn.
+            Err(_) => {
+                Frame::Single(Message::Invalid { id: None, error: ErrorObject::parse_error() })
+            }
+        };
+        if self.has_room(&line) {
+            self.enqueue(line);
+        } else {
+            if !std::mem::replace(warned, true) {
+                log::warn!(target: LOG, "{MAX_QUEUED} lines or {} bytes wait already: replying at once", self.max_line);
+            }
+            self.refuse_frame(frame, session);
+        }
+        None
     }
 
     /// Whether `line` may wait in the queue: within [`MAX_QUEUED`] lines and `max_line` bytes
@@ -272,15 +294,10 @@ impl<'io> Conn<'io> {
     fn refuse_frame(&mut self, frame: Frame, session: &mut Session) {
         let mut text = Vec::new();
         let mut refuse = |message: Message| {
-            let (id, error) = match message {
-                Message::Request { id, .. } => (Some(id), ErrorObject::busy()),
-                Message::Invalid { id, error } => (id, error),
-                Message::Notification { method, params } => {
-                    return session.notification(&method, &params);
-                }
-                Message::Response { .. }
-                | Message::BadResponse { .. }
-                | Message::BadNotification => return,
+            let (id, error) = match session.take_in(message) {
+                Some(Message::Request { id, .. }) => (Some(id), ErrorObject::busy()),
+                Some(Message::Invalid { id, error }) => (id, error),
+                _ => return,
             };
             if !text.is_empty() {
                 text.push(b',');
@@ -319,7 +336,7 @@ fn answer(text: &str) -> Result<Value, ClientError> {
     }
     let error = &message["error"];
     Err(ClientError::Rejected(ErrorObject {
-        code: error["code"].as_i64().unwrap_or(0),
+        code: ErrorCode(error["code"].as_i64().unwrap_or(0)),
         message: error["message"].as_str().unwrap_or("").to_string(),
         data: error.get("data").cloned(),
     }))

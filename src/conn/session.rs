@@ -2,8 +2,9 @@
 //! a handler is waiting on (and whether the client cancelled it), resource subscriptions and
 //! open `subscriptions/listen` streams, the files they watch, and buffers kept for speed.
 //!
-//! Client notifications change only this state, so they are handled here, whoever reads
-//! them: the loop between requests, or the connection while a handler waits on the client.
+//! Client messages that get no reply (notifications, responses no request waits for) change
+//! only this state, so they are taken in here, whoever reads them: the loop between requests,
+//! or the connection while a handler waits on the client.
 //! Cancellation lives here alone: a cancel marks the request in flight, or closes a stream.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -12,7 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::util::stamp::Stamp;
-use crate::wire::jsonrpc::{ErrorObject, Id};
+use crate::wire::jsonrpc::{ErrorObject, Id, Message};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
 
@@ -61,6 +62,32 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// Takes in a client message that gets no reply, whoever read it (the loop between
+    /// requests, or the connection while a handler waits on the client): a notification
+    /// changes this state; a response that no request waits for, and a malformed notification
+    /// or response, change nothing. A request or an invalid message is handed back: it needs
+    /// a reply, which is for the reader to give.
+    #[inline]
+    pub fn take_in<'a>(&mut self, message: Message<'a>) -> Option<Message<'a>> {
+        let id = |id: Option<Id>| id.map_or("null".into(), |id| id.to_string());
+        match message {
+            Message::Notification { method, params } => self.notification(&method, &params),
+            Message::Response { id: answers } => {
+                log::debug!(target: LOG, "ignored a response to {}: no request of ours waits for it", id(answers))
+            }
+            Message::BadResponse { id: answers } => {
+                log::debug!(target: LOG, "ignored a malformed response to {}", id(answers))
+            }
+            Message::BadNotification => {
+                log::debug!(target: LOG, "ignored a malformed notification")
+            }
+            needs_reply @ (Message::Request { .. } | Message::Invalid { .. }) => {
+                return Some(needs_reply);
+            }
+        }
+        None
+    }
+
     /// Handles a client notification. Notifications are never replied to, whatever they hold.
     pub fn notification(&mut self, method: &str, params: &ParamsField) {
         match method {

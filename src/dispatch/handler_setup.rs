@@ -11,9 +11,8 @@ use crate::dispatch::request::Request;
 use crate::dispatch::request_state;
 use crate::registry::server::Server;
 use crate::wire::era::Era;
-use crate::wire::jsonrpc::{
-    ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY, is_object, raw_str,
-};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
 
 /// The context facts for a handler: progress token, log level, client capabilities, and for
 /// a 2026-07-28 retry the answers from `inputResponses` and a verified `requestState`.
@@ -77,7 +76,7 @@ pub(crate) fn interrupted(
     if let Some(capability) = cx.missing {
         let data = json!({ "requiredCapabilities": { capability: {} } });
         return Some(Err(ErrorObject::new(
-            MISSING_CLIENT_CAPABILITY,
+            ErrorCode::MISSING_CLIENT_CAPABILITY,
             "missing required client capability",
         )
         .with_data(data)));
@@ -98,7 +97,7 @@ pub(crate) fn interrupted(
 /// a weaker one).
 fn signing_key(server: &Server) -> Result<&[u8], ErrorObject> {
     server.state_key().map_err(|why| {
-        ErrorObject::new(INTERNAL_ERROR, format!("requestState cannot be signed: {why}"))
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, format!("requestState cannot be signed: {why}"))
     })
 }
 

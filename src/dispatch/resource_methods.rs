@@ -17,7 +17,8 @@ use crate::registry::resource::{Contents, ReadError};
 use crate::registry::server::Server;
 use crate::util::encoding::{base64, percent_decode};
 use crate::wire::era::Era;
-use crate::wire::jsonrpc::{ErrorObject, RESOURCE_NOT_FOUND, raw_str};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::{ErrorObject, raw_str};
 
 /// Pages of files hold at most this many entries unless `--page-size` says otherwise, so a
 /// huge tree is never listed in one go.
@@ -113,8 +114,8 @@ pub(crate) fn templates(server: &Server, req: &Request) -> Result<Value, ErrorOb
 /// The not-found error: -32002 in the legacy era, -32602 in 2026-07-28 (which retired -32002).
 pub(crate) fn not_found(era: Era, uri: &str) -> ErrorObject {
     let code = match era {
-        Era::Legacy => RESOURCE_NOT_FOUND,
-        Era::Modern(_) => crate::wire::jsonrpc::INVALID_PARAMS,
+        Era::Legacy => ErrorCode::RESOURCE_NOT_FOUND,
+        Era::Modern(_) => ErrorCode::INVALID_PARAMS,
     };
     ErrorObject::new(code, "resource not found").with_data(json!({ "uri": uri }))
 }

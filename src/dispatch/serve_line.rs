@@ -93,59 +93,45 @@ pub(crate) fn batch_replies(
     Ok(replies)
 }
 
-/// One message: a request gets its reply (unless cancelled, or left open), a notification
-/// changes the session, a stray response is ignored. Over HTTP each request is served here
-/// with the output of its own response.
+/// One message: a request gets its reply (unless cancelled, or left open), an invalid message
+/// its error; the rest the session takes in. Over HTTP each request is served here with the
+/// output of its own response.
 pub(crate) fn serve_message<'a>(
     server: &Server,
     message: Message<'a>,
     session: &mut Session,
     conn: &mut Conn,
 ) -> Option<(Option<Id<'a>>, Reply)> {
-    match message {
-        Message::Request { id, method, params } => {
-            let started = Request::started();
-            let mut request = match Request::new(&id, &method, &params) {
-                Ok(request) => request,
-                Err(error) => return Some((Some(id), Err(error))),
+    let (id, method, params) = match message {
+        Message::Request { id, method, params } => (id, method, params),
+        // Matched after requests, so that a call's message is not moved through the session.
+        message => {
+            return match session.take_in(message) {
+                Some(Message::Invalid { id, error }) => Some((id, Err(error))),
+                _ => None,
             };
-            // Tool panics are caught closer to the tool; this net catches the rest, so no
-            // request can take the process down.
-            let dispatched = panic::catch_unwind(AssertUnwindSafe(|| {
-                method_table::dispatch(server, session, &mut request, conn)
-            }));
-            let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
-            // A request cancelled while its handler waited gets no response at all.
-            if session.finish_request() {
-                log::debug!(target: LOG, "{method} id={id} cancelled: no response");
-                return None;
-            }
-            let reply = reply?;
-            if let Some(started) = started {
-                request.log_completion(&reply, started.elapsed().as_micros());
-            }
-            drop(request);
-            Some((Some(id), reply))
         }
-        Message::Notification { method, params } => {
-            session.notification(&method, &params);
-            None
-        }
-        Message::Response { id } => {
-            log::debug!(target: LOG,
-                "ignored a response to {} (no request of ours is pending)",
-                id.map_or("null".into(), |i| i.to_string())
-            );
-            None
-        }
-        Message::BadResponse { id } => {
-            log::debug!(target: LOG, "ignored a malformed response to {}", id.map_or("null".into(), |i| i.to_string()));
-            None
-        }
-        Message::BadNotification => {
-            log::debug!(target: LOG, "ignored a malformed notification");
-            None
-        }
-        Message::Invalid { id, error } => Some((id, Err(error))),
+    };
+    let started = Request::started();
+    let mut request = match Request::new(&id, &method, &params) {
+        Ok(request) => request,
+        Err(error) => return Some((Some(id), Err(error))),
+    };
+    // Tool panics are caught closer to the tool; this net catches the rest, so no request can
+    // take the process down.
+    let dispatched = panic::catch_unwind(AssertUnwindSafe(|| {
+        method_table::dispatch(server, session, &mut request, conn)
+    }));
+    let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
+    // A request cancelled while its handler waited gets no response at all.
+    if session.finish_request() {
+        log::debug!(target: LOG, "{method} id={id} cancelled: no response");
+        return None;
     }
+    let reply = reply?;
+    if let Some(started) = started {
+        request.log_completion(&reply, started.elapsed().as_micros());
+    }
+    drop(request);
+    Some((Some(id), reply))
 }

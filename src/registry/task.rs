@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::conn::context::{ClientError, Context};
 use crate::registry::tool::{HandlerError, ToolOutput};
 use crate::util::encoding::rfc3339;
-use crate::wire::jsonrpc::INTERNAL_ERROR;
+use crate::wire::error_code::ErrorCode;
 
 /// How long a finished task stays readable, and what `ttlMs` says.
 pub(crate) const TTL: Duration = Duration::from_secs(3600);
@@ -172,7 +172,10 @@ impl Task {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned());
                 let message = format!("internal error: {}", why.unwrap_or_else(|| "panic".into()));
-                (Status::Failed, Err(json!({ "code": INTERNAL_ERROR, "message": message })))
+                (
+                    Status::Failed,
+                    Err(json!({ "code": ErrorCode::INTERNAL_ERROR, "message": message })),
+                )
             }
         };
         state.status = status;

@@ -21,7 +21,8 @@ use crate::conn::context::Context;
 use crate::registry::task::Task;
 pub use crate::registry::task::TaskContext;
 use crate::registry::tool::{HandlerError, Tool, ToolOutput};
-use crate::wire::jsonrpc::{ErrorObject, INTERNAL_ERROR, MISSING_CLIENT_CAPABILITY};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::ErrorObject;
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -145,14 +146,14 @@ impl Tasks {
         let mut store = self.store.borrow_mut();
         if store.iter().filter(|(_, t)| !t.is_finished()).count() >= MAX_RUNNING {
             return Err(ErrorObject::new(
-                INTERNAL_ERROR,
+                ErrorCode::INTERNAL_ERROR,
                 format!("too many running tasks (at most {MAX_RUNNING})"),
             ));
         }
         if store.len() >= MAX_KEPT {
             match store.iter().position(|(_, t)| t.is_finished()) {
                 Some(oldest) => drop(store.remove(oldest)),
-                None => return Err(ErrorObject::new(INTERNAL_ERROR, "too many tasks")),
+                None => return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many tasks")),
             }
         }
         // Unguessable: whoever knows a task's id may read its result.
@@ -168,7 +169,10 @@ impl Tasks {
                 thread_task.finish(outcome);
             })
             .map_err(|e| {
-                ErrorObject::new(INTERNAL_ERROR, format!("cannot start a task thread: {e}"))
+                ErrorObject::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("cannot start a task thread: {e}"),
+                )
             })?;
         store.push((id, task));
         Ok(created)
@@ -184,7 +188,7 @@ impl Tasks {
 /// The error for a task tool or method used by a client that did not declare the extension.
 pub(crate) fn missing_extension() -> ErrorObject {
     let data = json!({ "requiredCapabilities": { "extensions": { EXTENSION: {} } } });
-    ErrorObject::new(MISSING_CLIENT_CAPABILITY, "missing required client capability")
+    ErrorObject::new(ErrorCode::MISSING_CLIENT_CAPABILITY, "missing required client capability")
         .with_data(data)
 }
 

@@ -22,6 +22,15 @@ const NOT_ENFORCED: [&str; 7] = [
     "contentSchema",
 ];
 
+/// A keyword met in a schema object: its name and value, its JSON Pointer, and the depth of
+/// the schema that holds it.
+struct Keyword<'v> {
+    name: &'v str,
+    value: &'v Value,
+    here: String,
+    depth: usize,
+}
+
 struct Compiler<'d> {
     root: &'d Value,
     draft: Draft,
@@ -85,6 +94,8 @@ impl Compiler<'_> {
         index
     }
 
+    /// One schema object's keywords. Each keyword is compiled in the order the document
+    /// holds them (errors come out in that order) by the family that knows it.
     fn keywords(
         &mut self,
         map: &Map<String, Value>,
@@ -95,23 +106,10 @@ impl Compiler<'_> {
         let mut k =
             Keywords { path: path.to_string(), items_keyword: "items", ..Keywords::default() };
         let at = |keyword: &str| pointer_to(path, keyword);
-        let draft7 = self.draft == Draft::Draft7;
-
         // Draft-07 ignores every sibling of `$ref`.
         if let Some(reference) = map.get("$ref") {
-            let ids = self.ids.get_or_insert_with(|| Ids::index(self.root, self.draft));
-            match reference.as_str().map(|r| (r, ids.resolve(path, r))) {
-                Some((r, Ok(Target::Here(target)))) => {
-                    self.refs.push((index, target, r.to_string(), at("$ref")))
-                }
-                Some((r, Ok(Target::Remote))) => self.warnings.push(Problem::new(
-                    &at("$ref"),
-                    format!("remote $ref {r:?} is not followed: this reference is not enforced"),
-                )),
-                Some((_, Err(why))) => self.error(&at("$ref"), why),
-                None => self.error(&at("$ref"), "must be a string"),
-            }
-            if draft7 {
+            self.reference(reference, path, index);
+            if self.draft == Draft::Draft7 {
                 return k;
             }
         }
@@ -123,126 +121,213 @@ impl Compiler<'_> {
                 ));
             }
         }
-        let sub =
-            |c: &mut Self, keyword: &str, value: &Value| c.node(value, at(keyword), depth + 1);
-
-        for (keyword, value) in map {
-            let here = at(keyword);
-            match keyword.as_str() {
-                "type" => (k.types, k.type_names) = self.types(value, &here),
-                "enum" => match value {
-                    Value::Array(values) => k.enumeration = Some(values.clone()),
-                    _ => self.error(&here, "must be an array"),
-                },
-                "const" => k.constant = Some(value.clone()),
-                "properties" => k.properties = self.schema_map(value, &here, depth),
-                "patternProperties" => {
-                    for (pattern, node) in self.schema_map(value, &here, depth) {
-                        match Regex::new(&pattern) {
-                            Ok(regex) => k.pattern_properties.push((pattern, regex, node)),
-                            Err(e) => self.error(&pointer_to(&here, &pattern), e.to_string()),
-                        }
-                    }
-                }
-                "additionalProperties" => k.additional_properties = Some(sub(self, keyword, value)),
-                "propertyNames" => k.property_names = Some(sub(self, keyword, value)),
-                "required" => k.required = self.strings(value, &here),
-                "minProperties" => k.min_properties = self.count(value, &here),
-                "maxProperties" => k.max_properties = self.count(value, &here),
-                "dependentRequired" if !draft7 => {
-                    k.dependent_required = self.dependent_required(value, &here)
-                }
-                "dependentSchemas" if !draft7 => {
-                    k.dependent_schemas = self.schema_map(value, &here, depth)
-                }
-                "dependencies" if draft7 => match value {
-                    Value::Object(deps) => {
-                        for (name, dep) in deps {
-                            let dep_path = pointer_to(&here, name);
-                            if dep.is_array() {
-                                let names = self.strings(dep, &dep_path);
-                                k.dependent_required.push((name.clone(), names));
-                            } else {
-                                let node = self.node(dep, dep_path, depth + 1);
-                                k.dependent_schemas.push((name.clone(), node));
-                            }
-                        }
-                    }
-                    _ => self.error(&here, "must be an object"),
-                },
-                "prefixItems" if !draft7 => {
-                    k.prefix_items = self.schema_list(value, &here, depth, true)
-                }
-                "items" => match value {
-                    Value::Array(_) if draft7 => {
-                        k.prefix_items = self.schema_list(value, &here, depth, false)
-                    }
-                    Value::Array(_) => self.error(
-                        &here,
-                        "must be a schema in 2020-12 (an array of schemas is prefixItems)",
-                    ),
-                    _ => k.items = Some(sub(self, keyword, value)),
-                },
-                "minItems" => k.min_items = self.count(value, &here),
-                "maxItems" => k.max_items = self.count(value, &here),
-                "uniqueItems" => match value {
-                    Value::Bool(b) => k.unique_items = *b,
-                    _ => self.error(&here, "must be a boolean"),
-                },
-                "contains" => k.contains = Some(sub(self, keyword, value)),
-                "minContains" if !draft7 => k.min_contains = self.count(value, &here),
-                "maxContains" if !draft7 => k.max_contains = self.count(value, &here),
-                "minLength" => k.min_length = self.count(value, &here),
-                "maxLength" => k.max_length = self.count(value, &here),
-                "pattern" => match value {
-                    Value::String(pattern) => match Regex::new(pattern) {
-                        Ok(regex) => k.pattern = Some((pattern.clone(), regex)),
-                        Err(e) => self.error(&here, e.to_string()),
-                    },
-                    _ => self.error(&here, "must be a string"),
-                },
-                "minimum" => k.minimum = self.number(value, &here),
-                "maximum" => k.maximum = self.number(value, &here),
-                "exclusiveMinimum" => k.exclusive_minimum = self.number(value, &here),
-                "exclusiveMaximum" => k.exclusive_maximum = self.number(value, &here),
-                "multipleOf" => {
-                    k.multiple_of = self.number(value, &here);
-                    if k.multiple_of.as_ref().and_then(Number::as_f64).is_some_and(|m| m <= 0.0) {
-                        self.error(&here, "must be greater than 0");
-                    }
-                }
-                "allOf" => k.all_of = self.schema_list(value, &here, depth, true),
-                "anyOf" => k.any_of = self.schema_list(value, &here, depth, true),
-                "oneOf" => k.one_of = self.schema_list(value, &here, depth, true),
-                "not" => k.not = Some(sub(self, keyword, value)),
-                "$defs" | "definitions" => {
-                    self.schema_map(value, &here, depth);
-                }
-                _ => {}
-            }
+        for (name, value) in map {
+            let keyword = Keyword { name, value, here: at(name), depth };
+            // Unknown keywords are annotations: no family takes them.
+            let _known = self.any_type_keyword(&mut k, &keyword)
+                || self.object_keyword(&mut k, &keyword)
+                || self.array_keyword(&mut k, &keyword)
+                || self.string_or_number_keyword(&mut k, &keyword)
+                || self.applicator_keyword(&mut k, &keyword);
         }
-        if draft7 && let Some(additional) = map.get("additionalItems") {
-            // Only meaningful after array-form `items`; with object-form `items` every item
-            // is already covered.
-            if map.get("items").is_some_and(Value::is_array) {
-                k.items = Some(sub(self, "additionalItems", additional));
-                k.items_keyword = "additionalItems";
-            } else {
-                sub(self, "additionalItems", additional);
-            }
-        }
-        if let Some(condition) = map.get("if") {
-            let condition = sub(self, "if", condition);
-            let then = map.get("then").map(|s| sub(self, "then", s));
-            let otherwise = map.get("else").map(|s| sub(self, "else", s));
-            k.if_then_else = Some((condition, then, otherwise));
-        }
+        self.conditional_and_additional_items(&mut k, map, path, depth);
         k.property_required =
             k.properties.iter().map(|(name, _)| k.required.contains(name)).collect();
         k.applicators = !(k.all_of.is_empty() && k.any_of.is_empty() && k.one_of.is_empty())
             || k.not.is_some()
             || k.if_then_else.is_some();
         k
+    }
+
+    /// `$ref`: a reference within the document is linked once every node exists; a remote
+    /// one is a warning, since it is not followed.
+    fn reference(&mut self, reference: &Value, path: &str, index: usize) {
+        let at = pointer_to(path, "$ref");
+        let ids = self.ids.get_or_insert_with(|| Ids::index(self.root, self.draft));
+        match reference.as_str().map(|r| (r, ids.resolve(path, r))) {
+            Some((r, Ok(Target::Here(target)))) => {
+                self.refs.push((index, target, r.to_string(), at))
+            }
+            Some((r, Ok(Target::Remote))) => self.warnings.push(Problem::new(
+                &at,
+                format!("remote $ref {r:?} is not followed: this reference is not enforced"),
+            )),
+            Some((_, Err(why))) => self.error(&at, why),
+            None => self.error(&at, "must be a string"),
+        }
+    }
+
+    /// The subschema at `here`, one level deeper.
+    fn sub(&mut self, value: &Value, here: &str, depth: usize) -> usize {
+        self.node(value, here.to_string(), depth + 1)
+    }
+
+    /// `type`, `enum` and `const`, which apply to any value; false for another keyword.
+    fn any_type_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, .. } = keyword;
+        match name {
+            "type" => (k.types, k.type_names) = self.types(value, here),
+            "enum" => match value {
+                Value::Array(values) => k.enumeration = Some(values.clone()),
+                _ => self.error(here, "must be an array"),
+            },
+            "const" => k.constant = Some(value.clone()),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The keywords of objects; false for another keyword.
+    fn object_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
+        let draft7 = self.draft == Draft::Draft7;
+        match name {
+            "properties" => k.properties = self.schema_map(value, here, depth),
+            "patternProperties" => {
+                for (pattern, node) in self.schema_map(value, here, depth) {
+                    match Regex::new(&pattern) {
+                        Ok(regex) => k.pattern_properties.push((pattern, regex, node)),
+                        Err(e) => self.error(&pointer_to(here, &pattern), e.to_string()),
+                    }
+                }
+            }
+            "additionalProperties" => k.additional_properties = Some(self.sub(value, here, depth)),
+            "propertyNames" => k.property_names = Some(self.sub(value, here, depth)),
+            "required" => k.required = self.strings(value, here),
+            "minProperties" => k.min_properties = self.count(value, here),
+            "maxProperties" => k.max_properties = self.count(value, here),
+            "dependentRequired" if !draft7 => {
+                k.dependent_required = self.dependent_required(value, here)
+            }
+            "dependentSchemas" if !draft7 => {
+                k.dependent_schemas = self.schema_map(value, here, depth)
+            }
+            "dependencies" if draft7 => self.dependencies(k, value, here, depth),
+            _ => return false,
+        }
+        true
+    }
+
+    /// Draft-07 `dependencies`: each member names required properties (an array) or a schema.
+    fn dependencies(&mut self, k: &mut Keywords, value: &Value, here: &str, depth: usize) {
+        let Value::Object(deps) = value else {
+            return self.error(here, "must be an object");
+        };
+        for (name, dep) in deps {
+            let dep_path = pointer_to(here, name);
+            if dep.is_array() {
+                let names = self.strings(dep, &dep_path);
+                k.dependent_required.push((name.clone(), names));
+            } else {
+                let node = self.node(dep, dep_path, depth + 1);
+                k.dependent_schemas.push((name.clone(), node));
+            }
+        }
+    }
+
+    /// The keywords of arrays (draft-07 `additionalItems` aside, which depends on `items`);
+    /// false for another keyword.
+    fn array_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
+        let draft7 = self.draft == Draft::Draft7;
+        match name {
+            "prefixItems" if !draft7 => k.prefix_items = self.schema_list(value, here, depth, true),
+            "items" => match value {
+                Value::Array(_) if draft7 => {
+                    k.prefix_items = self.schema_list(value, here, depth, false)
+                }
+                Value::Array(_) => self.error(
+                    here,
+                    "must be a schema in 2020-12 (an array of schemas is prefixItems)",
+                ),
+                _ => k.items = Some(self.sub(value, here, depth)),
+            },
+            "minItems" => k.min_items = self.count(value, here),
+            "maxItems" => k.max_items = self.count(value, here),
+            "uniqueItems" => match value {
+                Value::Bool(b) => k.unique_items = *b,
+                _ => self.error(here, "must be a boolean"),
+            },
+            "contains" => k.contains = Some(self.sub(value, here, depth)),
+            "minContains" if !draft7 => k.min_contains = self.count(value, here),
+            "maxContains" if !draft7 => k.max_contains = self.count(value, here),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The keywords of strings and numbers; false for another keyword.
+    fn string_or_number_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, .. } = keyword;
+        match name {
+            "minLength" => k.min_length = self.count(value, here),
+            "maxLength" => k.max_length = self.count(value, here),
+            "pattern" => match value {
+                Value::String(pattern) => match Regex::new(pattern) {
+                    Ok(regex) => k.pattern = Some((pattern.clone(), regex)),
+                    Err(e) => self.error(here, e.to_string()),
+                },
+                _ => self.error(here, "must be a string"),
+            },
+            "minimum" => k.minimum = self.number(value, here),
+            "maximum" => k.maximum = self.number(value, here),
+            "exclusiveMinimum" => k.exclusive_minimum = self.number(value, here),
+            "exclusiveMaximum" => k.exclusive_maximum = self.number(value, here),
+            "multipleOf" => {
+                k.multiple_of = self.number(value, here);
+                if k.multiple_of.as_ref().and_then(Number::as_f64).is_some_and(|m| m <= 0.0) {
+                    self.error(here, "must be greater than 0");
+                }
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// `allOf`, `anyOf`, `oneOf`, `not`, and the definitions they may point into (`if` aside,
+    /// which goes with `then` and `else`); false for another keyword.
+    fn applicator_keyword(&mut self, k: &mut Keywords, keyword: &Keyword) -> bool {
+        let &Keyword { name, value, ref here, depth } = keyword;
+        match name {
+            "allOf" => k.all_of = self.schema_list(value, here, depth, true),
+            "anyOf" => k.any_of = self.schema_list(value, here, depth, true),
+            "oneOf" => k.one_of = self.schema_list(value, here, depth, true),
+            "not" => k.not = Some(self.sub(value, here, depth)),
+            "$defs" | "definitions" => {
+                self.schema_map(value, here, depth);
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// The keywords read together, after the others: draft-07 `additionalItems` (with
+    /// array-form `items`), and `if` with its `then` and `else`.
+    fn conditional_and_additional_items(
+        &mut self,
+        k: &mut Keywords,
+        map: &Map<String, Value>,
+        path: &str,
+        depth: usize,
+    ) {
+        let at = |keyword: &str| pointer_to(path, keyword);
+        if self.draft == Draft::Draft7
+            && let Some(additional) = map.get("additionalItems")
+        {
+            let node = self.sub(additional, &at("additionalItems"), depth);
+            // Only meaningful after array-form `items`; with object-form `items` every item
+            // is already covered (the subschema is still checked).
+            if map.get("items").is_some_and(Value::is_array) {
+                k.items = Some(node);
+                k.items_keyword = "additionalItems";
+            }
+        }
+        if let Some(condition) = map.get("if") {
+            let condition = self.sub(condition, &at("if"), depth);
+            let then = map.get("then").map(|s| self.sub(s, &at("then"), depth));
+            let otherwise = map.get("else").map(|s| self.sub(s, &at("else"), depth));
+            k.if_then_else = Some((condition, then, otherwise));
+        }
     }
 
     fn types(&mut self, value: &Value, here: &str) -> (u8, Vec<&'static str>) {

@@ -3,7 +3,8 @@
 
 use serde_json::json;
 
-use crate::wire::jsonrpc::{ErrorObject, UNSUPPORTED_PROTOCOL_VERSION, is_object, raw_str};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
 use crate::wire::log_level::LogLevel;
 use crate::wire::scanner::Scanner;
 
@@ -94,8 +95,11 @@ pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject>
         return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
     };
     let Some(known) = MODERN_VERSIONS.iter().find(|v| **v == version) else {
-        return Err(ErrorObject::new(UNSUPPORTED_PROTOCOL_VERSION, "unsupported protocol version")
-            .with_data(json!({ "supported": supported_versions(), "requested": version })));
+        return Err(ErrorObject::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "unsupported protocol version",
+        )
+        .with_data(json!({ "supported": supported_versions(), "requested": version })));
     };
     if !meta.client_capabilities.is_some_and(is_object) {
         return Err(ErrorObject::invalid_params(format!(
@@ -110,7 +114,7 @@ pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject>
 mod tests {
     use super::*;
 
-    fn era(params: &str) -> Result<Era, i64> {
+    fn era(params: &str) -> Result<Era, ErrorCode> {
         let mut field = crate::wire::params::ParamsField::Absent;
         field.scan(&mut Scanner::new(params)).unwrap();
         let meta = field.object().unwrap().meta;
@@ -126,13 +130,22 @@ mod tests {
             era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28",{caps}}}}}"#)),
             Ok(Era::Modern("2026-07-28"))
         );
-        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}"#)), Err(-32602));
-        assert_eq!(era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":7,{caps}}}}}"#)), Err(-32602));
+        assert_eq!(
+            era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"2026-07-28"}}}}"#)),
+            Err(ErrorCode::INVALID_PARAMS)
+        );
+        assert_eq!(
+            era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":7,{caps}}}}}"#)),
+            Err(ErrorCode::INVALID_PARAMS)
+        );
         assert_eq!(
             era(&format!(r#"{{"_meta":{{"{VERSION_KEY}":"1999-01-01",{caps}}}}}"#)),
-            Err(-32022)
+            Err(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
         );
-        assert_eq!(era(r#"{"_meta":[]}"#), Err(-32602));
-        assert_eq!(era(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#), Err(-32602));
+        assert_eq!(era(r#"{"_meta":[]}"#), Err(ErrorCode::INVALID_PARAMS));
+        assert_eq!(
+            era(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#),
+            Err(ErrorCode::INVALID_PARAMS)
+        );
     }
 }

@@ -11,30 +11,14 @@ use std::io::{self, Write};
 use crate::wire::scanner::{self, Scanner, Syntax};
 use serde_json::{Value, json};
 
+use crate::wire::error_code::ErrorCode;
 use crate::wire::params::ParamsField;
-
-/// Text that is not JSON.
-pub const PARSE_ERROR: i64 = -32700;
-/// JSON that is not a valid request.
-pub const INVALID_REQUEST: i64 = -32600;
-/// A method the server does not serve.
-pub const METHOD_NOT_FOUND: i64 = -32601;
-/// Parameters the method cannot take.
-pub const INVALID_PARAMS: i64 = -32602;
-/// The server failed.
-pub const INTERNAL_ERROR: i64 = -32603;
-/// MCP up to 2025-11-25: the resource does not exist (2026-07-28 uses -32602 instead).
-pub const RESOURCE_NOT_FOUND: i64 = -32002;
-/// MCP 2026-07-28: a request needs a client capability it did not declare.
-pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
-/// MCP 2026-07-28: the request's protocol version is not one the server speaks.
-pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 
 /// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorObject {
-    /// The JSON-RPC error code, such as -32602 (invalid params).
-    pub code: i64,
+    /// The JSON-RPC error code, such as [`ErrorCode::INVALID_PARAMS`].
+    pub code: ErrorCode,
     /// What went wrong, lowercase, without a trailing period.
     pub message: String,
     /// More about it, for a program to read.
@@ -43,7 +27,7 @@ pub struct ErrorObject {
 
 impl ErrorObject {
     /// An error with no data.
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ErrorObject { code, message: message.into(), data: None }
     }
 
@@ -55,50 +39,51 @@ impl ErrorObject {
 
     /// -32602 with `message`.
     pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(INVALID_PARAMS, message)
+        Self::new(ErrorCode::INVALID_PARAMS, message)
     }
 
     /// -32600.
     pub fn invalid_request() -> Self {
-        Self::new(INVALID_REQUEST, "invalid request")
+        Self::new(ErrorCode::INVALID_REQUEST, "invalid request")
     }
 
     /// -32601, with the method as data.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(METHOD_NOT_FOUND, "method not found").with_data(json!(method))
+        Self::new(ErrorCode::METHOD_NOT_FOUND, "method not found").with_data(json!(method))
     }
 
     /// A line longer than the limit, refused unread.
     pub fn too_large() -> Self {
-        Self::new(INVALID_REQUEST, "message too large")
+        Self::new(ErrorCode::INVALID_REQUEST, "message too large")
     }
 
     /// A request read while another waits on the client, past the bound on what may wait.
     pub fn busy() -> Self {
         Self::new(
-            INVALID_REQUEST,
+            ErrorCode::INVALID_REQUEST,
             "server busy: a request is waiting on the client, send this again after it",
         )
     }
 
     /// A batch whose replies so far reached `max` bytes: its remaining requests are not run.
     pub fn batch_reply_too_large(max: usize) -> Self {
-        Self::new(INVALID_REQUEST, "batch reply too large").with_data(json!({ "maxBytes": max }))
+        Self::new(ErrorCode::INVALID_REQUEST, "batch reply too large")
+            .with_data(json!({ "maxBytes": max }))
     }
 
     /// Valid JSON nested deeper than the server reads (serde_json's limit too).
     pub fn too_deep() -> Self {
-        Self::new(INVALID_REQUEST, "message nests deeper than 128 levels")
+        Self::new(ErrorCode::INVALID_REQUEST, "message nests deeper than 128 levels")
     }
 
     /// Text that is not JSON (or not UTF-8).
     pub fn parse_error() -> Self {
-        Self::new(PARSE_ERROR, "parse error")
+        Self::new(ErrorCode::PARSE_ERROR, "parse error")
     }
 
     /// -32603.
     pub fn internal() -> Self {
-        Self::new(INTERNAL_ERROR, "internal error")
+        Self::new(ErrorCode::INTERNAL_ERROR, "internal error")
     }
 
     /// Writes `{"code","message","data"?}` in that conventional order.
@@ -609,7 +594,7 @@ mod tests {
         for line in cases.iter().copied().chain(texts.iter().map(String::as_str)) {
             let general = kind(&format!(" {line}"));
             assert_eq!(kind(line), general, "{line:?}");
-            let unparseable = matches!(parse_message(line), Message::Invalid { error, .. } if error.code == PARSE_ERROR);
+            let unparseable = matches!(parse_message(line), Message::Invalid { error, .. } if error.code == ErrorCode::PARSE_ERROR);
             assert_eq!(unparseable, serde_json::from_str::<Value>(line).is_err(), "{line:?}");
         }
     }

@@ -1,8 +1,9 @@
 //! The wire: bytes to messages and back. Line framing, the strict JSON scanner and value
-//! decoding, the JSON-RPC envelope and its error objects, the `params` members methods read,
+//! decoding, the JSON-RPC envelope, its error objects and codes, the `params` members methods read,
 //! and the two MCP eras a request may belong to. Nothing here knows a server.
 
 pub(crate) mod era;
+pub(crate) mod error_code;
 pub(crate) mod json_string;
 pub(crate) mod jsonrpc;
 pub(crate) mod lines;

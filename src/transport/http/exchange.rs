@@ -21,6 +21,7 @@ use crate::transport::http::session_table::{Refused, Sessions, Use};
 use crate::transport::http::socket::Stream;
 use crate::util::queue::{self, Receiver, Recv, Sender};
 use crate::wire::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
@@ -63,7 +64,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
             Err(ReadError::Closed) => return,
             Err(ReadError::Status(status, why)) => {
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+                let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
                 let _ = Response::json(status, body).closing().write(&mut exchange.writer, 1, 0);
                 return;
             }
@@ -130,7 +131,7 @@ impl Exchange<'_> {
             Err(denied) => {
                 log::info!(target: LOG, "{} refused: {}", self.peer, denied.why);
                 let body =
-                    error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, "unauthorized"));
+                    error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, "unauthorized"));
                 let response = Response::json(401, body)
                     .header("WWW-Authenticate", shared.guard.challenge(&denied));
                 return self.send(head, response, None, unread);
@@ -151,7 +152,7 @@ impl Exchange<'_> {
             _ => {
                 let body = error_body(
                     None,
-                    ErrorObject::new(jsonrpc::INVALID_REQUEST, "method not allowed"),
+                    ErrorObject::new(ErrorCode::INVALID_REQUEST, "method not allowed"),
                 );
                 let response = Response::json(405, body).header("Allow", "GET, POST, DELETE");
                 self.send(head, response, None, unread)
@@ -161,7 +162,7 @@ impl Exchange<'_> {
 
     /// Answers with a JSON-RPC error without id.
     fn refuse(&mut self, head: &Head, status: u16, why: &str, close: bool) -> Outcome {
-        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
         self.send(head, Response::json(status, body), None, close)
     }
 
@@ -219,7 +220,9 @@ impl Exchange<'_> {
         self.message(head, subject, text, sse_ok)
     }
 
-    /// Routes one POSTed message by era.
+    /// Routes one POSTed message by era: a 2026-07-28 request goes to the loop at once; a
+    /// legacy message belongs to a session, a request as a call and anything else as a
+    /// notification.
     fn message(
         &mut self,
         head: &Head,
@@ -227,14 +230,39 @@ impl Exchange<'_> {
         text: String,
         sse_ok: bool,
     ) -> Outcome {
-        let session_header = head.header("mcp-session-id");
-        let version_header = head.header("mcp-protocol-version");
         let frame = jsonrpc::parse_line(&text);
-        let (modern, is_request) = match &frame {
+        let modern = match self.era(head, &frame) {
+            Ok(modern) => modern,
+            Err(answered) => return answered,
+        };
+        if modern {
+            return self.call(head, text, sse_ok, None);
+        }
+        let is_request = matches!(frame, Frame::Single(Message::Request { .. }) | Frame::Batch(_));
+        let (session, created) = match self.legacy_session(head, subject, &frame, is_request) {
+            Ok(found) => found,
+            Err(answered) => return answered,
+        };
+        if is_request {
+            self.call(head, text, sse_ok, Some((session, created)))
+        } else {
+            self.notify(head, session, text)
+        }
+    }
+
+    /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
+    /// in `_meta`, or that opens no session and names a later version in its header; its
+    /// headers must then agree with its body. What cannot be served is answered here (`Err`):
+    /// a body that is no JSON-RPC message, a modern request whose headers disagree, a legacy
+    /// message whose header names a version the server does not speak.
+    fn era(&mut self, head: &Head, frame: &Frame) -> Result<bool, Outcome> {
+        let shared = self.shared;
+        let version_header = head.header("mcp-protocol-version");
+        let modern = match frame {
             Frame::Single(Message::Invalid { id, error }) => {
                 // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
                 let body = error_body(id.as_ref(), error.clone());
-                return self.send(head, Response::json(400, body), None, false);
+                return Err(self.send(head, Response::json(400, body), None, false));
             }
             Frame::Single(Message::Request { id, method, params }) => {
                 let meta = params.object().and_then(|p| p.meta);
@@ -243,20 +271,21 @@ impl Exchange<'_> {
                 // legacy ones is judged by 2026-07-28 rules, so it hears what it lacks.
                 let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
                 let modern = names_version
-                    || (session_header.is_none() && modern_header && method != "initialize");
+                    || (head.header("mcp-session-id").is_none()
+                        && modern_header
+                        && method != "initialize");
                 let checked = || {
                     headers::modern_checks(head, method, params, meta).and_then(|()| {
-                        headers::param_checks(head, method, params, &self.shared.param_headers)
+                        headers::param_checks(head, method, params, &shared.param_headers)
                     })
                 };
                 if modern && let Err((status, error)) = checked() {
                     let body = error_body(Some(id), error);
-                    return self.send(head, Response::json(status, body), None, false);
+                    return Err(self.send(head, Response::json(status, body), None, false));
                 }
-                (modern, true)
+                modern
             }
-            Frame::Single(_) => (false, false),
-            Frame::Batch(_) => (false, true),
+            Frame::Single(_) | Frame::Batch(_) => false,
         };
         if !modern
             && let Some(version) = version_header
@@ -265,85 +294,103 @@ impl Exchange<'_> {
         {
             let why = format!("unsupported MCP-Protocol-Version {version:?}");
             let data = json!({ "supported": era::supported_versions(), "requested": version });
-            let error = ErrorObject::new(jsonrpc::INVALID_REQUEST, why).with_data(data);
-            return self.send(head, Response::json(400, error_body(None, error)), None, false);
+            let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
+            return Err(self.send(head, Response::json(400, error_body(None, error)), None, false));
         }
-        if modern {
-            let (tx, rx) = queue::queue(SINK_CAPACITY);
-            let closed = Arc::new(AtomicBool::new(false));
-            let call = Call {
-                session: None,
-                body: text,
-                sink: Sink::new(tx, closed.clone()),
-                modern: true,
-                sse: sse_ok,
-            };
-            if self.shared.tx.send(Inbound::Call(call)).is_err() {
-                return self.refuse(head, 503, "the server is busy or stopping", true);
-            }
-            return self.pump(head, rx, &closed, sse_ok, Vec::new(), None);
-        }
-        // Legacy: everything but initialize belongs to a session.
-        let initialize = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
-        let (session, created) = match (session_header, initialize) {
+        Ok(modern)
+    }
+
+    /// The legacy session a message belongs to, and whether this message created it: the one
+    /// `Mcp-Session-Id` names, or a new one for `initialize`. Without either, a notification
+    /// from a 2026-07-28 client is accepted and ignored, anything else refused (`Err`).
+    fn legacy_session(
+        &mut self,
+        head: &Head,
+        subject: Option<String>,
+        frame: &Frame,
+        is_request: bool,
+    ) -> Result<(Use, bool), Outcome> {
+        let initialize = matches!(frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
+        let version_header = head.header("mcp-protocol-version");
+        match (head.header("mcp-session-id"), initialize) {
             (Some(id), _) => match self.shared.table.enter(id, subject.as_deref()) {
-                Ok(session) => (session, false),
-                Err(_) => return self.unknown_session(head, &frame),
+                Ok(session) => Ok((session, false)),
+                Err(_) => Err(self.unknown_session(head, frame)),
             },
             (None, true) => match self.shared.table.create(subject) {
-                Ok(session) => (session, true),
+                Ok(session) => Ok((session, true)),
                 Err(Refused::Full | Refused::Unknown) => {
-                    let response = Response::json(
-                        503,
-                        error_body(None, ErrorObject::new(-32000, "too many sessions")),
-                    )
-                    .header("Retry-After", "5");
-                    return self.send(head, response, None, false);
+                    let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
+                    let response =
+                        Response::json(503, error_body(None, error)).header("Retry-After", "5");
+                    Err(self.send(head, response, None, false))
                 }
             },
             (None, false)
                 if !is_request && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
             {
                 // 2026-07-28 defines no client notifications on HTTP: accepted, and ignored.
-                return self.send(head, Response::new(202), None, false);
+                Err(self.send(head, Response::new(202), None, false))
             }
-            (None, false) => {
-                return self.refuse(
-                    head,
-                    400,
-                    "missing Mcp-Session-Id header: send initialize first",
-                    false,
-                );
-            }
-        };
-        let id = session.id.clone();
-        if !is_request {
-            // 202 only for what will be read: a notification the loop cannot take is refused.
-            let bytes = text.len().max(1);
-            if self
-                .shared
-                .tx
-                .send_sized(Inbound::Message { session: Some(id.clone()), body: text }, bytes)
-                .is_err()
-            {
-                return self.refuse(head, 503, "the server is busy or stopping", false);
-            }
-            return self.send(head, Response::new(202), Some(id), false);
+            (None, false) => Err(self.refuse(
+                head,
+                400,
+                "missing Mcp-Session-Id header: send initialize first",
+                false,
+            )),
         }
+    }
+
+    /// Hands a request (or batch) to the dispatching loop and writes what comes back. `legacy`
+    /// is its session and whether this request created it (its id is then announced); `None`
+    /// for a 2026-07-28 request.
+    fn call(
+        &mut self,
+        head: &Head,
+        text: String,
+        sse_ok: bool,
+        legacy: Option<(Use, bool)>,
+    ) -> Outcome {
+        let session = legacy.as_ref().map(|(session, _)| session.id.clone());
+        let headers = match &legacy {
+            Some((session, true)) => vec![("Mcp-Session-Id", session.id.clone())],
+            _ => Vec::new(),
+        };
+        let modern = legacy.is_none();
+        let call = |sink| Inbound::Call(Call { session, body: text, sink, modern, sse: sse_ok });
+        match self.hand_over(head, call) {
+            Ok((rx, closed)) => {
+                self.pump(head, rx, &closed, sse_ok, headers, legacy.map(|(session, _)| session))
+            }
+            Err(refused) => refused,
+        }
+    }
+
+    /// A legacy client notification or response: 202 only for what will be read, so one the
+    /// loop cannot take is refused. `session` stays in use until it is answered.
+    fn notify(&mut self, head: &Head, session: Use, text: String) -> Outcome {
+        let bytes = text.len().max(1);
+        let message = Inbound::Message { session: Some(session.id.clone()), body: text };
+        if self.shared.tx.send_sized(message, bytes).is_err() {
+            return self.refuse(head, 503, "the server is busy or stopping", false);
+        }
+        self.send(head, Response::new(202), Some(session.id.clone()), false)
+    }
+
+    /// Hands `work` to the dispatching loop with a new sink for what it sends back; returns
+    /// the sink's receiving end and its closed flag, or the 503 refusal (closing the
+    /// connection) when the loop takes no more work.
+    fn hand_over(
+        &mut self,
+        head: &Head,
+        work: impl FnOnce(Sink) -> Inbound,
+    ) -> Result<(Receiver<Out>, Arc<AtomicBool>), Outcome> {
         let (tx, rx) = queue::queue(SINK_CAPACITY);
         let closed = Arc::new(AtomicBool::new(false));
-        let call = Call {
-            session: Some(id.clone()),
-            body: text,
-            sink: Sink::new(tx, closed.clone()),
-            modern: false,
-            sse: sse_ok,
-        };
-        if self.shared.tx.send(Inbound::Call(call)).is_err() {
-            return self.refuse(head, 503, "the server is busy or stopping", true);
+        if self.shared.tx.send(work(Sink::new(tx, closed.clone()))).is_err() {
+            return Err(self.refuse(head, 503, "the server is busy or stopping", true));
         }
-        let headers = if created { vec![("Mcp-Session-Id", id.clone())] } else { Vec::new() };
-        self.pump(head, rx, &closed, sse_ok, headers, Some(session))
+        Ok((rx, closed))
     }
 
     /// 404 for an unknown or expired session, with the request's id when it has one.
@@ -352,7 +399,10 @@ impl Exchange<'_> {
             Frame::Single(Message::Request { id, .. }) => Some(id),
             _ => None,
         };
-        let error = ErrorObject::new(-32001, "session not found: send initialize again");
+        let error = ErrorObject::new(
+            ErrorCode::SESSION_NOT_FOUND,
+            "session not found: send initialize again",
+        );
         self.send(head, Response::json(404, error_body(id, error)), None, false)
     }
 
@@ -374,16 +424,12 @@ impl Exchange<'_> {
         let result = loop {
             match rx.recv_timeout(POLL) {
                 Recv::Item(Out::Event(line)) if sse_ok => {
-                    if stream.is_none() {
-                        match Sse::start(&mut self.writer, head.minor, &headers) {
-                            Ok(sse) => stream = Some(sse),
-                            Err(e) => break Err(e),
-                        }
-                    }
+                    let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
+                        Ok(sse) => sse,
+                        Err(e) => break Err(e),
+                    };
                     log::trace!(target: LOG, "event for {}", self.peer);
-                    if let Err(e) =
-                        stream.as_ref().map_or(Ok(()), |s| s.event(&mut self.writer, &line))
-                    {
+                    if let Err(e) = sse.event(&mut self.writer, &line) {
                         break Err(e);
                     }
                     last_write = Instant::now();
@@ -422,15 +468,8 @@ impl Exchange<'_> {
                     }
                     // A long wait: a comment keeps proxies from timing the response out.
                     if sse_ok && last_write.elapsed() >= self.shared.keepalive {
-                        if stream.is_none() {
-                            match Sse::start(&mut self.writer, head.minor, &headers) {
-                                Ok(sse) => stream = Some(sse),
-                                Err(e) => break Err(e),
-                            }
-                        }
-                        if let Err(e) = stream
-                            .as_ref()
-                            .map_or(Ok(()), |s| s.comment(&mut self.writer, "keep-alive"))
+                        if let Err(e) = opened(&mut stream, &mut self.writer, head.minor, &headers)
+                            .and_then(|sse| sse.comment(&mut self.writer, "keep-alive"))
                         {
                             break Err(e);
                         }
@@ -480,13 +519,11 @@ impl Exchange<'_> {
             Ok(session) => session,
             Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
         };
-        let (tx, rx) = queue::queue(SINK_CAPACITY);
-        let closed = Arc::new(AtomicBool::new(false));
-        let inbound =
-            Inbound::Stream { session: session.id.clone(), sink: Sink::new(tx, closed.clone()) };
-        if self.shared.tx.send(inbound).is_err() {
-            return self.refuse(head, 503, "the server is busy or stopping", true);
-        }
+        let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
+        let (rx, closed) = match self.hand_over(head, stream) {
+            Ok(handed) => handed,
+            Err(refused) => return refused,
+        };
         // Opened at once: clients wait for the head before they consider the stream open.
         let sse = match Sse::start(&mut self.writer, head.minor, &[]) {
             Ok(sse) => sse,
@@ -539,7 +576,7 @@ impl Exchange<'_> {
     }
 
     fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {
-        let body = error_body(None, ErrorObject::new(jsonrpc::INVALID_REQUEST, why));
+        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
         let mut response = Response::json(status, body);
         if status == 405 {
             response = response.header("Allow", "POST");
@@ -560,6 +597,20 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
     let json = any || types.iter().any(|t| t == "application/json" || t == "application/*");
     let sse = any || types.iter().any(|t| t == "text/event-stream" || t == "text/*");
     (json, sse)
+}
+
+/// The response's event stream, its head written when it is first needed.
+fn opened<'a>(
+    stream: &'a mut Option<Sse>,
+    writer: &mut Stream,
+    minor: u8,
+    headers: &[(&'static str, String)],
+) -> io::Result<&'a Sse> {
+    let sse = match stream.take() {
+        Some(sse) => sse,
+        None => Sse::start(writer, minor, headers)?,
+    };
+    Ok(stream.insert(sse))
 }
 
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.

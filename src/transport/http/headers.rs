@@ -8,11 +8,10 @@ use serde_json::Value;
 
 use crate::transport::http::parser::Head;
 use crate::wire::era::{self, CAPABILITIES_KEY, VERSION_KEY};
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, raw_str};
 use crate::wire::params::ParamsField;
 
-/// 2026-07-28 `HeaderMismatch`: a required header is missing or disagrees with the body.
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
 /// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a
 /// top-level property of its input schema).
 pub fn param_headers(
@@ -53,7 +52,7 @@ pub fn modern_checks(
     params: &ParamsField,
     meta: Option<&str>,
 ) -> Result<(), (u16, ErrorObject)> {
-    let mismatch = |why: String| (400, ErrorObject::new(HEADER_MISMATCH, why));
+    let mismatch = |why: String| (400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
     let Some(header) = head.header("mcp-protocol-version") else {
         return Err(mismatch("the MCP-Protocol-Version header is required".into()));
     };
@@ -114,7 +113,7 @@ pub fn param_checks(
     };
     let arguments: Value =
         params.arguments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
-    let mismatch = |why: String| Err((400, ErrorObject::new(HEADER_MISMATCH, why)));
+    let mismatch = |why: String| Err((400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why)));
     for (header, argument) in headers {
         let sent = head.header(header);
         let value = arguments.get(argument).filter(|v| !v.is_null());

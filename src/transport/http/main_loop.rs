@@ -20,9 +20,8 @@ use crate::registry::server::Server;
 use crate::transport::http::session_table::Sessions;
 use crate::transport::http::signals::stopping;
 use crate::util::queue::{Receiver, Recv, Refused, Sender};
-use crate::wire::jsonrpc::{
-    self, ErrorObject, Frame, Id, METHOD_NOT_FOUND, Message, Payload, Reply,
-};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::dispatcher";
@@ -241,16 +240,8 @@ impl<'s> Dispatcher<'s> {
     fn message(&mut self, session: Option<String>, body: &str) {
         log::debug!(target: LOG, "<- {body}");
         let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
-        let mut handle = |message: Message| match message {
-            Message::Notification { method, params } => legacy.state.notification(&method, &params),
-            Message::Response { id } => {
-                log::debug!(target: LOG,
-                    "ignored a response to {} (no request of ours is pending)",
-                    id.map_or("null".into(), |i| i.to_string())
-                )
-            }
-            _ => {}
-        };
+        // The connection thread sends requests as calls: what needs a reply cannot be here.
+        let mut handle = |message: Message| drop(legacy.state.take_in(message));
         match jsonrpc::parse_line(body) {
             Frame::Single(message) => handle(message),
             Frame::Batch(items) => {
@@ -362,8 +353,18 @@ fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {
 /// capability or an unsupported version 400. Legacy errors travel in a 200.
 fn status_of(modern: bool, reply: &Reply) -> u16 {
     match reply {
-        Err(error) if modern && error.code == METHOD_NOT_FOUND => 404,
-        Err(error) if modern && matches!(error.code, -32022..=-32020) => 400,
+        Err(error) if modern && error.code == ErrorCode::METHOD_NOT_FOUND => 404,
+        Err(error)
+            if modern
+                && matches!(
+                    error.code,
+                    ErrorCode::HEADER_MISMATCH
+                        | ErrorCode::MISSING_CLIENT_CAPABILITY
+                        | ErrorCode::UNSUPPORTED_PROTOCOL_VERSION
+                ) =>
+        {
+            400
+        }
         _ => 200,
     }
 }

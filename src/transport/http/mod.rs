@@ -28,6 +28,8 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::registry::server::Server;
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::ErrorObject;
 pub use options::HttpOptions;
 
 use exchange::Shared;
@@ -262,7 +264,7 @@ fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: 
             let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
             let body = main_loop::error_body(
                 None,
-                crate::wire::jsonrpc::ErrorObject::new(-32000, "too many connections"),
+                ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections"),
             );
             let _ = Response::json(503, body).header("Retry-After", "1").closing().write(
                 &mut stream,

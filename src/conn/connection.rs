@@ -269,7 +269,11 @@ impl<'io> Conn<'io> {
             self.enqueue(line);
         } else {
             if !std::mem::replace(warned, true) {
-                log::warn!(target: LOG, "{MAX_QUEUED} lines or {} bytes wait already: replying at once", self.max_line);
+                log::warn!(
+                    target: LOG,
+                    "{MAX_QUEUED} lines or {} bytes wait already: replying at once",
+                    self.max_line,
+                );
             }
             self.refuse_frame(frame, session);
         }

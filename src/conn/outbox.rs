@@ -80,7 +80,11 @@ impl<'w> Outbox<'w> {
         let result = if log::log_enabled!(target: LOG, log::Level::Debug) {
             self.scratch.clear();
             write(&mut self.scratch).and_then(|()| {
-                log::debug!(target: LOG, "-> {}", String::from_utf8_lossy(self.scratch.trim_ascii_end()));
+                log::debug!(
+                    target: LOG,
+                    "-> {}",
+                    String::from_utf8_lossy(self.scratch.trim_ascii_end()),
+                );
                 self.writer.write_all(&self.scratch)
             })
         } else {

@@ -151,7 +151,11 @@ impl FileRoot {
         depth: usize,
     ) -> bool {
         if depth > MAX_DEPTH {
-            log::warn!(target: LOG, "not listing {}: nested more than {MAX_DEPTH} levels", dir.display());
+            log::warn!(
+                target: LOG,
+                "not listing {}: nested more than {MAX_DEPTH} levels",
+                dir.display(),
+            );
             return false;
         }
         let Ok(entries) = fs::read_dir(dir) else { return false };

@@ -494,7 +494,7 @@ mod tests {
     fn classifies_envelopes() {
         // `n` levels of objects in arrays: `[{"k":[{"k":...}]}]`.
         let deep = |n: usize| format!("{}{{}}{}", r#"[{"k":"#.repeat(n / 2), "}]".repeat(n / 2));
-        let cases: [(&str, &str); _] = [
+        let cases: &[(&str, &str)] = &[
             (r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, "request 1 ping"),
             (r#"{"jsonrpc":"2.0","id":"a\"b","method":"p\u0069ng"}"#, r#"request "a\"b" ping"#),
             (
@@ -568,7 +568,7 @@ mod tests {
             ("[1, 2]", "batch 2"),
             ("[1, 2", "invalid null -32700"),
         ];
-        for (line, want) in cases {
+        for &(line, want) in cases {
             assert_eq!(kind(line), want, "{line}");
         }
     }

@@ -71,7 +71,8 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
         };
         let started = Instant::now();
         let (status, session, reuse) = exchange.request(&head);
-        log::info!(target: LOG,
+        log::info!(
+            target: LOG,
             "{} {} {} {status} session={} {}ms",
             exchange.peer,
             head.method,
@@ -463,7 +464,11 @@ impl Exchange<'_> {
                 Recv::TimedOut => {
                     if peer_gone(&self.reader) {
                         closed.store(true, Ordering::Relaxed);
-                        log::info!(target: LOG, "{} closed its connection while its request was open", self.peer);
+                        log::info!(
+                            target: LOG,
+                            "{} closed its connection while its request was open",
+                            self.peer,
+                        );
                         return (499, name, false);
                     }
                     // A long wait: a comment keeps proxies from timing the response out.

@@ -173,7 +173,12 @@ impl TokenFile {
             if hup || stamp != state.stamp {
                 match read_tokens(&self.path) {
                     Ok((list, stamp)) => {
-                        log::info!(target: LOG, "{}: read {} token(s)", self.path.display(), list.len());
+                        log::info!(
+                            target: LOG,
+                            "{}: read {} token(s)",
+                            self.path.display(),
+                            list.len(),
+                        );
                         state.list = list;
                         state.stamp = stamp;
                     }

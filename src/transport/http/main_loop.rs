@@ -252,7 +252,10 @@ impl<'s> Dispatcher<'s> {
 
     fn call(&mut self, call: Call) {
         if call.sink.is_closed() {
-            log::info!(target: LOG, "dropped a request whose client went away before it was served");
+            log::info!(
+                target: LOG,
+                "dropped a request whose client went away before it was served",
+            );
             return;
         }
         log::debug!(target: LOG, "<- {}", call.body);
@@ -434,7 +437,8 @@ impl Inbox for Waiter<'_> {
                         || held_bytes > 0 && held_bytes + held(&work) > self.max_bytes =>
                 {
                     drop(work);
-                    log::warn!(target: LOG,
+                    log::warn!(
+                        target: LOG,
                         "dropped a client notification: {DEFER_CAP} or {} bytes are already waiting",
                         self.max_bytes
                     );
@@ -444,7 +448,11 @@ impl Inbox for Waiter<'_> {
                     self.deferred.push_back(work);
                 }
                 Recv::TimedOut if Instant::now() >= deadline => {
-                    log::warn!(target: LOG, "gave up waiting for the client's answer after {}s", ASK_TIMEOUT.as_secs());
+                    log::warn!(
+                        target: LOG,
+                        "gave up waiting for the client's answer after {}s",
+                        ASK_TIMEOUT.as_secs(),
+                    );
                     return None;
                 }
                 Recv::TimedOut => {}

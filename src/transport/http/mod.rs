@@ -156,7 +156,10 @@ impl Server {
                 return false;
             }
             let since = *stopping.get_or_insert_with(|| {
-                log::info!(target: LOG, "stopping: no new connections; finishing requests in flight");
+                log::info!(
+                    target: LOG,
+                    "stopping: no new connections; finishing requests in flight",
+                );
                 dispatcher.end_streams();
                 // Wake the acceptors blocked in accept, so they see the flag and leave.
                 wakers.iter().for_each(socket::Waker::wake);

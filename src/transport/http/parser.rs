@@ -156,7 +156,11 @@ impl Reader {
         match self.fill(Instant::now() + limits.idle, Some(stop)) {
             Ok(true) => {}
             Err(Waited::TimedOut) => {
-                log::debug!(target: LOG, "a keep-alive connection was closed after {} s idle", limits.idle.as_secs());
+                log::debug!(
+                    target: LOG,
+                    "a keep-alive connection was closed after {} s idle",
+                    limits.idle.as_secs(),
+                );
                 return Err(ReadError::Closed);
             }
             Ok(false) | Err(_) => return Err(ReadError::Closed),

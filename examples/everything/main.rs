@@ -4,6 +4,9 @@
 //! 127.0.0.1:8080` (Streamable HTTP, with the other `--http-*` flags of the binary);
 //! `server.rs` is the part to copy from.
 
+/// The binary's `--http` flags, read the same way.
+#[path = "../../src/bin/baremcp/http_flags.rs"]
+mod http_flags;
 mod modern;
 mod server;
 mod tasks;
@@ -11,7 +14,7 @@ mod tasks;
 use std::io;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let options = baremcp::HttpOptions::parse(std::env::args_os().skip(1))?;
+    let options = http_flags::parse(std::env::args_os().skip(1))?;
     let server = server::build()?;
     if !options.listen.is_empty() {
         env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();

@@ -8,6 +8,7 @@ use lexopt::prelude::*;
 
 use std::time::Duration;
 
+use super::http_flags;
 use super::proxy::ProxyOptions;
 use super::replay::ReplayOptions;
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
@@ -245,9 +246,9 @@ fn serve_or_command(
     let mut options = ServeOptions::default();
     while let Some(arg) = parser.next()? {
         match arg {
-            Long(name) if HttpOptions::FLAGS.contains(&name) => {
+            Long(name) if http_flags::FLAGS.contains(&name) => {
                 let name = name.to_string();
-                options.http.take(&name, parser)?;
+                http_flags::take(&mut options.http, &name, parser)?;
             }
             Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),

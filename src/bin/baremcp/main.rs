@@ -9,6 +9,7 @@ use std::process::ExitCode;
 pub(crate) mod catalog;
 pub(crate) mod cli;
 pub(crate) mod command;
+mod http_flags;
 pub(crate) mod logging;
 pub(crate) mod manifest;
 pub(crate) mod proxy;

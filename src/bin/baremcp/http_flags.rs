@@ -1,0 +1,194 @@
+//! The `--http` flags: reading `HttpOptions` from a command line (lexopt stays out of the
+//! library's API). `examples/everything` includes this file to take the same flags.
+
+use std::ffi::OsString;
+
+use baremcp::HttpOptions;
+use lexopt::prelude::*;
+
+/// The long flags [`take`] reads.
+pub const FLAGS: [&str; 17] = [
+    "http",
+    "http-path",
+    "auth-token-file",
+    "jwt-secret-file",
+    "jwt-audience",
+    "jwt-issuer",
+    "allow-unauthenticated",
+    "allow-origin",
+    "allow-host",
+    "resource-metadata-url",
+    "authorization-server",
+    "session-idle-secs",
+    "max-sessions",
+    "max-connections",
+    "sse-keepalive-secs",
+    "request-timeout-secs",
+    "idle-timeout-secs",
+];
+
+/// Takes long flag `name` (one of [`FLAGS`]) into `options`, reading its value from `parser`.
+pub fn take(
+    options: &mut HttpOptions,
+    name: &str,
+    parser: &mut lexopt::Parser,
+) -> Result<(), lexopt::Error> {
+    let mut text = || -> Result<String, lexopt::Error> { parser.value()?.string() };
+    match name {
+        "http" => options.listen.push(text()?),
+        "http-path" => {
+            let path = text()?;
+            if !path.starts_with('/') {
+                return Err(format!("--http-path must start with /, not {path:?}").into());
+            }
+            options.path = path;
+        }
+        "auth-token-file" => options.auth_token_file = Some(text()?.into()),
+        "jwt-secret-file" => options.jwt_secret_file = Some(text()?.into()),
+        "jwt-audience" => options.jwt_audience = Some(text()?),
+        "jwt-issuer" => options.jwt_issuer = Some(text()?),
+        "allow-unauthenticated" => options.allow_unauthenticated = true,
+        "allow-origin" => options.allow_origins.push(text()?),
+        "allow-host" => options.allow_hosts.push(text()?),
+        "resource-metadata-url" => options.resource_metadata_url = Some(text()?),
+        "authorization-server" => options.authorization_servers.push(text()?),
+        "session-idle-secs" => {
+            options.session_idle_secs = number(parser, "--session-idle-secs")? as u64
+        }
+        "max-sessions" => options.max_sessions = number(parser, "--max-sessions")?,
+        "max-connections" => options.max_connections = number(parser, "--max-connections")?,
+        "sse-keepalive-secs" => {
+            options.sse_keepalive_secs = number(parser, "--sse-keepalive-secs")? as u64
+        }
+        "request-timeout-secs" => {
+            options.request_timeout_secs = number(parser, "--request-timeout-secs")? as u64
+        }
+        "idle-timeout-secs" => {
+            options.idle_timeout_secs = number(parser, "--idle-timeout-secs")? as u64
+        }
+        other => return Err(format!("--{other} is not an http flag").into()),
+    }
+    Ok(())
+}
+
+/// Reads the HTTP flags (and `--max-message-bytes`) from `args`, ignoring nothing: for
+/// programs (like `examples/everything`) whose only flags are these.
+#[allow(dead_code, reason = "the binary takes these among its other flags, with `take`")]
+pub fn parse(
+    args: impl IntoIterator<Item = impl Into<OsString>>,
+) -> Result<HttpOptions, lexopt::Error> {
+    let mut parser = lexopt::Parser::from_args(args);
+    let mut options = HttpOptions::default();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long(name) if FLAGS.contains(&name) => {
+                let name = name.to_string();
+                take(&mut options, &name, &mut parser)?;
+            }
+            Long("max-message-bytes") => {
+                options.max_body = number(&mut parser, "--max-message-bytes")?
+            }
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    Ok(options)
+}
+
+fn number(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
+    let value = parser.value()?;
+    match value.to_str().and_then(|v| v.parse().ok()) {
+        Some(n) if n > 0 => Ok(n),
+        _ => Err(format!("{option} needs a whole number of at least 1, not {value:?}").into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_flag_is_read_and_bad_values_are_refused_by_name() {
+        let args = [
+            "--http",
+            "127.0.0.1:1",
+            "--http",
+            "unix:/tmp/s",
+            "--http-path",
+            "/x",
+            "--auth-token-file",
+            "t",
+            "--jwt-secret-file",
+            "j",
+            "--jwt-audience",
+            "aud",
+            "--jwt-issuer",
+            "iss",
+            "--allow-unauthenticated",
+            "--allow-origin",
+            "https://o",
+            "--allow-host",
+            "h",
+            "--resource-metadata-url",
+            "https://m/.well-known/x",
+            "--authorization-server",
+            "https://a",
+            "--session-idle-secs",
+            "2",
+            "--max-sessions",
+            "3",
+            "--max-connections",
+            "4",
+            "--sse-keepalive-secs",
+            "5",
+            "--request-timeout-secs",
+            "6",
+            "--idle-timeout-secs",
+            "7",
+            "--max-message-bytes",
+            "8",
+        ];
+        let o = parse(args).unwrap();
+        assert_eq!(o.listen, ["127.0.0.1:1", "unix:/tmp/s"]);
+        assert_eq!(o.path, "/x");
+        assert_eq!(
+            (o.auth_token_file.unwrap(), o.jwt_secret_file.unwrap()),
+            ("t".into(), "j".into())
+        );
+        assert_eq!(
+            (o.jwt_audience.as_deref(), o.jwt_issuer.as_deref()),
+            (Some("aud"), Some("iss"))
+        );
+        assert!(o.allow_unauthenticated);
+        assert_eq!(
+            (o.allow_origins, o.allow_hosts),
+            (vec!["https://o".to_string()], vec!["h".to_string()])
+        );
+        assert_eq!(o.resource_metadata_url.as_deref(), Some("https://m/.well-known/x"));
+        assert_eq!(o.authorization_servers, ["https://a"]);
+        let numbers = [
+            o.session_idle_secs as usize,
+            o.max_sessions,
+            o.max_connections,
+            o.sse_keepalive_secs as usize,
+        ];
+        assert_eq!(numbers, [2, 3, 4, 5]);
+        assert_eq!((o.request_timeout_secs, o.idle_timeout_secs, o.max_body), (6, 7, 8));
+        let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
+        assert_eq!(refused(&["--http-path", "mcp"]), "--http-path must start with /, not \"mcp\"");
+        assert_eq!(
+            refused(&["--max-sessions", "0"]),
+            "--max-sessions needs a whole number of at least 1, not \"0\""
+        );
+        assert_eq!(
+            refused(&["--idle-timeout-secs", "x"]),
+            "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
+        );
+        assert!(refused(&["--bogus"]).contains("--bogus"));
+        let mut options = HttpOptions::default();
+        let mut parser = lexopt::Parser::from_args(["x"]);
+        assert_eq!(
+            take(&mut options, "nope", &mut parser).unwrap_err().to_string(),
+            "--nope is not an http flag"
+        );
+    }
+}

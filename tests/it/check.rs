@@ -77,6 +77,18 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         "{}",
         text(&out.stderr)
     );
+    // A timeout past a day is refused before it could overflow a deadline.
+    std::fs::write(
+        &manifest,
+        r#"{"tools": [{"name": "t", "description": "d", "run": {"argv": ["echo"], "timeoutMs": 18446744073709551615}}]}"#,
+    )
+    .unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert!(
+        text(&out.stderr).contains("/tools/0/run/timeoutMs: must be <= 86400000"),
+        "{}",
+        text(&out.stderr)
+    );
     std::fs::write(&manifest, "{").unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);
     assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));

@@ -86,7 +86,9 @@ enum Event {
 /// while it runs. An error means the command could not be started.
 pub fn run(invocation: &Invocation, on_stderr_line: impl FnMut(&str)) -> io::Result<Outcome> {
     let (mut child, events) = spawn(invocation)?;
-    let deadline = Instant::now() + invocation.timeout;
+    // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
+    let now = Instant::now();
+    let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
     let (mut outcome, ended) =
         collect(&mut child, &events, deadline, invocation.max_output, on_stderr_line)?;
     outcome.status = finish(&mut child, ended, deadline)?;

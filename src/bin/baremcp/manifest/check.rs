@@ -137,7 +137,7 @@ impl Checker<'_> {
             Some(n) if n > 0 => n,
             _ => {
                 if whole(value) && value.as_f64().is_some_and(|n| n >= 1.0) {
-                    let why = format!("must be a positive integer in digits, at most {}", u64::MAX);
+                    let why = "must be a whole number written in digits (not 1e3 or 1.0)";
                     self.report(&pointer_to(here, key), why);
                 }
                 default

@@ -254,13 +254,16 @@ fn serve_or_command(
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
             Long("include-hidden") => options.include_hidden = true,
             Long("max-resource-bytes") => {
-                options.max_resource_bytes = positive(parser, "--max-resource-bytes")? as u64
+                options.max_resource_bytes =
+                    http_flags::positive(parser, "--max-resource-bytes")? as u64
             }
             Long("max-message-bytes") => {
-                options.max_message_bytes = positive(parser, "--max-message-bytes")?;
+                options.max_message_bytes = http_flags::positive(parser, "--max-message-bytes")?;
                 options.http.max_body = options.max_message_bytes;
             }
-            Long("page-size") => options.page_size = Some(positive(parser, "--page-size")?),
+            Long("page-size") => {
+                options.page_size = Some(http_flags::positive(parser, "--page-size")?)
+            }
             Long("log-level") => {
                 let level: String = parser.value()?.string()?;
                 if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
@@ -359,12 +362,13 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         match arg {
             Long("timeout-ms") => {
                 options.timeout =
-                    Duration::from_millis(positive(&mut parser, "--timeout-ms")? as u64)
+                    Duration::from_millis(http_flags::positive(&mut parser, "--timeout-ms")? as u64)
             }
             Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
             Long("update") => options.update = true,
             Long("max-message-bytes") => {
-                options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?
+                options.max_message_bytes =
+                    http_flags::positive(&mut parser, "--max-message-bytes")?
             }
             Short('h') | Long("help") => return Ok(Command::Help(REPLAY.text())),
             Value(file) => options.files.push(PathBuf::from(file)),
@@ -401,7 +405,8 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             }
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
             Long("max-message-bytes") => {
-                options.max_message_bytes = positive(&mut parser, "--max-message-bytes")?
+                options.max_message_bytes =
+                    http_flags::positive(&mut parser, "--max-message-bytes")?
             }
             Short('h') | Long("help") => return Ok(Command::Help(PROXY.text())),
             _ => return Err(arg.unexpected()),
@@ -411,15 +416,6 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         return Err("proxy needs a server command after --".into());
     }
     Ok(Command::Proxy(options))
-}
-
-/// The value of `option`, a whole number of at least 1; the error names the option.
-fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
-    let value = parser.value()?;
-    match value.to_str().and_then(|v| v.parse().ok()) {
-        Some(n) if n > 0 => Ok(n),
-        _ => Err(format!("{option} needs a whole number of at least 1, not {value:?}").into()),
-    }
 }
 
 #[cfg(test)]

@@ -53,18 +53,18 @@ pub fn take(
         "resource-metadata-url" => options.resource_metadata_url = Some(text()?),
         "authorization-server" => options.authorization_servers.push(text()?),
         "session-idle-secs" => {
-            options.session_idle_secs = number(parser, "--session-idle-secs")? as u64
+            options.session_idle_secs = positive(parser, "--session-idle-secs")? as u64
         }
-        "max-sessions" => options.max_sessions = number(parser, "--max-sessions")?,
-        "max-connections" => options.max_connections = number(parser, "--max-connections")?,
+        "max-sessions" => options.max_sessions = positive(parser, "--max-sessions")?,
+        "max-connections" => options.max_connections = positive(parser, "--max-connections")?,
         "sse-keepalive-secs" => {
-            options.sse_keepalive_secs = number(parser, "--sse-keepalive-secs")? as u64
+            options.sse_keepalive_secs = positive(parser, "--sse-keepalive-secs")? as u64
         }
         "request-timeout-secs" => {
-            options.request_timeout_secs = number(parser, "--request-timeout-secs")? as u64
+            options.request_timeout_secs = positive(parser, "--request-timeout-secs")? as u64
         }
         "idle-timeout-secs" => {
-            options.idle_timeout_secs = number(parser, "--idle-timeout-secs")? as u64
+            options.idle_timeout_secs = positive(parser, "--idle-timeout-secs")? as u64
         }
         other => return Err(format!("--{other} is not an http flag").into()),
     }
@@ -86,7 +86,7 @@ pub fn parse(
                 take(&mut options, &name, &mut parser)?;
             }
             Long("max-message-bytes") => {
-                options.max_body = number(&mut parser, "--max-message-bytes")?
+                options.max_body = positive(&mut parser, "--max-message-bytes")?
             }
             _ => return Err(arg.unexpected()),
         }
@@ -94,7 +94,8 @@ pub fn parse(
     Ok(options)
 }
 
-fn number(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
+/// The value of `option`, a whole number of at least 1; the error names the option.
+pub fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
     let value = parser.value()?;
     match value.to_str().and_then(|v| v.parse().ok()) {
         Some(n) if n > 0 => Ok(n),

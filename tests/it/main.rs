@@ -2,7 +2,7 @@
 //!
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `everything`: the conformance fixture server of `examples/everything`
-//! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `examples/fuzz`)
+//! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `benches/fuzz`)
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_process`: Streamable HTTP

@@ -90,8 +90,7 @@ fn whole(value: &Value) -> bool {
 /// over here.
 struct Checker<'d> {
     problems: Vec<Problem>,
-    /// What loads but will likely not run as meant: a program not on PATH, a missing `cwd`,
-    /// a placeholder that can pass for an option.
+    /// What loads but will likely not run as meant (`lint.rs`).
     warnings: Vec<Problem>,
     /// Keywords a schema uses that the validator does not enforce.
     schema_warnings: Vec<Problem>,

@@ -5,8 +5,9 @@
 //! `{name}` in a command's argv, stdin, cwd or env is replaced by an argument value; one
 //! placeholder never becomes more than the one argv element it is in (arrays expand to
 //! several elements only when the element is exactly `{name}`), and nothing goes through a
-//! shell. An element naming an absent optional argument is dropped, and a nested array of
-//! elements (`["--limit", "{limit}"]`) is dropped whole. `{{` and `}}` are literal braces.
+//! shell. An absent argument takes its property's `default`; without one, an element naming
+//! it is dropped, and a nested array of elements (`["--limit", "{limit}"]`) is dropped whole.
+//! `{{` and `}}` are literal braces.
 //! Prompt message texts use `{{name}}`.
 
 use std::collections::BTreeMap;
@@ -400,7 +401,8 @@ impl Manifest {
     }
 
     /// What loads but will likely not run as meant (a program not on `PATH`, a `cwd` that
-    /// does not exist, a placeholder that can pass for an option), each with its pointer.
+    /// does not exist, a placeholder that can pass for an option, an option left without its
+    /// value), each with its pointer.
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
     }

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -50,23 +51,7 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
         read(10, "m://t/hello"),
     ];
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .args(["--manifest", &path.to_string_lossy()])
-        .env("FUZZ_PASSED", "passed through")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let replies: HashMap<u64, Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| (v["id"].as_u64().unwrap(), v))
-        .collect();
+    let replies = replies(&path, &input);
     let text = |id: u64| {
         replies[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
     };
@@ -87,22 +72,12 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
     assert_eq!(replies[&10]["result"]["contents"][0]["text"], "hello");
 }
 
-/// The replies, by id, of the binary serving the manifest `tools` to `calls` (tool name and
-/// arguments, ids from 1).
-fn call_tools(name: &str, tools: Value, calls: &[(&str, Value)]) -> HashMap<u64, Value> {
-    let dir = crate::scratch(name);
-    let path = dir.join("manifest.json");
-    std::fs::write(&path, json!({"tools": tools}).to_string()).unwrap();
-    let mut input = String::new();
-    for (id, (tool, arguments)) in calls.iter().enumerate() {
-        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
-        let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
-        let call =
-            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": params});
-        input.push_str(&format!("{call}\n"));
-    }
+/// The replies, by id, of the binary serving the manifest at `path` to `input` (with
+/// `FUZZ_PASSED` in its environment).
+fn replies(path: &Path, input: &str) -> HashMap<u64, Value> {
     let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
         .args(["--manifest", &path.to_string_lossy()])
+        .env("FUZZ_PASSED", "passed through")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -110,12 +85,30 @@ fn call_tools(name: &str, tools: Value, calls: &[(&str, Value)]) -> HashMap<u64,
         .unwrap();
     child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
     String::from_utf8(out.stdout)
         .unwrap()
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .map(|v| (v["id"].as_u64().unwrap(), v))
         .collect()
+}
+
+/// The replies, by id, of the binary serving the manifest `tools` to `calls` (tool name and
+/// arguments, ids from 1).
+fn call_tools(name: &str, tools: Value, calls: &[(&str, Value)]) -> HashMap<u64, Value> {
+    let dir = crate::scratch(name);
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, json!({"tools": tools}).to_string()).unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut input = String::new();
+    for (id, (tool, arguments)) in calls.iter().enumerate() {
+        let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+        let call =
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": params});
+        input.push_str(&format!("{call}\n"));
+    }
+    replies(&path, &input)
 }
 
 #[test]

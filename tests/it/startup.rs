@@ -28,17 +28,22 @@ fn first_stderr_line(child: &mut Child) -> Option<String> {
     lines.recv_timeout(Duration::from_secs(10)).ok()
 }
 
-/// Sends SIGTERM and waits (at most ten seconds) for the exit.
-fn terminate(child: &mut Child) {
-    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+/// Waits (at most ten seconds) for `child` to exit after `what`; kills it and fails if not.
+fn exits_after(child: &mut Child, what: &str) {
     let started = Instant::now();
     while child.try_wait().unwrap().is_none() {
         if started.elapsed() > Duration::from_secs(10) {
             let _ = child.kill();
-            panic!("no exit within 10 s of SIGTERM");
+            panic!("no exit within 10 s of {what}");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
+}
+
+/// Sends SIGTERM and waits for the exit.
+fn terminate(child: &mut Child) {
+    Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    exits_after(child, "SIGTERM");
 }
 
 #[test]
@@ -135,14 +140,7 @@ fn on_a_terminal(args: &[&str]) -> Option<String> {
         .unwrap();
     // Ctrl-D at the start of a line: the terminal's end of input.
     controller.write_all(b"\x04").unwrap();
-    let started = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if started.elapsed() > Duration::from_secs(10) {
-            let _ = child.kill();
-            panic!("no exit within 10 s of Ctrl-D");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    exits_after(&mut child, "Ctrl-D");
     let mut stderr = String::new();
     child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
     Some(stderr)

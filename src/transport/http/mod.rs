@@ -142,7 +142,7 @@ impl Server {
         let mut wakers = Vec::new();
         for listener in listeners {
             let name = listener.name()?;
-            // The address ends the line: scripts read it from there (examples/http_load).
+            // The address ends the line: scripts read it from there (benches/http_load).
             let at = listener.endpoint(&options.path)?;
             log::info!(target: LOG, "{token} required; serving MCP at {at}");
             wakers.push(listener.waker()?);

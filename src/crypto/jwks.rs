@@ -344,6 +344,7 @@ pub(super) mod tests {
     }
 
     /// Each altered key is skipped for its own reason, and the set still reads for the good one.
+    // tidy: table
     #[test]
     fn each_unusable_key_is_skipped_with_its_reason() {
         let altered = |kid: &str, changes: Value| {

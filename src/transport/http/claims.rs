@@ -55,7 +55,8 @@ pub(crate) struct Principal {
     /// and `scp` (Okta's array, Entra's space-separated string), in token order.
     pub(crate) scopes: Vec<String>,
     /// The OAuth client the token was issued to: `client_id` (RFC 9068), else `azp`
-    /// (OpenID Connect, Keycloak, Entra v2), else `appid` (Entra v1).
+    /// (OpenID Connect, Keycloak, Auth0, Entra v2), else `appid` (Entra v1), else `cid`
+    /// (Okta).
     pub(crate) client_id: Option<String>,
     /// Every claim, for handlers that look further (roles, groups, tenant).
     pub(crate) claims: Map<String, Value>,
@@ -77,7 +78,7 @@ impl Principal {
                 _ => {}
             }
         }
-        let client_id = ["client_id", "azp", "appid"].into_iter().find_map(text);
+        let client_id = ["client_id", "azp", "appid", "cid"].into_iter().find_map(text);
         Principal { subject: text("sub"), issuer: text("iss"), scopes, client_id, claims }
     }
 
@@ -159,13 +160,16 @@ mod tests {
         assert_eq!(p.scopes, ["mcp:read", "mcp:write"]);
         assert_eq!(p.client_id.as_deref(), Some("c1"));
         assert_eq!(p.claims["azp"], "c2");
-        // Okta: `scp` as an array, `cid`... and no client_id, so nothing is guessed from it.
+        // Okta: `scp` as an array (what is not a string in it is no scope), `cid`.
         let p =
             Principal::from_claims(claims(json!({"scp": ["openid", "mcp:read", 3], "cid": "x"})));
         assert_eq!(
-            (p.scopes.as_slice(), p.client_id),
-            (&["openid".into(), "mcp:read".into()][..], None)
+            (p.scopes.as_slice(), p.client_id.as_deref()),
+            (&["openid".into(), "mcp:read".into()][..], Some("x"))
         );
+        // Without any of the four names there is no client, whatever else the token says.
+        let p = Principal::from_claims(claims(json!({"sub": "ann", "aud": "c", "client": "c"})));
+        assert_eq!((p.client_id, p.scopes.len()), (None, 0));
         // Entra v2: `scp` as a string, `azp`; v1: `appid`.
         let p =
             Principal::from_claims(claims(json!({"scp": "Files.Read User.Read", "azp": "guid"})));

@@ -280,4 +280,41 @@ mod tests {
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// The cases `tests/interop/oidc.sh --check` writes from a real oidc-provider: each
+    /// phase a JWKS file as the provider published it, tokens to accept (with the scopes
+    /// granted) and tokens to refuse (with words of the reason). Run only by that script.
+    #[test]
+    #[ignore = "tests/interop/oidc.sh --check runs it, with BAREMCP_OIDC_CASES set"]
+    fn oidc_provider_tokens() {
+        let path = std::env::var("BAREMCP_OIDC_CASES").expect("BAREMCP_OIDC_CASES: a cases file");
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let text = |value: &Value| value.as_str().unwrap().to_string();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+        let (alg, client) = (&doc["alg"], doc["client_id"].as_str());
+        for (i, phase) in doc["phases"].as_array().unwrap().iter().enumerate() {
+            let jwks = PathBuf::from(text(&phase["jwks"]));
+            let verifier =
+                JwksVerifier::open(jwks, text(&doc["audience"]), Some(text(&doc["issuer"])))
+                    .unwrap();
+            for case in phase["accept"].as_array().unwrap() {
+                let principal = verifier.verify(case[0].as_str().unwrap(), now.as_secs(), false);
+                let principal = principal.unwrap_or_else(|e| panic!("{alg} phase {i}: {e}"));
+                assert_eq!(principal.scopes.join(" "), text(&case[1]), "{alg} phase {i}");
+                assert_eq!(
+                    (principal.client_id.as_deref(), principal.subject.as_deref()),
+                    (client, client)
+                );
+            }
+            for case in phase["refuse"].as_array().unwrap() {
+                let refusal = verifier.verify(case[0].as_str().unwrap(), now.as_secs(), false);
+                let why = refusal.err().map(|e| e.to_string()).unwrap_or_default();
+                assert!(
+                    why.contains(case[1].as_str().unwrap()),
+                    "{alg} phase {i}: {why:?}, want {}",
+                    case[1]
+                );
+            }
+        }
+    }
 }

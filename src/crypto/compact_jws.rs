@@ -13,7 +13,7 @@ use crate::util::encoding::base64url_decode;
 
 /// The longest token read. Access tokens are about a kilobyte; large ones carry group lists,
 /// and 16 KiB is also what common HTTP servers allow a whole request head.
-pub(crate) const MAX_TOKEN_BYTES: usize = 16 * 1024;
+const MAX_TOKEN_BYTES: usize = 16 * 1024;
 
 /// How deep a header or claims set may nest arrays and objects. Providers' claims nest three
 /// levels (Keycloak's `resource_access.client.roles`).
@@ -22,7 +22,7 @@ const MAX_DEPTH: usize = 16;
 /// The most keys one token is checked against: a token without `kid` whose algorithm more
 /// keys fit is refused rather than tried against each (each RSA check costs a modular
 /// exponentiation).
-pub(crate) const MAX_KEYS_TRIED: usize = 4;
+const MAX_KEYS_TRIED: usize = 4;
 
 /// A token whose signature verified.
 #[derive(Clone, Debug, PartialEq)]
@@ -38,9 +38,8 @@ pub(crate) struct Signed {
 /// it are quoted and cut short.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum JwsError {
-    TooLong {
-        bytes: usize,
-    },
+    /// Longer than [`MAX_TOKEN_BYTES`].
+    TooLong { bytes: usize },
     /// Not three base64url parts, a header or payload that is no JSON object, or a member
     /// of the wrong type.
     Malformed(&'static str),
@@ -59,15 +58,9 @@ pub(crate) enum JwsError {
     UnknownKid(String),
     /// The keys the token points at do not verify its `alg`: another family, or pinned to
     /// another algorithm.
-    AlgorithmNotTheKeys {
-        alg: Algorithm,
-        kid: Option<String>,
-    },
+    AlgorithmNotTheKeys { alg: Algorithm, kid: Option<String> },
     /// No `kid`, and more than [`MAX_KEYS_TRIED`] keys fit the `alg`.
-    TooManyCandidates {
-        alg: Algorithm,
-        count: usize,
-    },
+    TooManyCandidates { alg: Algorithm, count: usize },
     /// The signature does not verify under the keys tried.
     BadSignature,
 }
@@ -90,7 +83,7 @@ pub(crate) fn verify(token: &str, keys: &KeySet) -> Result<Signed, JwsError> {
     else {
         return Err(JwsError::Malformed("not three dot-separated parts"));
     };
-    let header = object(header64, "header")?;
+    let header = object(header64, "header is not a base64url JSON object")?;
     let (alg, kid) = read_header(&header)?;
     let tried: Vec<_> = keys.named(kid.as_deref()).filter(|key| key.accepts(alg)).collect();
     if tried.is_empty() {
@@ -109,7 +102,7 @@ pub(crate) fn verify(token: &str, keys: &KeySet) -> Result<Signed, JwsError> {
     if !tried.iter().any(|key| key.key.verify(alg, input, &signature).is_ok()) {
         return Err(JwsError::BadSignature);
     }
-    let claims = object(payload64, "payload")?;
+    let claims = object(payload64, "payload is not a base64url JSON object")?;
     Ok(Signed { alg, kid, claims })
 }
 
@@ -134,8 +127,10 @@ fn read_header(header: &Map<String, Value>) -> Result<(Algorithm, Option<String>
     // Auth0 by default) still say `JWT` or nothing. Both are taken. Any other type names
     // another kind of JWT (a DPoP proof, a logout token...), which is never an access token.
     if let Some(typ) = text("typ", "typ is not a string")? {
-        let bare = typ.get(..12).filter(|p| p.eq_ignore_ascii_case("application/"));
-        let media = if bare.is_some() { &typ[12..] } else { typ };
+        let media = match typ.get(..12) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+            _ => typ,
+        };
         if !media.eq_ignore_ascii_case("at+jwt") && !media.eq_ignore_ascii_case("jwt") {
             return Err(JwsError::Type(shown(typ)));
         }
@@ -144,21 +139,16 @@ fn read_header(header: &Map<String, Value>) -> Result<(Algorithm, Option<String>
     Ok((alg, kid))
 }
 
-/// A base64url part that must be a JSON object, not nested past [`MAX_DEPTH`].
-fn object(encoded: &str, part: &'static str) -> Result<Map<String, Value>, JwsError> {
-    let malformed = || {
-        JwsError::Malformed(match part {
-            "header" => "header is not a base64url JSON object",
-            _ => "payload is not a base64url JSON object",
-        })
-    };
-    let json = base64url_decode(encoded).ok_or_else(malformed)?;
+/// A base64url part that must be a JSON object, not nested past [`MAX_DEPTH`]; `malformed`
+/// says which part it is when it is not.
+fn object(encoded: &str, malformed: &'static str) -> Result<Map<String, Value>, JwsError> {
+    let json = base64url_decode(encoded).ok_or(JwsError::Malformed(malformed))?;
     if depth(&json) > MAX_DEPTH {
         return Err(JwsError::Malformed("header or payload nests too deep"));
     }
     match serde_json::from_slice(&json) {
         Ok(Value::Object(map)) => Ok(map),
-        _ => Err(malformed()),
+        _ => Err(JwsError::Malformed(malformed)),
     }
 }
 
@@ -170,7 +160,7 @@ fn depth(json: &[u8]) -> usize {
         match (in_string, b) {
             (true, _) if escaped => escaped = false,
             (true, b'\\') => escaped = true,
-            (true, b'"') | (false, b'"') => in_string = !in_string,
+            (_, b'"') => in_string = !in_string,
             (false, b'[' | b'{') => {
                 depth += 1;
                 deepest = deepest.max(depth);

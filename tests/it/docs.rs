@@ -86,6 +86,21 @@ fn markdown_files() -> Vec<PathBuf> {
     files
 }
 
+/// What the crate's package holds (Cargo.toml's `include`), where documentation may link.
+const PACKAGED: [&str; 11] = [
+    "README.md",
+    "ARCHITECTURE.md",
+    "CHANGELOG.md",
+    "LICENSE",
+    "Cargo.toml",
+    "docs",
+    "src",
+    "examples",
+    "benches",
+    "fixtures",
+    "tests/it",
+];
+
 /// `text` without its fenced blocks and code spans, where a `](` is not a link.
 fn prose(text: &str) -> String {
     let mut out = String::new();
@@ -163,6 +178,13 @@ fn every_relative_link_resolves_anchors_included() {
             if !target.exists() {
                 broken.push(format!("{name}: {link}: no such file"));
                 continue;
+            }
+            // The packaged crate's tests check these links too, so a link stays inside what
+            // Cargo.toml's `include` packages (not `.ci/` or `tests/interop/`).
+            let inside = std::fs::canonicalize(&target).unwrap();
+            let inside = inside.strip_prefix(crate::root()).unwrap_or(&inside);
+            if !PACKAGED.iter().any(|p| inside.starts_with(p)) {
+                broken.push(format!("{name}: {link}: outside the package"));
             }
             if let Some(anchor) = anchor {
                 let headings = std::fs::read_to_string(&target).map(|t| anchors(&t));

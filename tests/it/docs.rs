@@ -58,6 +58,13 @@ fn fenced(text: &str) -> Vec<(String, String)> {
 /// Runs a shell block in `dir` with this build's `baremcp` first on `PATH`, as a user who
 /// installed it would.
 pub fn run_sh(block: &str, dir: &Path) -> Output {
+    run_sh_with_input(block, dir, "")
+}
+
+/// [`run_sh`] with `input` on the block's stdin.
+fn run_sh_with_input(block: &str, dir: &Path, input: &str) -> Output {
+    use std::io::Write;
+    use std::process::Stdio;
     let bin = Path::new(env!("CARGO_BIN_EXE_baremcp")).parent().unwrap();
     let cargo = Path::new(env!("CARGO")).parent().unwrap();
     let path = format!(
@@ -66,7 +73,17 @@ pub fn run_sh(block: &str, dir: &Path) -> Output {
         cargo.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    Command::new("sh").args(["-ec", block]).current_dir(dir).env("PATH", path).output().unwrap()
+    let mut child = Command::new("sh")
+        .args(["-ec", block])
+        .current_dir(dir)
+        .env("PATH", path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
 }
 
 /// The Markdown files whose links must resolve: README.md, CHANGELOG.md and docs/**.
@@ -262,6 +279,32 @@ fn the_manifest_quickstart_checks_and_serves_as_shown() {
 fn the_rust_quickstart_runs_as_shown() {
     crate::library::example("minimal");
     quickstart_prints_what_it_shows("## Write a tool in Rust", crate::root());
+}
+
+#[test]
+fn the_transcripts_page_records_a_session_and_replays_it() {
+    // The page's recipe with `my-server --flag` as baremcp serving a folder, and a client
+    // session on the proxy's stdin.
+    let dir = crate::scratch("docs-transcripts");
+    let tree = crate::fixture("tree");
+    let section = section("docs/transcripts.md", "## Recording and replaying any MCP server");
+    let block = blocks(&section, "sh").remove(0);
+    // Two commands and the comment that says what the proxy stands in for.
+    assert_eq!(block.matches("my-server --flag").count(), 3, "{block}");
+    let block = block.replace("my-server --flag", &format!("baremcp --root {}", tree.display()));
+    let session = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#,
+    ];
+    let out = run_sh_with_input(&block, &dir, &(session.join("\n") + "\n"));
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    // The proxy forwarded both replies, then replay passed the recording.
+    assert!(stdout.ends_with("session.txt: ok\n1 passed, 0 failed\n"), "{stdout}");
+    assert_eq!(stdout.lines().filter(|l| l.starts_with("{")).count(), 2, "{stdout}");
+    let recorded = std::fs::read_to_string(dir.join("session.txt")).unwrap();
+    assert_eq!(recorded.lines().filter(|l| l.starts_with("--> ")).count(), 3, "{recorded}");
 }
 
 /// The MCP schema of `revision` with its root a reference to the definition `def`.

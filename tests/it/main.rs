@@ -24,6 +24,8 @@
 //! - `check`: `baremcp check` on every shape of manifest problem, subcommand flags, and
 //!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
+//! - `startup`: what the binary says as it starts (HTTP's URLs, stdio on a terminal), and
+//!   what `--quiet` keeps quiet
 //! - `tidy`: module docs, layers, names and lengths, and the documented method table against
 //!   the dispatch
 
@@ -52,6 +54,7 @@ mod limits;
 mod manifests;
 mod replay;
 mod schema_suite;
+mod startup;
 mod tasks;
 mod tidy;
 mod transcripts;

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The README's quickstart "Serve HTTP with a token", run as written: its blocks are read from
 # README.md (nothing is copied here), with this build's baremcp first on PATH and the port
-# 8080 replaced by a free one. The token is made and the server started by the first block;
-# curl must print what the README shows; the `claude mcp add` line is run with a stand-in
-# `claude` that records its arguments, which must then reach the server; the Python and
-# TypeScript programs are installed with the README's own install commands and must print
-# `Hello, World!`; and a request without the token gets 401.
+# 8080 replaced by a free one. The token is made and the server started by the first block,
+# and the server must say on stderr what the README says it does; curl must print what the
+# README shows; the `claude mcp add` line is run with a stand-in `claude` that records its
+# arguments, which must then reach the server; the Python and TypeScript programs are
+# installed with the README's own install commands and must print `Hello, World!`; and a
+# request without the token gets 401.
 #
 #   usage: bash tests/interop/quickstart_http.sh BAREMCP VENV
 # VENV is a Python virtual environment (run.sh makes it); the TypeScript program runs when
@@ -49,6 +50,10 @@ for _ in $(seq 100); do
   (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
   sleep 0.1
 done
+
+# The server says what the README says it says.
+says=$(grep -o '^It says `[^`]*`' "$blocks/section.md" | sed 's/^It says `//; s/`$//')
+grep -qF "$says" server.log || { echo "quickstart: the server did not say: $says" >&2; cat server.log >&2; exit 1; }
 
 # curl prints exactly the reply the README shows.
 got=$(bash -e "$blocks/1.sh")

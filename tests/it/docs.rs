@@ -190,8 +190,10 @@ fn every_relative_link_resolves_anchors_included() {
                 continue;
             }
             checked += 1;
-            let (path, anchor) = link.split_once('#').map_or((&link[..], None), |(p, a)| (p, Some(a)));
-            let target = if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
+            let (path, anchor) =
+                link.split_once('#').map_or((&link[..], None), |(p, a)| (p, Some(a)));
+            let target =
+                if path.is_empty() { file.clone() } else { file.parent().unwrap().join(path) };
             if !target.exists() {
                 broken.push(format!("{name}: {link}: no such file"));
                 continue;
@@ -321,8 +323,11 @@ fn definition_of(revision: &str, method: &str) -> String {
     let path = crate::fixture(&format!("spec/{revision}/schema.json"));
     let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     let defs = schema["$defs"].as_object().unwrap();
-    let named: Vec<&String> =
-        defs.iter().filter(|(_, d)| d["properties"]["method"]["const"] == method).map(|(n, _)| n).collect();
+    let named: Vec<&String> = defs
+        .iter()
+        .filter(|(_, d)| d["properties"]["method"]["const"] == method)
+        .map(|(n, _)| n)
+        .collect();
     assert_eq!(named.len(), 1, "{revision}: {method} is defined by {named:?}");
     named[0].clone()
 }

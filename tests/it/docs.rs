@@ -57,7 +57,7 @@ fn fenced(text: &str) -> Vec<(String, String)> {
 
 /// Runs a shell block in `dir` with this build's `baremcp` first on `PATH`, as a user who
 /// installed it would.
-pub fn run_sh(block: &str, dir: &Path) -> Output {
+fn run_sh(block: &str, dir: &Path) -> Output {
     run_sh_with_input(block, dir, "")
 }
 
@@ -88,18 +88,8 @@ fn run_sh_with_input(block: &str, dir: &Path, input: &str) -> Output {
 
 /// The Markdown files whose links must resolve: README.md, CHANGELOG.md and docs/**.
 fn markdown_files() -> Vec<PathBuf> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                walk(&path, out);
-            } else if path.extension().is_some_and(|e| e == "md") {
-                out.push(path);
-            }
-        }
-    }
     let mut files = vec![crate::root().join("README.md"), crate::root().join("CHANGELOG.md")];
-    walk(&crate::root().join("docs"), &mut files);
+    crate::tidy::files_ending(&crate::root().join("docs"), "md", &mut files);
     files
 }
 

@@ -7,11 +7,16 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    files_ending(dir, "rs", out);
+}
+
+/// The files under `dir` (at any depth) whose extension is `extension`.
+pub fn files_ending(dir: &Path, extension: &str, out: &mut Vec<std::path::PathBuf>) {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
+            files_ending(&path, extension, out);
+        } else if path.extension().is_some_and(|e| e == extension) {
             out.push(path);
         }
     }

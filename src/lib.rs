@@ -65,13 +65,12 @@ pub mod transport;
 mod util;
 mod wire;
 
-pub use transport::http;
-pub use util::encoding;
-
 pub use conn::connection::ClientError;
 pub use conn::context::Context;
-pub use registry::error::{Error, Kind, Warning};
-pub use registry::files::{FileRoot, read_regular_file};
+pub use registry::describe::Describe;
+pub use registry::error::{DuplicateKind, Error, Warning};
+pub use registry::files::FileRoot;
+pub use registry::intercept::{Intercepted, OnReply, OnRequest};
 pub use registry::prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use registry::resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
 pub use registry::server::{DEFAULT_MAX_MESSAGE_BYTES, Server};
@@ -79,7 +78,37 @@ pub use registry::task::TaskContext;
 pub use registry::task_tool::{Prepare, TaskHandler, TaskTool};
 pub use registry::tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput};
 pub use transport::http::HttpOptions;
-pub use wire::era::{LEGACY_VERSIONS, MODERN_VERSIONS};
+pub use wire::era::{Era, LEGACY_VERSIONS, MODERN_VERSIONS};
 pub use wire::error_code::ErrorCode;
 pub use wire::jsonrpc::{ErrorObject, Id};
 pub use wire::log_level::LogLevel;
+
+/// Base64 as MCP uses it (the standard alphabet, padded): for the `data` of image and audio
+/// [`Content`] blocks, and for binary resources.
+pub mod encoding {
+    pub use crate::util::encoding::{base64, base64_decode};
+}
+
+/// Not part of the API: what `tool_args!` expands to, and what the `baremcp` binary and the
+/// tests use of the library's insides. Nothing here is stable; it may change in any release.
+///
+/// The binary may use only the library's public API (ARCHITECTURE.md); these utilities are
+/// the library's own, which it shares rather than the binary copying them, and no embedder
+/// needs them.
+#[doc(hidden)]
+pub mod __private {
+    // For `tool_args!`.
+    pub use crate::registry::agreement::{check_enum, check_struct};
+    pub use crate::registry::describe::{ObjectSchema, enum_schema, keyword, property};
+    pub use serde_json::Value;
+
+    // For the binary: log timestamps, transcript paths, manifest checks, the proxy.
+    pub use crate::registry::files::read_regular_file;
+    pub use crate::schema::pointer::{escape_token, pointer_to};
+    pub use crate::schema::validate::json_eq as json_equal;
+    pub use crate::transport::http::hs256;
+    pub use crate::util::encoding::{percent_encode_path, rfc3339};
+    pub use crate::util::poll::{RawFd, readable_within};
+    pub use crate::wire::jsonrpc::error_response;
+    pub use crate::wire::strict::{Outline, StrictError, read_strict};
+}

@@ -719,7 +719,7 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
             b64url(json!({"alg": alg}).to_string().as_bytes()),
             b64url(claims.to_string().as_bytes())
         );
-        let mac = baremcp::http::hs256(key, signing.as_bytes());
+        let mac = baremcp::__private::hs256(key, signing.as_bytes());
         format!("Authorization: Bearer {signing}.{}", b64url(&mac))
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
@@ -1107,7 +1107,7 @@ fn watching() -> baremcp::Server {
         .canonicalize()
         .unwrap();
     let mut server = baremcp::Server::new("watching", "1.0.0");
-    server.add_root(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
+    server.add_directory(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
     server
 }
 

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
-use baremcp::encoding::rfc3339;
+use baremcp::__private::rfc3339;
 
 /// Starts logging: `level` (a `--log-level` value) wins over `RUST_LOG`; warnings and errors
 /// otherwise. Records go to `file` (appended to) when given, else to stderr.

@@ -243,7 +243,7 @@ fn nullable(mut schema: Value) -> Value {
 pub fn doc_text(lines: &[&str]) -> Option<String> {
     let mut text = String::new();
     let mut blank = false;
-    for line in lines.iter().flat_map(|doc| doc.lines()) {
+    for line in lines.iter().flat_map(|doc| doc.split('\n')) {
         let line = line.strip_prefix(' ').unwrap_or(line).trim_end();
         if line.is_empty() {
             blank = !text.is_empty();

@@ -19,6 +19,10 @@
 //!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
+//! - `typed`: schemas derived from argument types (`tool_args!`, the type table, the agreement
+//!   check), schemars' schemas, structured output with and without its text copy
+//! - `intercept`: the `on_request` and `on_reply` hooks over stdio and HTTP
+//! - `public_api`: the library's public items against `tests/public-api.txt`
 
 // The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
 // builds (see README, Platforms).
@@ -33,14 +37,17 @@ mod files;
 mod fuzz;
 mod http;
 mod http_load;
+mod intercept;
 mod library;
 mod limits;
 mod manifests;
+mod public_api;
 mod replay;
 mod schema_suite;
 mod tasks;
 mod tidy;
 mod transcripts;
+mod typed;
 
 /// The application (`src/bin/baremcp/`), compiled into the tests too, so that transcripts
 /// build their server from the same flags in process. Much of it only the binary calls.

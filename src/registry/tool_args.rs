@@ -6,8 +6,8 @@
 //! keeping every attribute on the type but `#[schema(...)]`, which it turns into keywords.
 
 /// Declares a struct (or an enum of unit variants) and derives its JSON Schema from the same
-/// tokens: an implementation of [`Describe`](crate::Describe), which [`Tool::typed`]
-/// (crate::Tool::typed) lists as the tool's `inputSchema`.
+/// tokens: an implementation of [`Describe`](crate::Describe), which
+/// [`Tool::typed`](crate::Tool::typed) lists as the tool's `inputSchema`.
 ///
 /// ```
 /// use baremcp::{Describe, Tool, tool_args};
@@ -62,9 +62,9 @@
 ///
 /// What it reads:
 ///
-/// - **Field names and types**: each field's schema is its type's ([`Describe`]
-///   (crate::Describe) has the table for the standard types; a field of another
-///   `tool_args!` type nests its schema).
+/// - **Field names and types**: each field's schema is its type's
+///   ([`Describe`](crate::Describe) has the table for the standard types; a field of
+///   another `tool_args!` type nests its schema).
 /// - **`required`**: every field but those of an `Option` type and those marked
 ///   `#[serde(default)]` or `#[serde(default = "...")]` (or all, under a `#[serde(default)]`
 ///   on the struct).

@@ -24,7 +24,10 @@ fn hooked(seen: &Seen) -> Server {
                 Era::Modern(version) => version.to_string(),
             };
             let params = request.params.unwrap_or("-");
-            before.lock().unwrap().push(format!("{} {} {era} {params}", request.method, request.id));
+            before
+                .lock()
+                .unwrap()
+                .push(format!("{} {} {era} {params}", request.method, request.id));
             match request.params {
                 Some(params) if params.contains(r#""name":"secret""#) => {
                     Err(ErrorObject::new(ErrorCode::INVALID_PARAMS, "secret is not for you"))
@@ -106,8 +109,11 @@ fn a_panicking_hook_is_an_internal_error_and_the_server_serves_on() {
                  {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n";
     let mut output = Vec::new();
     server.serve(&mut input.as_bytes(), &mut output).unwrap();
-    let lines: Vec<Value> =
-        String::from_utf8(output).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let lines: Vec<Value> = String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
     // The reply whose on_reply panicked still goes out.
     assert_eq!(lines[0]["result"]["serverInfo"]["name"], "p");
     assert_eq!(lines[1]["error"]["code"], -32603);

@@ -64,7 +64,8 @@ fn mask(text: &str) -> String {
     let mut i = 0;
     while i < bytes.len() {
         let raw = bytes[i] == b'r' && matches!(bytes.get(i + 1), Some(b'#' | b'"'));
-        let raw = raw && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
+        let raw =
+            raw && (i == 0 || !(bytes[i - 1].is_ascii_alphanumeric() || bytes[i - 1] == b'_'));
         if raw {
             let hashes = bytes[i + 1..].iter().take_while(|&&b| b == b'#').count();
             if bytes.get(i + 1 + hashes) == Some(&b'"') {
@@ -147,11 +148,14 @@ fn body(text: &str, at: usize) -> &str {
 fn reexports(text: &str) -> Vec<(String, String)> {
     let mut out = Vec::new();
     let mut rest = text;
-    while let Some(at) = rest.find("\npub use ").or_else(|| rest.strip_prefix("pub use ").map(|_| 0)) {
+    while let Some(at) =
+        rest.find("\npub use ").or_else(|| rest.strip_prefix("pub use ").map(|_| 0))
+    {
         let start = at + rest[at..].find("pub use ").unwrap() + "pub use ".len();
         let end = start + rest[start..].find(';').unwrap();
         let spec = rest[start..end].split_whitespace().collect::<Vec<_>>().join(" ");
-        let spec = spec.replace(":: ", "::").replace("{ ", "{").replace(" }", "}").replace(", ", ",");
+        let spec =
+            spec.replace(":: ", "::").replace("{ ", "{").replace(" }", "}").replace(", ", ",");
         let (base, names) = match spec.split_once("::{") {
             Some((base, names)) => (base.to_string(), names.trim_end_matches('}').to_string()),
             None => match spec.rsplit_once("::") {
@@ -307,7 +311,10 @@ fn ident(text: &str) -> String {
 /// `pub fn` and `pub const` heads of inherent impls, and the heads of trait impls, of each
 /// reachable type (or of a reachable trait, for any type), anywhere in the library. `types`
 /// maps a name to its public path and a hidden mark.
-fn impls(modules: &BTreeMap<String, String>, types: &BTreeMap<String, (String, &str)>) -> Vec<String> {
+fn impls(
+    modules: &BTreeMap<String, String>,
+    types: &BTreeMap<String, (String, &str)>,
+) -> Vec<String> {
     let mut out = Vec::new();
     for text in modules.values() {
         let text = code(text);
@@ -335,7 +342,9 @@ fn impls(modules: &BTreeMap<String, String>, types: &BTreeMap<String, (String, &
                         let mut at = 0;
                         for member in inner.split_inclusive('\n') {
                             let trimmed = member.trim_start();
-                            if member.starts_with("    pub fn ") || member.starts_with("    pub const ") {
+                            if member.starts_with("    pub fn ")
+                                || member.starts_with("    pub const ")
+                            {
                                 let indent = member.len() - trimmed.len();
                                 out.push(format!("{public}::{}{hidden}", head(inner, at + indent)));
                             }
@@ -366,7 +375,11 @@ fn absolute(module: &str, target: &str) -> String {
 }
 
 /// Where item `name`, reachable as module `module`'s, is declared: following `pub use`.
-fn resolve(modules: &BTreeMap<String, String>, module: &str, name: &str) -> Option<(String, String)> {
+fn resolve(
+    modules: &BTreeMap<String, String>,
+    module: &str,
+    name: &str,
+) -> Option<(String, String)> {
     let text = code(modules.get(module)?);
     if items(&text).iter().any(|(_, n, _)| n == name) {
         return Some((module.to_string(), name.to_string()));
@@ -386,7 +399,8 @@ fn listing() -> String {
     for (public, (module, name)) in &reachable {
         let path = public.trim_end_matches(" #[doc(hidden)]");
         let hidden = if public.ends_with("#[doc(hidden)]") { " #[doc(hidden)]" } else { "" };
-        let (module, name) = resolve(&modules, module, name).unwrap_or((module.clone(), name.clone()));
+        let (module, name) =
+            resolve(&modules, module, name).unwrap_or((module.clone(), name.clone()));
         let (module, name) = (&module, &name);
         match modules.get(module) {
             Some(text) => {
@@ -408,7 +422,8 @@ fn listing() -> String {
             let start = at + "#[macro_export]\nmacro_rules! ".len();
             let name: String =
                 rest[start..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-            let hidden = if rest[..at].ends_with("#[doc(hidden)]\n") { " #[doc(hidden)]" } else { "" };
+            let hidden =
+                if rest[..at].ends_with("#[doc(hidden)]\n") { " #[doc(hidden)]" } else { "" };
             lines.insert(format!("baremcp::{name}!: macro_rules! {name}{hidden}"));
             rest = &rest[start..];
         }
@@ -438,5 +453,8 @@ fn the_public_api_is_the_listed_one() {
 fn no_lexopt_type_is_in_the_public_api() {
     let listing = listing();
     assert!(!listing.contains("lexopt"), "{listing}");
-    assert!(listing.contains("baremcp::Server::pub fn add_tool("), "not read from the source: {listing}");
+    assert!(
+        listing.contains("baremcp::Server::pub fn add_tool("),
+        "not read from the source: {listing}"
+    );
 }

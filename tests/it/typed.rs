@@ -204,7 +204,9 @@ fn serde_default_on_the_struct_requires_nothing() {
     assert_eq!(AllDefault::schema().get("required"), None);
     assert_eq!(Empty::schema(), json!({"type": "object", "properties": {}}));
     let mut server = Server::new("t", "1");
-    server.add_tool(Tool::typed("d", "d", |a: AllDefault, _| Ok(format!("{}{}", a.a, a.b)))).unwrap();
+    server
+        .add_tool(Tool::typed("d", "d", |a: AllDefault, _| Ok(format!("{}{}", a.a, a.b))))
+        .unwrap();
     server.add_tool(Tool::typed("e", "e", |_: Empty, _| Ok("empty"))).unwrap();
 }
 
@@ -220,7 +222,12 @@ fn served(server: &Server, lines: &[Value]) -> Vec<Value> {
     input.push('\n');
     let mut output = Vec::new();
     server.serve(&mut input.as_bytes(), &mut output).unwrap();
-    String::from_utf8(output).unwrap().lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect()
+    String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .skip(1)
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> Value {
@@ -266,9 +273,17 @@ fn a_derived_schema_is_listed_and_wrong_arguments_get_their_pointer() {
         assert_eq!(replies[i]["result"]["isError"], true, "{}", replies[i]);
         replies[i]["result"]["content"][0]["text"].as_str().unwrap().to_string()
     };
-    assert!(error(2).contains("/address/number: expected integer or null, got string"), "{}", error(2));
+    assert!(
+        error(2).contains("/address/number: expected integer or null, got string"),
+        "{}",
+        error(2)
+    );
     assert!(error(3).contains("/weight: must be <= 20000, got 20001"), "{}", error(3));
-    assert!(error(4).contains("/weight: invalid type: floating point `2.0`, expected u16"), "{}", error(4));
+    assert!(
+        error(4).contains("/weight: invalid type: floating point `2.0`, expected u16"),
+        "{}",
+        error(4)
+    );
 }
 
 tool_args! {
@@ -364,17 +379,23 @@ fn a_schema_and_a_type_that_disagree_are_refused_at_registration() {
         [r#"/properties/hidden: the schema lists "hidden", which the type does not read"#]
     );
     let flattened = mismatch(Tool::typed("f", "f", |_: Flattens, _| Ok("")));
-    assert!(flattened[0].starts_with("/: declared as a struct, the type reads a map"), "{flattened:?}");
+    assert!(
+        flattened[0].starts_with("/: declared as a struct, the type reads a map"),
+        "{flattened:?}"
+    );
     assert_eq!(
         mismatch(Tool::typed("n", "n", |_: NeedsOption, _| Ok(""))),
         [r#"/required: the type needs "maybe", which the schema does not require"#]
     );
     assert_eq!(
         mismatch(Tool::typed("h", "h", |_: HiddenDefault, _| Ok(""))),
-        [r#"/required: the schema requires "count", which the type can do without (#[serde(default)])"#]
+        [
+            r#"/required: the schema requires "count", which the type can do without (#[serde(default)])"#
+        ]
     );
     // Said in one line, with the tool's name.
-    let error = Server::new("t", "1").add_tool(Tool::typed("s", "s", |_: Skips, _| Ok(""))).unwrap_err();
+    let error =
+        Server::new("t", "1").add_tool(Tool::typed("s", "s", |_: Skips, _| Ok(""))).unwrap_err();
     assert_eq!(
         error.to_string(),
         r#"tool "s": inputSchema and the argument type disagree: /properties/hidden: the schema lists "hidden", which the type does not read"#
@@ -476,7 +497,8 @@ mod schemars_recipe {
                 call(5, "order", not_email),
             ],
         );
-        let text = |i: usize| replies[i]["result"]["content"][0]["text"].as_str().unwrap().to_string();
+        let text =
+            |i: usize| replies[i]["result"]["content"][0]["text"].as_str().unwrap().to_string();
         assert_eq!(text(0), "2 Tea None a@b.c");
         // `$ref` into `$defs` is followed.
         assert!(text(1).contains(r#"/item: "coffee" is not one of "tea", "cake""#), "{}", text(1));
@@ -504,6 +526,6 @@ fn a_hand_written_describe_is_listed_as_written() {
         }
     }
     assert_eq!(<Option<Colour>>::schema()["type"], json!(["string", "null"]));
-    assert!(!Colour::OPTIONAL && <Option<Colour>>::OPTIONAL && <Box<Option<u8>>>::OPTIONAL);
+    const { assert!(!Colour::OPTIONAL && <Option<Colour>>::OPTIONAL && <Box<Option<u8>>>::OPTIONAL) };
     assert_eq!(Paint::schema()["properties"]["colour"], json!({"type": "object"}));
 }

@@ -18,6 +18,7 @@ use crate::schema::Schema;
 use crate::util::fnv::Fnv;
 use crate::util::stamp::Stamp;
 use crate::wire::era;
+use crate::wire::jsonrpc::ErrorObject;
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::server";
@@ -184,7 +185,7 @@ impl Server {
     /// ```
     pub fn on_request(
         mut self,
-        hook: impl Fn(&Intercepted) -> Result<(), crate::ErrorObject> + 'static,
+        hook: impl Fn(&Intercepted) -> Result<(), ErrorObject> + 'static,
     ) -> Server {
         self.hooks.on_request = Some(Box::new(hook));
         self
@@ -199,7 +200,7 @@ impl Server {
     /// it. See [`Server::on_request`] for an example.
     pub fn on_reply(
         mut self,
-        hook: impl Fn(&Intercepted, Result<&str, &crate::ErrorObject>, std::time::Duration) + 'static,
+        hook: impl Fn(&Intercepted, Result<&str, &ErrorObject>, std::time::Duration) + 'static,
     ) -> Server {
         self.hooks.on_reply = Some(Box::new(hook));
         self

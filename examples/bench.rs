@@ -309,47 +309,57 @@ impl Row {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let release = root.join("target/release");
     if std::env::args().any(|a| a == "--http") {
-        let built = Command::new(&cargo)
-            .args(["build", "--release", "--quiet", "--bin", "baremcp", "--example", "floor_http"])
-            .current_dir(&root)
-            .status()
-            .expect("cargo build");
-        assert!(built.success(), "build failed");
-        let release = root.join("target/release");
+        build_release(&root, &["--example", "floor_http"]);
         return http::run(&release.join("baremcp"), &release.join("examples/floor_http"), quick);
     }
+    build_release(&root, &["--example", "floor", "--example", "floor_a"]);
+    // Ours, floor B, floor A: the order of every row's values.
+    let binaries =
+        [release.join("baremcp"), release.join("examples/floor"), release.join("examples/floor_a")];
+    let pinned = pin_to_one_cpu();
+    let (rounds, starts, pings, pipelined_calls) =
+        if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
+    let mut rows = interleaved_rounds(&binaries, rounds, starts, pings, pipelined_calls);
+    let mut notes = Vec::new();
+    if !quick {
+        instruction_counts(&binaries, &mut rows, &mut notes);
+        let ours = &binaries[0];
+        notes.push(peak_by_call_count(ours, pipelined_calls, rows[3].ours));
+        notes.push(huge_lines_note(ours));
+        notes.push(static_binary_note(&root));
+    }
+    print_table(rounds, pinned, &rows, &notes);
+}
+
+/// `cargo build --release` of the binary and the `extra` targets.
+fn build_release(root: &Path, extra: &[&str]) {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let built = Command::new(&cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--bin",
-            "baremcp",
-            "--example",
-            "floor",
-            "--example",
-            "floor_a",
-        ])
-        .current_dir(&root)
+        .args(["build", "--release", "--quiet", "--bin", "baremcp"])
+        .args(extra)
+        .current_dir(root)
         .status()
         .expect("cargo build");
     assert!(built.success(), "build failed");
-    let release = root.join("target/release");
-    let (ours, floor, floor_a) =
-        (release.join("baremcp"), release.join("examples/floor"), release.join("examples/floor_a"));
-    let binaries = [&ours, &floor, &floor_a];
-    let pinned = pin_to_one_cpu();
+}
 
-    let (rounds, starts, pings, pipelined_calls) =
-        if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
+/// Start-up, ping-pong, pipelined throughput and its peak memory, measured in `rounds`
+/// rounds over the three servers; one row each, of medians.
+fn interleaved_rounds(
+    binaries: &[PathBuf; 3],
+    rounds: usize,
+    starts: usize,
+    pings: u64,
+    pipelined_calls: u64,
+) -> Vec<Row> {
     let mut samples: [[Vec<f64>; 3]; 4] = Default::default();
     for round in 0..rounds {
         // Rotate which server goes first so drift in the machine hits all alike.
         for k in 0..3 {
             let which = (round + k) % 3;
-            let binary = binaries[which];
+            let binary = &binaries[which];
             samples[0][which].push(startup(binary, starts));
             samples[1][which].push(ping_pong(binary, pings));
             let (rate, peak) = pipelined(binary, pipelined_calls);
@@ -363,82 +373,90 @@ fn main() {
         let mut m = |which: usize| median(&mut samples[i][which]) * scale;
         Row { what, unit, ours: m(0), floor: m(1), floor_a: Some(m(2)), target, higher_is_better }
     };
-    let mut rows = vec![
+    vec![
         measured(0, "start-up to initialize reply", "ms", 1e3, 1.2, false),
         measured(1, "ping-pong tools/call (median)", "us", 1e6, 0.8, false),
         measured(2, "pipelined tools/call", "calls/s", 1.0, 1.8, true),
         measured(3, "peak memory, pipelined run", "MiB", 1.0 / 1024.0, 1.1, false),
-    ];
+    ]
+}
 
-    let mut notes = Vec::new();
-    if !quick {
-        let dir = std::env::temp_dir().join(format!("baremcp-bench-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        match (
-            instructions_per_call(&ours, &dir, 10_000),
-            instructions_per_call(&floor, &dir, 10_000),
-        ) {
-            (Some(a), Some(b)) => rows.push(Row {
-                what: "instructions per tools/call",
-                unit: "instr",
-                ours: a,
-                floor: b,
-                floor_a: instructions_per_call(&floor_a, &dir, 10_000),
-                target: 0.35,
-                higher_is_better: false,
-            }),
-            _ => notes.push("instructions per call: skipped (valgrind not installed)".to_string()),
-        }
-        if let Some(modern) = instructions_per(&ours, &dir, 10_000, None, modern_call) {
-            notes.push(format!(
-                "instructions per 2026-07-28 tools/call (no floor to compare): {modern:.0}"
-            ));
-        }
-        let _ = std::fs::remove_dir_all(&dir);
-
-        // Medians of three runs, like the 200 000-call row's medians of rounds: one run's peak
-        // moves by a few percent here (the kernel maps code in 64 KiB runs as it is touched).
-        let peak_mib = |n: u64| median(&mut [0; 3].map(|_| pipelined(&ours, n).1 as f64 / 1024.0));
-        let flat: Vec<(u64, f64)> =
-            [20_000u64, 2_000_000].iter().map(|&n| (n, peak_mib(n))).collect();
-        let base = rows[3].ours; // the peak-memory row, in MiB
-        let spread = flat.iter().map(|(_, p)| (p / base - 1.0).abs()).fold(0.0, f64::max);
-        notes.push(format!(
-            "peak memory by call count: 20k {:.2} MiB, {pipelined_calls} {base:.2} MiB, 2M {:.2} MiB ({})",
-            flat[0].1,
-            flat[1].1,
-            if spread <= 0.05 { "flat: met" } else { "not flat: NOT MET" }
-        ));
-
-        let limit = baremcp::DEFAULT_MAX_MESSAGE_BYTES;
-        let (call_peak, stream_peak) = huge_lines(&ours, limit);
-        let mib = |kib: u64| kib as f64 / 1024.0;
-        // "The line limit plus a small constant": 4 MiB of slack over the limit.
-        let bounded =
-            |kib: u64| if mib(kib) <= ((limit >> 20) + 4) as f64 { "met" } else { "NOT MET" };
-        notes.push(format!(
-            "a {} MiB-argument call peaks at {:.1} MiB ({}); 8 lines of {} MiB (over the limit) peak at {:.1} MiB ({}); \
-             target: the limit plus 4 MiB",
-            limit >> 20,
-            mib(call_peak),
-            bounded(call_peak),
-            (2 * limit) >> 20,
-            mib(stream_peak),
-            bounded(stream_peak)
-        ));
-        match static_binary(&root) {
-            Some((size, is_static)) => notes.push(format!(
-                "static musl binary: {size} bytes ({}), {} ({})",
-                if size <= 1 << 20 { "<= 1 MiB: met" } else { "> 1 MiB: NOT MET" },
-                if is_static { "no dynamic loader" } else { "dynamically linked" },
-                if is_static { "met" } else { "NOT MET" }
-            )),
-            None => notes.push(
-                "static musl binary: skipped (rustup target add x86_64-unknown-linux-musl)".into(),
-            ),
-        }
+/// Instructions per call under valgrind: a row against floor B, and a note for the 2026-07-28
+/// call, which has no floor.
+fn instruction_counts(binaries: &[PathBuf; 3], rows: &mut Vec<Row>, notes: &mut Vec<String>) {
+    let [ours, floor, floor_a] = binaries;
+    let dir = std::env::temp_dir().join(format!("baremcp-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    match (instructions_per_call(ours, &dir, 10_000), instructions_per_call(floor, &dir, 10_000)) {
+        (Some(a), Some(b)) => rows.push(Row {
+            what: "instructions per tools/call",
+            unit: "instr",
+            ours: a,
+            floor: b,
+            floor_a: instructions_per_call(floor_a, &dir, 10_000),
+            target: 0.35,
+            higher_is_better: false,
+        }),
+        _ => notes.push("instructions per call: skipped (valgrind not installed)".to_string()),
     }
+    if let Some(modern) = instructions_per(ours, &dir, 10_000, None, modern_call) {
+        notes.push(format!(
+            "instructions per 2026-07-28 tools/call (no floor to compare): {modern:.0}"
+        ));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
 
+/// Peak memory is flat in the number of calls: 20 000 and 2 000 000 against the rounds'
+/// `base` MiB for `pipelined_calls`.
+fn peak_by_call_count(ours: &Path, pipelined_calls: u64, base: f64) -> String {
+    // Medians of three runs, like the 200 000-call row's medians of rounds: one run's peak
+    // moves by a few percent here (the kernel maps code in 64 KiB runs as it is touched).
+    let peak_mib = |n: u64| median(&mut [0; 3].map(|_| pipelined(ours, n).1 as f64 / 1024.0));
+    let flat: Vec<(u64, f64)> = [20_000u64, 2_000_000].iter().map(|&n| (n, peak_mib(n))).collect();
+    let spread = flat.iter().map(|(_, p)| (p / base - 1.0).abs()).fold(0.0, f64::max);
+    format!(
+        "peak memory by call count: 20k {:.2} MiB, {pipelined_calls} {base:.2} MiB, 2M {:.2} MiB ({})",
+        flat[0].1,
+        flat[1].1,
+        if spread <= 0.05 { "flat: met" } else { "not flat: NOT MET" }
+    )
+}
+
+/// Huge lines keep memory bounded by the line limit plus a small constant.
+fn huge_lines_note(ours: &Path) -> String {
+    let limit = baremcp::DEFAULT_MAX_MESSAGE_BYTES;
+    let (call_peak, stream_peak) = huge_lines(ours, limit);
+    let mib = |kib: u64| kib as f64 / 1024.0;
+    // "The line limit plus a small constant": 4 MiB of slack over the limit.
+    let bounded = |kib: u64| if mib(kib) <= ((limit >> 20) + 4) as f64 { "met" } else { "NOT MET" };
+    format!(
+        "a {} MiB-argument call peaks at {:.1} MiB ({}); 8 lines of {} MiB (over the limit) peak at {:.1} MiB ({}); \
+         target: the limit plus 4 MiB",
+        limit >> 20,
+        mib(call_peak),
+        bounded(call_peak),
+        (2 * limit) >> 20,
+        mib(stream_peak),
+        bounded(stream_peak)
+    )
+}
+
+/// The static musl binary's size and linking, or how to get it measured.
+fn static_binary_note(root: &Path) -> String {
+    match static_binary(root) {
+        Some((size, is_static)) => format!(
+            "static musl binary: {size} bytes ({}), {} ({})",
+            if size <= 1 << 20 { "<= 1 MiB: met" } else { "> 1 MiB: NOT MET" },
+            if is_static { "no dynamic loader" } else { "dynamically linked" },
+            if is_static { "met" } else { "NOT MET" }
+        ),
+        None => "static musl binary: skipped (rustup target add x86_64-unknown-linux-musl)".into(),
+    }
+}
+
+/// The results as a Markdown table, then the notes.
+fn print_table(rounds: usize, pinned: bool, rows: &[Row], notes: &[String]) {
     println!(
         "baremcp vs floor B: {rounds} interleaved round(s), medians; {}",
         if pinned {
@@ -449,7 +467,7 @@ fn main() {
     );
     println!("| measure | baremcp | floor B | ratio | target | | floor A (ratio to B) |");
     println!("|---|---:|---:|---:|---:|---|---:|");
-    for row in &rows {
+    for row in rows {
         let cmp = if row.higher_is_better { ">=" } else { "<=" };
         let floor_a = row
             .floor_a
@@ -467,7 +485,7 @@ fn main() {
             if row.met() { "met" } else { "NOT MET" }
         );
     }
-    for note in &notes {
+    for note in notes {
         println!("- {note}");
     }
 }

@@ -44,7 +44,17 @@ fn all<A, B, C>(
     Ok((a?, b?, c?))
 }
 
+/// The 2026-07-28 tools, in `tools/list` order (after `server.rs`'s): the golden transcripts
+/// compare it byte for byte.
 pub fn tools() -> Vec<Tool> {
+    [one_question_tools(), retry_tools(), capability_tools(), request_tools()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// One question of each kind, under the key the suite answers it by.
+fn one_question_tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "test_input_required_result_elicitation",
@@ -86,6 +96,13 @@ pub fn tools() -> Vec<Tool> {
                 Ok(ToolOutput::text(format!("Roots: {}", uris.join(", "))))
             },
         ),
+    ]
+}
+
+/// Retries: the signed `requestState` carried back (verified, or refused when tampered
+/// with), and questions asked at once or round by round.
+fn retry_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "test_input_required_result_request_state",
             "Asks for a confirmation (key confirm); the retry's signed requestState is verified",
@@ -130,6 +147,12 @@ pub fn tools() -> Vec<Tool> {
                 Ok(ToolOutput::text(format!("confirmed={}", field(&answer, "ok"))))
             },
         ),
+    ]
+}
+
+/// Questions only through the capabilities the client declared, or failing without one.
+fn capability_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "test_input_required_result_capabilities",
             "Asks only through the capabilities the client declared (sampling, elicitation)",
@@ -172,6 +195,13 @@ pub fn tools() -> Vec<Tool> {
                 )))
             },
         ),
+    ]
+}
+
+/// What the request or its transport decides: a question on an open stream, logs only when
+/// asked for, an argument mirrored into an HTTP header.
+fn request_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "test_streaming_elicitation",
             "Asks the user while the call is open: an InputRequiredResult, never a server request, in 2026-07-28",

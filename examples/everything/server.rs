@@ -53,7 +53,16 @@ fn elicited(prefix: &str, answer: &Value) -> ToolOutput {
     text(&format!("{prefix}: action={action}, content={content}"))
 }
 
+/// This file's tools, in `tools/list` order: the golden transcripts compare it byte for byte.
 fn tools() -> Vec<Tool> {
+    [content_tools(), utility_tools(), asking_tools(), schema_and_stream_tools()]
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Every content type: text, an image, audio, an embedded resource, and all at once.
+fn content_tools() -> Vec<Tool> {
     vec![
         Tool::new("test_simple_text", "Returns a simple text response", no_arguments(), |_, _| {
             Ok(text("This is a simple text response for testing."))
@@ -87,6 +96,12 @@ fn tools() -> Vec<Tool> {
                     .with(Content::Resource(resource)))
             },
         ),
+    ]
+}
+
+/// Logging, a tool error, and progress.
+fn utility_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "test_tool_with_logging",
             "Logs three messages while it runs",
@@ -124,6 +139,12 @@ fn tools() -> Vec<Tool> {
                 Ok(text(&token))
             },
         ),
+    ]
+}
+
+/// Questions to the client: its model (sampling) and its user (elicitation forms).
+fn asking_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "test_sampling",
             "Asks the client's model and returns its answer",
@@ -205,6 +226,12 @@ fn tools() -> Vec<Tool> {
                 Ok(elicited("Elicitation completed", &answer))
             },
         ),
+    ]
+}
+
+/// A 2020-12 input schema, and a tool whose stream the client reconnects to.
+fn schema_and_stream_tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "json_schema_2020_12_tool",
             "Tool with JSON Schema 2020-12 features",

@@ -1,9 +1,9 @@
 //! The fuzzer's soak: `cargo run --release --example fuzz -- --seconds N [--seed S]
 //! [--out DIR]` builds the `baremcp` binary of the same profile, drives it with mutated
-//! golden transcripts for N seconds (see `engine.rs` for the targets and the invariants),
-//! prints messages per second and every violation, writes each reproducer to DIR (default
-//! `target/fuzz/`), and exits 1 when anything was found. `cargo test` runs the same engine
-//! for a few seconds (`tests/it/fuzz.rs`).
+//! golden transcripts for N seconds (see `engine.rs` for the targets, `judge.rs` for the
+//! invariants), prints messages per second and every violation, writes each reproducer to DIR
+//! (default `target/fuzz/`), and exits 1 when anything was found. `cargo test` runs the same
+//! engine for a few seconds (`tests/it/fuzz.rs`).
 
 // The engine drives processes with unix facilities (process groups, rlimits, symlinks):
 // elsewhere the soak says so and stops (see README, Platforms).

@@ -1,4 +1,4 @@
-//! The fuzzer (`examples/fuzz/engine.rs`) for a bounded budget: mutated golden transcripts
+//! The fuzzer (`examples/fuzz/`) for a bounded budget: mutated golden transcripts
 //! against the binary (built-in catalog, `--root`, `--manifest`), the proxy's filters, and
 //! `check` against `--manifest`, checking what the README promises; and, in process, the
 //! same mutations through `Server::serve`, including the `examples/everything` server,
@@ -10,7 +10,11 @@ mod engine;
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};
 
-use engine::{Out, Rng, Want};
+use engine::oracle::{Want, split_lines, want_line};
+use engine::replies::{Out, check_out, judge_replies};
+use engine::rng::Rng;
+use engine::seeds::{Seed, load_seeds, serves_builtin};
+use engine::session::mutate_session;
 
 /// `FUZZ_SEED` picks another seed, to explore beyond the fixed one.
 fn seed() -> u64 {
@@ -33,7 +37,7 @@ fn mutated_sessions_against_the_binary_keep_every_promise() {
     let report = engine::fuzz(&config);
     eprintln!("fuzz (binary): {}", report.summary());
     if let Some(first) = report.violations.first() {
-        let files = engine::write_reproducers(&report.violations, &scratch, config.seed)
+        let files = engine::report::write_reproducers(&report.violations, &scratch, config.seed)
             .unwrap_or_default();
         panic!(
             "{} violation(s); reproducers: {files:?}\nthe first:\n{}",
@@ -78,10 +82,9 @@ fn cancelled(input: &[u8]) -> Vec<String> {
 
 #[test]
 fn mutated_sessions_in_process_keep_every_promise() {
-    let seeds = engine::load_seeds(&crate::fixture(""));
-    let builtin: Vec<&engine::Seed> = seeds.iter().filter(|s| engine::serves_builtin(s)).collect();
-    let everything: Vec<&engine::Seed> =
-        seeds.iter().filter(|s| s.name.contains("everything/")).collect();
+    let seeds = load_seeds(&crate::fixture(""));
+    let builtin: Vec<&Seed> = seeds.iter().filter(|s| serves_builtin(s)).collect();
+    let everything: Vec<&Seed> = seeds.iter().filter(|s| s.name.contains("everything/")).collect();
     let pool: Vec<Vec<u8>> = seeds.iter().flat_map(|s| s.chunks.iter().cloned()).collect();
     assert!(builtin.len() > 20 && !everything.is_empty(), "seeds not found");
     let mut rng = Rng::new(seed());
@@ -99,8 +102,8 @@ fn mutated_sessions_in_process_keep_every_promise() {
         } else {
             crate::transcripts::server_for(&args)
         };
-        let input = engine::mutate_session(&mut rng, &seed.chunks, &pool, limit).concat();
-        let lines = engine::split_lines(&input);
+        let input = mutate_session(&mut rng, &seed.chunks, &pool, limit).concat();
+        let lines = split_lines(&input);
         cases += 1;
         messages += lines.len() as u64;
         let reproducer = || {
@@ -110,10 +113,10 @@ fn mutated_sessions_in_process_keep_every_promise() {
             )
         };
         let out = serve(&server, &input).unwrap_or_else(|why| panic!("{why}\n{}", reproducer()));
-        let outs: Vec<Out> = engine::split_lines(&out)
+        let outs: Vec<Out> = split_lines(&out)
             .iter()
             .map(|l| {
-                engine::check_out(l).unwrap_or_else(|why| {
+                check_out(l).unwrap_or_else(|why| {
                     panic!("{why}: {}\n{}", String::from_utf8_lossy(l), reproducer())
                 })
             })
@@ -124,10 +127,10 @@ fn mutated_sessions_in_process_keep_every_promise() {
         {
             panic!("the built-in server asked {method} ({id})\n{}", reproducer());
         }
-        let wants: Vec<Want> = lines.iter().map(|l| engine::want_line(l, limit)).collect();
+        let wants: Vec<Want> = lines.iter().map(|l| want_line(l, limit)).collect();
         // The everything server's handlers wait on the client, and requests read during a
         // wait are answered after it: there, replies are counted per id, not ordered.
-        let (verdict, classes) = engine::judge_replies(&wants, &outs, !waits, &cancelled(&input));
+        let (verdict, classes) = judge_replies(&wants, &outs, !waits, &cancelled(&input));
         if let Err(why) = verdict {
             panic!(
                 "{why}\n{}\noutput:\n{}",

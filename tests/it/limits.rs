@@ -181,7 +181,7 @@ fn lines_read_during_a_wait_are_bounded() {
         r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"call"}}"#
             .to_string(),
     );
-    let server = crate::library::server(&[]);
+    let server = crate::library_server::server(&[]);
     let mut out = Vec::new();
     server.serve(&mut input.join("\n").as_bytes(), &mut out).unwrap();
     let out = String::from_utf8(out).unwrap();

@@ -5,10 +5,14 @@
 //! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `examples/fuzz`)
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
-//! - `http`: Streamable HTTP over raw sockets: statuses, malformed HTTP, both eras, streams, auth
+//! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_process`: Streamable HTTP
+//!   over raw sockets: statuses and malformed HTTP, both eras, event streams, authentication,
+//!   the binary's signals and unix sockets (`http_harness`: the server and client they share)
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
 //! - `manifests`: a manifest's commands and files at run time, where the transcripts do not go
-//! - `library`: a server built with the public API: panics, content types, rich schemas
+//! - `library`: the public library API: registration, typed tools, flushing, the examples
+//! - `library_server`: the library fixture server and its transcripts: panics, content types,
+//!   rich schemas
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
@@ -35,10 +39,16 @@ mod commands;
 mod everything;
 mod files;
 mod fuzz;
-mod http;
+mod http_auth;
+mod http_eras;
+mod http_framing;
+mod http_harness;
 mod http_load;
+mod http_process;
+mod http_streams;
 mod intercept;
 mod library;
+mod library_server;
 mod limits;
 mod manifests;
 mod public_api;

@@ -1,0 +1,129 @@
+//! What a run found: each violation with what reproduces it (described as a transcript
+//! would write it, and written to files), and the report's counts per target and class.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use super::oracle::PENDING;
+
+/// A broken promise, with what reproduces it.
+#[derive(Clone, Debug)]
+pub struct Violation {
+    pub target: String,
+    pub class: String,
+    pub detail: String,
+    /// The command line (after the binary).
+    pub args: Vec<String>,
+    pub input: Vec<u8>,
+}
+
+impl Violation {
+    /// The reproducer as text: the command, and the input with escapes, as a transcript
+    /// would write it.
+    pub fn describe(&self) -> String {
+        let mut input = String::new();
+        for line in self.input.split_inclusive(|&b| b == b'\n') {
+            input.push_str("-->~ ");
+            for &b in &line[..line.len().min(2000)] {
+                match b {
+                    b'\\' => input.push_str("\\\\"),
+                    b'\r' => input.push_str("\\r"),
+                    b'\n' => input.push_str("\\n"),
+                    b'\t' => input.push_str("\\t"),
+                    0x20..=0x7e => input.push(b as char),
+                    _ => input.push_str(&format!("\\x{b:02X}")),
+                }
+            }
+            if line.len() > 2000 {
+                input.push_str(&format!(" ... ({} more bytes)", line.len() - 2000));
+            }
+            input.push('\n');
+            if input.len() > 20_000 {
+                input.push_str("... (cut; see the .bin file)\n");
+                break;
+            }
+        }
+        format!(
+            "target: {}\nclass: {}\ndetail: {}\nargs: {}\ninput ({} bytes):\n{input}",
+            self.target,
+            self.class,
+            self.detail,
+            self.args.join(" "),
+            self.input.len()
+        )
+    }
+}
+
+/// What a run did: its counts per target, its violations, what it tolerated, its slowest cases.
+#[derive(Debug, Default)]
+pub struct Report {
+    pub cases: u64,
+    /// Lines sent, over every target.
+    pub messages: u64,
+    pub elapsed: Duration,
+    pub violations: Vec<Violation>,
+    /// Cases that passed only because a pending class (see [`PENDING`]) widened the oracle.
+    pub tolerated: BTreeMap<String, u64>,
+    /// One reproducer of each tolerated class, for the notes.
+    pub tolerated_examples: BTreeMap<String, Violation>,
+    pub per_target: BTreeMap<&'static str, u64>,
+    /// Time spent per target.
+    pub time_per_target: BTreeMap<&'static str, Duration>,
+    /// The slowest case of each target, with what reproduces it.
+    pub slowest: BTreeMap<&'static str, (Duration, Violation)>,
+}
+
+impl Report {
+    /// The counts in a few lines: messages and cases per second, then per target and class.
+    pub fn summary(&self) -> String {
+        let secs = self.elapsed.as_secs_f64().max(1e-9);
+        let mut out = format!(
+            "{} cases, {} messages in {:.1} s: {:.0} messages/s, {:.0} cases/s; {} violation(s)",
+            self.cases,
+            self.messages,
+            secs,
+            self.messages as f64 / secs,
+            self.cases as f64 / secs,
+            self.violations.len()
+        );
+        for (target, n) in &self.per_target {
+            let time = self.time_per_target.get(target).copied().unwrap_or_default();
+            let slowest = self.slowest.get(target).map_or(0.0, |(t, _)| t.as_secs_f64());
+            out.push_str(&format!(
+                "\n  {target}: {n} cases in {:.1} s (slowest {slowest:.2} s)",
+                time.as_secs_f64()
+            ));
+        }
+        for (class, n) in &self.tolerated {
+            let why = PENDING.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
+            out.push_str(&format!("\n  tolerated (pending fix) {class}: {n} case(s) — {why}"));
+        }
+        out
+    }
+}
+
+/// Writes each violation's reproducer into `dir` (see [`write_reproducer`]); returns the
+/// `.txt` paths.
+pub fn write_reproducers(
+    violations: &[Violation],
+    dir: &Path,
+    seed: u64,
+) -> std::io::Result<Vec<PathBuf>> {
+    violations.iter().enumerate().map(|(n, v)| write_reproducer(v, dir, seed, n)).collect()
+}
+
+/// Writes one violation as `violation-SEED-N-TARGET-CLASS.txt` (described) and `.bin` (the
+/// input's raw bytes); returns the `.txt` path.
+pub fn write_reproducer(
+    v: &Violation,
+    dir: &Path,
+    seed: u64,
+    n: usize,
+) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let base = dir.join(format!("violation-{seed}-{n}-{}-{}", v.target, v.class));
+    std::fs::write(base.with_extension("bin"), &v.input)?;
+    std::fs::write(base.with_extension("txt"), v.describe())?;
+    Ok(base.with_extension("txt"))
+}

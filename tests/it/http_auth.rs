@@ -1,0 +1,127 @@
+//! Authentication: bearer tokens from a file (re-read when it changes, or on SIGHUP), HS256
+//! JWTs, RFC 9728 metadata, and no non-loopback address without it.
+
+use std::time::Duration;
+
+use baremcp::HttpOptions;
+use serde_json::{Value, json};
+
+use crate::http_harness::{everything, modern, post, raw, spawn_http, start};
+
+/// Unpadded base64url, as JWTs write their parts.
+fn b64url(bytes: &[u8]) -> String {
+    baremcp::encoding::base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
+#[test]
+fn bearer_tokens_and_jwts_guard_the_endpoint() {
+    let dir = crate::scratch("http-auth");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "# comment\nfirst-token\n").unwrap();
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "jwt-secret\n").unwrap();
+    let server = start(HttpOptions {
+        auth_token_file: Some(tokens.clone()),
+        jwt_secret_file: Some(secret),
+        jwt_audience: Some("https://mcp.example/mcp".into()),
+        resource_metadata_url: Some(
+            "https://mcp.example/.well-known/oauth-protected-resource/mcp".into(),
+        ),
+        authorization_servers: vec!["https://auth.example".into()],
+        ..HttpOptions::default()
+    });
+    let addr = server.addr;
+    let list = modern("tools/list", json!({}));
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let m = "Mcp-Method: tools/list";
+    let none = post(addr, &list, &[v, m]);
+    assert_eq!(none.status, 401);
+    let challenge = none.header("www-authenticate").unwrap();
+    assert!(
+        challenge.starts_with("Bearer ") && !challenge.contains("invalid_token"),
+        "{challenge}"
+    );
+    assert!(challenge.contains(
+        r#"resource_metadata="https://mcp.example/.well-known/oauth-protected-resource/mcp""#
+    ));
+    let wrong = post(addr, &list, &[v, m, "Authorization: Bearer second-token"]);
+    assert!(wrong.header("www-authenticate").unwrap().contains(r#"error="invalid_token""#));
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 200);
+    // The file is read again when it changes.
+    std::thread::sleep(Duration::from_millis(1100));
+    std::fs::write(&tokens, "second-token\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer second-token"]).status, 200);
+    assert_eq!(post(addr, &list, &[v, m, "Authorization: Bearer first-token"]).status, 401);
+    // HS256 JWTs: good, expired, wrong audience, alg none.
+    let jwt = |claims: Value, alg: &str, key: &[u8]| {
+        let signing = format!(
+            "{}.{}",
+            b64url(json!({"alg": alg}).to_string().as_bytes()),
+            b64url(claims.to_string().as_bytes())
+        );
+        let mac = baremcp::__private::hs256(key, signing.as_bytes());
+        format!("Authorization: Bearer {signing}.{}", b64url(&mac))
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    let aud = "https://mcp.example/mcp";
+    let good = jwt(json!({"sub": "ann", "exp": now + 600, "aud": aud}), "HS256", b"jwt-secret");
+    assert_eq!(post(addr, &list, &[v, m, &good]).status, 200);
+    for bad in [
+        jwt(json!({"exp": now - 600, "aud": aud}), "HS256", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": "https://other/mcp"}), "HS256", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": aud}), "none", b"jwt-secret"),
+        jwt(json!({"exp": now + 600, "aud": aud}), "HS256", b"other-secret"),
+    ] {
+        assert_eq!(post(addr, &list, &[v, m, &bad]).status, 401, "{bad}");
+    }
+    // RFC 9728 metadata, served without a token.
+    let metadata = raw(
+        addr,
+        format!("GET /.well-known/oauth-protected-resource/mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n")
+            .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(metadata.status, 200);
+    assert_eq!(metadata.json()["resource"], "https://mcp.example/mcp");
+    assert_eq!(metadata.json()["authorization_servers"], json!(["https://auth.example"]));
+}
+
+#[test]
+fn a_non_loopback_address_needs_authentication() {
+    let server = everything();
+    let options = HttpOptions { listen: vec!["0.0.0.0:0".into()], ..HttpOptions::default() };
+    let error = server.serve_http(&options).unwrap_err();
+    assert!(
+        error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"),
+        "{error}"
+    );
+}
+
+#[test]
+fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
+    let dir = crate::scratch("http-sighup");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "token-aaa\n").unwrap();
+    let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
+    let (mut child, addr) =
+        spawn_http(env!("CARGO_BIN_EXE_baremcp"), &["--auth-token-file".as_ref(), tokens.as_ref()]);
+    let list = modern("tools/list", json!({}));
+    let call = |token: &str| {
+        let auth = format!("Authorization: Bearer {token}");
+        post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list", &auth])
+            .status
+    };
+    assert_eq!(call("token-aaa"), 200);
+    // Same size, same modification time: only SIGHUP tells the server to look again.
+    std::fs::write(&tokens, "token-bbb\n").unwrap();
+    std::fs::File::options().write(true).open(&tokens).unwrap().set_modified(stamp).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(call("token-bbb"), 401);
+    std::process::Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(call("token-bbb"), 200);
+    assert_eq!(call("token-aaa"), 401);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -1,0 +1,200 @@
+//! Both eras over HTTP: legacy sessions live and die by their id (expiry, the cap, batches
+//! only in 2025-03-26 sessions); modern requests are stateless and their headers must match
+//! the body; `input_required` state signed by one process is accepted by another.
+
+use std::time::Duration;
+
+use baremcp::HttpOptions;
+use serde_json::json;
+
+use crate::http_harness::{
+    Reply, default_server, everything, initialize, modern, post, raw, start, start_with,
+};
+
+#[test]
+fn legacy_sessions_live_and_die_by_their_id() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    assert!(session.len() >= 32 && session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    let with = format!("Mcp-Session-Id: {session}");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(post(addr, initialized, &[&with]).status, 202);
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"test_simple_text","arguments":{}}}"#;
+    let reply = post(addr, call, &[&with, "MCP-Protocol-Version: 2025-03-26"]);
+    assert_eq!((reply.status, reply.header("content-type")), (200, Some("application/json")));
+    assert_eq!(
+        reply.json()["result"]["content"][0]["text"],
+        "This is a simple text response for testing."
+    );
+    // No session: 400; an unknown one: 404; an unsupported version header: 400.
+    assert_eq!(post(addr, call, &[]).status, 400);
+    let unknown = post(addr, call, &["Mcp-Session-Id: 0123456789abcdef"]);
+    assert_eq!((unknown.status, unknown.json()["id"].clone()), (404, json!(2)));
+    assert_eq!(post(addr, call, &[&with, "MCP-Protocol-Version: 1999-01-01"]).status, 400);
+    // A GET without a session (legacy) is 400; DELETE ends the session; then it is 404.
+    let get = |extra: &str| {
+        raw(
+            addr,
+            format!(
+                "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n{extra}\r\n"
+            )
+            .as_bytes(),
+        )
+        .unwrap()
+    };
+    assert_eq!(get("").status, 400);
+    assert_eq!(get("MCP-Protocol-Version: 2026-07-28\r\n").status, 405);
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 404);
+    assert_eq!(post(addr, call, &[&with]).status, 404);
+    assert_eq!(post(addr, initialized, &[&with]).status, 404);
+}
+
+#[test]
+fn idle_sessions_expire_and_the_cap_evicts_the_least_recently_used() {
+    let server =
+        start(HttpOptions { session_idle_secs: 1, max_sessions: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    let ping = r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#;
+    let first = initialize(addr, "2025-11-25");
+    let second = initialize(addr, "2025-11-25");
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {first}")]).status, 200);
+    let third = initialize(addr, "2025-11-25");
+    // `second` was the least recently used.
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {second}")]).status, 404);
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {third}")]).status, 200);
+    std::thread::sleep(Duration::from_millis(1300));
+    assert_eq!(post(addr, ping, &[&format!("Mcp-Session-Id: {first}")]).status, 404);
+}
+
+#[test]
+fn batches_only_in_2025_03_26_sessions() {
+    let server = default_server();
+    let addr = server.addr;
+    let batch = r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+    let old = initialize(addr, "2025-03-26");
+    let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {old}")]);
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        reply.json(),
+        json!([{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}])
+    );
+    let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
+    assert_eq!(post(addr, notes, &[&format!("Mcp-Session-Id: {old}")]).status, 202);
+    let new = initialize(addr, "2025-11-25");
+    let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {new}")]);
+    assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (400, json!(-32600)));
+}
+
+#[test]
+fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
+    let server = default_server();
+    let addr = server.addr;
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &[v, "Mcp-Method: tools/list", "Mcp-Session-Id: ignored"]);
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["result"]["resultType"], "complete");
+    assert!(reply.header("mcp-session-id").is_none());
+    let code = |reply: &Reply| {
+        (reply.status, reply.json()["error"]["code"].as_i64().unwrap(), reply.json()["id"].clone())
+    };
+    assert_eq!(code(&post(addr, &list, &["Mcp-Method: tools/list"])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &list, &[v])), (400, -32020, json!(7)));
+    assert_eq!(code(&post(addr, &list, &[v, "Mcp-Method: TOOLS/LIST"])), (400, -32020, json!(7)));
+    let v999 = list.replace("\"2026-07-28\"", "\"v999.0.0\"");
+    assert_eq!(
+        code(&post(addr, &v999, &["MCP-Protocol-Version: v999.0.0", "Mcp-Method: tools/list"])),
+        (400, -32022, json!(7))
+    );
+    assert_eq!(code(&post(addr, &v999, &[v, "Mcp-Method: tools/list"])), (400, -32020, json!(7)));
+    let no_caps = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    assert_eq!(
+        code(&post(addr, no_caps, &[v, "Mcp-Method: server/discover"])),
+        (400, -32602, json!(7))
+    );
+    let no_meta = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#;
+    assert_eq!(
+        code(&post(addr, no_meta, &[v, "Mcp-Method: server/discover"])),
+        (400, -32602, json!(7))
+    );
+    let call = modern("tools/call", json!({"name": "test_simple_text", "arguments": {}}));
+    assert_eq!(code(&post(addr, &call, &[v, "Mcp-Method: tools/call"])), (400, -32020, json!(7)));
+    assert_eq!(
+        code(&post(addr, &call, &[v, "Mcp-Method: tools/call", "Mcp-Name: other"])),
+        (400, -32020, json!(7))
+    );
+    let named = post(
+        addr,
+        &call,
+        &[v, "Mcp-Method: tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="],
+    );
+    assert_eq!(named.status, 200);
+    for method in ["initialize", "ping", "unknown/method"] {
+        let reply = post(addr, &modern(method, json!({})), &[v, &format!("Mcp-Method: {method}")]);
+        assert_eq!(code(&reply), (404, -32601, json!(7)), "{method}");
+    }
+    let task = modern("tasks/get", json!({"taskId": "abc"}));
+    assert_eq!(
+        code(&post(addr, &task, &[v, "Mcp-Method: tasks/get", "Mcp-Name: other"])),
+        (400, -32020, json!(7))
+    );
+    assert_eq!(code(&post(addr, &task, &[v, "Mcp-Method: tasks/get"])), (400, -32020, json!(7)));
+    // Arguments mirrored into Mcp-Param-* headers (x-mcp-header) must match them.
+    let custom = modern(
+        "tools/call",
+        json!({"name": "test_custom_header", "arguments": {"region": "Hello"}}),
+    );
+    let named = [v, "Mcp-Method: tools/call", "Mcp-Name: test_custom_header"];
+    for (header, status) in [
+        ("Mcp-Param-Region: =?base64?SGVsbG8=?=", 200),
+        ("Mcp-Param-Region: Hello", 200),
+        ("mcp-param-region: =?base64?SGVsbG8?=", 400),
+        ("Mcp-Param-Region: =?base64?SGVs*G8=?=", 400),
+        ("Mcp-Param-Region: Goodbye", 400),
+        ("X-Nothing: 1", 400),
+    ] {
+        let reply = post(addr, &custom, &[named[0], named[1], named[2], header]);
+        assert_eq!(reply.status, status, "{header}: {reply:?}");
+        if status == 400 {
+            assert_eq!(reply.json()["error"]["code"], -32020, "{header}");
+        }
+    }
+    let missing =
+        modern("tools/call", json!({"name": "test_sampling", "arguments": {"prompt": "hi"}}));
+    let reply = post(addr, &missing, &[v, "Mcp-Method: tools/call", "Mcp-Name: test_sampling"]);
+    assert_eq!(code(&reply), (400, -32021, json!(7)));
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{v}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 405);
+}
+
+#[test]
+fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_same_secret() {
+    let a = start_with(HttpOptions::default(), || everything().state_secret("shared"));
+    let b = start_with(HttpOptions::default(), || everything().state_secret("shared"));
+    let c = start_with(HttpOptions::default(), || everything().state_secret("other"));
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: test_elicitation",
+    ];
+    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_elicitation", "arguments": {"message": "who?"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let first = post(a.addr, &call.to_string(), &headers).json();
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    assert_eq!(first["result"]["inputRequests"]["elicitation-1"]["method"], "elicitation/create");
+    call["params"]["requestState"] = first["result"]["requestState"].clone();
+    call["params"]["inputResponses"] = json!({"elicitation-1": {"action": "accept", "content": {"username": "ann", "email": "a@example.com"}}});
+    let retried = post(b.addr, &call.to_string(), &headers).json();
+    assert_eq!(retried["result"]["resultType"], "complete", "{retried}");
+    assert!(
+        retried["result"]["content"][0]["text"].as_str().unwrap().contains("action=accept"),
+        "{retried}"
+    );
+    let refused = post(c.addr, &call.to_string(), &headers).json();
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+}

@@ -1,0 +1,296 @@
+//! Streamable HTTP as HTTP: Host, Origin, path, method and media types checked first; every
+//! limit's status (sizes, malformed and smuggled requests, chunked bodies, slow senders);
+//! pipelining, HTTP/1.0 and `Expect: 100-continue`; the connection cap, idle keep-alives, and
+//! notifications bounded in bytes while the loop is busy.
+
+use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use baremcp::HttpOptions;
+use serde_json::json;
+
+use crate::http_harness::{
+    INITIALIZE, connect, default_server, initialize, modern, one_tool, post, raw, read_reply,
+    send_post, start, start_with, still_serving,
+};
+
+#[test]
+fn host_origin_path_method_and_media_type_are_checked_first() {
+    let server = default_server();
+    let addr = server.addr;
+    let port = addr.port();
+    let send = |head: String| raw(addr, head.as_bytes()).unwrap().status;
+    let body = INITIALIZE;
+    let request = |host: &str, extra: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {host}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+            body.len()
+        )
+    };
+    assert_eq!(send(request("evil.example.com", "Origin: http://evil.example.com\r\n")), 403);
+    assert_eq!(send(request(&format!("evil.example.com:{port}"), "")), 403);
+    assert_eq!(
+        send(request(&format!("localhost:{port}"), "Origin: http://evil.example.com\r\n")),
+        403
+    );
+    assert_eq!(send(request(&format!("localhost:{port}"), "Origin: null\r\n")), 403);
+    assert_eq!(
+        send(request(
+            &format!("localhost:{port}"),
+            &format!("Origin: http://localhost:{port}\r\n")
+        )),
+        200
+    );
+    assert_eq!(send(request(&format!("[::1]:{port}"), "")), 200);
+    assert_eq!(send(request(&format!("127.0.0.1:{port}"), "")).to_string(), "200");
+    let other_path = format!("POST /other HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(send(other_path), 404);
+    let put = raw(
+        addr,
+        format!("PUT /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n").as_bytes(),
+    )
+    .unwrap();
+    assert_eq!((put.status, put.header("allow")), (405, Some("GET, POST, DELETE")));
+    let text = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    assert_eq!(send(text), 415);
+    let html = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/html\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
+    );
+    assert_eq!(send(html), 406);
+    let no_length =
+        format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\r\n");
+    assert_eq!(send(no_length), 411);
+    let not_json = "{not json";
+    let reply = post(addr, not_json, &[]);
+    assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (400, json!(-32700)));
+}
+
+#[test]
+fn limits_give_their_status_and_the_server_keeps_serving() {
+    let server =
+        start(HttpOptions { max_body: 1000, request_timeout_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let big = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n"
+    );
+    // Refused on its Content-Length alone, before a byte of the body is sent.
+    assert_eq!(raw(addr, big.as_bytes()).unwrap().status, 413);
+    let huge_head =
+        format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\nX-Big: {}\r\n\r\n", "a".repeat(20_000));
+    assert_eq!(raw(addr, huge_head.as_bytes()).unwrap().status, 431);
+    let many = format!("GET /mcp HTTP/1.1\r\nHost: {addr}\r\n{}\r\n", "X-A: b\r\n".repeat(100));
+    assert_eq!(raw(addr, many.as_bytes()).unwrap().status, 431);
+    let smuggle = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+    );
+    assert_eq!(raw(addr, smuggle.as_bytes()).unwrap().status, 400);
+    let gzip = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
+    );
+    assert_eq!(raw(addr, gzip.as_bytes()).unwrap().status, 501);
+    for bad in [
+        "GARBAGE\r\n\r\n",
+        "GET /mcp\r\n\r\n",
+        "GET mcp HTTP/1.1\r\n\r\n",
+        "GET /mcp HTTP/1.1\r\n folded: x\r\n\r\n",
+    ] {
+        assert_eq!(raw(addr, bad.as_bytes()).unwrap().status, 400, "{bad:?}");
+    }
+    assert_eq!(raw(addr, b"GET /mcp HTTP/1.1\r\nBad Name: x\r\n\r\n").unwrap().status, 400);
+    assert_eq!(raw(addr, b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n").unwrap().status, 505);
+    assert_eq!(raw(addr, b"GET /mcp HTTP/1.1\r\n\r\n").unwrap().status, 400, "no Host");
+    let chunked = |chunks: &str| {
+        format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{chunks}"
+        )
+    };
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let bad_size = chunked("zz\r\nabc\r\n0\r\n\r\n");
+    assert_eq!(raw(addr, bad_size.as_bytes()).unwrap().status, 400);
+    let no_crlf = chunked(&format!("{:x}\r\n{ping}XX0\r\n\r\n", ping.len()));
+    assert_eq!(raw(addr, no_crlf.as_bytes()).unwrap().status, 400);
+    let too_long = chunked(&format!("{:x}\r\n{}\r\n0\r\n\r\n", 2000, "a".repeat(2000)));
+    assert_eq!(raw(addr, too_long.as_bytes()).unwrap().status, 413);
+    // A good chunked body is read (a legacy ping without a session: 400 from the session rule).
+    let good = chunked(&format!(
+        "{:x}\r\n{}\r\n{:x}\r\n{}\r\n0\r\n\r\n",
+        10,
+        &ping[..10],
+        ping.len() - 10,
+        &ping[10..]
+    ));
+    assert_eq!(raw(addr, good.as_bytes()).unwrap().status, 400);
+    // A slow sender is cut off at the deadline with 408.
+    let started = Instant::now();
+    let mut slow = connect(addr);
+    slow.get_mut().write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\n").as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut slow).unwrap().status, 408);
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // Gone mid-body: nothing to answer, nothing broken.
+    let mut gone = connect(addr);
+    gone.get_mut()
+        .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"js").as_bytes())
+        .unwrap();
+    drop(gone);
+    still_serving(addr);
+}
+
+#[test]
+fn pipelined_requests_are_answered_in_order_on_one_connection() {
+    let server = default_server();
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    let v = "MCP-Protocol-Version: 2026-07-28";
+    let first = modern("tools/list", json!({}));
+    let second = modern("server/discover", json!({}));
+    let mut bytes = Vec::new();
+    for (body, method) in [(&first, "tools/list"), (&second, "server/discover")] {
+        bytes.extend_from_slice(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: {method}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    }
+    conn.get_mut().write_all(&bytes).unwrap();
+    let one = read_reply(&mut conn).unwrap();
+    let two = read_reply(&mut conn).unwrap();
+    assert!(one.json()["result"]["tools"].is_array());
+    assert!(two.json()["result"]["supportedVersions"].is_array());
+    // HTTP/1.0: answered, then closed.
+    let old = format!(
+        "POST /mcp HTTP/1.0\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n{first}",
+        first.len()
+    );
+    let mut conn = connect(addr);
+    conn.get_mut().write_all(old.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    assert!(read_reply(&mut conn).is_none());
+    // Expect: 100-continue gets its interim response first.
+    let mut conn = connect(addr);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nExpect: 100-continue\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n",
+        first.len()
+    );
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    let mut line = String::new();
+    conn.read_line(&mut line).unwrap();
+    assert_eq!(line, "HTTP/1.1 100 Continue\r\n");
+    conn.read_line(&mut line).unwrap();
+    conn.get_mut().write_all(first.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+}
+
+#[test]
+fn the_connection_cap_answers_503_with_retry_after() {
+    let server = start(HttpOptions { max_connections: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    let held: Vec<_> = (0..2).map(|_| connect(addr)).collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let mut third = connect(addr);
+    let reply = read_reply(&mut third).unwrap();
+    assert_eq!((reply.status, reply.header("retry-after")), (503, Some("1")));
+    drop(held);
+    std::thread::sleep(Duration::from_millis(300));
+    still_serving(addr);
+}
+
+#[test]
+fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
+    let server = start(HttpOptions { idle_timeout_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    let list = modern("tools/list", json!({}));
+    send_post(
+        &mut conn,
+        addr,
+        &list,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!((reply.status, reply.header("keep-alive")), (200, Some("timeout=1")));
+    // Still open within the timeout: a second request on it is served.
+    std::thread::sleep(Duration::from_millis(300));
+    send_post(
+        &mut conn,
+        addr,
+        &list,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    let idle = Instant::now();
+    assert!(read_reply(&mut conn).is_none(), "the server closed it, sending nothing");
+    let waited = idle.elapsed();
+    assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "{waited:?}");
+    still_serving(addr);
+}
+
+/// Set by the test that calls `sleep` once it has seen what it waits for.
+static WAKE_SLEEPY: AtomicBool = AtomicBool::new(false);
+
+/// A server whose one tool blocks the dispatching loop, looking at nothing, until the test
+/// says (or 20 s pass): so the test does not race a fixed sleep on a loaded machine.
+fn sleepy() -> baremcp::Server {
+    one_tool(baremcp::Tool::new(
+        "sleep",
+        "Sleeps until woken",
+        json!({"type": "object"}),
+        |_, _| {
+            let started = Instant::now();
+            while !WAKE_SLEEPY.load(Ordering::Relaxed)
+                && started.elapsed() < Duration::from_secs(20)
+            {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            Ok(baremcp::ToolOutput::text("slept"))
+        },
+    ))
+}
+
+#[test]
+fn notifications_waiting_for_a_busy_loop_are_bounded_in_bytes() {
+    let server = start_with(HttpOptions::default(), sleepy);
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with_session = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{}}}"#;
+    let mut busy = connect(addr);
+    send_post(&mut busy, addr, call, &[&with_session]);
+    std::thread::sleep(Duration::from_millis(200));
+    // 1 MiB notifications while the loop sleeps: 202 until 64 MiB wait, then 503, never a
+    // 202 for a message that will not be read.
+    let pad = "x".repeat(1 << 20);
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"pad":"{pad}"}}}}"#
+    );
+    let mut conn = connect(addr);
+    let mut statuses = Vec::new();
+    for _ in 0..70 {
+        send_post(&mut conn, addr, &note, &[&with_session]);
+        let reply = read_reply(&mut conn).unwrap();
+        statuses.push(reply.status);
+        if reply.status != 202 {
+            break;
+        }
+    }
+    WAKE_SLEEPY.store(true, Ordering::Relaxed);
+    let accepted = statuses.iter().filter(|&&s| s == 202).count();
+    assert_eq!(statuses.last(), Some(&503), "{statuses:?}");
+    assert!((60..=64).contains(&accepted), "{accepted} accepted");
+    let done = read_reply(&mut busy).unwrap();
+    assert!(done.body.contains("slept"), "{done:?}");
+    // Drained: notifications are accepted again.
+    let started = Instant::now();
+    loop {
+        send_post(&mut conn, addr, &note, &[&with_session]);
+        if read_reply(&mut conn).unwrap().status == 202 {
+            break;
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "still refused");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

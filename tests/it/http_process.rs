@@ -1,0 +1,151 @@
+//! The binary serving HTTP as a process: a graceful stop on SIGTERM (even while a handler waits
+//! on its client), unsafe binds refused, and unix sockets (a stale file replaced, one in use
+//! left alone, a successor's file kept, the file removed at stop).
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::http_harness::{ask_sampling, connect, initialize, modern, post, spawn_http};
+
+/// Sends SIGTERM and returns the exit status, which must come within five seconds (the
+/// child is killed if not).
+fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
+    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let stopping = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if stopping.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            panic!("no exit within 5 s of SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &[]);
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.json()["result"]["tools"][0]["name"], "hello");
+    // An idle keep-alive connection does not hold the stop up.
+    let _idle = connect(addr);
+    let status = terminate(child);
+    assert!(status.success(), "{status}");
+
+    let refused = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--http", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("refusing to listen on 0.0.0.0:0 without authentication"), "{stderr}");
+}
+
+/// `baremcp --http unix:PATH args…` started (not waited for).
+fn spawn_unix(path: &std::path::Path, args: &[&str]) -> std::process::Child {
+    std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .arg("--http")
+        .arg(format!("unix:{}", path.display()))
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits until a server accepts on the unix socket at `path`.
+fn wait_for_unix(path: &std::path::Path) {
+    let started = Instant::now();
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "no server on {}", path.display());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
+    use std::os::unix::net::UnixStream;
+    let dir = crate::scratch("http-unix");
+    let path = dir.join("mcp.sock");
+    let spawn = || spawn_unix(&path, &[]);
+    let wait_for_socket = || wait_for_unix(&path);
+    let list = modern("tools/list", json!({}));
+    let call = || {
+        let mut stream = UnixStream::connect(&path).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n\
+             Connection: close\r\nContent-Length: {}\r\n\r\n{list}",
+            list.len()
+        );
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        reply
+    };
+    // A socket file whose server was killed is stale: the next server replaces it.
+    let mut killed = spawn();
+    wait_for_socket();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    assert!(path.exists(), "a killed server leaves its socket file");
+    let child = spawn();
+    wait_for_socket();
+    let reply = call();
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    assert!(reply.contains(r#""name":"hello""#), "{reply}");
+    // One in use is not taken over.
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .arg("--http")
+        .arg(format!("unix:{}", path.display()))
+        .output()
+        .unwrap();
+    assert_eq!(second.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&second.stderr).contains("in use"), "{second:?}");
+    assert!(call().starts_with("HTTP/1.1 200"));
+    // SIGTERM: exit 0, and the file is gone.
+    let status = terminate(child);
+    assert!(status.success(), "{status}");
+    assert!(!path.exists(), "the socket file is removed at stop");
+}
+
+#[test]
+fn sigterm_ends_a_wait_on_the_client_and_the_process_exits_at_once() {
+    let (child, addr) = spawn_http(crate::library::example("everything"), &[]);
+    let session = initialize(addr, "2025-11-25");
+    let _asking = ask_sampling(addr, &session);
+    // The question is never answered: the signal, not the 300 s wait, ends it.
+    let status = terminate(child);
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
+    use std::os::unix::net::UnixStream;
+    let dir = crate::scratch("http-unix-successor");
+    let path = dir.join("mcp.sock");
+    let spawn = || spawn_unix(&path, &["--request-timeout-secs", "2"]);
+    let serves = || wait_for_unix(&path);
+    let old = spawn();
+    serves();
+    // A half-sent request keeps the old server draining (until its 2 s request timeout).
+    let mut slow = UnixStream::connect(&path).unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n").unwrap();
+    std::process::Command::new("kill").args(["-TERM", &old.id().to_string()]).status().unwrap();
+    // Its listener closes at once: a successor takes the path while it drains.
+    std::thread::sleep(Duration::from_millis(300));
+    let new = spawn();
+    serves();
+    assert!(terminate(old).success());
+    assert!(path.exists(), "the old server removed its successor's socket file");
+    serves();
+    assert!(terminate(new).success());
+    assert!(!path.exists());
+}

@@ -1,0 +1,231 @@
+//! Event streams: notifications before a response, a legacy server request answered by a later
+//! POST, listen streams with keep-alives and resource updates, a legacy GET stream, and
+//! handlers freed when their stream closes or their session is deleted.
+
+use std::io::{BufRead, Write};
+use std::net::Shutdown;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use baremcp::HttpOptions;
+use serde_json::json;
+
+use crate::http_harness::{
+    ask_sampling, connect, default_server, initialize, modern, next_event, one_tool, post, raw,
+    read_head, read_reply, send_post, start, start_with, still_serving,
+};
+
+#[test]
+fn notifications_before_the_response_make_an_event_stream() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"t"}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&with]);
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+    assert_eq!(reply.header("x-accel-buffering"), Some("no"));
+    let events = reply.events();
+    assert_eq!(events.len(), 4, "{events:?}");
+    assert_eq!(events[0]["method"], "notifications/progress");
+    assert_eq!(events[3]["id"], 5);
+    // The connection carries the next request after the stream ended.
+    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 6);
+}
+
+#[test]
+fn a_legacy_server_request_is_answered_by_a_later_post() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let (mut conn, question) = ask_sampling(addr, &session);
+    // Other clients get their refusals and 202s while the handler waits.
+    assert_eq!(
+        post(addr, r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, &["Mcp-Session-Id: unknown"])
+            .status,
+        404
+    );
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
+    assert_eq!(post(addr, &answer.to_string(), &[&with]).status, 202);
+    let result = next_event(&mut conn);
+    assert_eq!(result["id"], 9);
+    assert_eq!(result["result"]["content"][0]["text"], "LLM response: fine");
+}
+
+#[test]
+fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
+    let server = start(HttpOptions { sse_keepalive_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let listen = modern(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["test://static-text"]}}),
+    );
+    let mut conn = connect(addr);
+    send_post(
+        &mut conn,
+        addr,
+        &listen,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
+    );
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream") && head.contains("X-Accel-Buffering: no"));
+    let ack = next_event(&mut conn);
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    assert_eq!(ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], 7);
+    let mut saw_comment = false;
+    let started = Instant::now();
+    while !saw_comment && started.elapsed() < Duration::from_secs(5) {
+        let mut line = String::new();
+        conn.read_line(&mut line).unwrap();
+        saw_comment = line.contains(": keep-alive");
+    }
+    assert!(saw_comment, "no keep-alive comment");
+    conn.get_mut().shutdown(Shutdown::Both).unwrap();
+    drop(conn);
+    still_serving(addr);
+}
+
+#[test]
+fn a_legacy_get_stream_opens_at_once() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let mut conn = connect(addr);
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    conn.get_mut().write_all(get.as_bytes()).unwrap();
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"));
+    let wrong = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: application/json\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    assert_eq!(raw(addr, wrong.as_bytes()).unwrap().status, 406);
+    drop(conn);
+    still_serving(addr);
+}
+
+/// Set by the `wait_for_cancel` tool once its handler sees the cancellation.
+static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+
+/// A server whose one tool works until it is cancelled (for at most five seconds).
+fn cancellable() -> baremcp::Server {
+    one_tool(baremcp::Tool::new(
+        "wait_for_cancel",
+        "Works until cancelled",
+        json!({"type": "object"}),
+        |_, cx| {
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(5) {
+                if cx.is_cancelled() {
+                    SAW_CANCEL.store(true, Ordering::Relaxed);
+                    return Ok(baremcp::ToolOutput::text("cancelled"));
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Ok(baremcp::ToolOutput::text("finished"))
+        },
+    ))
+}
+
+#[test]
+fn closing_a_modern_request_s_stream_cancels_it() {
+    let server = start_with(HttpOptions::default(), cancellable);
+    let addr = server.addr;
+    let call = modern("tools/call", json!({"name": "wait_for_cancel", "arguments": {}}));
+    let headers =
+        ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: wait_for_cancel"];
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &call, &headers);
+    std::thread::sleep(Duration::from_millis(300));
+    let closed = Instant::now();
+    drop(conn);
+    while !SAW_CANCEL.load(Ordering::Relaxed) {
+        assert!(
+            closed.elapsed() < Duration::from_secs(3),
+            "the handler never saw the cancellation"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The next request is served at once, not after the five seconds.
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.status, 200);
+    assert!(closed.elapsed() < Duration::from_secs(3));
+}
+
+/// A server on the files of `target/tmp/http-watch` (the test makes the folder first).
+fn watching() -> baremcp::Server {
+    let dir = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR"))
+        .join("http-watch")
+        .canonicalize()
+        .unwrap();
+    let mut server = baremcp::Server::new("watching", "1.0.0");
+    server.add_directory(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
+    server
+}
+
+#[test]
+fn each_listen_stream_hears_of_a_change_once() {
+    let dir = crate::scratch("http-watch");
+    let file = dir.join("a.txt");
+    std::fs::write(&file, "one").unwrap();
+    let server = start_with(HttpOptions::default(), watching);
+    let addr = server.addr;
+    let uri = format!("file://{}", file.display());
+    let listen =
+        modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}));
+    let streams: Vec<_> = (0..3)
+        .map(|_| {
+            let mut conn = connect(addr);
+            send_post(
+                &mut conn,
+                addr,
+                &listen,
+                &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
+            );
+            assert_eq!(read_head(&mut conn).0, 200);
+            assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
+            conn
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(600));
+    std::fs::write(&file, "two, longer").unwrap();
+    for mut conn in streams {
+        let update = next_event(&mut conn);
+        assert_eq!(
+            (update["method"].as_str(), update["params"]["uri"].as_str()),
+            (Some("notifications/resources/updated"), Some(uri.as_str()))
+        );
+        // Nothing more within a second: no second copy of the same change.
+        conn.get_mut().set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        let mut line = String::new();
+        while conn.read_line(&mut line).is_ok_and(|n| n > 0) {
+            assert!(!line.starts_with("data: "), "a second event: {line}");
+            line.clear();
+        }
+    }
+}
+
+#[test]
+fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let (mut conn, _) = ask_sampling(addr, &session);
+    let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
+    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
+    // The handler hears its client is gone, and everyone else is served again at once.
+    let started = Instant::now();
+    still_serving(addr);
+    assert!(started.elapsed() < Duration::from_secs(3), "{:?}", started.elapsed());
+    let result = next_event(&mut conn);
+    assert_eq!(result["id"], 9);
+}

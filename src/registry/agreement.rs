@@ -131,20 +131,7 @@ pub fn check_struct<T: DeserializeOwned + Describe>(pointer: &str, found: &mut V
         other => return found.push(not_as_declared(pointer, "a struct", other.err())),
     };
     let at = pointer_to(pointer, "properties");
-    let (unlisted, unread) = (lacking(fields, &listed), lacking(&listed, fields));
-    for name in &unlisted {
-        found.push(Problem::new(
-            &at,
-            format!("the type reads {name:?}, which the schema does not list"),
-        ));
-    }
-    for name in &unread {
-        found.push(Problem::new(
-            &pointer_to(&at, name),
-            format!("the schema lists {name:?}, which the type does not read"),
-        ));
-    }
-    if !(unlisted.is_empty() && unread.is_empty()) {
+    if !differences(fields, &listed, &at, |name| pointer_to(&at, name), found) {
         return;
     }
     // Which fields the type needs is seen one at a time (serde stops at the first missing):
@@ -178,18 +165,29 @@ pub fn check_enum<T: DeserializeOwned + Describe>(pointer: &str, found: &mut Vec
         other => return found.push(not_as_declared(pointer, "an enum", other.err())),
     };
     let at = pointer_to(pointer, "enum");
-    for name in lacking(variants, &listed) {
-        found.push(Problem::new(
-            &at,
-            format!("the type reads {name:?}, which the schema does not list"),
-        ));
+    differences(variants, &listed, &at, |_| at.clone(), found);
+}
+
+/// Adds to `found` each name the type reads that the schema does not list (at `at`), and
+/// each the schema lists that the type does not read (at `listed_at(name)`). Whether the two
+/// agree.
+fn differences(
+    read: &[&str],
+    listed: &[&str],
+    at: &str,
+    listed_at: impl Fn(&str) -> String,
+    found: &mut Vec<Problem>,
+) -> bool {
+    let (unlisted, unread) = (lacking(read, listed), lacking(listed, read));
+    for name in &unlisted {
+        let why = format!("the type reads {name:?}, which the schema does not list");
+        found.push(Problem::new(at, why));
     }
-    for name in lacking(&listed, variants) {
-        found.push(Problem::new(
-            &at,
-            format!("the schema lists {name:?}, which the type does not read"),
-        ));
+    for name in &unread {
+        let why = format!("the schema lists {name:?}, which the type does not read");
+        found.push(Problem::new(&listed_at(name), why));
     }
+    unlisted.is_empty() && unread.is_empty()
 }
 
 /// A type whose `Deserialize` asked for something other than what it was declared as (a

@@ -14,7 +14,7 @@ use baremcp::{FileRoot, Server};
 use serde_json::{Value, json};
 
 /// Sends `requests` (after a legacy initialize) and returns the replies.
-fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
+pub(crate) fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
     let mut input = String::from(
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n",
     );

@@ -7,6 +7,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
 use baremcp::{Describe, Error, Json, Server, Tool, tool_args};
+// The replies a server writes to requests, after a legacy initialize.
+use crate::files::ask as served;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
@@ -208,26 +210,6 @@ fn serde_default_on_the_struct_requires_nothing() {
         .add_tool(Tool::typed("d", "d", |a: AllDefault, _| Ok(format!("{}{}", a.a, a.b))))
         .unwrap();
     server.add_tool(Tool::typed("e", "e", |_: Empty, _| Ok("empty"))).unwrap();
-}
-
-/// The lines a server writes for `lines` (after an initialize).
-fn served(server: &Server, lines: &[Value]) -> Vec<Value> {
-    let mut input = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize",
-                           "params": {"protocolVersion": "2025-11-25"}})
-    .to_string();
-    for line in lines {
-        input.push('\n');
-        input.push_str(&line.to_string());
-    }
-    input.push('\n');
-    let mut output = Vec::new();
-    server.serve(&mut input.as_bytes(), &mut output).unwrap();
-    String::from_utf8(output)
-        .unwrap()
-        .lines()
-        .skip(1)
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect()
 }
 
 fn call(id: u64, name: &str, arguments: Value) -> Value {
@@ -528,4 +510,49 @@ fn a_hand_written_describe_is_listed_as_written() {
     assert_eq!(<Option<Colour>>::schema()["type"], json!(["string", "null"]));
     const { assert!(!Colour::OPTIONAL && <Option<Colour>>::OPTIONAL && <Box<Option<u8>>>::OPTIONAL) };
     assert_eq!(Paint::schema()["properties"]["colour"], json!({"type": "object"}));
+}
+
+/// The quickstart: at most 20 non-blank lines, no schema written by hand, and a listing whose
+/// properties, `required` and descriptions come from the type.
+#[test]
+fn the_minimal_example_lists_a_derived_schema_and_names_a_wrong_argument() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let source = std::fs::read_to_string(crate::root().join("examples/minimal.rs")).unwrap();
+    let lines = source.lines().filter(|l| !l.trim().is_empty()).count();
+    assert!(lines <= 20, "examples/minimal.rs has {lines} non-blank lines");
+    assert!(!source.contains("json!") && !source.contains("\"type\""), "a schema by hand");
+    let requests = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"shout","arguments":{"text":7}}}"#,
+    ];
+    let mut child = Command::new(crate::library::example("minimal"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{}\n", requests.join("\n")).as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let replies: Vec<Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        replies[1]["result"]["tools"][0]["inputSchema"],
+        json!({
+            "type": "object",
+            "description": "What to shout.",
+            "properties": {"text": {"type": "string", "description": "The text to put in capitals.",
+                                    "minLength": 1, "examples": ["hello"]}},
+            "required": ["text"]
+        })
+    );
+    assert_eq!(replies[2]["result"]["isError"], true);
+    assert_eq!(
+        replies[2]["result"]["content"][0]["text"],
+        "invalid arguments for tool shout:\n/text: expected string, got integer 7"
+    );
 }

@@ -317,7 +317,7 @@ pub use conn::connection::ClientError;
 pub use conn::context::Context;
 pub use registry::describe::Describe;
 pub use registry::error::{DuplicateKind, Error, Warning};
-pub use registry::files::FileRoot;
+pub use registry::files::{FileRoot, read_regular_file};
 pub use registry::intercept::{Intercepted, OnReply, OnRequest};
 pub use registry::prompt::{Prompt, PromptArgs, PromptMessage, Role};
 pub use registry::resource::{Completer, Contents, ReadError, Resource, ResourceTemplate, Vars};
@@ -351,7 +351,6 @@ pub mod __private {
     pub use serde_json::Value;
 
     // For the binary: log timestamps, transcript paths, manifest checks, the proxy.
-    pub use crate::registry::files::read_regular_file;
     pub use crate::schema::pointer::{escape_token, pointer_to};
     pub use crate::schema::validate::json_eq as json_equal;
     pub use crate::transport::http::hs256;

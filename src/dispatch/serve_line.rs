@@ -115,8 +115,8 @@ pub(crate) fn serve_message<'a>(
         }
     };
     // The clock is read for the completion log line, or for an `on_reply` hook.
-    let started =
-        Request::started().or_else(|| server.hooks.on_reply.as_ref().map(|_| Instant::now()));
+    let logged = Request::started();
+    let started = logged.or_else(|| server.hooks.on_reply.as_ref().map(|_| Instant::now()));
     let mut request = match Request::new(&id, &method, &params) {
         Ok(request) => request,
         Err(error) => return Some((Some(id), Err(error))),
@@ -140,7 +140,9 @@ pub(crate) fn serve_message<'a>(
     let mut reply = reply?;
     if let Some(started) = started {
         let elapsed = started.elapsed();
-        request.log_completion(&reply, elapsed.as_micros());
+        if logged.is_some() {
+            request.log_completion(&reply, elapsed.as_micros());
+        }
         if let Some(on_reply) = &server.hooks.on_reply {
             reply = show_reply(on_reply, &intercepted(&request), reply, elapsed);
         }

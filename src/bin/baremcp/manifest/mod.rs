@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::command::{self, Invocation};
-use baremcp::__private::read_regular_file;
+use baremcp::read_regular_file;
 use baremcp::schema::Problem;
 use baremcp::{
     Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server,

@@ -1,10 +1,10 @@
-//! The fuzzer (`examples/fuzz/`) for a bounded budget: mutated golden transcripts
+//! The fuzzer (`benches/fuzz/`) for a bounded budget: mutated golden transcripts
 //! against the binary (built-in catalog, `--root`, `--manifest`), the proxy's filters, and
 //! `check` against `--manifest`, checking what the README promises; and, in process, the
 //! same mutations through `Server::serve`, including the `examples/everything` server,
-//! whose handlers wait on the client. The soak is `cargo run --release --example fuzz`.
+//! whose handlers wait on the client. The soak is `cargo bench --bench fuzz`.
 
-#[path = "../../examples/fuzz/engine.rs"]
+#[path = "../../benches/fuzz/engine.rs"]
 mod engine;
 
 use std::panic::{self, AssertUnwindSafe};

@@ -1,10 +1,10 @@
-//! A small HTTP load run against the `baremcp --http` binary (`examples/http_load` runs the
+//! A small HTTP load run against the `baremcp --http` binary (`benches/http_load` runs the
 //! full size): 8 clients, legacy and 2026-07-28, one open stream each, 50 calls each, every
 //! reply checked; and a slow tool that does not hold up the 202 and 4xx answers of others.
 
-#[path = "../../examples/http_load/client.rs"]
+#[path = "../../benches/http_load/client.rs"]
 mod client;
-#[path = "../../examples/http_load/load.rs"]
+#[path = "../../benches/http_load/load.rs"]
 mod load;
 
 use std::path::Path;

@@ -2,7 +2,7 @@
 //!
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `everything`: the conformance fixture server of `examples/everything`
-//! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `examples/fuzz`)
+//! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `benches/fuzz`)
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_process`: Streamable HTTP
@@ -22,6 +22,8 @@
 //! - `check`: `baremcp check` on every shape of manifest problem, subcommand flags, and
 //!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
+//! - `startup`: what the binary says as it starts (HTTP's URLs, stdio on a terminal), and
+//!   what `--quiet` keeps quiet
 //! - `tidy`: formatting, module docs, and the README method table against the dispatch
 //! - `typed`: schemas derived from argument types (`tool_args!`, the type table, the agreement
 //!   check), schemars' schemas, structured output with and without its text copy
@@ -54,6 +56,7 @@ mod manifests;
 mod public_api;
 mod replay;
 mod schema_suite;
+mod startup;
 mod tasks;
 mod tidy;
 mod transcripts;

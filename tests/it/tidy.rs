@@ -19,7 +19,7 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 #[test]
 fn every_file_says_what_it_owns() {
     let mut files = Vec::new();
-    for dir in ["src", "tests", "examples"] {
+    for dir in ["src", "tests", "examples", "benches"] {
         let dir = crate::root().join(dir);
         if dir.exists() {
             rust_files(&dir, &mut files);
@@ -348,7 +348,7 @@ fn file_names_are_distinct() {
 #[test]
 fn files_and_functions_stay_short() {
     let mut files = Vec::new();
-    for dir in ["src", "tests", "examples"] {
+    for dir in ["src", "tests", "examples", "benches"] {
         rust_files(&crate::root().join(dir), &mut files);
     }
     let mut long = Vec::new();

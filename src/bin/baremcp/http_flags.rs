@@ -35,7 +35,13 @@ pub fn take(
 ) -> Result<(), lexopt::Error> {
     let mut text = || -> Result<String, lexopt::Error> { parser.value()?.string() };
     match name {
-        "http" => options.listen.push(text()?),
+        "http" => {
+            let addr = text()?;
+            if let Some(fix) = url_instead_of_address(&addr) {
+                return Err(fix.into());
+            }
+            options.listen.push(addr)
+        }
         "http-path" => {
             let path = text()?;
             if !path.starts_with('/') {
@@ -53,18 +59,18 @@ pub fn take(
         "resource-metadata-url" => options.resource_metadata_url = Some(text()?),
         "authorization-server" => options.authorization_servers.push(text()?),
         "session-idle-secs" => {
-            options.session_idle_secs = number(parser, "--session-idle-secs")? as u64
+            options.session_idle_secs = positive(parser, "--session-idle-secs")? as u64
         }
-        "max-sessions" => options.max_sessions = number(parser, "--max-sessions")?,
-        "max-connections" => options.max_connections = number(parser, "--max-connections")?,
+        "max-sessions" => options.max_sessions = positive(parser, "--max-sessions")?,
+        "max-connections" => options.max_connections = positive(parser, "--max-connections")?,
         "sse-keepalive-secs" => {
-            options.sse_keepalive_secs = number(parser, "--sse-keepalive-secs")? as u64
+            options.sse_keepalive_secs = positive(parser, "--sse-keepalive-secs")? as u64
         }
         "request-timeout-secs" => {
-            options.request_timeout_secs = number(parser, "--request-timeout-secs")? as u64
+            options.request_timeout_secs = positive(parser, "--request-timeout-secs")? as u64
         }
         "idle-timeout-secs" => {
-            options.idle_timeout_secs = number(parser, "--idle-timeout-secs")? as u64
+            options.idle_timeout_secs = positive(parser, "--idle-timeout-secs")? as u64
         }
         other => return Err(format!("--{other} is not an http flag").into()),
     }
@@ -86,7 +92,7 @@ pub fn parse(
                 take(&mut options, &name, &mut parser)?;
             }
             Long("max-message-bytes") => {
-                options.max_body = number(&mut parser, "--max-message-bytes")?
+                options.max_body = positive(&mut parser, "--max-message-bytes")?
             }
             _ => return Err(arg.unexpected()),
         }
@@ -94,7 +100,25 @@ pub fn parse(
     Ok(options)
 }
 
-fn number(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
+/// For `--http http://127.0.0.1:8080/mcp`, which reads like the URL clients are given: what
+/// to write instead (the address; the path, when not the default, in `--http-path`).
+fn url_instead_of_address(addr: &str) -> Option<String> {
+    let (scheme, rest) = addr.split_once("://")?;
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let tls = if scheme.eq_ignore_ascii_case("https") {
+        " (baremcp speaks plain HTTP: TLS belongs to a proxy in front of it)"
+    } else {
+        ""
+    };
+    let fix = match path {
+        "" | "/mcp" => format!("--http {host} (and --http-path for a path other than /mcp)"),
+        path => format!("--http {host} --http-path {path}"),
+    };
+    Some(format!("--http takes an address, not a URL{tls}: write {fix}"))
+}
+
+/// The value of `option`, a whole number of at least 1; the error names the option.
+pub fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
     let value = parser.value()?;
     match value.to_str().and_then(|v| v.parse().ok()) {
         Some(n) if n > 0 => Ok(n),
@@ -184,6 +208,20 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
+        // A URL where an address goes: the scheme dropped, the path moved to --http-path.
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/v1/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 --http-path /v1/mcp"
+        );
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 (and --http-path for \
+             a path other than /mcp)"
+        );
+        assert!(refused(&["--http", "https://[::1]:8443"]).ends_with(
+            "(baremcp speaks plain HTTP: TLS belongs to a proxy in front of it): write --http \
+             [::1]:8443 (and --http-path for a path other than /mcp)"
+        ));
         let mut options = HttpOptions::default();
         let mut parser = lexopt::Parser::from_args(["x"]);
         assert_eq!(

@@ -506,17 +506,7 @@ impl Exchange<'_> {
     /// Legacy GET: the session's standalone stream of server messages.
     fn get(&mut self, head: &Head, subject: Option<String>) -> Outcome {
         let (_, sse_ok) = accepts(head.header("accept"));
-        let Some(id) = head.header("mcp-session-id") else {
-            // 2026-07-28 has no GET stream; a legacy client must name its session.
-            let modern =
-                head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
-            let (status, why) = if modern {
-                (405, "2026-07-28 serves POST only")
-            } else {
-                (400, "missing Mcp-Session-Id header")
-            };
-            return self.refuse_allow(head, status, why);
-        };
+        let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
         if !sse_ok || head.header("accept").is_none() {
             return self.refuse(head, 406, "a GET stream needs accept: text/event-stream", false);
         }
@@ -562,22 +552,26 @@ impl Exchange<'_> {
 
     /// Legacy DELETE: ends the session.
     fn delete(&mut self, head: &Head, subject: Option<String>) -> Outcome {
-        let Some(id) = head.header("mcp-session-id") else {
-            let modern =
-                head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
-            let (status, why) = if modern {
-                (405, "2026-07-28 serves POST only")
-            } else {
-                (400, "missing Mcp-Session-Id header")
-            };
-            return self.refuse_allow(head, status, why);
-        };
+        let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
         if self.shared.table.remove(id, subject.as_deref()) {
             log::info!(target: LOG, "session {id} ended by the client");
             self.send(head, Response::new(204), Some(id.to_string()), false)
         } else {
             self.unknown_session(head, &Frame::Batch(Vec::new()))
         }
+    }
+
+    /// A GET or DELETE without a session: 2026-07-28 serves POST only (405); a legacy
+    /// client must name its session (400).
+    fn no_session(&mut self, head: &Head) -> Outcome {
+        let modern =
+            head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
+        let (status, why) = if modern {
+            (405, "2026-07-28 serves POST only")
+        } else {
+            (400, "missing Mcp-Session-Id header")
+        };
+        self.refuse_allow(head, status, why)
     }
 
     fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {

@@ -1,6 +1,6 @@
-//! The `--http` mode of `examples/bench`: keep-alive `tools/call hello` requests per second and
+//! The `--http` mode of `benches/bench.rs`: keep-alive `tools/call hello` requests per second and
 //! their p50/p99 latency with 1 and 16 concurrent clients, for the release `baremcp --http`
-//! (2026-07-28 stateless requests, and calls in legacy sessions) against `examples/floor_http`
+//! (2026-07-28 stateless requests, and calls in legacy sessions) against `benches/floor_http.rs`
 //! in the same run, rounds interleaved; every reply is checked for its id and greeting.
 
 use std::path::Path;

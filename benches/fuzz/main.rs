@@ -1,4 +1,4 @@
-//! The fuzzer's soak: `cargo run --release --example fuzz -- --seconds N [--seed S]
+//! The fuzzer's soak: `cargo bench --bench fuzz -- --seconds N [--seed S]
 //! [--out DIR]` builds the `baremcp` binary of the same profile, drives it with mutated
 //! golden transcripts for N seconds (see `engine.rs` for the targets, `judge.rs` for the
 //! invariants), prints messages per second and every violation, writes each reproducer to DIR
@@ -36,6 +36,8 @@ fn main() -> ExitCode {
             }
             "--seed" => seed = value("--seed").parse().expect("--seed needs a whole number"),
             "--out" => out = Some(PathBuf::from(value("--out"))),
+            // `cargo bench` passes it to every bench target.
+            "--bench" => {}
             other => {
                 eprintln!(
                     "unknown argument {other:?}\nusage: fuzz [--seconds N] [--seed S] [--out DIR]"
@@ -45,12 +47,10 @@ fn main() -> ExitCode {
         }
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    // The binary next to this example's own profile directory: target/<profile>/baremcp.
-    let exe = std::env::current_exe().expect("the example's own path");
-    let profile_dir = exe
-        .parent()
-        .and_then(|examples| examples.parent())
-        .expect("target/<profile>/examples/fuzz");
+    // The binary in this program's own profile directory: target/<profile>/baremcp.
+    let exe = std::env::current_exe().expect("the soak's own path");
+    let profile_dir =
+        exe.parent().and_then(|deps| deps.parent()).expect("target/<profile>/deps/fuzz-HASH");
     let release = profile_dir.file_name().is_some_and(|p| p == "release");
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut build = Command::new(cargo);

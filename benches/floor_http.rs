@@ -2,7 +2,7 @@
 //! any MCP server must (a thread per keep-alive connection, the head read line by line, the
 //! body by its `Content-Length` and parsed into a serde_json `Value`), then answers the
 //! request's id with a fixed greeting. No checks, no sessions, no limits: the baseline the
-//! `--http` mode of `examples/bench` measures baremcp against, not a server to use.
+//! `--http` mode of `benches/bench.rs` measures baremcp against, not a server to use.
 //!
 //! `floor_http --http ADDR` (port 0: any) says where it listens on stderr, as baremcp does.
 

@@ -1,9 +1,9 @@
-//! The benchmark: the release `baremcp` against floor B (`examples/floor.rs`, a plain
+//! The benchmark: the release `baremcp` against floor B (`benches/floor.rs`, a plain
 //! serde_json loop) in one run, rounds interleaved, driver and servers pinned to one CPU.
-//! Floor A (`examples/floor_a.rs`, no parsing at all) runs alongside: the targets are ratios
+//! Floor A (`benches/floor_a.rs`, no parsing at all) runs alongside: the targets are ratios
 //! to floor B, and floor A shows how far below floor B any server can get on this machine.
 //!
-//! `cargo run --release --example bench` measures start-up to the initialize reply,
+//! `cargo bench --bench bench` measures start-up to the initialize reply,
 //! ping-pong latency, pipelined throughput (every reply checked for its id, its text and its
 //! order), peak memory, instructions per call (when valgrind is installed), the bounded
 //! memory of huge lines, and the static binary (when the musl target is installed), then
@@ -11,7 +11,7 @@
 //! without valgrind or the musl build (CI uses it to check that the bench itself works).
 //!
 //! `--http` measures Streamable HTTP instead: the release `baremcp --http` against
-//! `examples/floor_http` (`http_load/bench.rs`); `--http --quick` is its short round.
+//! `benches/floor_http.rs` (`http_load/bench.rs`); `--http --quick` is its short round.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -309,15 +309,12 @@ impl Row {
 fn main() {
     let quick = std::env::args().any(|a| a == "--quick");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let release = root.join("target/release");
     if std::env::args().any(|a| a == "--http") {
-        build_release(&root, &["--example", "floor_http"]);
-        return http::run(&release.join("baremcp"), &release.join("examples/floor_http"), quick);
+        let [ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
+        return http::run(&ours, &floor, quick);
     }
-    build_release(&root, &["--example", "floor", "--example", "floor_a"]);
     // Ours, floor B, floor A: the order of every row's values.
-    let binaries =
-        [release.join("baremcp"), release.join("examples/floor"), release.join("examples/floor_a")];
+    let binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);
     let pinned = pin_to_one_cpu();
     let (rounds, starts, pings, pipelined_calls) =
         if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
@@ -333,16 +330,26 @@ fn main() {
     print_table(rounds, pinned, &rows, &notes);
 }
 
-/// `cargo build --release` of the binary and the `extra` targets.
-fn build_release(root: &Path, extra: &[&str]) {
+/// `cargo build --release` of the binary and the floors named after it, and where each
+/// executable is: cargo names a bench target's file with a hash, so it says where.
+fn build_release<const N: usize>(root: &Path, names: [&str; N]) -> [PathBuf; N] {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(&cargo)
-        .args(["build", "--release", "--quiet", "--bin", "baremcp"])
-        .args(extra)
-        .current_dir(root)
-        .status()
-        .expect("cargo build");
-    assert!(built.success(), "build failed");
+    let mut build = Command::new(&cargo);
+    build.args(["build", "--release", "--quiet", "--message-format=json-render-diagnostics"]);
+    build.args(["--bin", names[0]]);
+    for floor in &names[1..] {
+        build.args(["--bench", floor]);
+    }
+    let built = build.current_dir(root).stderr(Stdio::inherit()).output().expect("cargo build");
+    assert!(built.status.success(), "build failed");
+    names.map(|name| {
+        let executable = String::from_utf8_lossy(&built.stdout).lines().find_map(|line| {
+            let message: serde_json::Value = serde_json::from_str(line).ok()?;
+            let path = message["executable"].as_str().filter(|_| message["target"]["name"] == name);
+            path.map(PathBuf::from)
+        });
+        executable.unwrap_or_else(|| panic!("cargo built no executable named {name}"))
+    })
 }
 
 /// Start-up, ping-pong, pipelined throughput and its peak memory, measured in `rounds`

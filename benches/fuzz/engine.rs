@@ -1,4 +1,4 @@
-//! The fuzzer's engine, shared by the soak (`examples/fuzz/main.rs`) and the bounded run in
+//! The fuzzer's engine, shared by the soak (`benches/fuzz/main.rs`) and the bounded run in
 //! `cargo test` (`tests/it/fuzz.rs`): the targets it drives and the loop that drives them —
 //! the server binary (built-in catalog, `--root`, `--manifest`), `baremcp proxy` with its tool
 //! filters (differentially: what the filter decided against what the upstream saw), and

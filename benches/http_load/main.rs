@@ -1,4 +1,4 @@
-//! The HTTP load run: `cargo run --release --example http_load` starts the release
+//! The HTTP load run: `cargo bench --bench http_load` starts the release
 //! `baremcp --http` serving a scratch `--root`, and drives it with 64 clients of 1 000 calls
 //! each (legacy sessions and 2026-07-28 requests, one open stream each; `load.rs` says what
 //! is checked), then reports calls per second, latency, the server's peak memory, and the

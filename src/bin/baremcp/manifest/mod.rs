@@ -18,7 +18,6 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 
 use super::command::{self, Invocation};
-use baremcp::read_regular_file;
 use baremcp::schema::Problem;
 use baremcp::{
     Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server,
@@ -508,5 +507,5 @@ fn with<B, V>(builder: B, value: Option<V>, set: impl FnOnce(B, V) -> B) -> B {
 
 fn read_file(path: &Path) -> Result<Contents, ReadError> {
     // The file may have been replaced (by a FIFO, say) since the manifest was checked.
-    read_regular_file(path, MAX_FILE).map(Contents::from_bytes)
+    baremcp::read_regular_file(path, MAX_FILE).map(Contents::from_bytes)
 }

@@ -93,7 +93,7 @@ pub(crate) fn call<'a>(
     }
     let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
     let mut json = std::mem::take(&mut session.spare);
-    output.write_json(&mut json, server_info);
+    output.write_json(&mut json, server_info, registered.tool.structured_text);
     req.tool = Some((name, output.is_error));
     Ok(Payload::Json(json))
 }

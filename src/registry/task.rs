@@ -188,7 +188,7 @@ impl Task {
 
 fn result_json(output: &ToolOutput) -> Value {
     let mut json = Vec::new();
-    output.write_json(&mut json, None);
+    output.write_json(&mut json, None, true);
     serde_json::from_slice(&json).unwrap_or(Value::Null)
 }
 

@@ -28,6 +28,10 @@
 //!   what `--quiet` keeps quiet
 //! - `tidy`: module docs, layers, names and lengths, and the documented method table against
 //!   the dispatch
+//! - `typed`: schemas derived from argument types (`tool_args!`, the type table, the agreement
+//!   check), schemars' schemas, structured output with and without its text copy
+//! - `intercept`: the `on_request` and `on_reply` hooks over stdio and HTTP
+//! - `public_api`: the library's public items against `tests/public-api.txt`
 
 // The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
 // builds (see docs/install.md, Platforms).
@@ -48,16 +52,19 @@ mod http_harness;
 mod http_load;
 mod http_process;
 mod http_streams;
+mod intercept;
 mod library;
 mod library_server;
 mod limits;
 mod manifests;
+mod public_api;
 mod replay;
 mod schema_suite;
 mod startup;
 mod tasks;
 mod tidy;
 mod transcripts;
+mod typed;
 
 /// The application (`src/bin/baremcp/`), compiled into the tests too, so that transcripts
 /// build their server from the same flags in process. Much of it only the binary calls.

@@ -131,7 +131,8 @@ fn imports() -> BTreeMap<String, BTreeSet<String>> {
         for (at, _) in code.match_indices(['c', 's']) {
             let rest = &code[at..];
             let before = code[..at].chars().next_back();
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            // `$crate::` in a macro is a path in the crate that expands it, not an import.
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '$') {
                 continue;
             }
             // Where the path starts: the crate root, or the parent of this file's module

@@ -107,7 +107,7 @@ impl ServeOptions {
         for dir in &self.roots {
             let root = FileRoot::new(dir, self.include_hidden, self.max_resource_bytes)
                 .map_err(|e| format!("--root {}: {e}", dir.display()))?;
-            server.add_root(root).map_err(|e| format!("--root {}: {e}", dir.display()))?;
+            server.add_directory(root).map_err(|e| format!("--root {}: {e}", dir.display()))?;
         }
         Ok(server)
     }

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
-use baremcp::encoding::rfc3339;
+use baremcp::__private::rfc3339;
 
 /// Log targets whose lines say what the server is doing as it starts: where HTTP is served
 /// (`baremcp::http`, the library's; not its sub-targets, which log every request) and that

@@ -15,7 +15,8 @@ use super::{
     ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, LoadError, Manifest, Part, PromptDecl,
     ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
 };
-use baremcp::schema::{Problem, Schema, pointer_to};
+use baremcp::__private::pointer_to;
+use baremcp::schema::{Problem, Schema};
 use baremcp::{ReadError, ResourceTemplate, Role};
 
 /// Reads and checks a manifest file.

@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value};
 
 use super::{ArgvItem, Part, RunDecl, Template};
-use baremcp::schema::{Problem, pointer_to};
+use baremcp::__private::pointer_to;
+use baremcp::schema::Problem;
 
 /// What is known of the values a command's placeholders stand for.
 pub(super) enum Values<'s> {

@@ -7,6 +7,7 @@
 
 pub mod http;
 mod stdio;
+pub(crate) mod telemetry;
 
 pub use crate::util::poll::{RawFd, readable_within};
 pub use crate::wire::jsonrpc::error_response;

@@ -73,6 +73,11 @@ for name in b1 b2 b3; do
   wait_for "$work/$name.log" "serving MCP at"
 done
 pid_map="${pid_map%,}}"
+# Health checks ask /readyz once the server has it (docs/deployment.md), else connect only.
+httpchk=""
+if python3 -c "import urllib.request; urllib.request.urlopen('http://127.0.0.1:$port/readyz', timeout=2)" 2>/dev/null; then
+  httpchk="option httpchk GET /readyz"
+fi
 
 listen=$(free_port)
 cat >"$work/haproxy.cfg" <<EOF
@@ -90,6 +95,7 @@ frontend mcp
     default_backend baremcp
 backend baremcp
     balance roundrobin
+    $httpchk
     stick-table type string len 64 size 100k expire 30m
     stick on req.hdr(mcp-session-id)
     stick store-response res.hdr(mcp-session-id)

@@ -12,53 +12,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-  echo "haproxy: skipped ($1)"
-  exit 0
-}
-if ! command -v haproxy >/dev/null && [ ! -x /usr/sbin/haproxy ]; then
-  if [ "$(id -u)" = 0 ]; then
-    sudo=""
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  else
-    skip "not installed, and installing it needs root or sudo"
-  fi
-  command -v apt-get >/dev/null || skip "not installed, and apt-get is not available"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq haproxy; } \
-    >/dev/null 2>&1 || skip "apt-get could not install haproxy"
-fi
+WHO=haproxy
+. tests/interop/lib.sh
+need haproxy haproxy
 haproxy=$(command -v haproxy || echo /usr/sbin/haproxy)
 
 cargo build --release --quiet --bin baremcp
 bin="$PWD/target/release/baremcp"
 work=$(mktemp -d "${TMPDIR:-/tmp}/baremcp-haproxy.XXXXXX")
-venv="$PWD/target/interop/venv"
-mkdir -p "$PWD/target/interop"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
-
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() {
-  for _ in $(seq 100); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "haproxy: $1 never said $2:" >&2
-  cat "$1" >&2
-  exit 1
-}
+mcp_venv
+trap 'stop_started; rm -rf "$work"' EXIT
 
 servers=""
 pid_map="{"
@@ -103,35 +66,17 @@ backend baremcp
 $servers
 EOF
 "$haproxy" -c -q -f "$work/haproxy.cfg"
-"$haproxy" -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+"$haproxy" -db -f "$work/haproxy.cfg" >"$work/haproxy.out" 2>&1 &
 pids+=($!)
-for _ in $(seq 100); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1', $listen), 1)" 2>/dev/null && break
-  sleep 0.1
-done
+wait_port "$listen"
 
 out=$("$venv/bin/python" tests/interop/legacy_sessions.py "http://127.0.0.1:$listen/mcp" "$pid_map" 2>&1) || {
   echo "$out"
   echo "haproxy: the client failed; HAProxy's log and the end of each process's log:" >&2
-  cat "$work/haproxy.log" >&2
+  cat "$work/haproxy.out" >&2
   for log in "$work"/b?.log; do echo "== $log" >&2; tail -5 "$log" >&2; done
   exit 1
 }
 echo "$out" | grep -v '^SESSION='
-# Each process's own log: a session's successful requests all appear in its process's log,
-# and in no other.
-checked=0
-while read -r session upstream; do
-  for log in "$work"/b?.log; do
-    served=$(grep -c " 20[02] session=$session " "$log" || true)
-    if [ "$(basename "$log" .log)" = "$upstream" ]; then
-      [ "$served" -ge 2 ] || { echo "haproxy: $upstream's log does not show session $session" >&2; exit 1; }
-    elif [ "$served" -ne 0 ]; then
-      echo "haproxy: $log served $served requests of $upstream's session $session" >&2
-      exit 1
-    fi
-  done
-  checked=$((checked + 1))
-done < <(echo "$out" | sed -n 's/^SESSION=\([^ ]*\) UPSTREAM=\(.*\)/\1 \2/p')
-echo "haproxy: each process's log agrees for all $checked sessions"
+sessions_in_own_logs "$work" "$out"
 echo "haproxy: legacy sessions passed"

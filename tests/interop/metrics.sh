@@ -14,22 +14,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-  echo "metrics: skipped ($1)"
-  exit 0
-}
-if ! command -v promtool >/dev/null || ! command -v prometheus >/dev/null; then
-  if [ "$(id -u)" = 0 ]; then
-    sudo=""
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  else
-    skip "prometheus is not installed, and installing it needs root or sudo"
-  fi
-  command -v apt-get >/dev/null || skip "prometheus is not installed, and apt-get is not available"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq prometheus; } \
-    >/dev/null 2>&1 || skip "apt-get could not install prometheus"
-fi
+WHO=metrics
+. tests/interop/lib.sh
+need promtool prometheus
+need prometheus prometheus
 
 exposition=fixtures/metrics/exposition.txt
 # 1. promtool: errors fail the check; lint problems are printed, so any output fails too.
@@ -43,18 +31,7 @@ echo "metrics: promtool check metrics passed ($(grep -vc '^#' "$exposition") sam
 
 # 2. A real Prometheus scraping a loopback target once a second.
 work=$(mktemp -d "${TMPDIR:-/tmp}/baremcp-metrics.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
+trap 'stop_started; rm -rf "$work"' EXIT
 
 # The target: the fixture behind Python's http.server, until `/metrics` is wired in.
 target_port=$(free_port)

@@ -20,39 +20,23 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-skip() {
-  echo "nginx sessions: skipped ($1)"
-  exit 0
-}
-nginx=$(command -v nginx || true)
-[ -n "$nginx" ] || { [ -x /usr/sbin/nginx ] && nginx=/usr/sbin/nginx; } || true
-if [ -z "$nginx" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    sudo=""
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  else
-    skip "nginx is not installed, and installing it needs root or sudo"
-  fi
-  command -v apt-get >/dev/null || skip "nginx is not installed, and apt-get is not available"
-  { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nginx-light ||
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nginx; } >/dev/null 2>&1 ||
-    skip "apt-get could not install nginx-light or nginx"
-  nginx=$(command -v nginx || echo /usr/sbin/nginx)
-fi
+WHO="nginx sessions"
+. tests/interop/lib.sh
+need nginx nginx-light nginx
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 cargo build --release --quiet --bin baremcp
 bin="$PWD/target/release/baremcp"
-venv="$PWD/target/interop/venv"
-mkdir -p "$PWD/target/interop"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
+mcp_venv
 
 has_prefix=no
 "$bin" --help 2>&1 | grep -q -- --session-id-prefix && has_prefix=yes
 if [ $# -gt 0 ]; then
   modes=("$1")
-  [ "$1" != prefix ] || [ $has_prefix = yes ] || skip "this baremcp has no --session-id-prefix"
+  if [ "$1" = prefix ] && [ $has_prefix = no ]; then
+    echo "nginx sessions: skipped (this baremcp has no --session-id-prefix)"
+    exit 0
+  fi
 else
   modes=(retry)
   if [ $has_prefix = yes ]; then
@@ -61,47 +45,32 @@ else
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/baremcp-nginx-sessions.XXXXXX")
-pids=()
-stop_all() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  pids=()
-}
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-wait_for() {
-  for _ in $(seq 100); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "nginx sessions: $1 never said $2:" >&2
-  cat "$1" >&2
-  exit 1
+trap 'stop_started; [ -n "${KEEP:-}" ] || rm -rf "$work"' EXIT
+
+# `server` lines for PORTS, each followed by SUFFIX.
+servers() {
+  local suffix=$1 port
+  shift
+  for port in "$@"; do echo "        server 127.0.0.1:$port$suffix;"; done
 }
 
-# The upstream blocks and the location's routing lines for one mode.
+# For one mode and the backends' PORTS: the http block's maps and upstreams, the location's
+# routing lines, and any further location.
 configure() {
-  local mode=$1
+  local mode=$1 port other
   shift
-  local ports=("$@") port other
-  upstreams=""
+  local pool="    upstream baremcp {
+$([ "$mode" = prefix ] || echo "        hash \$mcp_session_key consistent;")
+$(servers " max_fails=1 fail_timeout=10s" "$@")
+    }"
   extra_locations=""
   case $mode in
     retry)
-      upstreams+="    map \$http_mcp_session_id \$mcp_session_key {"$'\n'
-      upstreams+="        \"\" \$request_id;"$'\n'
-      upstreams+="        default \$http_mcp_session_id;"$'\n'
-      upstreams+="    }"$'\n'
-      upstreams+="    upstream baremcp {"$'\n'
-      upstreams+="        hash \$mcp_session_key consistent;"$'\n'
-      for port in "${ports[@]}"; do
-        upstreams+="        server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"$'\n'
-      done
-      upstreams+="    }"$'\n'
+      upstreams="    map \$http_mcp_session_id \$mcp_session_key {
+        \"\" \$request_id;
+        default \$http_mcp_session_id;
+    }
+$pool"
       # When every live process said 404 and only a dead one is left untried, nginx says
       # 502 ("no live upstreams"): for a request naming a session that is the session's
       # end, so it is answered as baremcp would, 404.
@@ -115,24 +84,19 @@ configure() {
         }"
       ;;
     prefix)
-      upstreams+="    map \$http_mcp_session_id \$mcp_upstream {"$'\n'
-      for port in "${ports[@]}"; do
-        upstreams+="        ~^p$port\\. p$port;"$'\n'
-      done
-      upstreams+="        default baremcp;"$'\n'
-      upstreams+="    }"$'\n'
-      upstreams+="    upstream baremcp {"$'\n'
-      for port in "${ports[@]}"; do
-        upstreams+="        server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"$'\n'
-      done
-      upstreams+="    }"$'\n'
-      for port in "${ports[@]}"; do
-        upstreams+="    upstream p$port {"$'\n'
-        upstreams+="        server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"$'\n'
-        for other in "${ports[@]}"; do
-          [ "$other" = "$port" ] || upstreams+="        server 127.0.0.1:$other backup;"$'\n'
-        done
-        upstreams+="    }"$'\n'
+      upstreams="    map \$http_mcp_session_id \$mcp_upstream {
+$(for port in "$@"; do echo "        ~^p$port\\. p$port;"; done)
+        default baremcp;
+    }
+$pool"
+      for port in "$@"; do
+        local others=()
+        for other in "$@"; do [ "$other" = "$port" ] || others+=("$other"); done
+        upstreams+="
+    upstream p$port {
+$(servers " max_fails=1 fail_timeout=10s" "$port")
+$(servers " backup" "${others[@]}")
+    }"
       done
       routing="proxy_pass http://\$mcp_upstream;"
       ;;
@@ -160,10 +124,7 @@ run_mode() {
   "$nginx" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" -t -q
   "$nginx" -p "$dir/nginx" -c "$dir/nginx/nginx.conf" 2>>"$dir/nginx/logs/error.log" &
   pids+=($!)
-  for _ in $(seq 100); do
-    python3 -c "import socket; socket.create_connection(('127.0.0.1', $listen), 1)" 2>/dev/null && break
-    sleep 0.1
-  done
+  wait_port "$listen"
 
   local out
   out=$("$venv/bin/python" tests/interop/legacy_sessions.py "http://127.0.0.1:$listen/mcp" "$pid_map" 2>&1) || {
@@ -174,43 +135,16 @@ run_mode() {
     exit 1
   }
   echo "$out" | grep -v '^SESSION=' | sed "s/^/($mode) /"
-  # Each process's own log: a session's successful requests are all in its process's log.
-  local checked=0 session upstream log served
-  while read -r session upstream; do
-    for log in "$dir"/*.log; do
-      served=$(grep -c " 20[02] session=$session " "$log" || true)
-      if [ "$(basename "$log" .log)" = "${upstream##*:}" ]; then
-        [ "$served" -ge 2 ] || { echo "nginx sessions: $upstream's log lacks session $session" >&2; exit 1; }
-      elif [ "$served" -ne 0 ]; then
-        echo "nginx sessions: $log served $served requests of $upstream's session $session" >&2
-        exit 1
-      fi
-    done
-    checked=$((checked + 1))
-  done < <(echo "$out" | sed -n 's/^SESSION=\([^ ]*\) UPSTREAM=\(.*\)/\1 \2/p')
-  echo "nginx sessions ($mode): each process's log agrees for all $checked sessions"
-  stop_all
+  sessions_in_own_logs "$dir" "$out"
+  stop_started
 }
 
 # nginx.conf for one mode: DIR LISTEN_PORT BACKEND_PORT...
 write_conf() {
   local mode=$1 dir=$2 listen=$3
   shift 3
-  mkdir -p "$dir/nginx/logs" "$dir/nginx/temp"
   configure "$mode" "$@"
-  cat >"$dir/nginx/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $dir/nginx/nginx.pid;
-error_log $dir/nginx/logs/error.log warn;
-events { worker_connections 512; }
-http {
-    access_log $dir/nginx/logs/access.log;
-    client_body_temp_path $dir/nginx/temp/body;
-    proxy_temp_path $dir/nginx/temp/proxy;
-    fastcgi_temp_path $dir/nginx/temp/fastcgi;
-    uwsgi_temp_path $dir/nginx/temp/uwsgi;
-    scgi_temp_path $dir/nginx/temp/scgi;
+  nginx_conf "$dir/nginx" <<EOF
 $upstreams
     server {
         listen 127.0.0.1:$listen;

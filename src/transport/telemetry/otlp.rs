@@ -553,27 +553,27 @@ mod tests {
         assert!(metrics.render().contains("baremcp_otlp_spans_total{result=\"exported\"} 2\n"));
     }
 
+    /// Whether an exporter to `endpoint` counted both of `two_spans` as `result`.
+    fn exported_as(endpoint: Endpoint, result: &str) -> bool {
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
+        two_spans().into_iter().for_each(|span| exporter.offer(span));
+        exporter.finish(Duration::from_secs(10));
+        metrics.render().contains(&format!("baremcp_otlp_spans_total{{result=\"{result}\"}} 2\n"))
+    }
+
     #[test]
     fn a_collector_that_refuses_or_is_gone_costs_only_the_spans() {
-        let (endpoint, _bodies) = collector(503);
-        let metrics = Arc::new(ServerMetrics::new());
-        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
-        two_spans().into_iter().for_each(|span| exporter.offer(span));
-        exporter.finish(Duration::from_secs(10));
-        assert!(
-            metrics.render().contains("baremcp_otlp_spans_total{result=\"export_failed\"} 2\n")
-        );
-
+        let (refusing, _bodies) = collector(503);
+        assert!(exported_as(refusing, "export_failed"));
         // Nothing listens on a port just freed: connecting fails at once.
         let gone = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let endpoint = Endpoint::parse(&format!("http://{gone}/v1/traces")).unwrap();
-        let metrics = Arc::new(ServerMetrics::new());
-        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
-        two_spans().into_iter().for_each(|span| exporter.offer(span));
-        exporter.finish(Duration::from_secs(10));
-        assert!(
-            metrics.render().contains("baremcp_otlp_spans_total{result=\"export_failed\"} 2\n")
-        );
+        assert!(exported_as(
+            Endpoint::parse(&format!("http://{gone}/v1/traces")).unwrap(),
+            "export_failed"
+        ));
+        let (accepting, _bodies) = collector(200);
+        assert!(exported_as(accepting, "exported"));
     }
 
     /// A collector that takes connections and never answers: offers still return, and what

@@ -17,6 +17,8 @@ use serde_json::{Value, json};
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
 use crate::util::trace_context::{Hex, TraceContext};
 
+/// The log target: the name `RUST_LOG` filters by (README, Logging).
+const LOG: &str = "baremcp::otlp";
 /// Spans waiting for the exporter; past this, new ones are dropped (and counted).
 const QUEUE: usize = 2048;
 /// The most spans in one export request.
@@ -322,7 +324,6 @@ fn export(
     spans: &Receiver<Span>,
     metrics: &ServerMetrics,
 ) {
-    const LOG: &str = "baremcp::otlp";
     let mut batch = Vec::with_capacity(BATCH);
     while let Ok(first) = spans.recv() {
         batch.push(first);

@@ -1,6 +1,6 @@
 //! The public library API beyond its fixture server (`library_server.rs`): registration
 //! refusals and warnings, typed tools, state in a handler, `?` on any error, replies flushed
-//! before the server would wait, and the examples (the README's program is `minimal.rs`).
+//! before the server would wait, and the examples (the README's program is checked in `docs`).
 
 use baremcp::{
     Contents, Error, FileRoot, Json, Kind, Prompt, PromptMessage, ReadError, Resource,
@@ -460,22 +460,6 @@ pub(crate) fn example(name: &str) -> std::path::PathBuf {
         .find(|m| m["target"]["name"] == name && m["executable"].is_string())
         .map(|m| m["executable"].as_str().unwrap().into())
         .unwrap_or_else(|| panic!("cargo named no executable for example {name}"))
-}
-
-#[test]
-fn the_readme_library_program_is_examples_minimal() {
-    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
-    let section =
-        &readme[readme.find("\n## Write your own server\n").expect("the library section")..];
-    let start = section.find("```rust\n").expect("a rust block") + "```rust\n".len();
-    let program = &section[start..start + section[start..].find("```\n").unwrap()];
-    let minimal = std::fs::read_to_string(crate::root().join("examples/minimal.rs")).unwrap();
-    // examples/minimal.rs is compiled by `cargo test`, so the README's program compiles too.
-    assert!(
-        program == minimal,
-        "README's program differs from examples/minimal.rs:\n{}",
-        crate::diff(&minimal, program)
-    );
 }
 
 #[test]

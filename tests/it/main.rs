@@ -17,21 +17,27 @@
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
+//! - `docs`: links in README.md and docs/ resolve; the README's quickstarts run as written,
+//!   print what they show, and show spec-valid messages
 //! - `commands`: manifest commands that write without end or leave grandchildren behind
 //! - `tasks`: the tasks extension over pipes: task threads, polling, answers, cancellation
 //! - `check`: `baremcp check` on every shape of manifest problem, subcommand flags, and
 //!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
-//! - `tidy`: formatting, module docs, and the README method table against the dispatch
+//! - `startup`: what the binary says as it starts (HTTP's URLs, stdio on a terminal), and
+//!   what `--quiet` keeps quiet
+//! - `tidy`: module docs, layers, names and lengths, and the documented method table against
+//!   the dispatch
 
 // The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
-// builds (see README, Platforms).
+// builds (see docs/install.md, Platforms).
 #![cfg(unix)]
 
 mod check;
 mod cli;
 mod clients;
 mod commands;
+mod docs;
 mod everything;
 mod files;
 mod fuzz;
@@ -48,6 +54,7 @@ mod limits;
 mod manifests;
 mod replay;
 mod schema_suite;
+mod startup;
 mod tasks;
 mod tidy;
 mod transcripts;

@@ -35,7 +35,13 @@ pub fn take(
 ) -> Result<(), lexopt::Error> {
     let mut text = || -> Result<String, lexopt::Error> { parser.value()?.string() };
     match name {
-        "http" => options.listen.push(text()?),
+        "http" => {
+            let addr = text()?;
+            if let Some(fix) = url_instead_of_address(&addr) {
+                return Err(fix.into());
+            }
+            options.listen.push(addr)
+        }
         "http-path" => {
             let path = text()?;
             if !path.starts_with('/') {
@@ -92,6 +98,23 @@ pub fn parse(
         }
     }
     Ok(options)
+}
+
+/// For `--http http://127.0.0.1:8080/mcp`, which reads like the URL clients are given: what
+/// to write instead (the address; the path, when not the default, in `--http-path`).
+fn url_instead_of_address(addr: &str) -> Option<String> {
+    let (scheme, rest) = addr.split_once("://")?;
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let tls = if scheme.eq_ignore_ascii_case("https") {
+        " (baremcp speaks plain HTTP: TLS belongs to a proxy in front of it)"
+    } else {
+        ""
+    };
+    let fix = match path {
+        "" | "/mcp" => format!("--http {host} (and --http-path for a path other than /mcp)"),
+        path => format!("--http {host} --http-path {path}"),
+    };
+    Some(format!("--http takes an address, not a URL{tls}: write {fix}"))
 }
 
 /// The value of `option`, a whole number of at least 1; the error names the option.
@@ -185,6 +208,20 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
+        // A URL where an address goes: the scheme dropped, the path moved to --http-path.
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/v1/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 --http-path /v1/mcp"
+        );
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 (and --http-path for \
+             a path other than /mcp)"
+        );
+        assert!(refused(&["--http", "https://[::1]:8443"]).ends_with(
+            "(baremcp speaks plain HTTP: TLS belongs to a proxy in front of it): write --http \
+             [::1]:8443 (and --http-path for a path other than /mcp)"
+        ));
         let mut options = HttpOptions::default();
         let mut parser = lexopt::Parser::from_args(["x"]);
         assert_eq!(

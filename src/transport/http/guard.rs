@@ -7,17 +7,15 @@ use std::sync::Mutex;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::transport::http::claims::check_claims;
 use crate::transport::http::signals::RELOAD;
-use crate::util::encoding::base64_decode;
+use crate::util::encoding::base64url_decode as base64url;
 use crate::util::sha256::{hmac, same};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::guard";
-
-/// Clock skew allowed on `exp` and `nbf`.
-const LEEWAY_SECS: u64 = 60;
 
 /// The checks every request goes through, from the command line.
 pub struct Guard {
@@ -247,48 +245,18 @@ impl Jwt {
         if !same(&mac, &signature) {
             return Err("token signature does not verify");
         }
-        let claims: Value = base64url(payload)
+        let claims: Map<String, Value> = base64url(payload)
             .and_then(|p| serde_json::from_slice(&p).ok())
             .ok_or("malformed token")?;
-        // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
-        let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
-        let exp = claims["exp"].as_f64().ok_or("token has no exp")?;
-        if now > exp + leeway {
-            return Err("token expired");
-        }
-        if claims["nbf"].as_f64().is_some_and(|nbf| nbf > now + leeway) {
-            return Err("token not yet valid");
-        }
-        if let Some(audience) = &self.audience {
-            let ok = match &claims["aud"] {
-                Value::String(aud) => aud == audience,
-                Value::Array(list) => list.iter().any(|a| a == audience.as_str()),
-                _ => false,
-            };
-            if !ok {
-                return Err("token audience is not this server");
-            }
-        }
-        if let Some(issuer) = &self.issuer
-            && claims["iss"] != issuer.as_str()
-        {
-            return Err("token issuer is not trusted");
-        }
-        Ok(claims["sub"].as_str().map(String::from))
+        check_claims(&claims, now, self.audience.as_deref(), self.issuer.as_deref())?;
+        Ok(claims.get("sub").and_then(Value::as_str).map(String::from))
     }
-}
-
-/// base64url without padding (JWT segments); padding or the standard alphabet is refused.
-fn base64url(text: &str) -> Option<Vec<u8>> {
-    if text.bytes().any(|b| matches!(b, b'+' | b'/' | b'=')) {
-        return None;
-    }
-    base64_decode(&text.replace('-', "+").replace('_', "/"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::claims::LEEWAY_SECS;
     use crate::util::encoding::base64;
 
     fn b64url(bytes: &[u8]) -> String {

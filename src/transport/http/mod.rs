@@ -8,9 +8,12 @@
 //! A slow handler delays the other requests (as on stdio), never the refusals, 202s and
 //! keep-alives the connection threads give on their own.
 
+mod claims;
 mod exchange;
 mod guard;
 mod headers;
+#[cfg_attr(not(test), expect(dead_code, reason = "--jwks-file is wired into the guard next"))]
+mod jwks_file;
 mod main_loop;
 mod options;
 mod parser;
@@ -111,7 +114,12 @@ impl Server {
             jwt,
             options.resource_metadata_url.clone(),
         )
-        .map_err(|e| io::Error::new(e.kind(), format!("--auth-token-file: {e}")))?;
+        .map_err(|e| {
+            let file = options.auth_token_file.clone().unwrap_or_default();
+            io::Error::new(e.kind(), format!("--auth-token-file {}: {e}", file.display()))
+        })?;
+        // Said at the level the binary shows by default: where to connect, and with what.
+        let token = if guard.authenticates() { "bearer token" } else { "no token" };
         let table = Arc::new(Sessions::new(
             Duration::from_secs(options.session_idle_secs),
             options.max_sessions,
@@ -137,7 +145,9 @@ impl Server {
         let mut wakers = Vec::new();
         for listener in listeners {
             let name = listener.name()?;
-            log::info!(target: LOG, "serving MCP at {}", listener.endpoint(&options.path)?);
+            // The address ends the line: scripts read it from there (benches/http_load).
+            let at = listener.endpoint(&options.path)?;
+            log::info!(target: LOG, "{token} required; serving MCP at {at}");
             wakers.push(listener.waker()?);
             let (shared, live) = (shared.clone(), live.clone());
             let cap = options.max_connections;

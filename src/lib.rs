@@ -326,6 +326,7 @@ pub use registry::task::TaskContext;
 pub use registry::task_tool::{Prepare, TaskHandler, TaskTool};
 pub use registry::tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput};
 pub use transport::http::HttpOptions;
+pub use util::trace_context::TraceContext;
 pub use wire::era::{Era, LEGACY_VERSIONS, MODERN_VERSIONS};
 pub use wire::error_code::ErrorCode;
 pub use wire::jsonrpc::{ErrorObject, Id};

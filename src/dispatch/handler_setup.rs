@@ -59,6 +59,7 @@ pub(crate) fn setup<'a>(
         era: req.era(),
         progress_token,
         log_level: req.meta.log_level,
+        raw_meta: req.params.meta,
         client_capabilities,
         answers,
     })

@@ -9,5 +9,6 @@
 
 pub(crate) mod http;
 mod stdio;
+pub(crate) mod telemetry;
 
 pub use crate::wire::lines::{Line, LineReader, TOO_LONG_HEAD};

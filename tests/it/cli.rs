@@ -336,6 +336,44 @@ fn each_module_the_docs_name_filters_its_own_lines() {
     );
 }
 
+/// A request's line names the W3C trace id of its `_meta.traceparent`, and only a valid one.
+#[test]
+fn the_request_line_names_the_trace_id_of_its_traceparent() {
+    let meta = |traceparent: &str| {
+        format!(r#""_meta":{{"traceparent":"{traceparent}","tracestate":"rojo=00f067aa0ba902b7"}}"#)
+    };
+    let call = |id: u32, meta: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"T"}},{meta}}}}}"#
+        )
+    };
+    let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let modern = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
+        call(1, &meta(valid)),
+        call(2, &meta(&valid.to_uppercase())),
+        call(3, r#""_meta":{"progressToken":1}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{"_meta":{{{modern},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}}}}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n";
+    let lines = logged("baremcp::request=info", &input);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(lines[1].starts_with("INFO  baremcp::request: tools/call id=1 "), "{lines:?}");
+    assert!(
+        lines[1].ends_with(" tool=hello isError=false trace_id=4bf92f3577b34da6a3ce929d0e0e4736")
+    );
+    // Uppercase hex is not a trace context; no traceparent, no trace id.
+    assert!(
+        lines[2].ends_with(" isError=false") && lines[3].ends_with(" isError=false"),
+        "{lines:?}"
+    );
+    assert!(lines[4].ends_with(" ok trace_id=0af7651916cd43dd8448eb211c80319c"), "{lines:?}");
+}
+
 #[test]
 fn log_file_gets_the_lines_and_an_unwritable_one_is_named() {
     let dir = crate::scratch("log-file");

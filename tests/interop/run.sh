@@ -31,6 +31,21 @@ install_block=$(sed -n '/^## Install$/,/^## /p' README.md | sed -n '/^```sh$/,/^
 cargo install --quiet --path . --root "$work/install" --force
 PATH="$work/install/bin:$PATH" baremcp --version | grep -q "^baremcp $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)$"
 
+# The README's Rust quickstart in a project of one's own: its Cargo.toml block as written
+# (the path pointed at this clone), examples/minimal.rs as the program, and the call it shows.
+project="$work/own-project"
+rm -rf "$project" && mkdir -p "$project/src"
+printf '[package]\nname = "own-project"\nversion = "0.1.0"\nedition = "2024"\n\n' >"$project/Cargo.toml"
+sed -n '/^## Write a tool in Rust$/,/^## /p' README.md | sed -n '/^```toml$/,/^```$/p' | grep -v '^```' |
+  sed "s|path = \"../baremcp\"|path = \"$PWD\"|" >>"$project/Cargo.toml"
+grep -q "^baremcp = { path = \"$PWD\" }$" "$project/Cargo.toml" ||
+  { echo "interop: the README's Cargo.toml block changed" >&2; cat "$project/Cargo.toml" >&2; exit 1; }
+cp examples/minimal.rs "$project/src/main.rs"
+calls=$(sed -n '/^## Write a tool in Rust$/,/^## /p' README.md | grep -o "'{\"jsonrpc.*}'" | tr -d "'")
+printf '%s\n' "$calls" |
+  CARGO_TARGET_DIR="$work/own-project-target" cargo run -q --manifest-path "$project/Cargo.toml" |
+  grep -q '"text":"HELLO"' || { echo "interop: the README's Rust quickstart failed in its own project" >&2; exit 1; }
+
 venv="$work/venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"

@@ -112,6 +112,24 @@ fn call_tools(name: &str, tools: Value, calls: &[(&str, Value)]) -> HashMap<u64,
 }
 
 #[test]
+fn a_boolean_in_a_group_is_a_switch() {
+    let all = json!({"type": "boolean"});
+    let tools = json!([
+        {"name": "ls", "description": "d", "inputSchema": {"type": "object", "properties": {"all": all}},
+         "run": {"argv": ["printf", "<%s>", "ls", ["-a", "{all}"], "dir"]}}
+    ]);
+    let replies = call_tools(
+        "manifest-switch",
+        tools,
+        &[("ls", json!({"all": true})), ("ls", json!({"all": false})), ("ls", json!({}))],
+    );
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].clone();
+    assert_eq!(text(1), "<ls><-a><dir>", "{:?}", replies[&1]);
+    assert_eq!(text(2), "<ls><dir>");
+    assert_eq!(text(3), "<ls><dir>");
+}
+
+#[test]
 fn a_default_stands_in_for_an_absent_argument() {
     let n = json!({"type": "integer", "minimum": 1, "default": 5});
     let tools = json!([

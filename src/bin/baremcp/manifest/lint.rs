@@ -1,7 +1,7 @@
 //! Warnings about a manifest's command that loads but will likely not run as meant: a
 //! program found nowhere, a fixed `cwd` that is not a directory, a placeholder whose value
-//! can pass for an option, and a flag left without its value when an optional argument is
-//! absent. `check` prints them; serving logs them.
+//! can pass for an option, a flag left without its value when an optional argument is absent,
+//! and a boolean passed as the word true or false. `check` prints them; serving logs them.
 
 use std::path::{Path, PathBuf};
 
@@ -29,6 +29,33 @@ impl Values<'_> {
             }
             Values::UriVariables => true,
         }
+    }
+
+    /// The schema of argument `name`, when it has one.
+    fn schema(&self, name: &str) -> Option<&Value> {
+        match self {
+            Values::Arguments { properties, .. } => properties.and_then(|p| p.get(name)),
+            Values::UriVariables => None,
+        }
+    }
+
+    /// Whether every value `name` may take is itself an option (an `enum` or `const` of words
+    /// starting with `-`): then it is meant to read as one.
+    fn is_option_choice(&self, name: &str) -> bool {
+        let Some(schema) = self.schema(name) else { return false };
+        let options = |values: &[Value]| {
+            !values.is_empty() && values.iter().all(|v| v.as_str().is_some_and(is_option))
+        };
+        match (schema.get("enum").and_then(Value::as_array), schema.get("const")) {
+            (Some(values), _) => options(values),
+            (None, Some(value)) => options(std::slice::from_ref(value)),
+            (None, None) => false,
+        }
+    }
+
+    /// Whether argument `name` is a boolean.
+    fn is_boolean(&self, name: &str) -> bool {
+        self.schema(name).and_then(|s| s.get("type")).is_some_and(|t| t == "boolean")
     }
 
     /// Whether `name` can be absent from a call: optional, and with no `default` to stand in.
@@ -91,6 +118,7 @@ pub(super) fn lint(run: &RunDecl, here: &str, values: &Values) -> Vec<Problem> {
             };
             if let (false, Some(Part::Var(name))) = (guarded, parts.first())
                 && values.can_start_with_dash(name)
+                && !values.is_option_choice(name)
             {
                 let message = format!(
                     "{{{name}}} can start with \"-\" and then reads as an option: put \"--\" in \
@@ -103,7 +131,19 @@ pub(super) fn lint(run: &RunDecl, here: &str, values: &Values) -> Vec<Problem> {
                 Part::Var(name) if values.can_be_absent(name) => Some(name),
                 _ => None,
             });
-            if let (Some(flag), Some(name), ArgvItem::One(_)) = (flag, absent, item) {
+            if let (ArgvItem::One(_), [Part::Var(name)]) = (item, parts.as_slice())
+                && values.is_boolean(name)
+            {
+                let message = format!(
+                    "{{{name}}} is a boolean: it is passed as the word true or false; to pass an \
+                     option only when it is true, make it a switch in a group ([\"--{name}\", \
+                     \"{{{name}}}\"])"
+                );
+                warnings.push(Problem::new(&at, message));
+            }
+            if let (Some(flag), Some(name), ArgvItem::One(_)) = (flag, absent, item)
+                && !values.is_option_choice(name)
+            {
                 let message = format!(
                     "{{{name}}} is optional: without it this element is dropped and \"{flag}\" \
                      is left without its value; group them ([\"{flag}\", \"{{{name}}}\"]) to drop \
@@ -272,7 +312,8 @@ mod tests {
             json!({"type": "array", "items": {"enum": ["a", "b"]}}),
         ] {
             let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
-            assert!(w.is_empty(), "{schema}: {w:?}");
+            let dashed: Vec<&String> = w.iter().filter(|w| w.contains("can start with")).collect();
+            assert!(dashed.is_empty(), "{schema}: {w:?}");
         }
         for schema in [
             json!({"type": "integer"}),
@@ -309,5 +350,30 @@ mod tests {
             "run": {"argv": ["show", "--id", "--", "{id}"]}}]});
         let manifest = check(&doc, Path::new(env!("CARGO_MANIFEST_DIR"))).unwrap();
         assert!(manifest.warnings.iter().all(|w| !w.message.contains("optional")));
+    }
+
+    #[test]
+    fn an_argument_whose_every_value_is_an_option_is_meant_to_read_as_one() {
+        let flags = json!({"enum": ["-a", "-l", "-la"]});
+        let run = json!({"argv": ["ls", "-1", "{flags}", "--", "{dir}"]});
+        let dir = json!({"type": "string"});
+        assert!(optional(run.clone(), json!({"flags": flags, "dir": dir})).is_empty());
+        // A value that is not an option among them: the warnings stand.
+        let mixed = json!({"enum": ["-a", "a"]});
+        let w = optional(run, json!({"flags": mixed, "dir": dir}));
+        assert_eq!(w.len(), 2, "{w:?}");
+    }
+
+    #[test]
+    fn a_boolean_outside_a_group_is_warned_about() {
+        let all = json!({"type": "boolean"});
+        let w = warnings(json!({"argv": ["ls", "{all}"]}), json!({"all": all}));
+        assert_eq!(
+            w,
+            [
+                r#"/tools/0/run/argv/1: {all} is a boolean: it is passed as the word true or false; to pass an option only when it is true, make it a switch in a group (["--all", "{all}"])"#
+            ]
+        );
+        assert!(warnings(json!({"argv": ["ls", ["-a", "{all}"]]}), json!({"all": all})).is_empty());
     }
 }

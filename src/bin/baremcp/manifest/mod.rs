@@ -171,6 +171,16 @@ fn text_of(value: &Value) -> String {
 }
 
 impl Template {
+    /// In a group, an element that is one placeholder with a boolean value is a switch: the
+    /// group is kept when it is true (the element itself adds no word) and dropped when it is
+    /// false. `None` for any other element.
+    fn switch(&self, values: &Map<String, Value>) -> Option<bool> {
+        match self.0.as_slice() {
+            [Part::Var(name)] => values.get(name).and_then(Value::as_bool),
+            _ => None,
+        }
+    }
+
     /// The text with values filled in, or `None` when a placeholder's value is absent.
     fn render(&self, values: &Map<String, Value>) -> Option<String> {
         let mut out = String::new();
@@ -215,7 +225,11 @@ impl RunDecl {
                 }
                 ArgvItem::Group(templates) => {
                     let mut words = Vec::new();
-                    if templates.iter().all(|t| t.expand(values, &mut words)) {
+                    let kept = templates.iter().all(|t| match t.switch(values) {
+                        Some(on) => on,
+                        None => t.expand(values, &mut words),
+                    });
+                    if kept {
                         argv.extend(words);
                     }
                 }

@@ -70,6 +70,7 @@ pub use util::encoding;
 
 pub use conn::connection::ClientError;
 pub use conn::context::Context;
+pub use conn::principal::Principal;
 pub use registry::error::{Error, Kind, Warning};
 pub use registry::files::{FileRoot, read_regular_file};
 pub use registry::prompt::{Prompt, PromptArgs, PromptMessage, Role};

@@ -61,6 +61,11 @@ http (serve Streamable HTTP instead of stdio):
   --session-idle-secs N      legacy sessions end after N idle seconds (default 1800)
   --max-sessions N           legacy sessions kept at most (default 1000)
   --max-connections N        open connections at most; more get 503 (default 128)
+  --max-connections-per-peer N  ... from one address (IPv6: one /64); more get 429
+                             (default 32; loopback and unix-socket peers are not counted)
+  --max-streams-per-peer N   long-lived streams from one address; more get 429 (default 8)
+  --ask-timeout-secs N       a legacy handler waits N s at most for its client's answer to
+                             sampling, elicitation or roots (default 300)
   --sse-keepalive-secs N     comment on a quiet event stream every N seconds (default 15)
   --request-timeout-secs N   a request's head and body must arrive within N s (default 30)
   --idle-timeout-secs N      close a keep-alive connection after N idle seconds (default 15)",

@@ -14,9 +14,19 @@ use crate::http_harness::{
     still_serving,
 };
 
+/// A server process, killed when dropped (a failed assertion included).
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// The binary serving HTTP on a free loopback port, started through `sh` so that `limits`
 /// (`ulimit` commands, or nothing) apply to it; its address once it accepts.
-fn spawn(limits: &str, args: &[&str]) -> (Child, SocketAddr) {
+fn spawn(limits: &str, args: &[&str]) -> (Killed, SocketAddr) {
     let addr: SocketAddr =
         std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
     let child = Command::new("sh")
@@ -25,9 +35,11 @@ fn spawn(limits: &str, args: &[&str]) -> (Child, SocketAddr) {
         .arg(env!("CARGO_BIN_EXE_baremcp"))
         .args(args)
         .stdin(Stdio::null())
+        .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
+    let child = Killed(child);
     let started = Instant::now();
     while TcpStream::connect(addr).is_err() {
         assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
@@ -79,8 +91,8 @@ fn bodies_of_clients_that_left_while_the_loop_was_busy_are_let_go() {
         "tools": [{"name": "slow", "description": "Sleeps", "run": {"argv": ["sleep", "30"], "timeoutMs": 60_000}}]
     });
     std::fs::write(&manifest, slow.to_string()).unwrap();
-    let (mut child, addr) = spawn("", &["--manifest", manifest.to_str().unwrap()]);
-    let pid = child.id();
+    let (child, addr) = spawn("", &["--manifest", manifest.to_str().unwrap()]);
+    let pid = child.0.id();
     let before = status_kib(pid, "VmRSS");
     // The slow call holds the one dispatching loop meanwhile.
     let call = modern("tools/call", json!({"name": "slow", "arguments": {}}));
@@ -101,8 +113,7 @@ fn bodies_of_clients_that_left_while_the_loop_was_busy_are_let_go() {
     // A departure is noticed within a quarter second.
     std::thread::sleep(Duration::from_millis(600));
     let after = status_kib(pid, "VmRSS");
-    child.kill().unwrap();
-    child.wait().unwrap();
+    drop(child);
     println!("RSS {before} KiB before, {after} KiB after 24 departed clients of 8 MiB");
     // Held, they would be 192 MiB; let go, what stays is the allocator's.
     assert!(after < before + 48 * 1024, "RSS {before} KiB before, {after} KiB after");
@@ -142,20 +153,26 @@ fn out_of_descriptors_the_acceptor_backs_off_answers_503_and_recovers() {
     if !cfg!(target_os = "linux") {
         return println!("skipped: CPU time is read from /proc (Linux)");
     }
-    let (mut child, addr) = spawn("ulimit -n 32 &&", &["--max-connections", "1000"]);
-    let pid = child.id();
-    // Each connection takes a descriptor: soon `accept` has none left.
-    let mut held = Vec::new();
-    for _ in 0..40 {
-        let conn = connect(addr);
-        held.push(conn);
-    }
+    // Two limits, one odd, one even: whatever a connection takes (one descriptor; two, before
+    // issue 25) and whatever the process inherited, one of them runs out in `accept` itself.
+    let runs = [64, 65].map(out_of_descriptors);
+    let spinning = runs.iter().any(|(_, spent, _)| *spent >= Duration::from_millis(500));
+    assert!(!spinning, "(ulimit -n, CPU in 2 s, 503s): {runs:?}");
+    assert!(runs.iter().all(|(.., refused)| *refused > 0), "no 503: {runs:?}");
+}
+
+/// The binary under `ulimit -n limit`, given more connections than it has descriptors: the
+/// CPU it spends in 2 s meanwhile, and how many of the last connections it answered 503. It
+/// serves again once they close.
+fn out_of_descriptors(limit: u32) -> (u32, Duration, usize) {
+    let (_child, addr) = spawn(&format!("ulimit -n {limit} &&"), &["--max-connections", "1000"]);
+    let pid = _child.0.id();
+    let mut held: Vec<_> = (0..80).map(|_| connect(addr)).collect();
     std::thread::sleep(Duration::from_millis(500));
     let spent = cpu_time(pid);
     std::thread::sleep(Duration::from_secs(2));
     let spent = cpu_time(pid) - spent;
-    assert!(spent < Duration::from_millis(500), "{spent:?} of CPU in 2 s: the acceptor spins");
-    // The ones it could not take were told so, not left waiting.
+    // The ones it could not take are told so, not left waiting.
     let mut refused = 0;
     for conn in held.iter_mut().rev().take(4) {
         conn.get_mut().set_read_timeout(Some(Duration::from_secs(5))).unwrap();
@@ -164,25 +181,19 @@ fn out_of_descriptors_the_acceptor_backs_off_answers_503_and_recovers() {
             refused += 1;
         }
     }
-    assert!(refused > 0, "no connection was answered 503");
     drop(held);
     // Descriptors free again: served as before.
     let started = Instant::now();
     loop {
         let list = modern("tools/list", json!({}));
         let mut conn = connect(addr);
-        send_post(
-            &mut conn,
-            addr,
-            &list,
-            &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
-        );
+        let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+        send_post(&mut conn, addr, &list, &headers);
         match read_reply(&mut conn) {
             Some(reply) if reply.status == 200 => break,
             _ => assert!(started.elapsed() < Duration::from_secs(10), "the server did not recover"),
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    child.kill().unwrap();
-    child.wait().unwrap();
+    (limit, spent, refused)
 }

@@ -216,31 +216,40 @@ fn an_allowed_origin_gets_cors_and_a_preflight_answer() {
     assert_eq!(opened.header("access-control-allow-origin"), Some("https://app.example"));
 }
 
+/// A server process, killed when dropped (a failed assertion included).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn logs_name_a_session_by_a_short_prefix_only() {
-    let (mut child, addr) = {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-        let child = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-            .args(["--http", &port.to_string(), "--log-level", "info"])
+    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut server = Killed(
+        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+            .args(["--http", &addr.to_string(), "--log-level", "info"])
             .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::piped())
             .spawn()
-            .unwrap();
-        let started = std::time::Instant::now();
-        while std::net::TcpStream::connect(port).is_err() {
-            assert!(started.elapsed().as_secs() < 10, "the server did not start");
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
-        (child, port)
-    };
+            .unwrap(),
+    );
+    let started = std::time::Instant::now();
+    while std::net::TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed().as_secs() < 10, "the server did not start");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     let session = initialize(addr, "2025-11-25");
     let delete =
         format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\r\n");
     assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let _ = server.0.kill();
     let mut log = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    server.0.stderr.take().unwrap().read_to_string(&mut log).unwrap();
     assert!(log.contains(&format!("session={}", &session[..8])), "{log}");
     assert!(log.contains(&format!("session {} ended by the client", &session[..8])), "{log}");
     assert!(!log.contains(&session), "the whole id is in the log:\n{log}");

@@ -1,9 +1,11 @@
 //! A small blocking queue between threads (a mutex, a condition variable, a deque): the
 //! channel from connection threads to the dispatching loop, and each request's way back.
 //! `std::sync::mpsc` would do, but every message type instantiates all three of its channel
-//! flavours, a cost the static binary's size budget notices. Bounded in items and in bytes. An item sent with a size can be withdrawn by its sender
-//! while it waits (its bytes are freed at once), and the receiver can take the first item
-//! that suits it, leaving the others in place and in order.
+//! flavours, a cost the static binary's size budget notices. Bounded in items, and in bytes
+//! in each of [`LANES`] lanes, so that what one kind of sender queues cannot crowd out
+//! another's. An item can be withdrawn by its sender while it waits (its bytes are freed at
+//! once), and the receiver can take the first item that suits it, leaving the others in place
+//! and in order.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -17,9 +19,10 @@ struct Shared<T> {
 }
 
 struct State<T> {
-    /// Each item with the bytes it was sent with and its ticket; tickets increase front to back.
-    items: VecDeque<(T, usize, u64)>,
-    bytes: usize,
+    /// Each item with its size and ticket; tickets increase front to back.
+    items: VecDeque<(T, Size, u64)>,
+    /// The bytes waiting in each lane.
+    bytes: [usize; LANES],
     /// The last ticket given.
     ticket: u64,
     senders: usize,
@@ -52,6 +55,25 @@ pub enum Recv<T> {
 pub struct Sender<T>(Arc<Shared<T>>);
 pub struct Receiver<T>(Arc<Shared<T>>);
 
+/// How many byte budgets a queue keeps.
+pub const LANES: usize = 2;
+
+/// An item's bytes, and the lane they count in.
+#[derive(Clone, Copy)]
+struct Size {
+    bytes: usize,
+    lane: usize,
+}
+
+impl<T> State<T> {
+    /// Takes the item at `at` out, and its bytes out of its lane.
+    fn take(&mut self, at: usize) -> Option<T> {
+        let (item, size, _) = self.items.remove(at)?;
+        self.bytes[size.lane] -= size.bytes;
+        Some(item)
+    }
+}
+
 /// Names one item sent, so that its sender can withdraw it while it waits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ticket(u64);
@@ -60,33 +82,39 @@ pub struct Ticket(u64);
 #[derive(Debug, Default)]
 pub struct Seen(u64);
 
-/// A queue holding at most `capacity` items, and items sent with a size adding up to at
-/// most `max_bytes` (one such item is let in alone whatever its size: it was read within
-/// the body limit already). An item sent with size 0 counts against `capacity` only.
+/// A queue holding at most `capacity` items, and in each lane items whose sizes add up to at
+/// most `max_bytes` (one item is let in alone whatever its size: it was read within the body
+/// limit already). An item of size 0 counts against `capacity` only.
 pub fn sized_queue<T>(capacity: usize, max_bytes: usize) -> (Sender<T>, Receiver<T>) {
-    let state = State { items: VecDeque::new(), bytes: 0, ticket: 0, senders: 1, receiving: true };
+    let state =
+        State { items: VecDeque::new(), bytes: [0; LANES], ticket: 0, senders: 1, receiving: true };
     let shared =
         Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity, max_bytes });
     (Sender(shared.clone()), Receiver(shared))
 }
 
 impl<T> Sender<T> {
-    /// Queues `item`, counting `bytes` against the byte budget, without waiting; its ticket
-    /// can withdraw it.
+    /// Queues `item`, counting `bytes` against the byte budget of the first lane, without
+    /// waiting; its ticket can withdraw it.
     pub fn send_sized(&self, item: T, bytes: usize) -> Result<Ticket, Refused> {
+        self.send_in(item, bytes, 0)
+    }
+
+    /// Queues `item`, counting `bytes` against the budget of `lane` (below [`LANES`]).
+    pub fn send_in(&self, item: T, bytes: usize, lane: usize) -> Result<Ticket, Refused> {
         let mut state = self.0.lock();
         if !state.receiving {
             return Err(Refused::Closed);
         }
-        let over_budget =
-            bytes > 0 && state.bytes > 0 && state.bytes.saturating_add(bytes) > self.0.max_bytes;
+        let held = state.bytes[lane];
+        let over_budget = bytes > 0 && held > 0 && held.saturating_add(bytes) > self.0.max_bytes;
         if state.items.len() >= self.0.capacity || over_budget {
             return Err(Refused::Full);
         }
-        state.bytes += bytes;
+        state.bytes[lane] += bytes;
         state.ticket += 1;
         let ticket = state.ticket;
-        state.items.push_back((item, bytes, ticket));
+        state.items.push_back((item, Size { bytes, lane }, ticket));
         self.0.ready.notify_one();
         Ok(Ticket(ticket))
     }
@@ -96,9 +124,7 @@ impl<T> Sender<T> {
     pub fn withdraw(&self, ticket: Ticket) -> Option<T> {
         let mut state = self.0.lock();
         let at = state.items.binary_search_by_key(&ticket.0, |(_, _, t)| *t).ok()?;
-        let (item, bytes, _) = state.items.remove(at)?;
-        state.bytes -= bytes;
-        Some(item)
+        state.take(at)
     }
 }
 
@@ -122,8 +148,7 @@ impl<T> Receiver<T> {
         let deadline = Instant::now() + timeout;
         let mut state = self.0.lock();
         loop {
-            if let Some((item, bytes, _)) = state.items.pop_front() {
-                state.bytes -= bytes;
+            if let Some(item) = state.take(0) {
                 return Recv::Item(item);
             }
             match self.wait(state, deadline) {
@@ -147,8 +172,7 @@ impl<T> Receiver<T> {
         loop {
             let first_new = state.items.partition_point(|(_, _, t)| *t <= seen.0);
             let found = (first_new..state.items.len()).find(|&at| wanted(&state.items[at].0));
-            if let Some((item, bytes, _)) = found.and_then(|at| state.items.remove(at)) {
-                state.bytes -= bytes;
+            if let Some(item) = found.and_then(|at| state.take(at)) {
                 return Recv::Item(item);
             }
             if let Some((_, _, last)) = state.items.back() {
@@ -183,7 +207,7 @@ impl<T> Drop for Receiver<T> {
         let mut state = self.0.lock();
         state.receiving = false;
         state.items.clear();
-        state.bytes = 0;
+        state.bytes = [0; LANES];
     }
 }
 
@@ -230,6 +254,8 @@ mod tests {
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('c')));
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('d')));
         assert!(tx.send_sized('f', 60).is_ok(), "what was received no longer counts");
+        assert!(tx.send_in('g', 90, 1).is_ok(), "another lane, another budget");
+        assert_eq!(tx.send_in('h', 20, 1), Err(Refused::Full));
     }
 
     #[test]

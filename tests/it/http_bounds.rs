@@ -3,26 +3,16 @@
 //! client left, a legacy handler whose client never answers, and running out of descriptors.
 
 use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use baremcp::HttpOptions;
 use serde_json::json;
 
 use crate::http_harness::{
-    ask_sampling, connect, initialize, modern, next_event, read_reply, send_post, start,
+    Killed, ask_sampling, connect, initialize, modern, next_event, read_reply, send_post, start,
     still_serving,
 };
-
-/// A server process, killed when dropped (a failed assertion included).
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The binary serving HTTP on a free loopback port, started through `sh` so that `limits`
 /// (`ulimit` commands, or nothing) apply to it; its address once it accepts.

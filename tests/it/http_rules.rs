@@ -9,7 +9,9 @@ use std::net::SocketAddr;
 use baremcp::HttpOptions;
 use serde_json::{Value, json};
 
-use crate::http_harness::{connect, initialize, modern, post, raw, read_head, read_reply, start};
+use crate::http_harness::{
+    Killed, connect, initialize, modern, post, raw, read_head, read_reply, start,
+};
 
 /// Unpadded base64url, as JWTs write their parts.
 fn b64url(bytes: &[u8]) -> String {
@@ -214,16 +216,6 @@ fn an_allowed_origin_gets_cors_and_a_preflight_answer() {
     let opened = post(addr, crate::http_harness::INITIALIZE, &["Origin: https://app.example"]);
     assert!(opened.header("mcp-session-id").is_some());
     assert_eq!(opened.header("access-control-allow-origin"), Some("https://app.example"));
-}
-
-/// A server process, killed when dropped (a failed assertion included).
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
 }
 
 #[test]

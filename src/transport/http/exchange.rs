@@ -19,9 +19,9 @@ use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::response::{Response, Sse};
-use crate::transport::http::session_table::{Refused, Sessions, Use, session_tag};
+use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
-use crate::util::queue::{self, Receiver, Recv, Sender, Ticket};
+use crate::util::queue::{self, Receiver, Recv, Refused, Sender, Ticket};
 use crate::wire::era::MODERN_VERSIONS;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
@@ -116,16 +116,16 @@ impl Exchange<'_> {
             Some(host) => shared.guard.host_allowed(host),
             None => head.minor == 0,
         };
+        self.cors = None;
         if !host_ok {
             return self.refuse(head, 403, "host not allowed", unread);
         }
-        self.cors = None;
-        if let Some(origin) = head.header("origin") {
-            if !shared.guard.origin_allowed(origin) {
-                return self.refuse(head, 403, "origin not allowed", unread);
-            }
-            self.cors = shared.guard.cors_allowed(origin).then(|| origin.to_string());
+        if let Some(origin) = head.header("origin")
+            && !shared.guard.origin_allowed(origin)
+        {
+            return self.refuse(head, 403, "origin not allowed", unread);
         }
+        // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page.
         if let Some((paths, document)) = &shared.metadata
             && paths.contains(&head.path)
         {
@@ -142,6 +142,8 @@ impl Exchange<'_> {
         if head.path != shared.path {
             return self.refuse(head, 404, "no such endpoint", unread);
         }
+        self.cors =
+            head.header("origin").filter(|o| shared.guard.cors_allowed(o)).map(String::from);
         // A browser's preflight carries no credentials: answered before authentication.
         if head.method == "OPTIONS"
             && head.header("access-control-request-method").is_some()
@@ -306,7 +308,7 @@ impl Exchange<'_> {
             },
             (None, true) => match self.shared.table.create(principal) {
                 Ok(session) => Ok((session, true)),
-                Err(Refused::Full | Refused::Unknown) => {
+                Err(_) => {
                     let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
                     let response =
                         Response::json(503, error_body(None, error)).header("Retry-After", "5");
@@ -380,7 +382,10 @@ impl Exchange<'_> {
     fn notify(&mut self, head: &Head, session: Use, text: String) -> Outcome {
         let bytes = text.len();
         let message = Inbound::Message { session: Some(session.id.clone()), body: text };
-        if self.shared.tx.send_sized(message, bytes.max(1)).is_err() {
+        // In a lane of their own: requests waiting cannot crowd out the answer a waiting
+        // handler needs.
+        if let Err(refused) = self.shared.tx.send_in(message, bytes.max(1), 1) {
+            self.busy(refused);
             return self.refuse(head, 503, "the server is busy or stopping", false);
         }
         self.send(head, Response::new(202), Some(session.id.clone()), false)
@@ -401,7 +406,21 @@ impl Exchange<'_> {
         let closed = Arc::new(AtomicBool::new(false));
         match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone())), bytes) {
             Ok(ticket) => Ok(Handed { rx, closed, ticket }),
-            Err(_) => Err(self.refuse(head, 503, "the server is busy or stopping", true)),
+            Err(refused) => {
+                self.busy(refused);
+                Err(self.refuse(head, 503, "the server is busy or stopping", true))
+            }
+        }
+    }
+
+    /// Logs why the loop took no more work, when it is not that the server is stopping.
+    fn busy(&self, refused: Refused) {
+        if refused == Refused::Full {
+            log::warn!(
+                target: LOG,
+                "{} refused: the dispatching loop's queue is full (65536 items, or 64 MiB of bodies)",
+                self.peer,
+            );
         }
     }
 

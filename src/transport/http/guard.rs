@@ -347,7 +347,9 @@ mod tests {
     }
 
     /// What a verified token names: its subject, or `None`.
-    fn subject(verified: Result<Option<Principal>, &'static str>) -> Result<Option<String>, &str> {
+    fn subject(
+        verified: Result<Option<Principal>, &'static str>,
+    ) -> Result<Option<String>, &'static str> {
         verified.map(|p| p.map(|p| p.subject().to_string()))
     }
 

@@ -389,7 +389,7 @@ struct Waiter<'d> {
 impl Inbox for Waiter<'_> {
     fn next(&mut self) -> Option<String> {
         // Without an event stream the server's request cannot reach the client.
-        let Some(session) = self.session.filter(|_| self.sse) else { return None };
+        let session = self.session.filter(|_| self.sse)?;
         let ours = |work: &Inbound| matches!(work, Inbound::Message { session: Some(s), .. } if s == session);
         let deadline = Instant::now() + self.timeout;
         let mut seen = Seen::default();

@@ -46,9 +46,10 @@ const LOG: &str = "baremcp::http";
 
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).
 const INBOUND_CAPACITY: usize = 65_536;
-/// The bodies of requests, notifications and responses waiting for the dispatching loop, in
-/// bytes at most, beyond the first (more: 503). While a handler waits on its client, what it
-/// does not take waits here too; a request whose client leaves is withdrawn at once.
+/// The bodies of requests waiting for the dispatching loop, in bytes at most beyond the
+/// first, and as many again of client notifications and responses (more: 503). While a
+/// handler waits on its client, what it does not take waits here too; a request whose client
+/// leaves is withdrawn at once.
 const INBOUND_BYTES: usize = 64 << 20;
 
 /// How long requests in flight may take to finish once the server is stopping.

@@ -203,6 +203,10 @@ fn an_allowed_origin_gets_cors_and_a_preflight_answer() {
     let m = "Mcp-Method: tools/list";
     let allowed = post(addr, &list, &[v, m, "Origin: https://app.example"]);
     assert_eq!(allowed.status, 200);
+    let named = |reply: &crate::http_harness::Reply, name: &str| {
+        reply.headers.iter().filter(|(n, _)| n == name).count()
+    };
+    assert_eq!(named(&allowed, "access-control-allow-origin"), 1, "{allowed:?}");
     assert_eq!(allowed.header("access-control-allow-origin"), Some("https://app.example"));
     assert_eq!(allowed.header("vary"), Some("Origin"));
     assert_eq!(
@@ -216,6 +220,14 @@ fn an_allowed_origin_gets_cors_and_a_preflight_answer() {
     let opened = post(addr, crate::http_harness::INITIALIZE, &["Origin: https://app.example"]);
     assert!(opened.header("mcp-session-id").is_some());
     assert_eq!(opened.header("access-control-allow-origin"), Some("https://app.example"));
+    assert_eq!(named(&opened, "access-control-allow-origin"), 1, "{opened:?}");
+    // An event stream's head carries them too.
+    let session = format!("Mcp-Session-Id: {}", opened.header("mcp-session-id").unwrap());
+    let progress = r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test_tool_with_progress","arguments":{},"_meta":{"progressToken":"t"}}}"#;
+    let streamed = post(addr, progress, &[&session, "Origin: https://app.example"]);
+    assert_eq!(streamed.header("content-type"), Some("text/event-stream"));
+    assert_eq!(named(&streamed, "access-control-allow-origin"), 1, "{streamed:?}");
+    assert_eq!(streamed.header("vary"), Some("Origin"));
 }
 
 #[test]

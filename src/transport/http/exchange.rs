@@ -31,6 +31,9 @@ const LOG: &str = "baremcp::http::connection";
 
 /// Messages queued for one response before the client is deemed not to read.
 const SINK_CAPACITY: usize = 1024;
+/// The bytes of the events queued for one response or stream before the client is deemed
+/// not to read (one larger event is queued alone; the response that ends it always is).
+const SINK_BYTES: usize = 16 << 20;
 /// How often a waiting connection looks whether its client is still there.
 const POLL: Duration = Duration::from_millis(250);
 /// A write that takes longer than this ends the connection.
@@ -400,9 +403,8 @@ impl Exchange<'_> {
         work: impl FnOnce(Sink) -> Inbound,
         bytes: usize,
     ) -> Result<Handed, Outcome> {
-        // What the client has not read yet is bounded in bytes too: one response or message
-        // of any size, else `--max-message-bytes` of them.
-        let (tx, rx) = queue::sized_queue(SINK_CAPACITY, self.shared.limits.max_body);
+        // What the client has not read yet is bounded in bytes too.
+        let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
         let closed = Arc::new(AtomicBool::new(false));
         match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone())), bytes) {
             Ok(ticket) => Ok(Handed { rx, closed, ticket }),
@@ -485,6 +487,8 @@ impl Exchange<'_> {
                                 Some((status, body)) => Response::json(status, body),
                                 None => Response::new(202),
                             };
+                            // `send` adds the CORS headers an event stream's head carries.
+                            headers.retain(|(name, _)| *name == "Mcp-Session-Id");
                             response.headers.append(&mut headers);
                             let (status, _, reuse) = self.send(head, response, None, false);
                             Ok((status, reuse))

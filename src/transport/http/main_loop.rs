@@ -88,9 +88,11 @@ impl Sink {
         if self.is_closed() {
             return false;
         }
+        // The response ends the stream, so it always fits: what is bounded is the events
+        // before it.
         let bytes = match &out {
             Out::Event(line) => line.len(),
-            Out::Done(done) => done.as_ref().map_or(0, |(_, body)| body.len()),
+            Out::Done(_) => 0,
         };
         match self.tx.send_sized(out, bytes).map(drop) {
             Ok(()) => true,
@@ -495,6 +497,19 @@ mod tests {
             Recv::Item(Inbound::Message { body, .. }) => assert_eq!(body, "second"),
             _ => panic!("the other message waits, in order"),
         }
+    }
+
+    #[test]
+    fn a_client_that_does_not_read_is_given_up_past_the_bytes_of_its_events() {
+        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        assert!(sink.send(Out::Event("e".repeat(60))));
+        assert!(sink.send(Out::Done(Some((200, vec![b'r'; 200])))), "the response always fits");
+        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        assert!(sink.send(Out::Event("e".repeat(60))));
+        assert!(!sink.send(Out::Event("e".repeat(60))));
+        assert!(sink.is_closed() && !sink.send(Out::Done(None)));
     }
 
     #[test]

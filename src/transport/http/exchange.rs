@@ -273,7 +273,6 @@ impl Exchange<'_> {
                 Some(Ok(slot)) => slot,
                 None => None,
             };
-            drop(frame);
             let outcome = self.call(head, text, sse_ok, principal, None);
             drop(stream);
             return outcome;
@@ -285,7 +284,6 @@ impl Exchange<'_> {
                 Err(answered) => return answered,
             };
         if is_request {
-            drop(frame);
             self.call(head, text, sse_ok, principal, Some((session, created)))
         } else {
             self.notify(head, session, text)

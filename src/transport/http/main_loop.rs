@@ -14,6 +14,7 @@ use serde_json::json;
 
 use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::serve_line::{batch_replies, serve_message};
 use crate::registry::server::Server;
@@ -47,7 +48,7 @@ pub enum Inbound {
 /// One POSTed request (or batch).
 pub struct Call {
     /// Who sent it, when authentication is configured.
-    pub principal: Option<Arc<crate::conn::principal::Principal>>,
+    pub principal: Option<Arc<Principal>>,
     /// The legacy session it belongs to; `None` for 2026-07-28 requests.
     pub session: Option<String>,
     pub body: String,

@@ -315,6 +315,7 @@ mod wire;
 
 pub use conn::connection::ClientError;
 pub use conn::context::Context;
+pub use conn::principal::Principal;
 pub use registry::describe::Describe;
 pub use registry::error::{DuplicateKind, Error, Warning};
 pub use registry::files::{FileRoot, read_regular_file};

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 pub use crate::conn::connection::ClientError;
 use crate::conn::connection::Conn;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::util::trace_context::TraceContext;
 use crate::wire::era::Era;
@@ -156,6 +157,13 @@ impl<'a, 'io> Context<'a, 'io> {
                 self.session.legacy_version.unwrap_or(crate::wire::era::LEGACY_VERSIONS[0])
             }
         }
+    }
+
+    /// Who made this request, when the transport authenticated the caller: over HTTP, the
+    /// subject of a verified JWT, or the name of the static bearer token presented (the token
+    /// file's `NAME TOKEN` lines). `None` on stdio and over HTTP without authentication.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.conn.principal()
     }
 
     /// The request's `_meta.progressToken`, as sent (a string or an integer), if any.

@@ -64,7 +64,8 @@ pub(crate) fn call<'a>(
             // The subject binds a 2026-07-28 requestState to this tool and these arguments.
             let modern = matches!(req.era(), Era::Modern(_));
             let subject = || format!("{name} {arguments}");
-            let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+            let mut cx =
+                Context::new(setup(server, req, conn.principal(), &subject)?, session, conn);
             let handler = &registered.tool.handler;
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {

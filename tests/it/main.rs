@@ -9,6 +9,9 @@
 //!   over raw sockets: statuses and malformed HTTP, both eras, event streams, authentication,
 //!   the binary's signals and unix sockets (`http_harness`: the server and client they share)
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
+//! - `http_rules`, `http_bounds`: what issue 25's hostile campaign checked: HEAD, `Allow`, CORS,
+//!   principals bound to sessions and `requestState`, session ids in logs; memory, CPU and the
+//!   loop held by clients that leave, never answer, or exhaust descriptors
 //! - `manifests`: a manifest's commands and files at run time, where the transcripts do not go
 //! - `library`: the public library API: registration, typed tools, flushing, the examples
 //! - `library_server`: the library fixture server and its transcripts: panics, content types,
@@ -46,11 +49,13 @@ mod everything;
 mod files;
 mod fuzz;
 mod http_auth;
+mod http_bounds;
 mod http_eras;
 mod http_framing;
 mod http_harness;
 mod http_load;
 mod http_process;
+mod http_rules;
 mod http_streams;
 mod intercept;
 mod library;

@@ -84,7 +84,7 @@ over Streamable HTTP with --http. An MCP client starts it; on a terminal it wait
                     "listen on ADDR, e.g. 127.0.0.1:8080 or unix:PATH (repeatable)",
                 ),
                 opt("http-path", "PATH", "the endpoint's path (default /mcp)"),
-                opt("auth-token-file", "FILE", "require a bearer token listed in FILE, one a line"),
+                opt("auth-token-file", "FILE", "require a bearer token in FILE: NAME TOKEN a line"),
                 opt(
                     "jwt-secret-file",
                     "FILE",
@@ -108,6 +108,17 @@ over Streamable HTTP with --http. An MCP client starts it; on a terminal it wait
                 opt("session-idle-secs", "N", "end a legacy session after N idle seconds (1800)"),
                 opt("max-sessions", "N", "legacy sessions kept at most (default 1000)"),
                 opt("max-connections", "N", "open connections at most; more get 503 (default 128)"),
+                opt(
+                    "max-connections-per-peer",
+                    "N",
+                    "... per address (IPv6: /64), loopback aside; then 429 (32)",
+                ),
+                opt("max-streams-per-peer", "N", "long-lived streams from one address (8)"),
+                opt(
+                    "ask-timeout-secs",
+                    "N",
+                    "a legacy handler waits N s at most for its client's answer (300)",
+                ),
                 opt("sse-keepalive-secs", "N", "comment on a quiet event stream every N s (15)"),
                 opt("request-timeout-secs", "N", "a request must arrive within N seconds (30)"),
                 opt("idle-timeout-secs", "N", "close an idle keep-alive connection after N s (15)"),

@@ -7,7 +7,7 @@ use baremcp::HttpOptions;
 use lexopt::prelude::*;
 
 /// The long flags [`take`] reads.
-pub const FLAGS: [&str; 17] = [
+pub const FLAGS: [&str; 20] = [
     "http",
     "http-path",
     "auth-token-file",
@@ -22,6 +22,9 @@ pub const FLAGS: [&str; 17] = [
     "session-idle-secs",
     "max-sessions",
     "max-connections",
+    "max-connections-per-peer",
+    "max-streams-per-peer",
+    "ask-timeout-secs",
     "sse-keepalive-secs",
     "request-timeout-secs",
     "idle-timeout-secs",
@@ -63,6 +66,15 @@ pub fn take(
         }
         "max-sessions" => options.max_sessions = positive(parser, "--max-sessions")?,
         "max-connections" => options.max_connections = positive(parser, "--max-connections")?,
+        "max-connections-per-peer" => {
+            options.max_connections_per_peer = positive(parser, "--max-connections-per-peer")?
+        }
+        "max-streams-per-peer" => {
+            options.max_streams_per_peer = positive(parser, "--max-streams-per-peer")?
+        }
+        "ask-timeout-secs" => {
+            options.ask_timeout_secs = positive(parser, "--ask-timeout-secs")? as u64
+        }
         "sse-keepalive-secs" => {
             options.sse_keepalive_secs = positive(parser, "--sse-keepalive-secs")? as u64
         }
@@ -131,7 +143,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_flag_is_read_and_bad_values_are_refused_by_name() {
+    fn every_flag_is_read() {
         let args = [
             "--http",
             "127.0.0.1:1",
@@ -162,6 +174,12 @@ mod tests {
             "3",
             "--max-connections",
             "4",
+            "--max-connections-per-peer",
+            "9",
+            "--max-streams-per-peer",
+            "10",
+            "--ask-timeout-secs",
+            "11",
             "--sse-keepalive-secs",
             "5",
             "--request-timeout-secs",
@@ -196,7 +214,13 @@ mod tests {
             o.sse_keepalive_secs as usize,
         ];
         assert_eq!(numbers, [2, 3, 4, 5]);
+        let per_peer = (o.max_connections_per_peer, o.max_streams_per_peer, o.ask_timeout_secs);
+        assert_eq!(per_peer, (9, 10, 11));
         assert_eq!((o.request_timeout_secs, o.idle_timeout_secs, o.max_body), (6, 7, 8));
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
         let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
         assert_eq!(refused(&["--http-path", "mcp"]), "--http-path must start with /, not \"mcp\"");
         assert_eq!(

@@ -84,7 +84,7 @@ fn head_gets_no_body_on_any_path_and_the_connection_stays_in_step() {
     conn.get_mut().write_all(get.as_bytes()).unwrap();
     let reply = read_reply(&mut conn).unwrap();
     assert_eq!(reply.status, 404);
-    assert_eq!(reply.json()["error"]["message"], "no such endpoint");
+    assert_eq!(reply.json()["error"]["message"], "no such endpoint: MCP is served at /mcp");
 }
 
 #[test]

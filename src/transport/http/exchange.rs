@@ -143,7 +143,8 @@ impl Exchange<'_> {
             return self.send(head, response, None, unread);
         }
         if head.path != shared.path {
-            return self.refuse(head, 404, "no such endpoint", unread);
+            let why = format!("no such endpoint: MCP is served at {}", shared.path);
+            return self.refuse(head, 404, &why, unread);
         }
         self.cors =
             head.header("origin").filter(|o| shared.guard.cors_allowed(o)).map(String::from);
@@ -325,7 +326,8 @@ impl Exchange<'_> {
             (None, false) => Err(self.refuse(
                 head,
                 400,
-                "missing Mcp-Session-Id header: send initialize first",
+                "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 request \
+                 (params._meta with io.modelcontextprotocol/protocolVersion)",
                 false,
             )),
         }

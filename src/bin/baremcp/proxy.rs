@@ -31,9 +31,9 @@ use serde_json::{Value, json};
 
 use super::transcript;
 use super::wait::exit_by;
-use baremcp::__private::{Outline, StrictError, error_response, read_strict};
 #[cfg(unix)]
 use baremcp::__private::readable_within;
+use baremcp::__private::{Outline, StrictError, error_response, read_strict};
 use baremcp::transport::{Line, LineReader};
 use baremcp::{ErrorObject, Id};
 

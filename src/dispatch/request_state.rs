@@ -87,8 +87,11 @@ mod tests {
     #[test]
     fn state_is_bound_to_the_caller_who_got_it() {
         let key = b"k".to_vec();
-        let (ann, bob) =
-            (Principal::jwt("ann", "https://idp"), Principal::jwt("bob", "https://idp"));
+        let jwt = |sub: &str| {
+            let claims = serde_json::json!({"sub": sub, "iss": "https://idp", "exp": 1});
+            Principal::from_claims(claims.as_object().unwrap().clone())
+        };
+        let (ann, bob) = (jwt("ann"), jwt("bob"));
         let state = seal(&key, "tools/call", "t {}", Some(&ann), &Map::new());
         assert_eq!(open(&key, "tools/call", "t {}", Some(&ann), &state), Ok(Map::new()));
         let another = Err("it belongs to another caller");

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::conn::connection::Conn;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::method_table;
 use crate::dispatch::request::Request;
@@ -125,7 +126,7 @@ pub(crate) fn serve_message<'a>(
     // hook's too), so no request can take the process down.
     let dispatched = panic::catch_unwind(AssertUnwindSafe(|| {
         if let Some(on_request) = &server.hooks.on_request
-            && let Err(refused) = on_request(&intercepted(&request))
+            && let Err(refused) = on_request(&intercepted(&request, conn.principal()))
         {
             return Some(Err(refused));
         }
@@ -144,7 +145,7 @@ pub(crate) fn serve_message<'a>(
             request.log_completion(&reply, elapsed.as_micros());
         }
         if let Some(on_reply) = &server.hooks.on_reply {
-            reply = show_reply(on_reply, &intercepted(&request), reply, elapsed);
+            reply = show_reply(on_reply, &intercepted(&request, conn.principal()), reply, elapsed);
         }
     }
     drop(request);
@@ -152,12 +153,13 @@ pub(crate) fn serve_message<'a>(
 }
 
 /// The request as the interceptor hooks see it.
-fn intercepted<'r>(request: &'r Request) -> Intercepted<'r> {
+fn intercepted<'r>(request: &'r Request, principal: Option<&'r Principal>) -> Intercepted<'r> {
     Intercepted {
         method: request.method,
         id: request.id,
         params: request.params.raw,
         era: request.era(),
+        principal,
     }
 }
 

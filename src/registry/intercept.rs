@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use crate::conn::principal::Principal;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{ErrorObject, Id};
 
@@ -18,6 +19,9 @@ pub struct Intercepted<'a> {
     pub params: Option<&'a str>,
     /// Whether the request belongs to a legacy `initialize` session or is a 2026-07-28 one.
     pub era: Era,
+    /// Who sent it, as HTTP authentication established it (as [`crate::Context::principal`]
+    /// tells a handler): `None` on stdio and without authentication.
+    pub principal: Option<&'a Principal>,
 }
 
 /// The hook [`crate::Server::on_request`] sets: it sees a request before dispatch, and an

@@ -5,9 +5,10 @@
 //! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `benches/fuzz`)
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
-//! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_process`: Streamable HTTP
-//!   over raw sockets: statuses and malformed HTTP, both eras, event streams, authentication,
-//!   the binary's signals and unix sockets (`http_harness`: the server and client they share)
+//! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_jwks`, `http_process`:
+//!   Streamable HTTP over raw sockets: statuses and malformed HTTP, both eras, event streams,
+//!   authentication (JWTs of an authorization server's keys in `http_jwks`), the binary's
+//!   signals and unix sockets (`http_harness`: the server and client they share)
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
 //! - `http_rules`, `http_bounds`: what issue 25's hostile campaign checked: HEAD, `Allow`, CORS,
 //!   principals bound to sessions and `requestState`, session ids in logs; memory, CPU and the
@@ -53,6 +54,7 @@ mod http_bounds;
 mod http_eras;
 mod http_framing;
 mod http_harness;
+mod http_jwks;
 mod http_load;
 mod http_process;
 mod http_rules;

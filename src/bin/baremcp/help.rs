@@ -90,8 +90,10 @@ over Streamable HTTP with --http. An MCP client starts it; on a terminal it wait
                     "FILE",
                     "also accept HS256 JWTs signed with FILE's contents",
                 ),
-                opt("jwt-audience", "AUD", "... whose aud includes AUD"),
+                opt("jwks-file", "FILE", "also accept JWTs signed by a key in FILE, a JWKS"),
+                opt("jwt-audience", "AUD", "... whose aud includes AUD (needed with --jwks-file)"),
                 opt("jwt-issuer", "ISS", "... whose iss is ISS"),
+                opt("required-scope", "SCOPE", "... which grant SCOPE, else 403 (repeatable)"),
                 opt(
                     "allow-unauthenticated",
                     "",

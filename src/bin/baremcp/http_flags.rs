@@ -7,13 +7,15 @@ use baremcp::HttpOptions;
 use lexopt::prelude::*;
 
 /// The long flags [`take`] reads.
-pub const FLAGS: [&str; 20] = [
+pub const FLAGS: [&str; 22] = [
     "http",
     "http-path",
     "auth-token-file",
     "jwt-secret-file",
+    "jwks-file",
     "jwt-audience",
     "jwt-issuer",
+    "required-scope",
     "allow-unauthenticated",
     "allow-origin",
     "allow-host",
@@ -54,8 +56,18 @@ pub fn take(
         }
         "auth-token-file" => options.auth_token_file = Some(text()?.into()),
         "jwt-secret-file" => options.jwt_secret_file = Some(text()?.into()),
+        "jwks-file" => options.jwks_file = Some(text()?.into()),
         "jwt-audience" => options.jwt_audience = Some(text()?),
         "jwt-issuer" => options.jwt_issuer = Some(text()?),
+        "required-scope" => {
+            let scope = text()?;
+            if !baremcp::__private::is_scope_token(&scope) {
+                let why = "a scope is printable ASCII without spaces, quotes or backslashes \
+                           (one scope a flag)";
+                return Err(format!("--required-scope {scope:?}: {why}").into());
+            }
+            options.required_scopes.push(scope)
+        }
         "allow-unauthenticated" => options.allow_unauthenticated = true,
         "allow-origin" => options.allow_origins.push(text()?),
         "allow-host" => options.allow_hosts.push(text()?),
@@ -155,10 +167,16 @@ mod tests {
             "t",
             "--jwt-secret-file",
             "j",
+            "--jwks-file",
+            "k",
             "--jwt-audience",
             "aud",
             "--jwt-issuer",
             "iss",
+            "--required-scope",
+            "mcp:tools",
+            "--required-scope",
+            "api://x/.default",
             "--allow-unauthenticated",
             "--allow-origin",
             "https://o",
@@ -200,6 +218,8 @@ mod tests {
             (o.jwt_audience.as_deref(), o.jwt_issuer.as_deref()),
             (Some("aud"), Some("iss"))
         );
+        assert_eq!(o.jwks_file, Some("k".into()));
+        assert_eq!(o.required_scopes, ["mcp:tools", "api://x/.default"]);
         assert!(o.allow_unauthenticated);
         assert_eq!(
             (o.allow_origins, o.allow_hosts),
@@ -232,6 +252,11 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
+        assert_eq!(
+            refused(&["--required-scope", "mcp:read mcp:write"]),
+            "--required-scope \"mcp:read mcp:write\": a scope is printable ASCII without spaces, \
+             quotes or backslashes (one scope a flag)"
+        );
         // A URL where an address goes: the scheme dropped, the path moved to --http-path.
         assert_eq!(
             refused(&["--http", "http://127.0.0.1:8080/v1/mcp"]),

@@ -1,6 +1,6 @@
 //! What a verified JWT's claims must say to be let in (`exp`, `nbf`, `aud`, `iss`), the same
-//! for HS256 tokens and JWKS-verified ones, and what they say about the caller: the
-//! [`Principal`], with its scopes.
+//! for HS256 tokens and JWKS-verified ones, and what a scope may be. What they say about the
+//! caller is read by `Principal::from_claims` (`conn/principal.rs`).
 
 use serde_json::{Map, Value};
 
@@ -44,56 +44,9 @@ pub(crate) fn check_claims(
     Ok(())
 }
 
-/// Who is calling, as a verified token says.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct Principal {
-    /// `sub`: the user, or for the client-credentials grant the client itself.
-    pub(crate) subject: Option<String>,
-    /// `iss`: the authorization server that issued the token.
-    pub(crate) issuer: Option<String>,
-    /// The granted scopes: `scope` (a space-separated string, RFC 8693 §4.2, RFC 9068 §2.2.3)
-    /// and `scp` (Okta's array, Entra's space-separated string), in token order.
-    pub(crate) scopes: Vec<String>,
-    /// The OAuth client the token was issued to: `client_id` (RFC 9068), else `azp`
-    /// (OpenID Connect, Keycloak, Auth0, Entra v2), else `appid` (Entra v1), else `cid`
-    /// (Okta).
-    pub(crate) client_id: Option<String>,
-    /// Every claim, for handlers that look further (roles, groups, tenant).
-    pub(crate) claims: Map<String, Value>,
-}
-
-impl Principal {
-    /// The principal a checked claims set names.
-    pub(crate) fn from_claims(claims: Map<String, Value>) -> Principal {
-        let text = |name: &str| claims.get(name).and_then(Value::as_str).map(String::from);
-        let mut scopes = Vec::new();
-        for name in ["scope", "scp"] {
-            match claims.get(name) {
-                Some(Value::String(list)) => {
-                    scopes.extend(list.split(' ').filter(|s| !s.is_empty()).map(String::from));
-                }
-                Some(Value::Array(list)) => {
-                    scopes.extend(list.iter().filter_map(Value::as_str).map(String::from));
-                }
-                _ => {}
-            }
-        }
-        let client_id = ["client_id", "azp", "appid", "cid"].into_iter().find_map(text);
-        Principal { subject: text("sub"), issuer: text("iss"), scopes, client_id, claims }
-    }
-
-    /// The scopes of `required` this principal was not granted, in `required`'s order: what
-    /// a 403 `insufficient_scope` challenge names.
-    #[cfg_attr(not(test), expect(dead_code, reason = "--required-scope is wired in next"))]
-    pub(crate) fn missing_scopes<'a>(&self, required: &'a [String]) -> Vec<&'a str> {
-        required.iter().filter(|r| !self.scopes.contains(r)).map(String::as_str).collect()
-    }
-}
-
 /// Whether `scope` is one scope token (RFC 6749 §3.3: printable ASCII but space, `"` and
 /// `\`), so a `--required-scope` value can be named in a quoted challenge as it is.
-#[cfg_attr(not(test), expect(dead_code, reason = "--required-scope is wired in next"))]
-pub(crate) fn is_scope_token(scope: &str) -> bool {
+pub fn is_scope_token(scope: &str) -> bool {
     !scope.is_empty() && scope.bytes().all(|b| matches!(b, 0x21 | 0x23..=0x5b | 0x5d..=0x7e))
 }
 
@@ -150,43 +103,7 @@ mod tests {
     }
 
     #[test]
-    fn the_principal_reads_each_providers_claim_names() {
-        // RFC 9068 / Auth0 / oidc-provider: `scope` and `client_id`.
-        let p = Principal::from_claims(claims(json!({
-            "sub": "ann", "iss": "https://i.example", "scope": "mcp:read  mcp:write", "client_id": "c1", "azp": "c2"
-        })));
-        assert_eq!(p.subject.as_deref(), Some("ann"));
-        assert_eq!(p.issuer.as_deref(), Some("https://i.example"));
-        assert_eq!(p.scopes, ["mcp:read", "mcp:write"]);
-        assert_eq!(p.client_id.as_deref(), Some("c1"));
-        assert_eq!(p.claims["azp"], "c2");
-        // Okta: `scp` as an array (what is not a string in it is no scope), `cid`.
-        let p =
-            Principal::from_claims(claims(json!({"scp": ["openid", "mcp:read", 3], "cid": "x"})));
-        assert_eq!(
-            (p.scopes.as_slice(), p.client_id.as_deref()),
-            (&["openid".into(), "mcp:read".into()][..], Some("x"))
-        );
-        // Without any of the four names there is no client, whatever else the token says.
-        let p = Principal::from_claims(claims(json!({"sub": "ann", "aud": "c", "client": "c"})));
-        assert_eq!((p.client_id, p.scopes.len()), (None, 0));
-        // Entra v2: `scp` as a string, `azp`; v1: `appid`.
-        let p =
-            Principal::from_claims(claims(json!({"scp": "Files.Read User.Read", "azp": "guid"})));
-        assert_eq!(
-            (p.scopes, p.client_id.as_deref()),
-            (vec!["Files.Read".into(), "User.Read".into()], Some("guid"))
-        );
-        let p = Principal::from_claims(claims(json!({"appid": "v1", "sub": 5})));
-        assert_eq!((p.client_id.as_deref(), p.subject), (Some("v1"), None));
-    }
-
-    #[test]
-    fn missing_scopes_are_named_in_the_order_required() {
-        let p = Principal::from_claims(claims(json!({"scope": "b a"})));
-        let required = ["a".to_string(), "c".into(), "b".into(), "d".into()];
-        assert_eq!(p.missing_scopes(&required), ["c", "d"]);
-        assert!(p.missing_scopes(&required[..1]).is_empty());
+    fn a_scope_is_one_printable_token() {
         for good in ["mcp:tools", "api://guid/.default", "a!#[]~"] {
             assert!(is_scope_token(good), "{good}");
         }

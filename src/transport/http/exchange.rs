@@ -158,8 +158,8 @@ impl Exchange<'_> {
         let principal = match shared.guard.authorize(head.header("authorization")) {
             Ok(principal) => principal,
             Err(denied) => {
-                log::info!(target: LOG, "{} refused: {}", self.peer, denied.why);
-                let response = refusal(401, "unauthorized")
+                log::info!(target: LOG, "{} refused: {denied}", self.peer);
+                let response = refusal(denied.status(), denied.message())
                     .header("WWW-Authenticate", shared.guard.challenge(&denied));
                 return self.send(head, response, None, unread);
             }

@@ -1,22 +1,25 @@
-//! Who may talk to the endpoint: `Host` and `Origin` checks (DNS rebinding, browsers), bearer
-//! tokens from a file (each with its principal, compared in constant time, re-read when the
-//! file changes or on SIGHUP), and HS256 JWTs signed with a shared secret.
+//! Who may talk to the endpoint: `Host` and `Origin` checks (DNS rebinding, browsers), and
+//! which credential a request carries: a static bearer token (`token_file.rs`), an HS256 JWT
+//! signed with a shared secret (here), or a JWT signed by an authorization server's keys
+//! (`jwks_file.rs`); then the scopes a JWT must grant.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::io;
+use std::path::Path;
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Map, Value};
 
 use crate::conn::principal::Principal;
-use crate::transport::http::claims::check_claims;
+use crate::transport::http::claims::{check_claims, is_scope_token};
+use crate::transport::http::jwks_file::JwksVerifier;
+use crate::transport::http::options::HttpOptions;
 use crate::transport::http::signals::RELOAD;
+use crate::transport::http::token_file::TokenFile;
 use crate::util::encoding::base64url_decode as base64url;
-use crate::util::sha256::{hex, hmac, same, sha256};
-
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
-const LOG: &str = "baremcp::http::guard";
+use crate::util::sha256::{hmac, same};
 
 /// The checks every request goes through, from the command line.
 pub struct Guard {
@@ -26,40 +29,132 @@ pub struct Guard {
     /// get CORS headers.
     origins: Vec<String>,
     tokens: Option<TokenFile>,
+    /// `--jwt-secret-file`: HS256 JWTs.
     jwt: Option<Jwt>,
-    /// The RFC 9728 metadata URL named in 401 challenges.
-    pub resource_metadata: Option<String>,
+    /// `--jwks-file`: JWTs signed by an authorization server's public keys.
+    jwks: Option<JwksVerifier>,
+    /// `--required-scope`: what every JWT must grant. Static tokens are not subject to it:
+    /// they carry no scopes, and the operator handed each out.
+    required_scopes: Vec<String>,
+    /// The RFC 9728 metadata URL named in 401 and 403 challenges.
+    resource_metadata: Option<String>,
 }
 
-/// A failed authorization: what the 401 challenge says.
+/// A refused request: its status, and what its `WWW-Authenticate` challenge says.
 #[derive(Debug, PartialEq)]
-pub struct Denied {
-    /// A token was presented (then `error="invalid_token"`, RFC 6750 §3.1).
-    pub presented: bool,
-    pub why: &'static str,
+pub enum Denied {
+    /// No bearer token: `401` without an error code (RFC 6750 §3.1).
+    Missing(&'static str),
+    /// A token that is not accepted, and why (logged, never sent): `401 invalid_token`.
+    Invalid(String),
+    /// A valid JWT without every required scope, naming those it lacks:
+    /// `403 insufficient_scope`.
+    Scope(String),
+}
+
+impl Denied {
+    /// The response's status.
+    pub fn status(&self) -> u16 {
+        match self {
+            Denied::Scope(_) => 403,
+            Denied::Missing(_) | Denied::Invalid(_) => 401,
+        }
+    }
+
+    /// The response's message: the reason stays in the log.
+    pub fn message(&self) -> &'static str {
+        match self {
+            Denied::Scope(_) => "insufficient scope",
+            Denied::Missing(_) | Denied::Invalid(_) => "unauthorized",
+        }
+    }
+}
+
+/// The reason, for the log.
+impl fmt::Display for Denied {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Denied::Missing(why) => f.write_str(why),
+            Denied::Invalid(why) => f.write_str(why),
+            Denied::Scope(missing) => write!(f, "token lacks scope {missing}"),
+        }
+    }
 }
 
 impl Guard {
-    pub fn new(
-        hosts: &[String],
-        origins: &[String],
-        tokens: Option<PathBuf>,
-        jwt: Option<Jwt>,
-        resource_metadata: Option<String>,
-    ) -> std::io::Result<Guard> {
-        let origins: Vec<String> =
-            origins.iter().map(|o| o.trim_end_matches('/').to_ascii_lowercase()).collect();
+    /// The checks `options` ask for. The token file, the JWT secret and the key set are read
+    /// now, so a missing or unusable one stops the start with the flag's name; so do a bad
+    /// scope, a key set without an audience, and a required scope with no JWT to carry it.
+    pub fn new(options: &HttpOptions) -> io::Result<Guard> {
+        let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+        let named = |flag: &str, e: io::Error| io::Error::new(e.kind(), format!("{flag} {e}"));
+        if let Some(bad) = options.required_scopes.iter().find(|s| !is_scope_token(s)) {
+            return Err(invalid(format!(
+                "--required-scope {bad:?}: a scope is printable ASCII without spaces, quotes \
+                 or backslashes (one scope a flag)"
+            )));
+        }
+        let jwks = match (&options.jwks_file, &options.jwt_audience) {
+            (Some(path), Some(audience)) => Some(
+                JwksVerifier::open(path.clone(), audience.clone(), options.jwt_issuer.clone())
+                    .map_err(|e| named("--jwks-file", e))?,
+            ),
+            (Some(_), None) => {
+                return Err(invalid(
+                    "--jwks-file needs --jwt-audience: the URL clients reach this server at, \
+                     which a token must name in aud (else a token the provider issued for \
+                     any of its APIs would be let in)"
+                        .into(),
+                ));
+            }
+            (None, _) => None,
+        };
+        let jwt = match &options.jwt_secret_file {
+            Some(path) => Some(Jwt {
+                secret: read_named(path).map_err(|e| named("--jwt-secret-file", e))?,
+                audience: options.jwt_audience.clone(),
+                issuer: options.jwt_issuer.clone(),
+            }),
+            None => None,
+        };
+        if !options.required_scopes.is_empty() && jwt.is_none() && jwks.is_none() {
+            return Err(invalid(
+                "--required-scope is a JWT's: give --jwks-file or --jwt-secret-file".into(),
+            ));
+        }
+        let tokens = match &options.auth_token_file {
+            Some(path) => Some(TokenFile::open(path.clone()).map_err(|e| {
+                named(
+                    "--auth-token-file",
+                    io::Error::new(e.kind(), format!("{}: {e}", path.display())),
+                )
+            })?),
+            None => None,
+        };
+        let origins: Vec<String> = options
+            .allow_origins
+            .iter()
+            .map(|o| o.trim_end_matches('/').to_ascii_lowercase())
+            .collect();
         // An allowed origin's host is an allowed Host too: one flag admits a browser app.
-        let mut hosts: Vec<String> = hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
+        let mut hosts: Vec<String> =
+            options.allow_hosts.iter().map(|h| h.to_ascii_lowercase()).collect();
         hosts
             .extend(origins.iter().filter_map(|o| o.split_once("://").map(|(_, h)| h.to_string())));
-        let tokens = tokens.map(TokenFile::open).transpose()?;
-        Ok(Guard { hosts, origins, tokens, jwt, resource_metadata })
+        Ok(Guard {
+            hosts,
+            origins,
+            tokens,
+            jwt,
+            jwks,
+            required_scopes: options.required_scopes.clone(),
+            resource_metadata: options.resource_metadata_url.clone(),
+        })
     }
 
     /// Whether authentication is configured at all.
     pub fn authenticates(&self) -> bool {
-        self.tokens.is_some() || self.jwt.is_some()
+        self.tokens.is_some() || self.jwt.is_some() || self.jwks.is_some()
     }
 
     /// `Host` must name this server: a loopback name (any port) or an allowed host. A page on
@@ -91,41 +186,57 @@ impl Guard {
     }
 
     /// Checks `Authorization` when authentication is configured. `Ok` carries who presented
-    /// it (a static token's principal, a JWT's subject), which legacy sessions and
-    /// `requestState` are bound to; `None` without authentication, or for a JWT without `sub`.
+    /// it (a static token's principal, a JWT's), which legacy sessions and `requestState` are
+    /// bound to and handlers read; `None` without authentication.
     pub fn authorize(&self, authorization: Option<&str>) -> Result<Option<Arc<Principal>>, Denied> {
         if !self.authenticates() {
             return Ok(None);
         }
+        // SIGHUP is taken once and passed to every file it concerns, whichever answers.
+        if RELOAD.swap(false, Ordering::Relaxed) {
+            self.tokens.iter().for_each(TokenFile::reread);
+            self.jwks.iter().for_each(JwksVerifier::reread);
+        }
         let Some(value) = authorization else {
-            return Err(Denied { presented: false, why: "no bearer token" });
+            return Err(Denied::Missing("no bearer token"));
         };
         let token = match value.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => {
-                return Err(Denied {
-                    presented: false,
-                    why: "authorization is not a bearer token",
-                });
-            }
+            _ => return Err(Denied::Missing("authorization is not a bearer token")),
         };
-        let denied = |why| Denied { presented: true, why };
         if let Some(principal) = self.tokens.as_ref().and_then(|tokens| tokens.holder(token)) {
             return Ok(Some(principal));
         }
-        match &self.jwt {
-            Some(jwt) if token.matches('.').count() == 2 => {
-                jwt.verify(token, now_secs()).map(|p| p.map(Arc::new)).map_err(denied)
-            }
-            _ => Err(denied("unknown token")),
+        let now = now_secs();
+        let hs256 = |jwt: &Jwt| jwt.verify(token, now).map_err(String::from);
+        let principal = match (&self.jwt, &self.jwks) {
+            _ if token.matches('.').count() != 2 => Err("unknown token".to_string()),
+            (Some(jwt), None) => hs256(jwt),
+            // With both, the header's `alg` routes: HS256 to the secret, the rest to the keys.
+            (Some(jwt), Some(_)) if header_alg(token).as_deref() == Some("HS256") => hs256(jwt),
+            (_, Some(jwks)) => jwks.verify(token, now).map_err(|refusal| refusal.to_string()),
+            (None, None) => Err("unknown token".to_string()),
         }
+        .map_err(Denied::Invalid)?;
+        let missing = principal.missing_scopes(&self.required_scopes);
+        if !missing.is_empty() {
+            return Err(Denied::Scope(missing.join(" ")));
+        }
+        Ok(Some(Arc::new(principal)))
     }
 
-    /// The `WWW-Authenticate` value for a 401.
+    /// The `WWW-Authenticate` value for a refusal: the error (RFC 6750 §3.1), every required
+    /// scope (the MCP authorization spec asks for them in one challenge, on 401 and 403), and
+    /// the metadata URL.
     pub fn challenge(&self, denied: &Denied) -> String {
         let mut value = String::from(r#"Bearer realm="baremcp""#);
-        if denied.presented {
-            value.push_str(r#", error="invalid_token""#);
+        match denied {
+            Denied::Missing(_) => {}
+            Denied::Invalid(_) => value.push_str(r#", error="invalid_token""#),
+            Denied::Scope(_) => value.push_str(r#", error="insufficient_scope""#),
+        }
+        if !self.required_scopes.is_empty() {
+            value.push_str(&format!(r#", scope="{}""#, self.required_scopes.join(" ")));
         }
         if let Some(url) = &self.resource_metadata {
             value.push_str(&format!(r#", resource_metadata="{url}""#));
@@ -148,141 +259,51 @@ fn strip_port(host: &str) -> &str {
     }
 }
 
-/// Tokens, one a line as `NAME TOKEN` or `TOKEN` (`#` comments and blank lines skipped), read
-/// again when the file's size or modification time changes (looked at most once a second) or
-/// after SIGHUP.
-struct TokenFile {
-    path: PathBuf,
-    state: Mutex<Tokens>,
-}
-
-/// Each token with the principal its holder is.
-type TokenList = Vec<(Vec<u8>, Arc<Principal>)>;
-
-struct Tokens {
-    list: TokenList,
-    stamp: Option<Stamp>,
-    looked: Instant,
-}
-
-impl TokenFile {
-    fn open(path: PathBuf) -> std::io::Result<TokenFile> {
-        let (list, stamp) = read_tokens(&path)?;
-        if list.is_empty() {
-            log::warn!(target: LOG, "{}: no tokens: every request will be refused", path.display());
-        }
-        Ok(TokenFile { path, state: Mutex::new(Tokens { list, stamp, looked: Instant::now() }) })
-    }
-
-    /// The principal of `token`, when the file lists it.
-    fn holder(&self, token: &str) -> Option<Arc<Principal>> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let hup = RELOAD.swap(false, Ordering::Relaxed);
-        if hup || state.looked.elapsed() >= Duration::from_secs(1) {
-            state.looked = Instant::now();
-            let stamp = stamp_of(&self.path);
-            if hup || stamp != state.stamp {
-                match read_tokens(&self.path) {
-                    Ok((list, stamp)) => {
-                        log::info!(
-                            target: LOG,
-                            "{}: read {} token(s)",
-                            self.path.display(),
-                            list.len(),
-                        );
-                        state.list = list;
-                        state.stamp = stamp;
-                    }
-                    // Keep the tokens we had: a half-written file must not lock everyone out.
-                    Err(e) => {
-                        log::warn!(target: LOG, "{}: {e}; keeping the previous tokens", self.path.display())
-                    }
-                }
-            }
-        }
-        // Every token is compared and the match is picked without a branch, so timing does not
-        // tell which (or whether one) matched.
-        let mut found = usize::MAX;
-        for (at, (listed, _)) in state.list.iter().enumerate() {
-            let mask = usize::from(same(listed, token.as_bytes())).wrapping_neg();
-            found ^= (found ^ at) & mask;
-        }
-        state.list.get(found).map(|(_, principal)| principal.clone())
-    }
-}
-
-/// A file's size and modification time: when either changes, it is read again.
-type Stamp = (u64, SystemTime);
-
-fn stamp_of(path: &PathBuf) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
-}
-
-fn read_tokens(path: &PathBuf) -> std::io::Result<(TokenList, Option<Stamp>)> {
-    let stamp = stamp_of(path);
-    let text = std::fs::read_to_string(path)?;
-    Ok((parse_tokens(&text)?, stamp))
-}
-
-/// The token file's lines: `NAME TOKEN` (whitespace between; a name is `[A-Za-z0-9._@-]+`),
-/// or `TOKEN` alone, whose principal is `token-` and the first 8 hex digits of its SHA-256
-/// (stable, and telling nothing of the token). Errors name the line, never the token.
-fn parse_tokens(text: &str) -> std::io::Result<TokenList> {
-    let mut list = Vec::new();
-    for (at, line) in text.lines().enumerate() {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            continue;
-        }
-        let bad = |why: &str| {
-            let why = format!("line {}: {why}", at + 1);
-            std::io::Error::new(std::io::ErrorKind::InvalidData, why)
-        };
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let (name, token) = match fields[..] {
-            [token] => (format!("token-{}", &hex(&sha256(token.as_bytes()))[..8]), token),
-            [name, token] => {
-                let valid = |b: u8| b.is_ascii_alphanumeric() || b"._@-".contains(&b);
-                if !name.bytes().all(valid) {
-                    return Err(bad("a token's name is letters, digits and ._@- only"));
-                }
-                (name.to_string(), token)
-            }
-            _ => return Err(bad("expected TOKEN, or NAME TOKEN")),
-        };
-        list.push((token.as_bytes().to_vec(), Arc::new(Principal::token(name))));
-    }
-    Ok(list)
+/// A file's bytes, without the whitespace around them; errors name the file.
+fn read_named(path: &Path) -> io::Result<Vec<u8>> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+    Ok(bytes.trim_ascii().to_vec())
 }
 
 fn now_secs() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
+/// A JWT's header, when it is a base64url JSON object.
+fn header(encoded: &str) -> Option<Map<String, Value>> {
+    base64url(encoded).and_then(|h| serde_json::from_slice(&h).ok())
+}
+
+/// The `alg` a token's header names.
+fn header_alg(token: &str) -> Option<String> {
+    let mut header = header(token.split('.').next()?)?;
+    match header.remove("alg")? {
+        Value::String(alg) => Some(alg),
+        _ => None,
+    }
+}
+
 /// HS256 JSON Web Tokens (RFC 7519) with a shared secret: the algorithm is pinned (a token
 /// saying `none` or anything else is refused), `exp` is required, `nbf`, `aud` and `iss`
 /// are checked.
-pub struct Jwt {
-    pub secret: Vec<u8>,
-    pub audience: Option<String>,
-    pub issuer: Option<String>,
+struct Jwt {
+    secret: Vec<u8>,
+    audience: Option<String>,
+    issuer: Option<String>,
 }
 
 impl Jwt {
-    /// The token's principal (its `sub`, from its `iss`) when it verifies; `None` when it
-    /// names no subject.
-    pub fn verify(&self, token: &str, now: u64) -> Result<Option<Principal>, &'static str> {
+    /// The token's principal, when it verifies.
+    fn verify(&self, token: &str, now: u64) -> Result<Principal, &'static str> {
         let mut parts = token.split('.');
         let (Some(encoded_header), Some(payload), Some(signature)) =
             (parts.next(), parts.next(), parts.next())
         else {
             return Err("malformed token");
         };
-        let header: Value = base64url(encoded_header)
-            .and_then(|h| serde_json::from_slice(&h).ok())
-            .ok_or("malformed token")?;
-        if header["alg"] != "HS256" {
+        let header = header(encoded_header).ok_or("malformed token")?;
+        if header.get("alg").and_then(Value::as_str) != Some("HS256") {
             return Err("token algorithm is not HS256");
         }
         let mac = hmac(&self.secret, format!("{encoded_header}.{payload}").as_bytes());
@@ -294,13 +315,14 @@ impl Jwt {
             .and_then(|p| serde_json::from_slice(&p).ok())
             .ok_or("malformed token")?;
         check_claims(&claims, now, self.audience.as_deref(), self.issuer.as_deref())?;
-        let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or("");
-        Ok(claims.get("sub").and_then(Value::as_str).map(|sub| Principal::jwt(sub, issuer)))
+        Ok(Principal::from_claims(claims))
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
     use crate::transport::http::claims::LEEWAY_SECS;
     use crate::util::encoding::base64;
@@ -314,24 +336,9 @@ mod tests {
         format!("{signing}.{}", b64url(&hmac(secret, signing.as_bytes())))
     }
 
-    /// What a verified token names: its subject, or `None`.
-    fn subject(
-        verified: Result<Option<Principal>, &'static str>,
-    ) -> Result<Option<String>, &'static str> {
-        verified.map(|p| p.map(|p| p.subject().to_string()))
-    }
-
-    #[test]
-    fn token_lines_name_their_principal() {
-        let list = parse_tokens("# c\n\n  ann   s3cret \nbare-token\nbob@x.y\tother\n").unwrap();
-        let names: Vec<&str> = list.iter().map(|(_, p)| p.subject()).collect();
-        let bare = format!("token-{}", &hex(&sha256(b"bare-token"))[..8]);
-        assert_eq!(names, ["ann", bare.as_str(), "bob@x.y"]);
-        assert_eq!(list[0].0, b"s3cret");
-        for bad in ["a b c", "ann! tok"] {
-            let why = parse_tokens(&format!("ok\n{bad}\n")).unwrap_err().to_string();
-            assert!(why.starts_with("line 2: ") && !why.contains("tok\n"), "{why}");
-        }
+    /// What a verified token names: its subject.
+    fn subject(verified: Result<Principal, &'static str>) -> Result<String, &'static str> {
+        verified.map(|p| p.subject().to_string())
     }
 
     #[test]
@@ -343,7 +350,7 @@ mod tests {
         };
         let hs = r#"{"alg":"HS256","typ":"JWT"}"#;
         let good = r#"{"sub":"ann","exp":2000,"aud":["https://mcp.example/mcp"]}"#;
-        assert_eq!(subject(jwt.verify(&token(b"s3cret", hs, good), 1000)), Ok(Some("ann".into())));
+        assert_eq!(subject(jwt.verify(&token(b"s3cret", hs, good), 1000)), Ok("ann".into()));
         assert_eq!(
             jwt.verify(&token(b"other", hs, good), 1000),
             Err("token signature does not verify")
@@ -364,17 +371,11 @@ mod tests {
         );
         // The largest exp a token can say is far in the future, not an overflow.
         let forever = r#"{"sub":"ann","exp":18446744073709551615,"aud":"https://mcp.example/mcp"}"#;
-        assert_eq!(
-            subject(jwt.verify(&token(b"s3cret", hs, forever), 1000)),
-            Ok(Some("ann".into()))
-        );
+        assert_eq!(subject(jwt.verify(&token(b"s3cret", hs, forever), 1000)), Ok("ann".into()));
         // NumericDates may have a fraction; one that is not a number is no date.
         let fractional =
             r#"{"sub":"ann","exp":2000.5,"nbf":999.5,"aud":"https://mcp.example/mcp"}"#;
-        assert_eq!(
-            subject(jwt.verify(&token(b"s3cret", hs, fractional), 1000)),
-            Ok(Some("ann".into()))
-        );
+        assert_eq!(subject(jwt.verify(&token(b"s3cret", hs, fractional), 1000)), Ok("ann".into()));
         assert_eq!(
             jwt.verify(&token(b"s3cret", hs, fractional), 2000 + LEEWAY_SECS + 1),
             Err("token expired")
@@ -390,9 +391,12 @@ mod tests {
 
     #[test]
     fn hosts_and_origins() {
-        let guard =
-            Guard::new(&["mcp.example".into()], &["https://app.example".into()], None, None, None)
-                .unwrap();
+        let guard = Guard::new(&HttpOptions {
+            allow_hosts: vec!["mcp.example".into()],
+            allow_origins: vec!["https://app.example".into()],
+            ..HttpOptions::default()
+        })
+        .unwrap();
         for ok in [
             "localhost",
             "localhost:8080",
@@ -441,5 +445,131 @@ mod tests {
         ] {
             assert!(!guard.origin_allowed(bad), "{bad}");
         }
+    }
+
+    /// A fixture token minted by npm jose (`fixtures/jwt/tokens.json`), valid until 2100.
+    fn minted(name: &str) -> String {
+        let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jwt/tokens.json");
+        let doc: Value = serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap();
+        let case = doc["tokens"].as_array().unwrap().iter().find(|c| c["name"] == name);
+        case.unwrap()["token"].as_str().unwrap().to_string()
+    }
+
+    /// A guard with every kind of authentication: a static token, an HS256 secret, the
+    /// fixtures' key set, and a required scope.
+    fn guard_of_all_kinds(dir: &Path) -> Guard {
+        std::fs::create_dir_all(dir).unwrap();
+        std::fs::write(dir.join("tokens"), "ops static-token\n").unwrap();
+        std::fs::write(dir.join("secret"), "s3cret\n").unwrap();
+        let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jwt");
+        Guard::new(&HttpOptions {
+            auth_token_file: Some(dir.join("tokens")),
+            jwt_secret_file: Some(dir.join("secret")),
+            jwks_file: Some(fixtures.join("jwks.json")),
+            jwt_audience: Some("https://mcp.example/mcp".into()),
+            jwt_issuer: Some("https://issuer.example".into()),
+            required_scopes: vec!["mcp:write".into()],
+            resource_metadata_url: Some("https://mcp.example/.well-known/x".into()),
+            ..HttpOptions::default()
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn the_header_routes_a_jwt_and_scopes_are_required_of_jwts_alone() {
+        let dir = std::env::temp_dir().join(format!("baremcp-guard-{}", std::process::id()));
+        let guard = guard_of_all_kinds(&dir);
+        let bearer = |token: &str| guard.authorize(Some(&format!("Bearer {token}")));
+        let hs = r#"{"alg":"HS256"}"#;
+        let claims = |scope: &str| {
+            let exp = now_secs() + 600;
+            format!(
+                r#"{{"sub":"ann","iss":"https://issuer.example","aud":"https://mcp.example/mcp","exp":{exp},"scope":"{scope}"}}"#
+            )
+        };
+        // A JWKS-signed token and an HS256 one, each to its verifier.
+        let rs256 = bearer(&minted("rs256")).unwrap().unwrap();
+        assert_eq!((rs256.subject(), rs256.client_id()), ("user-ann", Some("client-1")));
+        assert_eq!(rs256.scopes(), ["mcp:read", "mcp:write"]);
+        let hs256 = bearer(&token(b"s3cret", hs, &claims("mcp:write"))).unwrap().unwrap();
+        assert_eq!((hs256.subject(), hs256.issuer()), ("ann", Some("https://issuer.example")));
+        // A static token carries no scope and needs none.
+        let ops = bearer("static-token").unwrap().unwrap();
+        assert_eq!((ops.subject(), ops.issuer(), ops.scopes().len()), ("ops", None, 0));
+
+        let invalid = |why: &str| Err(Denied::Invalid(why.into()));
+        assert_eq!(
+            bearer(&token(b"other", hs, &claims("mcp:write"))),
+            invalid("token signature does not verify")
+        );
+        // HMAC keyed with the public key goes to the secret, which it was not signed with.
+        assert_eq!(bearer(&minted("hs256_public_pem")), invalid("token signature does not verify"));
+        assert_eq!(bearer(&minted("alg_none")), invalid("token is unsigned (alg none)"));
+        assert_eq!(bearer(&minted("foreign_issuer")), invalid("token issuer is not trusted"));
+        assert_eq!(bearer("other-token"), invalid("unknown token"));
+        assert_eq!(guard.authorize(None), Err(Denied::Missing("no bearer token")));
+
+        // Valid, but without the scope: 403, naming every required scope.
+        let scoped = bearer(&minted("es256_scp_array")).unwrap_err();
+        assert_eq!(scoped, Denied::Scope("mcp:write".into()));
+        assert_eq!(
+            (scoped.status(), scoped.to_string()),
+            (403, "token lacks scope mcp:write".into())
+        );
+        assert_eq!(
+            bearer(&token(b"s3cret", hs, &claims("mcp:read"))),
+            Err(Denied::Scope("mcp:write".into()))
+        );
+        let metadata = r#"resource_metadata="https://mcp.example/.well-known/x""#;
+        assert_eq!(
+            guard.challenge(&scoped),
+            format!(
+                r#"Bearer realm="baremcp", error="insufficient_scope", scope="mcp:write", {metadata}"#
+            )
+        );
+        // 401s name the scope too, so a client asks for it the first time.
+        let missing = guard.authorize(None).unwrap_err();
+        assert_eq!(
+            guard.challenge(&missing),
+            format!(r#"Bearer realm="baremcp", scope="mcp:write", {metadata}"#)
+        );
+        assert_eq!((missing.status(), missing.message()), (401, "unauthorized"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn flags_that_cannot_work_stop_the_start() {
+        let refused = |options: HttpOptions| Guard::new(&options).err().unwrap().to_string();
+        let jwks = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jwt/jwks.json");
+        let without_audience =
+            HttpOptions { jwks_file: Some(jwks.clone()), ..HttpOptions::default() };
+        assert!(refused(without_audience).starts_with("--jwks-file needs --jwt-audience: "));
+        let missing = HttpOptions {
+            jwks_file: Some("/nonexistent/jwks.json".into()),
+            jwt_audience: Some("a".into()),
+            ..HttpOptions::default()
+        };
+        assert!(refused(missing).starts_with("--jwks-file /nonexistent/jwks.json: "));
+        let scope_alone = HttpOptions {
+            required_scopes: vec!["mcp:tools".into()],
+            auth_token_file: Some("/nonexistent/tokens".into()),
+            ..HttpOptions::default()
+        };
+        assert_eq!(
+            refused(scope_alone),
+            "--required-scope is a JWT's: give --jwks-file or --jwt-secret-file"
+        );
+        let two_in_one = HttpOptions {
+            required_scopes: vec!["a b".into()],
+            jwks_file: Some(jwks),
+            jwt_audience: Some("a".into()),
+            ..HttpOptions::default()
+        };
+        assert!(refused(two_in_one).starts_with("--required-scope \"a b\": "));
+        let secret = HttpOptions {
+            jwt_secret_file: Some("/nonexistent/s".into()),
+            ..HttpOptions::default()
+        };
+        assert!(refused(secret).starts_with("--jwt-secret-file /nonexistent/s: "));
     }
 }

@@ -8,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::conn::principal::Principal;
 use crate::crypto::{JwsError, KeySet, MAX_JWKS_BYTES, verify_jws};
-use crate::transport::http::claims::{Principal, check_claims};
+use crate::transport::http::claims::check_claims;
 use crate::util::stamp::Stamp;
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
@@ -57,14 +58,18 @@ impl JwksVerifier {
         Ok(JwksVerifier { path, audience, issuer, state })
     }
 
-    /// The caller a token names, at the time `now` (seconds since 1970). `reload` (SIGHUP)
-    /// reads the file again first, whatever its stamp.
-    pub(crate) fn verify(&self, token: &str, now: u64, reload: bool) -> Result<Principal, Refusal> {
-        let keys = self.keys(reload);
+    /// The caller a token names, at the time `now` (seconds since 1970).
+    pub(crate) fn verify(&self, token: &str, now: u64) -> Result<Principal, Refusal> {
+        let keys = self.keys(false);
         let signed = verify_jws(token, &keys).map_err(Refusal::Signature)?;
         check_claims(&signed.claims, now, Some(&self.audience), self.issuer.as_deref())
             .map_err(Refusal::Claims)?;
         Ok(Principal::from_claims(signed.claims))
+    }
+
+    /// Reads the file again now, whatever its stamp (SIGHUP).
+    pub(crate) fn reread(&self) {
+        self.keys(true);
     }
 
     /// The key set now: the file is read again when `reload` is set, or when its stamp changed
@@ -180,18 +185,18 @@ mod tests {
         let mut accepted = 0;
         for case in doc["tokens"].as_array().unwrap() {
             let (name, token) = (&case["name"], case["token"].as_str().unwrap());
-            match (verifier.verify(token, now, false), case["expect"].as_str().unwrap()) {
+            match (verifier.verify(token, now), case["expect"].as_str().unwrap()) {
                 (Ok(principal), "accept") => {
                     let want = &case["principal"];
                     let got = json!({
-                        "subject": principal.subject,
-                        "client_id": principal.client_id,
-                        "scopes": principal.scopes,
+                        "subject": principal.subject(),
+                        "client_id": principal.client_id(),
+                        "scopes": principal.scopes(),
                     });
                     if got != *want {
                         wrong.push(format!("{name}: principal {got}, want {want}"));
                     }
-                    assert_eq!(principal.issuer.as_deref(), doc["issuer"].as_str());
+                    assert_eq!(principal.issuer(), doc["issuer"].as_str());
                     accepted += 1;
                 }
                 (Err(refusal), expect) if code(&refusal) == expect => {}
@@ -208,13 +213,11 @@ mod tests {
         let now = doc["now"].as_u64().unwrap();
         let verifier = verifier(fixture("jwks.json"));
         let rs256 = doc["tokens"][0]["token"].as_str().unwrap();
-        let exp = 3500 + crate::transport::http::claims::LEEWAY_SECS;
-        assert!(verifier.verify(rs256, now + exp, false).is_ok());
-        assert_eq!(
-            verifier.verify(rs256, now + exp + 1, false),
-            Err(Refusal::Claims("token expired"))
-        );
-        let refusal = verifier.verify(rs256, now + exp + 1, false).unwrap_err();
+        let exp = doc["expires"].as_u64().unwrap() + crate::transport::http::claims::LEEWAY_SECS;
+        assert!(verifier.verify(rs256, now).is_ok());
+        assert!(verifier.verify(rs256, exp).is_ok());
+        assert_eq!(verifier.verify(rs256, exp + 1), Err(Refusal::Claims("token expired")));
+        let refusal = verifier.verify(rs256, exp + 1).unwrap_err();
         assert_eq!(refusal.to_string(), "token expired");
     }
 
@@ -247,27 +250,31 @@ mod tests {
             alg: crate::crypto::Algorithm::Es256,
             kid: None,
         });
-        assert!(verifier.verify(&rsa, now, false).is_ok());
-        assert_eq!(verifier.verify(&ec, now, false), Err(unknown_ec.clone()));
+        assert!(verifier.verify(&rsa, now).is_ok());
+        assert_eq!(verifier.verify(&ec, now), Err(unknown_ec.clone()));
 
         // The provider rotates: the file now holds the EC key only. SIGHUP reads it at once.
         scratch(&path, &["ec-1"]);
-        assert!(verifier.verify(&ec, now, true).is_ok());
+        verifier.reread();
+        assert!(verifier.verify(&ec, now).is_ok());
         let gone = Refusal::Signature(JwsError::UnknownKid("\"rsa-1\"".into()));
-        assert_eq!(verifier.verify(&rsa, now, false), Err(gone));
+        assert_eq!(verifier.verify(&rsa, now), Err(gone));
 
         // Without a signal, a changed file is read once a second has passed since the last look.
         scratch(&path, &["rsa-1"]);
         verifier.state.lock().unwrap().looked -= LOOK_EVERY;
-        assert!(verifier.verify(&rsa, now, false).is_ok());
+        assert!(verifier.verify(&rsa, now).is_ok());
 
         // Broken files leave the keys as they were: half written, or nothing usable.
         std::fs::write(&path, r#"{"keys": [{"kty": "RSA", "#).unwrap();
-        assert!(verifier.verify(&rsa, now, true).is_ok());
+        verifier.reread();
+        assert!(verifier.verify(&rsa, now).is_ok());
         std::fs::write(&path, r#"{"keys": []}"#).unwrap();
-        assert!(verifier.verify(&rsa, now, true).is_ok());
+        verifier.reread();
+        assert!(verifier.verify(&rsa, now).is_ok());
         std::fs::remove_file(&path).unwrap();
-        assert!(verifier.verify(&rsa, now, true).is_ok());
+        verifier.reread();
+        assert!(verifier.verify(&rsa, now).is_ok());
 
         // But a server does not start on one.
         let error = JwksVerifier::open(path.clone(), "a".into(), None).err().unwrap();
@@ -298,16 +305,13 @@ mod tests {
                 JwksVerifier::open(jwks, text(&doc["audience"]), Some(text(&doc["issuer"])))
                     .unwrap();
             for case in phase["accept"].as_array().unwrap() {
-                let principal = verifier.verify(case[0].as_str().unwrap(), now.as_secs(), false);
+                let principal = verifier.verify(case[0].as_str().unwrap(), now.as_secs());
                 let principal = principal.unwrap_or_else(|e| panic!("{alg} phase {i}: {e}"));
-                assert_eq!(principal.scopes.join(" "), text(&case[1]), "{alg} phase {i}");
-                assert_eq!(
-                    (principal.client_id.as_deref(), principal.subject.as_deref()),
-                    (client, client)
-                );
+                assert_eq!(principal.scopes().join(" "), text(&case[1]), "{alg} phase {i}");
+                assert_eq!((principal.client_id(), Some(principal.subject())), (client, client));
             }
             for case in phase["refuse"].as_array().unwrap() {
-                let refusal = verifier.verify(case[0].as_str().unwrap(), now.as_secs(), false);
+                let refusal = verifier.verify(case[0].as_str().unwrap(), now.as_secs());
                 let why = refusal.err().map(|e| e.to_string()).unwrap_or_default();
                 assert!(
                     why.contains(case[1].as_str().unwrap()),

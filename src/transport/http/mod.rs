@@ -14,7 +14,6 @@ mod cors;
 mod exchange;
 mod guard;
 mod headers;
-#[cfg_attr(not(test), expect(dead_code, reason = "--jwks-file is wired into the guard next"))]
 mod jwks_file;
 mod main_loop;
 mod options;
@@ -24,6 +23,7 @@ mod response;
 mod session_table;
 mod signals;
 mod socket;
+mod token_file;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
@@ -36,8 +36,9 @@ use serde_json::json;
 use crate::registry::server::Server;
 pub use options::HttpOptions;
 
+pub use claims::is_scope_token;
 use exchange::Shared;
-use guard::{Guard, Jwt};
+use guard::Guard;
 use main_loop::Dispatcher;
 use parser::Limits;
 use peer_table::Peers;
@@ -96,7 +97,7 @@ impl Server {
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
     ) -> io::Result<()> {
-        let guard = guard(options)?;
+        let guard = Guard::new(options)?;
         // Said at the level the binary shows by default: where to connect, and with what.
         let token = if guard.authenticates() { "bearer token" } else { "no token" };
         let table = Arc::new(Sessions::new(
@@ -172,41 +173,14 @@ impl Server {
     }
 }
 
-/// Who may call, from the authentication flags: the token file and the JWT secret are read
-/// now, so a missing one stops the start with its name.
-fn guard(options: &HttpOptions) -> io::Result<Guard> {
-    let jwt = match &options.jwt_secret_file {
-        Some(path) => {
-            let secret = std::fs::read(path)
-                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-            let secret = secret.trim_ascii().to_vec();
-            Some(Jwt {
-                secret,
-                audience: options.jwt_audience.clone(),
-                issuer: options.jwt_issuer.clone(),
-            })
-        }
-        None => None,
-    };
-    Guard::new(
-        &options.allow_hosts,
-        &options.allow_origins,
-        options.auth_token_file.clone(),
-        jwt,
-        options.resource_metadata_url.clone(),
-    )
-    .map_err(|e| {
-        let file = options.auth_token_file.clone().unwrap_or_default();
-        io::Error::new(e.kind(), format!("--auth-token-file {}: {e}", file.display()))
-    })
-}
-
 /// Binds every address, refusing a non-loopback one without authentication.
 fn bind(options: &HttpOptions) -> io::Result<Vec<Listener>> {
     if options.listen.is_empty() {
         return Err(io::Error::new(io::ErrorKind::InvalidInput, "no --http address"));
     }
-    let authenticated = options.auth_token_file.is_some() || options.jwt_secret_file.is_some();
+    let authenticated = options.auth_token_file.is_some()
+        || options.jwt_secret_file.is_some()
+        || options.jwks_file.is_some();
     let mut listeners = Vec::new();
     for text in &options.listen {
         // A unix-domain socket: local like loopback, and its file's permissions say who may
@@ -230,7 +204,8 @@ fn bind(options: &HttpOptions) -> io::Result<Vec<Listener>> {
                 io::ErrorKind::InvalidInput,
                 format!(
                     "refusing to listen on {address} without authentication: \
-                     give --auth-token-file or --jwt-secret-file, or --allow-unauthenticated"
+                     give --auth-token-file, --jwt-secret-file or --jwks-file, or \
+                     --allow-unauthenticated"
                 ),
             ));
         }
@@ -265,11 +240,14 @@ fn metadata(options: &HttpOptions) -> Option<(Vec<String>, Vec<u8>)> {
     // after the authority, so taking it out gives the resource back.
     let resource_path = path.strip_prefix(WELL_KNOWN).unwrap_or(&options.path);
     let resource = format!("{scheme}://{authority}{resource_path}");
-    let document = json!({
+    let mut document = json!({
         "resource": resource,
         "authorization_servers": options.authorization_servers,
         "bearer_methods_supported": ["header"],
     });
+    if !options.required_scopes.is_empty() {
+        document["scopes_supported"] = json!(options.required_scopes);
+    }
     let mut paths = vec![WELL_KNOWN.to_string(), format!("{WELL_KNOWN}{}", options.path)];
     if !path.is_empty() && !paths.contains(&path) {
         paths.push(path);

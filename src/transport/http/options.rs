@@ -19,10 +19,16 @@ pub struct HttpOptions {
     pub auth_token_file: Option<PathBuf>,
     /// The HS256 secret that signs accepted JWTs.
     pub jwt_secret_file: Option<PathBuf>,
-    /// A JWT's `aud` must name this (when set).
+    /// A JSON Web Key Set (RFC 7517): JWTs signed by one of its keys (RS256, PS256, ES256,
+    /// EdDSA) are accepted. Re-read when the file changes or on SIGHUP; needs `jwt_audience`.
+    pub jwks_file: Option<PathBuf>,
+    /// A JWT's `aud` must name this (when set; required with `jwks_file`).
     pub jwt_audience: Option<String>,
     /// A JWT's `iss` must be this (when set).
     pub jwt_issuer: Option<String>,
+    /// Scopes every JWT must grant (`scope` or `scp`), else `403 insufficient_scope`; listed
+    /// in the metadata as `scopes_supported`. Static tokens are not subject to them.
+    pub required_scopes: Vec<String>,
     /// Allows a non-loopback listener without authentication.
     pub allow_unauthenticated: bool,
     /// Origins allowed besides loopback ones (`https://app.example`); their hosts are
@@ -69,8 +75,10 @@ impl Default for HttpOptions {
             path: "/mcp".into(),
             auth_token_file: None,
             jwt_secret_file: None,
+            jwks_file: None,
             jwt_audience: None,
             jwt_issuer: None,
+            required_scopes: Vec::new(),
             allow_unauthenticated: false,
             allow_origins: Vec::new(),
             allow_hosts: Vec::new(),

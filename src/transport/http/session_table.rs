@@ -94,7 +94,7 @@ impl Sessions {
         let mut table = self.lock();
         self.expire_locked(&mut table);
         match table.get_mut(id) {
-            Some(entry) if entry.owner.as_deref() == caller => {
+            Some(entry) if same_caller(entry.owner.as_deref(), caller) => {
                 entry.busy += 1;
                 entry.last = Instant::now();
                 Ok(Use { sessions: Arc::clone(self), id: id.to_string() })
@@ -107,7 +107,9 @@ impl Sessions {
     pub fn remove(&self, id: &str, caller: Option<&Principal>) -> bool {
         let mut table = self.lock();
         match table.get(id) {
-            Some(entry) if entry.owner.as_deref() == caller => table.remove(id).is_some(),
+            Some(entry) if same_caller(entry.owner.as_deref(), caller) => {
+                table.remove(id).is_some()
+            }
             _ => false,
         }
     }
@@ -136,6 +138,15 @@ impl Sessions {
             }
             keep
         });
+    }
+}
+
+/// Whether two callers are one: the same subject, come the same way (a token refreshed since
+/// the session began says other claims, and is still its owner).
+fn same_caller(owner: Option<&Principal>, caller: Option<&Principal>) -> bool {
+    match (owner, caller) {
+        (Some(owner), Some(caller)) => owner.binding() == caller.binding(),
+        (owner, caller) => owner.is_none() && caller.is_none(),
     }
 }
 

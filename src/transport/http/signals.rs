@@ -1,6 +1,6 @@
 //! Signals: SIGTERM and SIGINT stop every server in the process gracefully, SIGHUP has the
-//! token file read again. The handlers only store to these two atomics, the process's only
-//! global state: a signal handler can reach nothing else safely.
+//! token file and the key set read again. The handlers only store to these two atomics, the
+//! process's only global state: a signal handler can reach nothing else safely.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -23,7 +23,7 @@ pub fn forget_stop() {
     SIGNALLED.store(false, Ordering::Relaxed);
 }
 
-/// Set by SIGHUP: the token file is read again on the next request.
+/// Set by SIGHUP: the token file and the key set are read again on the next request.
 pub static RELOAD: AtomicBool = AtomicBool::new(false);
 
 #[cfg(unix)]
@@ -36,9 +36,9 @@ extern "C" fn on_hangup(_signal: i32) {
     RELOAD.store(true, Ordering::Relaxed);
 }
 
-/// SIGTERM and SIGINT stop the server gracefully; SIGHUP re-reads the token file. The
-/// handlers only store to an atomic, which is all a signal handler may safely do. Elsewhere
-/// (Windows) Ctrl-C ends the process as before.
+/// SIGTERM and SIGINT stop the server gracefully; SIGHUP re-reads the token file and the key
+/// set. The handlers only store to an atomic, which is all a signal handler may safely do.
+/// Elsewhere (Windows) Ctrl-C ends the process as before.
 #[cfg(unix)]
 pub fn install_signal_handlers() {
     unsafe extern "C" {

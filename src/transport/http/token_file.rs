@@ -1,0 +1,145 @@
+//! Static bearer tokens from a file (`--auth-token-file`): each line a token and the
+//! principal its holder is, compared in constant time, read again when the file changes or
+//! on SIGHUP.
+
+use std::io;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use crate::conn::principal::Principal;
+use crate::util::sha256::{hex, same, sha256};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::guard";
+
+/// Tokens, one a line as `NAME TOKEN` or `TOKEN` (`#` comments and blank lines skipped), read
+/// again when the file's size or modification time changes (looked at most once a second) or
+/// after SIGHUP.
+pub(crate) struct TokenFile {
+    path: PathBuf,
+    state: Mutex<Tokens>,
+}
+
+/// Each token with the principal its holder is.
+type TokenList = Vec<(Vec<u8>, Arc<Principal>)>;
+
+struct Tokens {
+    list: TokenList,
+    stamp: Option<Stamp>,
+    looked: Instant,
+}
+
+impl TokenFile {
+    pub(crate) fn open(path: PathBuf) -> io::Result<TokenFile> {
+        let (list, stamp) = read_tokens(&path)?;
+        if list.is_empty() {
+            log::warn!(target: LOG, "{}: no tokens: every request will be refused", path.display());
+        }
+        Ok(TokenFile { path, state: Mutex::new(Tokens { list, stamp, looked: Instant::now() }) })
+    }
+
+    /// Reads the file again now, whatever its stamp (SIGHUP).
+    pub(crate) fn reread(&self) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        self.refresh(&mut state, true);
+    }
+
+    /// The principal of `token`, when the file lists it.
+    pub(crate) fn holder(&self, token: &str) -> Option<Arc<Principal>> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.looked.elapsed() >= Duration::from_secs(1) {
+            self.refresh(&mut state, false);
+        }
+        // Every token is compared and the match is picked without a branch, so timing does not
+        // tell which (or whether one) matched.
+        let mut found = usize::MAX;
+        for (at, (listed, _)) in state.list.iter().enumerate() {
+            let mask = usize::from(same(listed, token.as_bytes())).wrapping_neg();
+            found ^= (found ^ at) & mask;
+        }
+        state.list.get(found).map(|(_, principal)| principal.clone())
+    }
+
+    /// Reads the file again when `force`d or when its stamp changed.
+    fn refresh(&self, state: &mut Tokens, force: bool) {
+        state.looked = Instant::now();
+        if !force && stamp_of(&self.path) == state.stamp {
+            return;
+        }
+        match read_tokens(&self.path) {
+            Ok((list, stamp)) => {
+                log::info!(target: LOG, "{}: read {} token(s)", self.path.display(), list.len());
+                state.list = list;
+                state.stamp = stamp;
+            }
+            // Keep the tokens we had: a half-written file must not lock everyone out.
+            Err(e) => {
+                log::warn!(target: LOG, "{}: {e}; keeping the previous tokens", self.path.display())
+            }
+        }
+    }
+}
+
+/// A file's size and modification time: when either changes, it is read again.
+type Stamp = (u64, SystemTime);
+
+fn stamp_of(path: &PathBuf) -> Option<Stamp> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.len(), meta.modified().ok()?))
+}
+
+fn read_tokens(path: &PathBuf) -> io::Result<(TokenList, Option<Stamp>)> {
+    let stamp = stamp_of(path);
+    let text = std::fs::read_to_string(path)?;
+    Ok((parse_tokens(&text)?, stamp))
+}
+
+/// The token file's lines: `NAME TOKEN` (whitespace between; a name is `[A-Za-z0-9._@-]+`),
+/// or `TOKEN` alone, whose principal is `token-` and the first 8 hex digits of its SHA-256
+/// (stable, and telling nothing of the token). Errors name the line, never the token.
+fn parse_tokens(text: &str) -> io::Result<TokenList> {
+    let mut list = Vec::new();
+    for (at, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| {
+            let why = format!("line {}: {why}", at + 1);
+            io::Error::new(io::ErrorKind::InvalidData, why)
+        };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (name, token) = match fields[..] {
+            [token] => (format!("token-{}", &hex(&sha256(token.as_bytes()))[..8]), token),
+            [name, token] => {
+                let valid = |b: u8| b.is_ascii_alphanumeric() || b"._@-".contains(&b);
+                if !name.bytes().all(valid) {
+                    return Err(bad("a token's name is letters, digits and ._@- only"));
+                }
+                (name.to_string(), token)
+            }
+            _ => return Err(bad("expected TOKEN, or NAME TOKEN")),
+        };
+        list.push((token.as_bytes().to_vec(), Arc::new(Principal::token(name))));
+    }
+    Ok(list)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn token_lines_name_their_principal() {
+        let list = parse_tokens("# c\n\n  ann   s3cret \nbare-token\nbob@x.y\tother\n").unwrap();
+        let names: Vec<&str> = list.iter().map(|(_, p)| p.subject()).collect();
+        let bare = format!("token-{}", &hex(&sha256(b"bare-token"))[..8]);
+        assert_eq!(names, ["ann", bare.as_str(), "bob@x.y"]);
+        assert_eq!(list[0].0, b"s3cret");
+        for bad in ["a b c", "ann! tok"] {
+            let why = parse_tokens(&format!("ok\n{bad}\n")).unwrap_err().to_string();
+            assert!(why.starts_with("line 2: ") && !why.contains("tok\n"), "{why}");
+        }
+    }
+}

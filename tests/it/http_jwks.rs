@@ -228,3 +228,16 @@ fn handlers_and_hooks_see_the_caller_and_sessions_follow_it() {
     assert_eq!((pinged.status, &pinged.json()["result"]), (200, &json!({})), "{pinged:?}");
     assert_eq!(post(addr, ping, &["Authorization: Bearer static-token", &session]).status, 404);
 }
+
+#[test]
+fn a_key_set_without_an_audience_does_not_start() {
+    let jwks = fixture("jwks.json");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--http", "127.0.0.1:0", "--jwks-file"])
+        .arg(&jwks)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.starts_with("baremcp: --jwks-file needs --jwt-audience: "), "{said}");
+}

@@ -2,40 +2,29 @@
 //! gives: the bodies of clients that left while the loop was busy, a sleeping task tool whose
 //! client left, a legacy handler whose client never answers, and running out of descriptors.
 
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Command, Stdio};
+use std::net::SocketAddr;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use baremcp::HttpOptions;
 use serde_json::json;
 
 use crate::http_harness::{
-    Killed, ask_sampling, connect, initialize, modern, next_event, read_reply, send_post, start,
-    still_serving,
+    Killed, ask_sampling, connect, initialize, modern, next_event, read_reply, send_post,
+    spawn_reporting, start, still_serving,
 };
 
-/// The binary serving HTTP on a free loopback port, started through `sh` so that `limits`
-/// (`ulimit` commands, or nothing) apply to it; its address once it accepts.
+/// The binary serving HTTP on a loopback port, started through `sh` so that `limits`
+/// (`ulimit` commands, or nothing) apply to it; its address once it serves.
 fn spawn(limits: &str, args: &[&str]) -> (Killed, SocketAddr) {
-    let addr: SocketAddr =
-        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let child = Command::new("sh")
+    let mut command = Command::new("sh");
+    command
         .arg("-c")
-        .arg(format!("{limits} exec \"$0\" --http {addr} \"$@\""))
+        .arg(format!("{limits} exec \"$0\" --http 127.0.0.1:0 \"$@\""))
         .arg(env!("CARGO_BIN_EXE_baremcp"))
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let child = Killed(child);
-    let started = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, addr)
+        .args(args);
+    let (child, addr, _) = spawn_reporting(command);
+    (Killed(child), addr)
 }
 
 /// A field of `/proc/PID/status` in KiB (`VmRSS`, `VmHWM`).

@@ -7,7 +7,7 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use baremcp::HttpOptions;
 use serde_json::{Value, json};
@@ -255,29 +255,52 @@ impl Drop for Killed {
     }
 }
 
-/// A free loopback port (bound, then let go).
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+/// `command` (a server told `--http 127.0.0.1:0`) started, with the address it says it serves
+/// at, and its stderr as a thread reads it to the end (so a chatty server never blocks on a
+/// full pipe). The kernel picks the port as the server binds it: a port picked here and let go
+/// could be taken by another test's connection in between.
+pub fn spawn_reporting(
+    mut command: std::process::Command,
+) -> (std::process::Child, SocketAddr, Arc<std::sync::Mutex<String>>) {
+    // The binary says where it serves at its default level; `examples/everything` at info.
+    if !command.get_envs().any(|(name, _)| name == "RUST_LOG") {
+        command.env("RUST_LOG", "warn,baremcp::http=info");
+    }
+    let mut child = command
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let log = Arc::new(std::sync::Mutex::new(String::new()));
+    let (tx, rx) = std::sync::mpsc::channel();
+    let collected = log.clone();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(at) = line.split("serving MCP at http://").nth(1) {
+                let _ = tx.send(at.split('/').next().unwrap_or_default().to_string());
+            }
+            let mut log = collected.lock().unwrap_or_else(|e| e.into_inner());
+            log.push_str(&line);
+            log.push('\n');
+        }
+    });
+    let Ok(at) = rx.recv_timeout(Duration::from_secs(20)) else {
+        let _ = child.kill();
+        let log = log.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        panic!("the server did not say where it serves:\n{log}");
+    };
+    (child, at.parse().unwrap(), log)
 }
 
-/// `program --http 127.0.0.1:PORT args…` started, and its address once it accepts.
+/// `program --http 127.0.0.1:0 args…` started, and its address once it serves.
 pub fn spawn_http(
     program: impl AsRef<std::ffi::OsStr>,
     args: &[&std::ffi::OsStr],
 ) -> (std::process::Child, SocketAddr) {
-    let addr: SocketAddr = format!("127.0.0.1:{}", free_port()).parse().unwrap();
-    let child = std::process::Command::new(program)
-        .arg("--http")
-        .arg(addr.to_string())
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let started = Instant::now();
-    while TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut command = std::process::Command::new(program);
+    command.args(["--http", "127.0.0.1:0"]).args(args);
+    let (child, addr, _) = spawn_reporting(command);
     (child, addr)
 }

@@ -3,7 +3,7 @@
 //! is (a JWT subject, a named static token) bound to legacy sessions and to `requestState`.
 //! Session ids stay out of the logs.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::SocketAddr;
 
 use baremcp::HttpOptions;
@@ -232,28 +232,22 @@ fn an_allowed_origin_gets_cors_and_a_preflight_answer() {
 
 #[test]
 fn logs_name_a_session_by_a_short_prefix_only() {
-    let addr = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
-    let mut server = Killed(
-        std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
-            .args(["--http", &addr.to_string(), "--log-level", "info"])
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap(),
-    );
-    let started = std::time::Instant::now();
-    while std::net::TcpStream::connect(addr).is_err() {
-        assert!(started.elapsed().as_secs() < 10, "the server did not start");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0", "--log-level", "info"]);
+    let (child, addr, log) = crate::http_harness::spawn_reporting(command);
+    let server = Killed(child);
     let session = initialize(addr, "2025-11-25");
     let delete =
         format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {session}\r\n\r\n");
     assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
-    let _ = server.0.kill();
-    let mut log = String::new();
-    server.0.stderr.take().unwrap().read_to_string(&mut log).unwrap();
+    // The lines are written before the DELETE's answer; a thread reads them off the pipe.
+    let ended = format!("session {} ended by the client", &session[..8]);
+    let started = std::time::Instant::now();
+    while !log.lock().unwrap().contains(&ended) && started.elapsed().as_secs() < 10 {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    drop(server);
+    let log = log.lock().unwrap().clone();
     assert!(log.contains(&format!("session={}", &session[..8])), "{log}");
     assert!(log.contains(&format!("session {} ended by the client", &session[..8])), "{log}");
     assert!(!log.contains(&session), "the whole id is in the log:\n{log}");

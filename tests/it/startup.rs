@@ -4,7 +4,7 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
@@ -75,17 +75,18 @@ fn http_says_each_url_and_whether_a_token_is_required() {
 
 #[test]
 fn quiet_http_says_nothing() {
-    let port = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let addr = format!("127.0.0.1:{port}");
+    // A unix socket the test names, so it knows where the server listens without being told.
+    let dir = crate::scratch("startup-quiet");
     for quiet in ["-q", "--quiet", "--log-level=error"] {
+        let socket = dir.join("mcp.sock");
         let mut child = baremcp()
-            .args(["--http", &addr, quiet])
+            .args([&format!("--http=unix:{}", socket.display()), quiet])
             .stdin(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
         let started = Instant::now();
-        while TcpStream::connect(&addr).is_err() {
+        while std::os::unix::net::UnixStream::connect(&socket).is_err() {
             assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
             std::thread::sleep(Duration::from_millis(20));
         }

@@ -31,6 +31,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             Long("clients") => clients = parser.value()?.parse()?,
             Long("calls") => calls = parser.value()?.parse()?,
             Long("quick") => (clients, calls) = (8, 50),
+            // `cargo bench` passes it to every bench target.
+            Long("bench") => {}
             _ => return Err(arg.unexpected().into()),
         }
     }

@@ -2,8 +2,6 @@
 //! JSON (an `ExportTraceServiceRequest` in the protobuf JSON mapping, ids in hex as OTLP/JSON
 //! asks), and a bounded background exporter that POSTs batches to a collector over plain
 //! HTTP, dropping and counting what a slow or absent collector cannot take.
-// Built ahead of its wiring into the HTTP layer (issue 30): until then only tests use it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};

@@ -15,11 +15,11 @@ use crate::conn::principal::Principal;
 use crate::transport::http::cors;
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
-use crate::transport::http::lifecycle::Lifecycle;
 use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::probes;
+use crate::transport::http::readiness::Readiness;
 use crate::transport::http::response::{Response, Sse};
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
@@ -58,7 +58,7 @@ pub struct Shared {
     /// Set when the server closes: finish the current request, then close.
     pub stop: Arc<AtomicBool>,
     /// Draining, closing, stalled: what `/readyz` answers.
-    pub lifecycle: Arc<Lifecycle>,
+    pub readiness: Arc<Readiness>,
     /// What `/metrics` serves; connection threads count connections, streams and refusals.
     pub metrics: Arc<ServerMetrics>,
     /// RFC 9728 metadata: the paths it is served at, and the document.
@@ -148,7 +148,7 @@ impl Exchange<'_> {
         };
         self.cors = None;
         // Before the Host check: balancers and orchestrators probe with a Host of their own.
-        if let Some(answer) = probes::probe(&head.path, &shared.lifecycle) {
+        if let Some(answer) = probes::probe(&head.path, &shared.readiness) {
             return self.read_only(head, answer, unread);
         }
         if !host_ok {

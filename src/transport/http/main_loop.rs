@@ -18,7 +18,7 @@ use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::serve_line::{Served, batch_replies, serve_message};
 use crate::registry::server::Server;
-use crate::transport::http::lifecycle::Lifecycle;
+use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
@@ -153,7 +153,7 @@ pub struct Dispatcher<'s> {
     /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
     listens: Vec<(Session, Sink)>,
     table: Arc<Sessions>,
-    lifecycle: &'s Lifecycle,
+    readiness: &'s Readiness,
     /// Each request's duration, and its span.
     observer: Observer,
     last_look: Instant,
@@ -164,7 +164,7 @@ impl<'s> Dispatcher<'s> {
         server: &'s Server,
         rx: Receiver<Inbound>,
         table: Arc<Sessions>,
-        lifecycle: &'s Lifecycle,
+        readiness: &'s Readiness,
         observer: Observer,
         ask_timeout: Duration,
     ) -> Self {
@@ -175,7 +175,7 @@ impl<'s> Dispatcher<'s> {
             sessions: HashMap::new(),
             listens: Vec::new(),
             table,
-            lifecycle,
+            readiness,
             observer,
             last_look: Instant::now(),
         }
@@ -196,7 +196,7 @@ impl<'s> Dispatcher<'s> {
             };
             // Busy from here until the work is done: `/readyz` watches how long.
             if next.is_some() {
-                self.lifecycle.busy();
+                self.readiness.busy();
             }
             match next {
                 Some(Inbound::Call(call)) => self.call(call),
@@ -207,7 +207,7 @@ impl<'s> Dispatcher<'s> {
                 }
                 None => {}
             }
-            self.lifecycle.idle();
+            self.readiness.idle();
             if self.last_look.elapsed() >= TICK {
                 self.last_look = Instant::now();
                 self.tick();
@@ -301,7 +301,7 @@ impl<'s> Dispatcher<'s> {
             sink: &call.sink,
             sse: call.sse,
             modern: call.modern,
-            lifecycle: self.lifecycle,
+            readiness: self.readiness,
             timeout: self.ask_timeout,
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
@@ -419,7 +419,7 @@ struct Waiter<'d> {
     sink: &'d Sink,
     sse: bool,
     modern: bool,
-    lifecycle: &'d Lifecycle,
+    readiness: &'d Readiness,
     /// How long to wait for the client's answer (`--ask-timeout-secs`).
     timeout: Duration,
 }
@@ -436,7 +436,7 @@ impl Inbox for Waiter<'_> {
             // its session deleted, its answer cannot reach us; a closing server (its drain
             // over) waits for no one (the handler hears `Disconnected` and finishes the
             // request).
-            if self.sink.is_closed() || self.lifecycle.drained() {
+            if self.sink.is_closed() || self.readiness.drained() {
                 return None;
             }
             if !self.table.contains(session) {
@@ -481,10 +481,10 @@ mod tests {
     use super::*;
     use crate::transport::telemetry::server_metrics::ServerMetrics;
 
-    /// A server's lifecycle whose embedder has asked it to stop, or not.
-    fn lifecycle(stopped: bool) -> Lifecycle {
+    /// A server's readiness whose embedder has asked it to stop, or not.
+    fn readiness(stopped: bool) -> Readiness {
         let stop = Arc::new(AtomicBool::new(stopped));
-        Lifecycle::new(stop, Duration::from_secs(60), Duration::from_secs(60))
+        Readiness::new(stop, Duration::from_secs(60), Duration::from_secs(60))
     }
 
     /// What a waiting legacy handler works with: the channel, its request's sink, and a
@@ -508,7 +508,7 @@ mod tests {
             Setup { tx, rx, sink, table, mine }
         }
 
-        fn waiter<'d>(&'d self, lifecycle: &'d Lifecycle) -> Waiter<'d> {
+        fn waiter<'d>(&'d self, readiness: &'d Readiness) -> Waiter<'d> {
             Waiter {
                 rx: &self.rx,
                 table: &self.table,
@@ -516,7 +516,7 @@ mod tests {
                 sink: &self.sink,
                 sse: true,
                 modern: false,
-                lifecycle,
+                readiness,
                 timeout: Duration::from_secs(60),
             }
         }
@@ -532,7 +532,7 @@ mod tests {
         let answer =
             Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
         setup.tx.send_sized(answer, 6).unwrap();
-        let running = lifecycle(false);
+        let running = readiness(false);
         assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
         // What the wait did not take still counts against the queue's bytes, and its sender
         // can still take it back.
@@ -560,7 +560,7 @@ mod tests {
     #[test]
     fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
         let setup = Setup::new();
-        let (running, stopped) = (lifecycle(false), lifecycle(true));
+        let (running, stopped) = (readiness(false), readiness(true));
         let started = Instant::now();
         assert_eq!(setup.waiter(&stopped).next(), None);
         assert!(setup.table.remove(&setup.mine.id, None));

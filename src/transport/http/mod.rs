@@ -16,12 +16,12 @@ mod guard;
 mod headers;
 #[cfg_attr(not(test), expect(dead_code, reason = "--jwks-file is wired into the guard next"))]
 mod jwks_file;
-mod lifecycle;
 mod main_loop;
 mod options;
 mod parser;
 mod peer_table;
 mod probes;
+mod readiness;
 mod relay;
 mod response;
 mod session_table;
@@ -44,10 +44,10 @@ pub use options::HttpOptions;
 
 use exchange::Shared;
 use guard::{Guard, Jwt};
-use lifecycle::Lifecycle;
 use main_loop::Dispatcher;
 use parser::Limits;
 use peer_table::Peers;
+use readiness::Readiness;
 use session_table::Sessions;
 use socket::Listener;
 
@@ -117,7 +117,7 @@ impl Server {
             Some(endpoint) => Some(Exporter::start(endpoint, self.resource(), metrics.clone())?),
             None => None,
         };
-        let lifecycle = Arc::new(Lifecycle::new(
+        let readiness = Arc::new(Readiness::new(
             stop.clone(),
             Duration::from_secs(options.drain_secs),
             Duration::from_secs(options.ready_stall_secs),
@@ -145,8 +145,8 @@ impl Server {
             limits,
             path: options.path.clone(),
             keepalive: Duration::from_secs(options.sse_keepalive_secs),
-            stop: lifecycle.closing.clone(),
-            lifecycle: lifecycle.clone(),
+            stop: readiness.closing.clone(),
+            readiness: readiness.clone(),
             metrics: metrics.clone(),
             metadata: metadata(options),
             param_headers: headers::param_headers(self),
@@ -166,23 +166,14 @@ impl Server {
         }
         // The loop holds no sender: when every connection and acceptor is gone, it ends.
         let mut stopping: Option<Instant> = None;
-        let mut draining = false;
         let ask_timeout = Duration::from_secs(options.ask_timeout_secs);
         let observer = Observer::new(metrics.clone(), exporter);
-        let mut dispatcher = Dispatcher::new(self, rx, table, &lifecycle, observer, ask_timeout);
+        let mut dispatcher = Dispatcher::new(self, rx, table, &readiness, observer, ask_timeout);
         dispatcher.run(|dispatcher| {
-            if !lifecycle.drained() {
-                if lifecycle.stop_asked() && !std::mem::replace(&mut draining, true) {
-                    log::info!(
-                        target: LOG,
-                        "draining: /readyz answers 503; serving {}s more (SIGINT or a second \
-                         SIGTERM: stop now)",
-                        lifecycle.drain().as_secs(),
-                    );
-                }
+            if !readiness.drained() {
                 return false;
             }
-            lifecycle.closing.store(true, Ordering::Relaxed);
+            readiness.closing.store(true, Ordering::Relaxed);
             let since = *stopping.get_or_insert_with(|| {
                 log::info!(
                     target: LOG,

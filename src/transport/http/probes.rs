@@ -4,8 +4,8 @@
 //! their status: they are answered before the Host and Origin checks, since balancers and
 //! orchestrators send a Host of their own; `/metrics` is guarded like the endpoint.
 
-use crate::transport::http::lifecycle::{Lifecycle, NotReady};
 use crate::transport::http::main_loop::Inbound;
+use crate::transport::http::readiness::{NotReady, Readiness};
 use crate::transport::http::response::Response;
 use crate::transport::telemetry::server_metrics::ServerMetrics;
 use crate::util::queue::Sender;
@@ -24,10 +24,10 @@ pub fn is_probe(path: &str) -> bool {
 }
 
 /// The answer of the probe at `path`, if it is one.
-pub fn probe(path: &str, lifecycle: &Lifecycle) -> Option<Response> {
+pub fn probe(path: &str, readiness: &Readiness) -> Option<Response> {
     let (status, body) = match path {
         HEALTHZ => (200, "ok\n"),
-        READYZ => match lifecycle.ready() {
+        READYZ => match readiness.ready() {
             Ok(()) => (200, "ready\n"),
             Err(NotReady::Draining) => (503, "draining\n"),
             Err(NotReady::Stalled) => (503, "stalled\n"),

@@ -58,26 +58,7 @@ impl Exchange<'_> {
                     {
                         headers.clear();
                     }
-                    break match (stream.take(), done) {
-                        (Some(sse), Some((_, body))) => sse
-                            .event(&mut self.writer, &body)
-                            .and_then(|()| sse.end(&mut self.writer))
-                            .map(|()| (200, sse.reusable())),
-                        (Some(sse), None) => {
-                            sse.end(&mut self.writer).map(|()| (200, sse.reusable()))
-                        }
-                        (None, done) => {
-                            let mut response = match done {
-                                Some((status, body)) => Response::json(status, body),
-                                None => Response::new(202),
-                            };
-                            // `send` adds the CORS headers an event stream's head carries.
-                            headers.retain(|(name, _)| *name == "Mcp-Session-Id");
-                            response.headers.append(&mut headers);
-                            let (status, _, reuse) = self.send(head, response, None, false);
-                            Ok((status, reuse))
-                        }
-                    };
+                    break self.answer(head, stream.take(), done, &mut headers);
                 }
                 Recv::TimedOut => {
                     if peer_gone(&self.reader) {
@@ -121,6 +102,36 @@ impl Exchange<'_> {
             Err(_) => {
                 closed.store(true, Ordering::Relaxed);
                 (499, name, false)
+            }
+        }
+    }
+
+    /// Ends a request with what the loop sent (`None`: no response is due): the last event of
+    /// its stream, else a JSON body (`202` without one). The status, and whether the
+    /// connection can carry another request.
+    fn answer(
+        &mut self,
+        head: &Head,
+        stream: Option<Sse>,
+        done: Option<(u16, Vec<u8>)>,
+        headers: &mut Vec<(&'static str, String)>,
+    ) -> io::Result<(u16, bool)> {
+        match (stream, done) {
+            (Some(sse), Some((_, body))) => sse
+                .event(&mut self.writer, &body)
+                .and_then(|()| sse.end(&mut self.writer))
+                .map(|()| (200, sse.reusable())),
+            (Some(sse), None) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
+            (None, done) => {
+                let mut response = match done {
+                    Some((status, body)) => Response::json(status, body),
+                    None => Response::new(202),
+                };
+                // `send` adds the CORS headers an event stream's head carries.
+                headers.retain(|(name, _)| *name == "Mcp-Session-Id");
+                response.headers.append(headers);
+                let (status, _, reuse) = self.send(head, response, None, false);
+                Ok((status, reuse))
             }
         }
     }

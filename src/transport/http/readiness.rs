@@ -10,7 +10,10 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::signals;
 
-pub struct Lifecycle {
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http";
+
+pub struct Readiness {
     /// The embedder's flag (`serve_http_on`): close without a drain.
     stop: Arc<AtomicBool>,
     /// Set when the server closes: acceptors leave, connections finish their request and
@@ -35,9 +38,9 @@ pub enum NotReady {
     Stalled,
 }
 
-impl Lifecycle {
-    pub fn new(stop: Arc<AtomicBool>, drain: Duration, stall: Duration) -> Lifecycle {
-        Lifecycle {
+impl Readiness {
+    pub fn new(stop: Arc<AtomicBool>, drain: Duration, stall: Duration) -> Readiness {
+        Readiness {
             stop,
             closing: Arc::new(AtomicBool::new(false)),
             epoch: Instant::now(),
@@ -71,7 +74,7 @@ impl Lifecycle {
 
     /// Whether the server should close now: the embedder asked, the drain that followed
     /// SIGTERM is over, or the signal skips the drain (SIGINT, or a second signal). The
-    /// drain's clock starts at the first call that sees the signal.
+    /// drain begins (and is logged) at the first call that sees the signal.
     pub fn drained(&self) -> bool {
         if self.stop.load(Relaxed) || self.closing.load(Relaxed) || signals::drain_skipped() {
             return true;
@@ -80,14 +83,19 @@ impl Lifecycle {
             return false;
         }
         let now = self.now();
-        let began =
-            self.drain_began.compare_exchange(0, now, Relaxed, Relaxed).unwrap_or_else(|b| b);
+        let began = match self.drain_began.compare_exchange(0, now, Relaxed, Relaxed) {
+            Ok(_) => {
+                let secs = self.drain.as_secs();
+                log::info!(
+                    target: LOG,
+                    "draining: /readyz answers 503; serving {secs}s more (SIGINT or a second \
+                     SIGTERM: stop now)",
+                );
+                now
+            }
+            Err(began) => began,
+        };
         now - began >= self.drain.as_millis() as u64
-    }
-
-    /// How long the drain lasts (`--drain-secs`).
-    pub fn drain(&self) -> Duration {
-        self.drain
     }
 
     /// The loop took a message.
@@ -107,28 +115,28 @@ mod tests {
 
     #[test]
     fn a_loop_busy_past_the_stall_is_not_ready_and_an_idle_one_is() {
-        let lifecycle = Lifecycle::new(
+        let readiness = Readiness::new(
             Arc::new(AtomicBool::new(false)),
             Duration::ZERO,
             Duration::from_millis(20),
         );
-        assert_eq!(lifecycle.ready(), Ok(()));
-        lifecycle.busy();
-        assert_eq!(lifecycle.ready(), Ok(()));
+        assert_eq!(readiness.ready(), Ok(()));
+        readiness.busy();
+        assert_eq!(readiness.ready(), Ok(()));
         std::thread::sleep(Duration::from_millis(60));
-        assert_eq!(lifecycle.ready(), Err(NotReady::Stalled));
-        lifecycle.idle();
-        assert_eq!(lifecycle.ready(), Ok(()));
+        assert_eq!(readiness.ready(), Err(NotReady::Stalled));
+        readiness.idle();
+        assert_eq!(readiness.ready(), Ok(()));
     }
 
     #[test]
     fn the_embedder_s_stop_closes_at_once() {
         let stop = Arc::new(AtomicBool::new(false));
-        let lifecycle =
-            Lifecycle::new(stop.clone(), Duration::from_secs(60), Duration::from_secs(60));
-        assert!(!lifecycle.drained() || signals::signalled());
+        let readiness =
+            Readiness::new(stop.clone(), Duration::from_secs(60), Duration::from_secs(60));
+        assert!(!readiness.drained() || signals::signalled());
         stop.store(true, Relaxed);
-        assert_eq!(lifecycle.ready(), Err(NotReady::Draining));
-        assert!(lifecycle.drained());
+        assert_eq!(readiness.ready(), Err(NotReady::Draining));
+        assert!(readiness.drained());
     }
 }

@@ -165,6 +165,21 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     let reply = call();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.contains(r#""name":"hello""#), "{reply}");
+    // The probes and the metrics are served on a unix socket too.
+    for (route, says) in [
+        ("/healthz", "\r\n\r\nok\n"),
+        ("/readyz", "ready\n"),
+        ("/metrics", "mcp_method_name=\"tools/list\""),
+    ] {
+        let mut stream = UnixStream::connect(&path).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let request =
+            format!("GET {route} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200") && reply.contains(says), "{route}: {reply}");
+    }
     // One in use is not taken over.
     let second = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
         .arg("--http")

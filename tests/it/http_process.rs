@@ -64,7 +64,9 @@ fn sigterm_drains_readyz_answers_503_while_the_listener_still_serves() {
     assert_eq!(probe(addr, "/readyz"), Some(200));
     signal(&child, "-TERM");
     readyz_turns_503(addr);
-    // Draining: alive, and a new connection is still served.
+    // Draining: a second later (four times as long as the loop takes to notice a stop),
+    // alive, and a new connection is still served.
+    std::thread::sleep(Duration::from_secs(1));
     assert_eq!(probe(addr, "/healthz"), Some(200));
     let list = modern("tools/list", json!({}));
     let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
+use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::wire::lines::{Line, LineReader};
@@ -97,6 +98,8 @@ pub(crate) struct Conn<'io> {
     eof: bool,
     /// Who sends the input, when the transport authenticated it (HTTP).
     principal: Option<&'io Principal>,
+    /// The trace context the transport carried beside the input (HTTP's `traceparent`).
+    trace: Option<&'io TraceContext>,
 }
 
 impl<'io> Conn<'io> {
@@ -111,6 +114,7 @@ impl<'io> Conn<'io> {
             next_request: 0,
             eof: false,
             principal: None,
+            trace: None,
         }
     }
 
@@ -126,6 +130,7 @@ impl<'io> Conn<'io> {
             next_request: 0,
             eof: false,
             principal: None,
+            trace: None,
         }
     }
 
@@ -133,6 +138,17 @@ impl<'io> Conn<'io> {
     pub fn with_principal(mut self, principal: Option<&'io Principal>) -> Conn<'io> {
         self.principal = principal;
         self
+    }
+
+    /// The same connection, its input carried with `trace` (HTTP's `traceparent` header).
+    pub fn with_trace(mut self, trace: Option<&'io TraceContext>) -> Conn<'io> {
+        self.trace = trace;
+        self
+    }
+
+    /// The trace context that came beside the input: a request's own `_meta` comes first.
+    pub fn trace(&self) -> Option<&'io TraceContext> {
+        self.trace
     }
 
     /// Who sends the input: `None` when the transport authenticates no one (stdio).

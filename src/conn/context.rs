@@ -172,9 +172,9 @@ impl<'a, 'io> Context<'a, 'io> {
     }
 
     /// The W3C trace context the request carried in `params._meta.traceparent` (and
-    /// `tracestate`), when it was valid: pass it on to what the handler calls, so that work
-    /// joins the caller's trace. The request's log line names its trace id. Read from the
-    /// request on each call.
+    /// `tracestate`), when it was valid, else the one of its HTTP `traceparent` header: pass
+    /// it on to what the handler calls, so that work joins the caller's trace. The request's
+    /// log line names its trace id. Read from the request on each call.
     ///
     /// ```
     /// use baremcp::{Server, Tool, ToolOutput};
@@ -203,7 +203,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn trace(&self) -> Option<TraceContext> {
-        crate::wire::era::trace_context(self.raw_meta)
+        crate::wire::era::trace_context(self.raw_meta).or_else(|| self.conn.trace().cloned())
     }
 
     /// True once the client cancelled this request (read while the handler waited on the

@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use crate::util::trace_context::TraceContext;
 use crate::wire::era::{self, Era, RequestMeta};
 use crate::wire::jsonrpc::{ErrorObject, Id, Reply};
 use crate::wire::params::{Params, ParamsField};
@@ -53,13 +54,16 @@ impl<'a> Request<'a> {
         log::log_enabled!(target: LOG, log::Level::Info).then(std::time::Instant::now)
     }
 
-    pub fn log_completion(&self, reply: &Reply, micros: u128) {
+    /// Logs the request's completion line; its trace id is `_meta`'s, else `fallback`'s (the
+    /// HTTP `traceparent` header's).
+    pub fn log_completion(&self, reply: &Reply, micros: u128, fallback: Option<&TraceContext>) {
         let outcome = match reply {
             Ok(_) => "ok".to_string(),
             Err(e) => format!("error {}", e.code),
         };
         // The trace id goes last, so lines without one read as they always did.
-        let trace = match era::trace_context(self.params.meta) {
+        let from_meta = era::trace_context(self.params.meta);
+        let trace = match from_meta.as_ref().or(fallback) {
             Some(trace) => format!(" trace_id={}", trace.trace_id_hex()),
             None => String::new(),
         };

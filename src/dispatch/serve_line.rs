@@ -14,10 +14,28 @@ use crate::dispatch::method_table;
 use crate::dispatch::request::Request;
 use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
+use crate::wire::era::Era;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::serve";
+
+/// A request that got its reply, as a transport that measures sees it (HTTP's metrics and
+/// spans): borrowed, so seeing it costs nothing.
+pub(crate) struct Served<'r> {
+    pub method: &'r str,
+    pub id: &'r Id<'r>,
+    /// `tools/call` of a registered tool: its name, and whether its result is an error.
+    pub tool: Option<(&'r str, bool)>,
+    /// The protocol version the request was served under, when one is known.
+    pub version: Option<&'r str>,
+    /// The request's `_meta` as raw JSON text (where its trace context is).
+    pub meta: Option<&'r str>,
+    pub reply: &'r Reply,
+}
+
+/// What a transport that measures is shown of each request served; `None` on stdio.
+pub(crate) type Watch<'w, 'f> = Option<&'w mut (dyn FnMut(&Served) + 'f)>;
 
 /// Serves one complete input line (a message or a batch): its replies, then the update
 /// notifications it caused, go to `conn.out`, unflushed. A blank line is skipped.
@@ -30,7 +48,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
     log::debug!(target: LOG, "<- {text}");
     match jsonrpc::parse_line(text) {
         Frame::Single(message) => {
-            if let Some((id, reply)) = serve_message(server, message, session, conn) {
+            if let Some((id, reply)) = serve_message(server, message, session, conn, None) {
                 conn.out.response(id.as_ref(), &reply);
                 // A small result buffer is reused, so a tool call allocates none.
                 if let Ok(Payload::Json(mut buf)) = reply
@@ -50,19 +68,20 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
 
 /// JSON-RPC batches exist only in MCP 2025-03-26; elsewhere a batch is one invalid request.
 fn serve_batch(server: &Server, items: &[&str], session: &mut Session, conn: &mut Conn) {
-    match batch_replies(server, items, session, conn) {
+    match batch_replies(server, items, session, conn, None) {
         Ok(replies) => conn.out.batch(&replies),
         Err(error) => conn.out.response(None, &Err(error)),
     }
 }
 
 /// The replies to a batch's requests, written and joined by commas (empty when none is due),
-/// or the error of a batch that is refused.
+/// or the error of a batch that is refused; `watch` sees each request served.
 pub(crate) fn batch_replies(
     server: &Server,
     items: &[&str],
     session: &mut Session,
     conn: &mut Conn,
+    mut watch: Watch<'_, '_>,
 ) -> Result<Vec<u8>, ErrorObject> {
     if items.is_empty() || session.legacy_version != Some("2025-03-26") {
         let why = if items.is_empty() {
@@ -83,7 +102,7 @@ pub(crate) fn batch_replies(
             Message::Request { id, .. } if replies.len() >= max => {
                 Some((Some(id), Err(ErrorObject::batch_reply_too_large(max))))
             }
-            message => serve_message(server, message, session, conn),
+            message => serve_message(server, message, session, conn, watch.as_deref_mut()),
         };
         if let Some((id, reply)) = reply {
             if !replies.is_empty() {
@@ -98,12 +117,13 @@ pub(crate) fn batch_replies(
 
 /// One message: a request gets its reply (unless cancelled, or left open), an invalid message
 /// its error; the rest the session takes in. Over HTTP each request is served here with the
-/// output of its own response.
+/// output of its own response, and `watch` sees it when it is answered.
 pub(crate) fn serve_message<'a>(
     server: &Server,
     message: Message<'a>,
     session: &mut Session,
     conn: &mut Conn,
+    watch: Watch<'_, '_>,
 ) -> Option<(Option<Id<'a>>, Reply)> {
     let (id, method, params) = match message {
         Message::Request { id, method, params } => (id, method, params),
@@ -120,7 +140,21 @@ pub(crate) fn serve_message<'a>(
     let started = logged.or_else(|| server.hooks.on_reply.as_ref().map(|_| Instant::now()));
     let mut request = match Request::new(&id, &method, &params) {
         Ok(request) => request,
-        Err(error) => return Some((Some(id), Err(error))),
+        Err(error) => {
+            let reply = Err(error);
+            if let Some(watch) = watch {
+                let version = session.legacy_version;
+                watch(&Served {
+                    method: &method,
+                    id: &id,
+                    tool: None,
+                    version,
+                    meta: None,
+                    reply: &reply,
+                });
+            }
+            return Some((Some(id), reply));
+        }
     };
     // Tool panics are caught closer to the tool; this net catches the rest (an interceptor
     // hook's too), so no request can take the process down.
@@ -142,11 +176,25 @@ pub(crate) fn serve_message<'a>(
     if let Some(started) = started {
         let elapsed = started.elapsed();
         if logged.is_some() {
-            request.log_completion(&reply, elapsed.as_micros());
+            request.log_completion(&reply, elapsed.as_micros(), conn.trace());
         }
         if let Some(on_reply) = &server.hooks.on_reply {
             reply = show_reply(on_reply, &intercepted(&request, conn.principal()), reply, elapsed);
         }
+    }
+    if let Some(watch) = watch {
+        let version = match request.era() {
+            Era::Modern(version) => Some(version),
+            Era::Legacy => session.legacy_version,
+        };
+        watch(&Served {
+            method: request.method,
+            id: request.id,
+            tool: request.tool.as_ref().map(|(name, is_error)| (name.as_ref(), *is_error)),
+            version,
+            meta: request.params.meta,
+            reply: &reply,
+        });
     }
     drop(request);
     Some((Some(id), reply))

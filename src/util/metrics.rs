@@ -1,8 +1,6 @@
 //! Metrics by hand: counters, gauges and fixed-bucket histograms that any thread updates with
 //! atomics, grouped in labelled families, and written in the Prometheus text exposition
 //! format (version 0.0.4).
-// Built ahead of its wiring into the HTTP layer (issue 30): until then only tests use it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use std::fmt::{Display, Write as _};
 use std::hash::Hasher;
@@ -79,6 +77,7 @@ impl Histogram {
     }
 
     /// How many observations there were.
+    #[cfg(test)]
     pub fn count(&self) -> u64 {
         self.buckets.iter().map(|b| b.load(Relaxed)).sum()
     }

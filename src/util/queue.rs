@@ -119,6 +119,11 @@ impl<T> Sender<T> {
         Ok(Ticket(ticket))
     }
 
+    /// The bytes of the items waiting now, in every lane.
+    pub fn queued_bytes(&self) -> usize {
+        self.0.lock().bytes.iter().sum()
+    }
+
     /// Takes back the item `ticket` names if it still waits (`None`: it was received), so
     /// that its bytes no longer count; the caller drops it, outside the lock.
     pub fn withdraw(&self, ticket: Ticket) -> Option<T> {

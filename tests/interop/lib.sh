@@ -93,12 +93,17 @@ wait_port() {
 
 # Each process's own log against what tests/interop/legacy_sessions.py printed
 # (`SESSION=<id> UPSTREAM=<name>` lines): a session's successful requests all appear in the log
-# of its process, DIR/<name's last :-part>.log, and in no other log of DIR.
+# of its process, DIR/<name's last :-part>.log, and in no other log of DIR. Logs name a session
+# by its tag: the first 8 characters of its id, after the `NAME.` of a prefixed one.
 sessions_in_own_logs() {
-  local dir=$1 output=$2 checked=0 session upstream log served
+  local dir=$1 output=$2 checked=0 session upstream log served tag
   while read -r session upstream; do
+    case $session in
+      *.*) tag="${session%%.*}.$(echo "${session#*.}" | cut -c1-8)" ;;
+      *) tag=$(echo "$session" | cut -c1-8) ;;
+    esac
     for log in "$dir"/*.log; do
-      served=$(grep -c " 20[02] session=$session " "$log" || true)
+      served=$(grep -c " 20[02] session=$tag " "$log" || true)
       if [ "$(basename "$log" .log)" = "${upstream##*:}" ]; then
         [ "$served" -ge 2 ] || { echo "$WHO: $upstream's log does not show session $session" >&2; exit 1; }
       elif [ "$served" -ne 0 ]; then

@@ -13,10 +13,10 @@
 #           random `$request_id`.
 #   prefix: each process started with `--session-id-prefix NAME` mints ids `NAME.<hex>`; a
 #           `map` on the id picks the process's own upstream (with the others as `backup`,
-#           which answer 404 once it is gone). Run when the binary has that flag.
+#           which answer 404 once it is gone): one hop per request, at any scale.
 # The configurations are docs/deployment.md's. nginx comes from the distribution's packages;
 # when it cannot be installed, one line says why and the script exits 0.
-#   usage: nginx_sessions.sh [retry|prefix]   (default: both, prefix only when supported)
+#   usage: nginx_sessions.sh [retry|prefix]   (default: both)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,19 +29,10 @@ cargo build --release --quiet --bin baremcp
 bin="$PWD/target/release/baremcp"
 mcp_venv
 
-has_prefix=no
-"$bin" --help 2>&1 | grep -q -- --session-id-prefix && has_prefix=yes
 if [ $# -gt 0 ]; then
   modes=("$1")
-  if [ "$1" = prefix ] && [ $has_prefix = no ]; then
-    echo "nginx sessions: skipped (this baremcp has no --session-id-prefix)"
-    exit 0
-  fi
 else
-  modes=(retry)
-  if [ $has_prefix = yes ]; then
-    modes+=(prefix)
-  fi
+  modes=(retry prefix)
 fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/baremcp-nginx-sessions.XXXXXX")
@@ -162,11 +153,5 @@ $upstreams
 EOF
 }
 
-if [ $# -eq 0 ] && [ $has_prefix = no ]; then
-  # Not run, but its configuration is still checked by nginx itself.
-  write_conf prefix "$work/prefix-check" "$(free_port)" 8081 8082 8083
-  "$nginx" -p "$work/prefix-check/nginx" -c "$work/prefix-check/nginx/nginx.conf" -t -q
-  echo "nginx sessions: prefix mode's configuration passes nginx -t; not run (this baremcp has no --session-id-prefix yet)"
-fi
 for mode in "${modes[@]}"; do run_mode "$mode"; done
 echo "nginx sessions: passed"

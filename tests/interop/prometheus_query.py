@@ -1,10 +1,10 @@
 """Asks a running Prometheus (standard library only) what it scraped from baremcp's metrics.
 
-usage: prometheus_query.py PROMETHEUS_URL
+usage: prometheus_query.py PROMETHEUS_URL CALLS
 
 Waits (at most 30 s) until the target has been scraped, then checks through the HTTP API:
 the target is up with no scrape error; the operation histogram has a series for
-tools/call of the tool hello, whose count is what the exposition says; and the refusals
+tools/call of the tool hello, whose count is CALLS, with 15 buckets; and the refusals
 counter has a series for every reason. Exits non-zero with a reason otherwise.
 """
 
@@ -14,7 +14,7 @@ import time
 import urllib.parse
 import urllib.request
 
-BASE = sys.argv[1]
+BASE, CALLS = sys.argv[1], sys.argv[2]
 
 
 def api(path, **query):
@@ -55,13 +55,13 @@ def main():
     count = instant(
         'mcp_server_operation_duration_seconds_count{mcp_method_name="tools/call",gen_ai_tool_name="hello"}'
     )
-    if len(count) != 1 or float(count[0]["value"][1]) < 1:
-        sys.exit(f"no tools/call count for hello: {count}")
+    if len(count) != 1 or count[0]["value"][1] != CALLS:
+        sys.exit(f"expected a tools/call count of {CALLS} for hello: {count}")
     buckets = instant('count(mcp_server_operation_duration_seconds_bucket{mcp_method_name="tools/call"})')
     if not buckets or buckets[0]["value"][1] != "15":
         sys.exit(f"expected 15 buckets (14 bounds and +Inf): {buckets}")
     reasons = instant("count(baremcp_http_refusals_total)")
-    if not reasons or int(reasons[0]["value"][1]) < 17:
+    if not reasons or int(reasons[0]["value"][1]) < 19:
         sys.exit(f"expected a refusal series per reason: {reasons}")
     print(
         "metrics: Prometheus scraped the target: up 1, tools/call hello count "

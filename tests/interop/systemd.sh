@@ -8,6 +8,9 @@
 #      MemoryDenyWriteExecute= where the kernel has it) and no_new_privs, and the calculator,
 #      which opens glibc's libm at run time, still answers `sqrt(16) + ln(e)`; a writable and
 #      executable mapping is refused under the same lock, so the lock was on.
+#   3. Its ExecStart= as written (%i a free port, %d a folder holding a token file), run
+#      without systemd: it serves, /readyz answers 200; after SIGTERM /readyz answers 503 while
+#      it still serves, and it exits 0 within TimeoutStopSec=.
 # systemd-analyze comes with systemd; when it is missing, or the kernel has no PR_SET_MDWE
 # (Linux before 6.3), one line says which part was skipped.
 set -euo pipefail
@@ -68,5 +71,56 @@ result = replies[-1].get("result", {})
 if result.get("structuredContent") != {"value": 5}:
     sys.exit(f"systemd: under the lock the calculator said {replies[-1]} ({run.stderr.strip()})")
 print("systemd: under write-xor-execute and no_new_privs the calculator opened libm: sqrt(16) + ln(e) = 5")
+EOF
+python3 - "$work/baremcp@.service" "$work" <<'EOF'
+import os, re, shlex, signal, socket, subprocess, sys, time, urllib.error, urllib.request
+
+unit, work = sys.argv[1], sys.argv[2]
+text = re.sub(r"\\\n\s*", " ", open(unit).read())
+lines = text.splitlines()
+command = next(l[len("ExecStart="):] for l in lines if l.startswith("ExecStart="))
+stop_timeout = int(next(l.split("=")[1] for l in lines if l.startswith("TimeoutStopSec=")))
+with socket.socket() as s:
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+os.makedirs(f"{work}/credentials", exist_ok=True)
+with open(f"{work}/credentials/tokens", "w") as tokens:
+    tokens.write("ops unit-test-token\n")
+argv = shlex.split(command.replace("%i", str(port)).replace("%d", f"{work}/credentials"))
+argv += ["--log-file", f"{work}/unit.log"]
+server = subprocess.Popen(argv, stdin=subprocess.DEVNULL)
+
+
+def readyz():
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/readyz", timeout=5) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+    except OSError:
+        return None
+
+
+deadline = time.monotonic() + 10
+while readyz() != 200:
+    if time.monotonic() > deadline or server.poll() is not None:
+        server.kill()
+        sys.exit(f"systemd: the unit's command never served: {argv}")
+    time.sleep(0.1)
+server.send_signal(signal.SIGTERM)
+stopping = time.monotonic()
+while readyz() != 503:
+    if time.monotonic() - stopping > 5:
+        server.kill()
+        sys.exit("systemd: /readyz did not turn 503 after SIGTERM")
+    time.sleep(0.05)
+if server.poll() is not None:
+    sys.exit("systemd: the process stopped before a balancer could see /readyz say 503")
+status = server.wait(timeout=stop_timeout)
+took = time.monotonic() - stopping
+if status != 0:
+    sys.exit(f"systemd: exit status {status} after SIGTERM")
+print(f"systemd: the unit's ExecStart served, drained (/readyz 503 while serving) and exited 0 "
+      f"{took:.1f} s after SIGTERM (TimeoutStopSec={stop_timeout})")
 EOF
 echo "systemd: passed"

@@ -1,5 +1,6 @@
 //! The binary serving HTTP as a process: a graceful stop on SIGTERM (even while a handler waits
-//! on its client), unsafe binds refused, and unix sockets (a stale file replaced, one in use
+//! on its client), the drain before it (`/readyz` 503 while the listener still serves; a
+//! second signal or SIGINT skips it), unsafe binds refused, and unix sockets (a stale file replaced, one in use
 //! left alone, a successor's file kept, the file removed at stop).
 
 use std::io::{Read, Write};
@@ -7,28 +8,93 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::http_harness::{ask_sampling, connect, initialize, modern, post, spawn_http};
+use crate::http_harness::{ask_sampling, connect, initialize, modern, post, raw, spawn_http};
+
+/// Flags that stop on SIGTERM at once, without the drain that tests of other things skip.
+fn no_drain() -> [&'static std::ffi::OsStr; 2] {
+    ["--drain-secs".as_ref(), "0".as_ref()]
+}
 
 /// Sends SIGTERM and returns the exit status, which must come within five seconds (the
 /// child is killed if not).
-fn terminate(mut child: std::process::Child) -> std::process::ExitStatus {
-    std::process::Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+fn terminate(child: std::process::Child) -> std::process::ExitStatus {
+    signal(&child, "-TERM");
+    exit_within(child, 5)
+}
+
+fn signal(child: &std::process::Child, which: &str) {
+    std::process::Command::new("kill").args([which, &child.id().to_string()]).status().unwrap();
+}
+
+/// The exit status, which must come within `secs` seconds (the child is killed if not).
+fn exit_within(mut child: std::process::Child, secs: u64) -> std::process::ExitStatus {
     let stopping = Instant::now();
     loop {
         if let Some(status) = child.try_wait().unwrap() {
             return status;
         }
-        if stopping.elapsed() > Duration::from_secs(5) {
+        if stopping.elapsed() > Duration::from_secs(secs) {
             let _ = child.kill();
-            panic!("no exit within 5 s of SIGTERM");
+            panic!("no exit within {secs} s of the signal");
         }
         std::thread::sleep(Duration::from_millis(20));
     }
 }
 
+/// The status `path` answers a GET with, from a balancer's point of view (its own Host).
+fn probe(addr: std::net::SocketAddr, path: &str) -> Option<u16> {
+    let request = format!("GET {path} HTTP/1.1\r\nHost: lb.internal\r\nConnection: close\r\n\r\n");
+    raw(addr, request.as_bytes()).map(|reply| reply.status)
+}
+
+/// Asks `/readyz` until it answers 503 (the signal may take a moment to arrive), for 5 s at
+/// most.
+fn readyz_turns_503(addr: std::net::SocketAddr) {
+    let asking = Instant::now();
+    while probe(addr, "/readyz") != Some(503) {
+        assert!(asking.elapsed() < Duration::from_secs(5), "/readyz still not 503");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn sigterm_drains_readyz_answers_503_while_the_listener_still_serves() {
+    let drain = ["--drain-secs".as_ref(), "4".as_ref()];
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &drain);
+    assert_eq!(probe(addr, "/readyz"), Some(200));
+    signal(&child, "-TERM");
+    readyz_turns_503(addr);
+    // Draining: a second later (four times as long as the loop takes to notice a stop),
+    // alive, and a new connection is still served.
+    std::thread::sleep(Duration::from_secs(1));
+    assert_eq!(probe(addr, "/healthz"), Some(200));
+    let list = modern("tools/list", json!({}));
+    let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
+    assert_eq!(reply.json()["result"]["tools"][0]["name"], "hello");
+    // Then it stops by itself, in good order.
+    let status = exit_within(child, 4 + 10);
+    assert!(status.success(), "{status}");
+}
+
+#[test]
+fn a_second_sigterm_or_a_sigint_skips_the_drain() {
+    for signals in [&["-TERM", "-TERM"][..], &["-INT"]] {
+        let drain = ["--drain-secs".as_ref(), "600".as_ref()];
+        let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &drain);
+        for which in signals {
+            signal(&child, which);
+            if *which == "-TERM" {
+                readyz_turns_503(addr);
+            }
+        }
+        let status = exit_within(child, 10);
+        assert!(status.success(), "{signals:?}: {status}");
+    }
+}
+
 #[test]
 fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &[]);
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &no_drain());
     let list = modern("tools/list", json!({}));
     let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
     assert_eq!(reply.json()["result"]["tools"][0]["name"], "hello");
@@ -73,7 +139,7 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     use std::os::unix::net::UnixStream;
     let dir = crate::scratch("http-unix");
     let path = dir.join("mcp.sock");
-    let spawn = || spawn_unix(&path, &[]);
+    let spawn = || spawn_unix(&path, &["--drain-secs", "0"]);
     let wait_for_socket = || wait_for_unix(&path);
     let list = modern("tools/list", json!({}));
     let call = || {
@@ -101,6 +167,21 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
     let reply = call();
     assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
     assert!(reply.contains(r#""name":"hello""#), "{reply}");
+    // The probes and the metrics are served on a unix socket too.
+    for (route, says) in [
+        ("/healthz", "\r\n\r\nok\n"),
+        ("/readyz", "ready\n"),
+        ("/metrics", "mcp_method_name=\"tools/list\""),
+    ] {
+        let mut stream = UnixStream::connect(&path).unwrap();
+        stream.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        let request =
+            format!("GET {route} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reply = String::new();
+        stream.read_to_string(&mut reply).unwrap();
+        assert!(reply.starts_with("HTTP/1.1 200") && reply.contains(says), "{route}: {reply}");
+    }
     // One in use is not taken over.
     let second = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
         .arg("--http")
@@ -118,7 +199,7 @@ fn a_unix_socket_serves_replaces_a_stale_file_and_is_removed_at_stop() {
 
 #[test]
 fn sigterm_ends_a_wait_on_the_client_and_the_process_exits_at_once() {
-    let (child, addr) = spawn_http(crate::library::example("everything"), &[]);
+    let (child, addr) = spawn_http(crate::library::example("everything"), &no_drain());
     let session = initialize(addr, "2025-11-25");
     let _asking = ask_sampling(addr, &session);
     // The question is never answered: the signal, not the 300 s wait, ends it.
@@ -131,7 +212,7 @@ fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
     use std::os::unix::net::UnixStream;
     let dir = crate::scratch("http-unix-successor");
     let path = dir.join("mcp.sock");
-    let spawn = || spawn_unix(&path, &["--request-timeout-secs", "2"]);
+    let spawn = || spawn_unix(&path, &["--request-timeout-secs", "2", "--drain-secs", "0"]);
     let serves = || wait_for_unix(&path);
     let old = spawn();
     serves();

@@ -9,6 +9,8 @@
 //!   Streamable HTTP over raw sockets: statuses and malformed HTTP, both eras, event streams,
 //!   authentication (JWTs of an authorization server's keys in `http_jwks`), the binary's
 //!   signals and unix sockets (`http_harness`: the server and client they share)
+//! - `http_operate`: what operators ask: the probes, `/metrics`, trace context from headers,
+//!   spans sent to a collector, prefixed session ids
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
 //! - `http_rules`, `http_bounds`: what issue 25's hostile campaign checked: HEAD, `Allow`, CORS,
 //!   principals bound to sessions and `requestState`, session ids in logs; memory, CPU and the
@@ -56,6 +58,7 @@ mod http_framing;
 mod http_harness;
 mod http_jwks;
 mod http_load;
+mod http_operate;
 mod http_process;
 mod http_rules;
 mod http_streams;

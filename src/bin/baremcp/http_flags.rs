@@ -7,7 +7,7 @@ use baremcp::HttpOptions;
 use lexopt::prelude::*;
 
 /// The long flags [`take`] reads.
-pub const FLAGS: [&str; 22] = [
+pub const FLAGS: [&str; 26] = [
     "http",
     "http-path",
     "auth-token-file",
@@ -30,6 +30,10 @@ pub const FLAGS: [&str; 22] = [
     "sse-keepalive-secs",
     "request-timeout-secs",
     "idle-timeout-secs",
+    "drain-secs",
+    "ready-stall-secs",
+    "session-id-prefix",
+    "otlp-endpoint",
 ];
 
 /// Takes long flag `name` (one of [`FLAGS`]) into `options`, reading its value from `parser`.
@@ -96,6 +100,13 @@ pub fn take(
         "idle-timeout-secs" => {
             options.idle_timeout_secs = positive(parser, "--idle-timeout-secs")? as u64
         }
+        "drain-secs" => options.drain_secs = whole(parser, "--drain-secs")?,
+        "ready-stall-secs" => {
+            options.ready_stall_secs = positive(parser, "--ready-stall-secs")? as u64
+        }
+        // Checked when serving starts, which refuses a bad one (exit 2) before it binds.
+        "session-id-prefix" => options.session_id_prefix = Some(text()?),
+        "otlp-endpoint" => options.otlp_endpoint = Some(text()?),
         other => return Err(format!("--{other} is not an http flag").into()),
     }
     Ok(())
@@ -147,6 +158,15 @@ pub fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexo
     match value.to_str().and_then(|v| v.parse().ok()) {
         Some(n) if n > 0 => Ok(n),
         _ => Err(format!("{option} needs a whole number of at least 1, not {value:?}").into()),
+    }
+}
+
+/// The value of `option`, a whole number (0 included); the error names the option.
+fn whole(parser: &mut lexopt::Parser, option: &str) -> Result<u64, lexopt::Error> {
+    let value = parser.value()?;
+    match value.to_str().and_then(|v| v.parse().ok()) {
+        Some(n) => Ok(n),
+        None => Err(format!("{option} needs a whole number, not {value:?}").into()),
     }
 }
 
@@ -206,6 +226,14 @@ mod tests {
             "7",
             "--max-message-bytes",
             "8",
+            "--drain-secs",
+            "0",
+            "--ready-stall-secs",
+            "12",
+            "--session-id-prefix",
+            "p1",
+            "--otlp-endpoint",
+            "http://127.0.0.1:4318",
         ];
         let o = parse(args).unwrap();
         assert_eq!(o.listen, ["127.0.0.1:1", "unix:/tmp/s"]);
@@ -237,6 +265,11 @@ mod tests {
         let per_peer = (o.max_connections_per_peer, o.max_streams_per_peer, o.ask_timeout_secs);
         assert_eq!(per_peer, (9, 10, 11));
         assert_eq!((o.request_timeout_secs, o.idle_timeout_secs, o.max_body), (6, 7, 8));
+        assert_eq!((o.drain_secs, o.ready_stall_secs), (0, 12));
+        assert_eq!(
+            (o.session_id_prefix.as_deref(), o.otlp_endpoint.as_deref()),
+            (Some("p1"), Some("http://127.0.0.1:4318"))
+        );
     }
 
     #[test]
@@ -256,6 +289,10 @@ mod tests {
             refused(&["--required-scope", "mcp:read mcp:write"]),
             "--required-scope \"mcp:read mcp:write\": a scope is printable ASCII without spaces, \
              quotes or backslashes (one scope a flag)"
+        );
+        assert_eq!(
+            refused(&["--drain-secs", "-1"]),
+            "--drain-secs needs a whole number, not \"-1\""
         );
         // A URL where an address goes: the scheme dropped, the path moved to --http-path.
         assert_eq!(

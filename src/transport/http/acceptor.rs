@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use crate::transport::http::exchange::{self, Shared, refusal};
@@ -14,6 +14,7 @@ use crate::transport::http::main_loop::error_body;
 use crate::transport::http::peer_table::Kind;
 use crate::transport::http::response::Response;
 use crate::transport::http::socket::{Listener, Socket, Stream};
+use crate::transport::telemetry::server_metrics::Refusal;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -25,8 +26,8 @@ const FIRST_PAUSE: Duration = Duration::from_millis(10);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// Accepts connections until the server stops, each served on a thread of its own while
-/// fewer than `cap` are open.
-pub fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: usize) {
+/// fewer than `cap` are open (on every listener: the `connections` gauge counts them).
+pub fn accept(listener: Listener, shared: Arc<Shared>, cap: usize) {
     let mut reserve = spare();
     // While `accept` fails: how many times in a row, and the next pause.
     let mut failing: Option<(u64, Duration)> = None;
@@ -53,6 +54,7 @@ pub fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, c
                     drop(freed);
                     let taken = listener.accept();
                     if let Ok((stream, ..)) = taken {
+                        shared.metrics.refused(Refusal::ConnectionLimit);
                         refuse(stream, refusal(503, "out of file descriptors"), "1");
                     }
                     if shared.stop.load(Ordering::Relaxed) {
@@ -72,21 +74,16 @@ pub fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, c
             log::warn!(target: LOG, "accepting connections again, after {times} failed accept(s)");
             reserve = reserve.or_else(spare);
         }
-        admit(stream, peer, ip, &shared, &live, cap);
+        admit(stream, peer, ip, &shared, cap);
     }
 }
 
 /// Starts a thread serving `stream`, or refuses it at once when `cap` connections are open
 /// (503) or its peer holds `--max-connections-per-peer` (429).
-fn admit(
-    stream: Stream,
-    peer: String,
-    ip: Option<IpAddr>,
-    shared: &Arc<Shared>,
-    live: &Arc<AtomicUsize>,
-    cap: usize,
-) {
-    if live.load(Ordering::Relaxed) >= cap {
+fn admit(stream: Stream, peer: String, ip: Option<IpAddr>, shared: &Arc<Shared>, cap: usize) {
+    let live = &shared.metrics.connections;
+    if live.get() >= cap as i64 {
+        shared.metrics.refused(Refusal::ConnectionLimit);
         log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
         let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections");
         return refuse(stream, Response::json(503, error_body(None, error)), "1");
@@ -94,6 +91,7 @@ fn admit(
     let slot = match shared.peers.open(ip, Kind::Connection) {
         Ok(slot) => slot,
         Err(most) => {
+            shared.metrics.refused(Refusal::PeerLimit);
             log::warn!(
                 target: LOG,
                 "{peer} refused: {most} connections open from its address (--max-connections-per-peer)",
@@ -101,24 +99,28 @@ fn admit(
             return refuse(stream, refusal(429, "too many connections from this address"), "5");
         }
     };
-    live.fetch_add(1, Ordering::Relaxed);
-    let (shared, live, name) = (shared.clone(), live.clone(), peer.clone());
+    live.add(1);
+    // Counted down however the thread ends, or when it cannot start (the closure is dropped).
+    let leave = Leave(shared.clone());
+    let name = peer.clone();
     let spawned = std::thread::Builder::new()
         .name(format!("http {peer}"))
         .stack_size(512 * 1024)
         .spawn(move || {
-            // Counted down however the thread ends.
-            struct Leave(Arc<AtomicUsize>);
-            impl Drop for Leave {
-                fn drop(&mut self) {
-                    self.0.fetch_sub(1, Ordering::Relaxed);
-                }
-            }
-            let _leave = (Leave(live), slot);
-            exchange::serve(&shared, stream, name, ip);
+            let _slot = slot;
+            exchange::serve(&leave.0, stream, name, ip);
         });
     if let Err(e) = spawned {
         log::error!(target: LOG, "{peer}: cannot start a connection thread: {e}");
+    }
+}
+
+/// A connection's place in the `connections` gauge, given up when dropped.
+struct Leave(Arc<Shared>);
+
+impl Drop for Leave {
+    fn drop(&mut self) {
+        self.0.metrics.connections.add(-1);
     }
 }
 

@@ -18,10 +18,15 @@ use crate::transport::http::headers;
 use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
+use crate::transport::http::probes;
+use crate::transport::http::readiness::Readiness;
 use crate::transport::http::response::{Response, Sse};
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
+use crate::transport::telemetry::observer::Arrival;
+use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics, StreamKind};
 use crate::util::queue::{self, Receiver, Recv, Refused, Sender, Ticket};
+use crate::util::trace_context::TraceContext;
 use crate::wire::era::MODERN_VERSIONS;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
@@ -35,7 +40,7 @@ const SINK_CAPACITY: usize = 1024;
 /// not to read (one larger event is queued alone; the response that ends it always is).
 const SINK_BYTES: usize = 16 << 20;
 /// How often a waiting connection looks whether its client is still there.
-const POLL: Duration = Duration::from_millis(250);
+pub(super) const POLL: Duration = Duration::from_millis(250);
 /// A write that takes longer than this ends the connection.
 const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -50,8 +55,12 @@ pub struct Shared {
     pub limits: Limits,
     pub path: String,
     pub keepalive: Duration,
-    /// Set when the server is stopping: finish the current request, then close.
+    /// Set when the server closes: finish the current request, then close.
     pub stop: Arc<AtomicBool>,
+    /// Draining, closing, stalled: what `/readyz` answers.
+    pub readiness: Arc<Readiness>,
+    /// What `/metrics` serves; connection threads count connections, streams and refusals.
+    pub metrics: Arc<ServerMetrics>,
     /// RFC 9728 metadata: the paths it is served at, and the document.
     pub metadata: Option<(Vec<String>, Vec<u8>)>,
     /// Tools whose arguments are mirrored into `Mcp-Param-{Name}` headers (`x-mcp-header`):
@@ -67,21 +76,35 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let writer = Socket::new(stream);
     let reader = Reader::new(writer.clone());
-    let mut exchange = Exchange { shared, reader, writer, peer, ip, cors: None };
+    let mut exchange = Exchange {
+        shared,
+        reader,
+        writer,
+        peer,
+        ip,
+        cors: None,
+        received: Instant::now(),
+        listening: false,
+    };
     loop {
         let head = match exchange.reader.head(&shared.limits, &shared.stop) {
             Ok(head) => head,
             Err(ReadError::Closed) => return,
             Err(ReadError::Status(status, why)) => {
+                shared.metrics.refused(Refusal::of_status(status));
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
                 let _ = refusal(status, why).closing().write(&mut exchange.writer, 1, 0);
                 return;
             }
         };
         let started = Instant::now();
+        exchange.received = started;
         let (status, session, reuse) = exchange.request(&head);
-        log::info!(
+        // A balancer asks its probes every second or so: their lines are for debugging.
+        let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
+        log::log!(
             target: LOG,
+            level,
             "{} {} {} {status} session={} {}ms",
             exchange.peer,
             head.method,
@@ -95,20 +118,24 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
     }
 }
 
-struct Exchange<'s> {
-    shared: &'s Shared,
-    reader: Reader,
-    writer: Socket,
-    peer: String,
+pub(super) struct Exchange<'s> {
+    pub shared: &'s Shared,
+    pub reader: Reader,
+    pub writer: Socket,
+    pub peer: String,
     ip: Option<IpAddr>,
     /// The request's `Origin` when `--allow-origin` names it: its responses carry CORS
     /// headers.
     cors: Option<String>,
+    /// When the request's head had been read.
+    received: Instant,
+    /// The request is a `subscriptions/listen`: its event stream is counted as one.
+    pub listening: bool,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
 /// can carry another request.
-type Outcome = (u16, Option<String>, bool);
+pub(super) type Outcome = (u16, Option<String>, bool);
 
 impl Exchange<'_> {
     fn request(&mut self, head: &Head) -> Outcome {
@@ -120,31 +147,31 @@ impl Exchange<'_> {
             None => head.minor == 0,
         };
         self.cors = None;
+        // Before the Host check: balancers and orchestrators probe with a Host of their own.
+        if let Some(answer) = probes::probe(&head.path, &shared.readiness) {
+            return self.read_only(head, answer, unread);
+        }
         if !host_ok {
-            return self.refuse(head, 403, "host not allowed", unread);
+            return self.refuse(head, Refusal::Host, 403, "host not allowed", unread);
         }
         if let Some(origin) = head.header("origin")
             && !shared.guard.origin_allowed(origin)
         {
-            return self.refuse(head, 403, "origin not allowed", unread);
+            return self.refuse(head, Refusal::Origin, 403, "origin not allowed", unread);
         }
         // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page.
         if let Some((paths, document)) = &shared.metadata
             && paths.contains(&head.path)
         {
-            // RFC 9110 §9.1: what answers GET answers HEAD too.
-            if head.method != "GET" && head.method != "HEAD" {
-                let response =
-                    refusal(405, "metadata is read with GET").header("Allow", "GET, HEAD");
-                return self.send(head, response, None, unread);
-            }
             let response =
                 Response::json(200, document.clone()).header("Access-Control-Allow-Origin", "*");
-            return self.send(head, response, None, unread);
+            return self.read_only(head, response, unread);
         }
-        if head.path != shared.path {
+        // `/metrics` passes the endpoint's checks: Host, Origin, authentication.
+        let metrics = head.path == probes::METRICS;
+        if head.path != shared.path && !metrics {
             let why = format!("no such endpoint: MCP is served at {}", shared.path);
-            return self.refuse(head, 404, &why, unread);
+            return self.refuse(head, Refusal::NotFound, 404, &why, unread);
         }
         self.cors =
             head.header("origin").filter(|o| shared.guard.cors_allowed(o)).map(String::from);
@@ -158,17 +185,26 @@ impl Exchange<'_> {
         let principal = match shared.guard.authorize(head.header("authorization")) {
             Ok(principal) => principal,
             Err(denied) => {
+                let reason = match denied.status() {
+                    403 => Refusal::InsufficientScope,
+                    _ => Refusal::Unauthorized,
+                };
+                shared.metrics.refused(reason);
                 log::info!(target: LOG, "{} refused: {denied}", self.peer);
                 let response = refusal(denied.status(), denied.message())
                     .header("WWW-Authenticate", shared.guard.challenge(&denied));
                 return self.send(head, response, None, unread);
             }
         };
+        if metrics {
+            return self.read_only(head, probes::metrics(&shared.metrics, &shared.tx), unread);
+        }
         match head.method.as_str() {
             "POST" => self.post(head, principal),
             "GET" | "DELETE" => {
                 if unread {
-                    return self.refuse(head, 400, "a body is not expected here", true);
+                    let why = "a body is not expected here";
+                    return self.refuse(head, Refusal::BadHttp, 400, why, true);
                 }
                 if head.method == "GET" {
                     self.get(head, principal)
@@ -177,6 +213,7 @@ impl Exchange<'_> {
                 }
             }
             _ => {
+                shared.metrics.refused(Refusal::MethodNotAllowed);
                 let response =
                     refusal(405, "method not allowed").header("Allow", "GET, POST, DELETE");
                 self.send(head, response, None, unread)
@@ -184,14 +221,33 @@ impl Exchange<'_> {
         }
     }
 
-    /// Answers with a JSON-RPC error without id.
-    fn refuse(&mut self, head: &Head, status: u16, why: &str, close: bool) -> Outcome {
+    /// Answers with a JSON-RPC error without id, counted as refused for `reason`.
+    pub fn refuse(
+        &mut self,
+        head: &Head,
+        reason: Refusal,
+        status: u16,
+        why: &str,
+        close: bool,
+    ) -> Outcome {
+        self.shared.metrics.refused(reason);
         self.send(head, refusal(status, why), None, close)
+    }
+
+    /// `response` to GET or HEAD (RFC 9110 §9.1: what answers GET answers HEAD too); any
+    /// other method is `405`.
+    fn read_only(&mut self, head: &Head, response: Response, unread: bool) -> Outcome {
+        if head.method == "GET" || head.method == "HEAD" {
+            return self.send(head, response, None, unread);
+        }
+        self.shared.metrics.refused(Refusal::MethodNotAllowed);
+        let response = refusal(405, "this path is read with GET").header("Allow", "GET, HEAD");
+        self.send(head, response, None, unread)
     }
 
     /// Writes `response` (only its head for a HEAD request, and with CORS headers for an
     /// allowed page).
-    fn send(
+    pub fn send(
         &mut self,
         head: &Head,
         mut response: Response,
@@ -214,6 +270,7 @@ impl Exchange<'_> {
         if !media.eq_ignore_ascii_case("application/json") {
             return self.refuse(
                 head,
+                Refusal::UnsupportedMediaType,
                 415,
                 "content-type must be application/json",
                 head.body != BodyKind::None,
@@ -223,6 +280,7 @@ impl Exchange<'_> {
         if !json_ok && !sse_ok {
             return self.refuse(
                 head,
+                Refusal::NotAcceptable,
                 406,
                 "accept must admit application/json or text/event-stream",
                 true,
@@ -230,7 +288,8 @@ impl Exchange<'_> {
         }
         if head.body == BodyKind::None {
             let status = if head.header("content-length").is_some() { 400 } else { 411 };
-            return self.refuse(head, status, "a POST needs a JSON-RPC message as its body", false);
+            let why = "a POST needs a JSON-RPC message as its body";
+            return self.refuse(head, Refusal::of_status(status), status, why, false);
         }
         if head.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
             && head.minor == 1
@@ -240,7 +299,9 @@ impl Exchange<'_> {
         let body = match self.reader.body(head, &self.shared.limits) {
             Ok(body) => body,
             Err(ReadError::Closed) => return (400, None, false),
-            Err(ReadError::Status(status, why)) => return self.refuse(head, status, why, true),
+            Err(ReadError::Status(status, why)) => {
+                return self.refuse(head, Refusal::of_status(status), status, why, true);
+            }
         };
         let Ok(text) = String::from_utf8(body) else {
             let body = error_body(None, ErrorObject::parse_error());
@@ -263,6 +324,7 @@ impl Exchange<'_> {
         let modern = match headers::era(head, &frame, &self.shared.param_headers) {
             Ok(modern) => modern,
             Err((status, body)) => {
+                self.shared.metrics.refused(Refusal::HeaderMismatch);
                 return self.send(head, Response::json(status, body), None, false);
             }
         };
@@ -274,7 +336,9 @@ impl Exchange<'_> {
                 Some(Ok(slot)) => slot,
                 None => None,
             };
+            self.listening = listen;
             let outcome = self.call(head, text, sse_ok, principal, None);
+            self.listening = false;
             drop(stream);
             return outcome;
         }
@@ -311,6 +375,7 @@ impl Exchange<'_> {
             (None, true) => match self.shared.table.create(principal) {
                 Ok(session) => Ok((session, true)),
                 Err(_) => {
+                    self.shared.metrics.refused(Refusal::SessionLimit);
                     let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
                     let response =
                         Response::json(503, error_body(None, error)).header("Retry-After", "5");
@@ -325,6 +390,7 @@ impl Exchange<'_> {
             }
             (None, false) => Err(self.refuse(
                 head,
+                Refusal::MissingSession,
                 400,
                 "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 request \
                  (params._meta with io.modelcontextprotocol/protocolVersion)",
@@ -350,13 +416,24 @@ impl Exchange<'_> {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
         let (modern, bytes) = (legacy.is_none(), text.len());
+        let arrival = self.arrival(head);
         let call = |sink| {
             let body = text;
-            Inbound::Call(Call { session, body, sink, modern, sse: sse_ok, principal })
+            Inbound::Call(Call { session, body, sink, modern, sse: sse_ok, principal, arrival })
         };
         match self.hand_over(head, call, bytes) {
             Ok(handed) => self.pump(head, handed, sse_ok, headers, legacy.map(|(s, _)| s)),
             Err(refused) => refused,
+        }
+    }
+
+    /// How the request reached the loop: when, with which HTTP trace context, over what.
+    fn arrival(&self, head: &Head) -> Arrival {
+        let trace = head.header("traceparent");
+        Arrival {
+            received: self.received,
+            trace: trace.and_then(|t| TraceContext::parse(t, head.header("tracestate"))),
+            transport: if self.ip.is_some() { "tcp" } else { "unix" },
         }
     }
 
@@ -369,6 +446,7 @@ impl Exchange<'_> {
     /// 429 (`Err`).
     fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
         self.shared.peers.open(self.ip, Kind::Stream).map_err(|cap| {
+            self.shared.metrics.refused(Refusal::PeerLimit);
             log::warn!(
                 target: LOG,
                 "{} refused a stream: {cap} open from its address (--max-streams-per-peer)",
@@ -389,7 +467,7 @@ impl Exchange<'_> {
         // handler needs.
         if let Err(refused) = self.shared.tx.send_in(message, bytes.max(1), 1) {
             self.busy(refused);
-            return self.refuse(head, 503, "the server is busy or stopping", false);
+            return self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", false);
         }
         self.send(head, Response::new(202), Some(session.id.clone()), false)
     }
@@ -410,7 +488,7 @@ impl Exchange<'_> {
             Ok(ticket) => Ok(Handed { rx, closed, ticket }),
             Err(refused) => {
                 self.busy(refused);
-                Err(self.refuse(head, 503, "the server is busy or stopping", true))
+                Err(self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", true))
             }
         }
     }
@@ -436,108 +514,8 @@ impl Exchange<'_> {
             ErrorCode::SESSION_NOT_FOUND,
             "session not found: send initialize again",
         );
+        self.shared.metrics.refused(Refusal::UnknownSession);
         self.send(head, Response::json(404, error_body(id, error)), None, false)
-    }
-
-    /// Writes what the dispatching loop sends for one request: a JSON body if the response
-    /// comes first, else an event stream that ends with it.
-    fn pump(
-        &mut self,
-        head: &Head,
-        handed: Handed,
-        sse_ok: bool,
-        mut headers: Vec<(&'static str, String)>,
-        session: Option<Use>,
-    ) -> Outcome {
-        let Handed { rx, closed, ticket } = handed;
-        let name = session.as_ref().map(|s| s.id.clone());
-        let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
-        let mut stream: Option<Sse> = None;
-        let mut last_write = Instant::now();
-        let result = loop {
-            match rx.recv_timeout(POLL) {
-                Recv::Item(Out::Event(line)) if sse_ok => {
-                    let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
-                        Ok(sse) => sse,
-                        Err(e) => break Err(e),
-                    };
-                    log::trace!(target: LOG, "event for {}", self.peer);
-                    if let Err(e) = sse.event(&mut self.writer, line.as_bytes()) {
-                        break Err(e);
-                    }
-                    last_write = Instant::now();
-                }
-                Recv::Item(Out::Event(_)) => {}
-                Recv::Item(Out::Done(done)) => {
-                    // `initialize` that failed made no session: its id is not announced.
-                    if created && !name.as_deref().is_some_and(|id| self.shared.table.contains(id))
-                    {
-                        headers.clear();
-                    }
-                    break match (stream.take(), done) {
-                        (Some(sse), Some((_, body))) => sse
-                            .event(&mut self.writer, &body)
-                            .and_then(|()| sse.end(&mut self.writer))
-                            .map(|()| (200, sse.reusable())),
-                        (Some(sse), None) => {
-                            sse.end(&mut self.writer).map(|()| (200, sse.reusable()))
-                        }
-                        (None, done) => {
-                            let mut response = match done {
-                                Some((status, body)) => Response::json(status, body),
-                                None => Response::new(202),
-                            };
-                            // `send` adds the CORS headers an event stream's head carries.
-                            headers.retain(|(name, _)| *name == "Mcp-Session-Id");
-                            response.headers.append(&mut headers);
-                            let (status, _, reuse) = self.send(head, response, None, false);
-                            Ok((status, reuse))
-                        }
-                    };
-                }
-                Recv::TimedOut => {
-                    if peer_gone(&self.reader) {
-                        closed.store(true, Ordering::Relaxed);
-                        // Not served yet: its body leaves the loop's queue now, not when the
-                        // loop would have reached it.
-                        drop(self.shared.tx.withdraw(ticket));
-                        log::info!(
-                            target: LOG,
-                            "{} closed its connection while its request was open",
-                            self.peer,
-                        );
-                        return (499, name, false);
-                    }
-                    // A long wait: a comment keeps proxies from timing the response out.
-                    if sse_ok && last_write.elapsed() >= self.shared.keepalive {
-                        if let Err(e) = opened(&mut stream, &mut self.writer, head.minor, &headers)
-                            .and_then(|sse| sse.comment(&mut self.writer, "keep-alive"))
-                        {
-                            break Err(e);
-                        }
-                        last_write = Instant::now();
-                    }
-                }
-                Recv::Closed => {
-                    // The loop dropped the stream (server stopping, session gone, newer GET).
-                    break match stream.take() {
-                        Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
-                        None => {
-                            let (status, _, _) =
-                                self.refuse(head, 503, "the server is busy or stopping", true);
-                            Ok((status, false))
-                        }
-                    };
-                }
-            }
-        };
-        match result {
-            Ok((status, reuse)) => (status, name, reuse),
-            Err(_) => {
-                closed.store(true, Ordering::Relaxed);
-                (499, name, false)
-            }
-        }
     }
 
     /// Legacy GET: the session's standalone stream of server messages.
@@ -545,7 +523,8 @@ impl Exchange<'_> {
         let (_, sse_ok) = accepts(head.header("accept"));
         let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
         if !sse_ok || head.header("accept").is_none() {
-            return self.refuse(head, 406, "a GET stream needs accept: text/event-stream", false);
+            let why = "a GET stream needs accept: text/event-stream";
+            return self.refuse(head, Refusal::NotAcceptable, 406, why, false);
         }
         let session = match self.shared.table.enter(id, principal.as_deref()) {
             Ok(session) => session,
@@ -569,6 +548,7 @@ impl Exchange<'_> {
                 return (499, Some(session.id.clone()), false);
             }
         };
+        let _open = self.shared.metrics.open_stream(StreamKind::Get);
         let name = Some(session.id.clone());
         let mut last_write = Instant::now();
         loop {
@@ -608,29 +588,21 @@ impl Exchange<'_> {
     fn no_session(&mut self, head: &Head) -> Outcome {
         let modern =
             head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
-        let (status, why) = if modern {
-            (405, "2026-07-28 serves POST only")
-        } else {
-            (400, "missing Mcp-Session-Id header")
-        };
-        self.refuse_allow(head, status, why)
-    }
-
-    fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {
-        let mut response = refusal(status, why);
-        if status == 405 {
-            response = response.header("Allow", "POST");
+        if modern {
+            self.shared.metrics.refused(Refusal::MethodNotAllowed);
+            let response = refusal(405, "2026-07-28 serves POST only").header("Allow", "POST");
+            return self.send(head, response, None, false);
         }
-        self.send(head, response, None, false)
+        self.refuse(head, Refusal::MissingSession, 400, "missing Mcp-Session-Id header", false)
     }
 }
 
 /// What [`Exchange::hand_over`] gives back: the sink's receiving end, its closed flag, and
 /// the ticket that withdraws the work from the loop's queue while it waits there.
-struct Handed {
-    rx: Receiver<Out>,
-    closed: Arc<AtomicBool>,
-    ticket: Ticket,
+pub(super) struct Handed {
+    pub rx: Receiver<Out>,
+    pub closed: Arc<AtomicBool>,
+    pub ticket: Ticket,
 }
 
 /// A refusal: `status` with a JSON-RPC error without id saying `why`.
@@ -652,22 +624,8 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
     (json, sse)
 }
 
-/// The response's event stream, its head written when it is first needed.
-fn opened<'a>(
-    stream: &'a mut Option<Sse>,
-    writer: &mut Socket,
-    minor: u8,
-    headers: &[(&'static str, String)],
-) -> io::Result<&'a Sse> {
-    let sse = match stream.take() {
-        Some(sse) => sse,
-        None => Sse::start(writer, minor, headers)?,
-    };
-    Ok(stream.insert(sse))
-}
-
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.
-fn peer_gone(reader: &Reader) -> bool {
+pub(super) fn peer_gone(reader: &Reader) -> bool {
     reader.inner.get_ref().peer_gone()
 }
 

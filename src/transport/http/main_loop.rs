@@ -16,10 +16,11 @@ use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
-use crate::dispatch::serve_line::{batch_replies, serve_message};
+use crate::dispatch::serve_line::{Served, batch_replies, serve_message};
 use crate::registry::server::Server;
+use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, session_tag};
-use crate::transport::http::signals::stopping;
+use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
@@ -57,6 +58,8 @@ pub struct Call {
     /// The client accepts `text/event-stream`: notifications and server requests may
     /// precede the response.
     pub sse: bool,
+    /// When it was read, and the trace context of its HTTP headers.
+    pub arrival: Arrival,
 }
 
 /// What a connection thread writes for its request.
@@ -150,7 +153,9 @@ pub struct Dispatcher<'s> {
     /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
     listens: Vec<(Session, Sink)>,
     table: Arc<Sessions>,
-    stop: &'s AtomicBool,
+    readiness: &'s Readiness,
+    /// Each request's duration, and its span.
+    observer: Observer,
     last_look: Instant,
 }
 
@@ -159,7 +164,8 @@ impl<'s> Dispatcher<'s> {
         server: &'s Server,
         rx: Receiver<Inbound>,
         table: Arc<Sessions>,
-        stop: &'s AtomicBool,
+        readiness: &'s Readiness,
+        observer: Observer,
         ask_timeout: Duration,
     ) -> Self {
         Dispatcher {
@@ -169,9 +175,15 @@ impl<'s> Dispatcher<'s> {
             sessions: HashMap::new(),
             listens: Vec::new(),
             table,
-            stop,
+            readiness,
+            observer,
             last_look: Instant::now(),
         }
+    }
+
+    /// Gives the span exporter, if any, a moment to send what is queued.
+    pub fn finish(self) {
+        self.observer.finish();
     }
 
     /// Serves until `done` says so (checked every tick) or every sender is gone.
@@ -182,6 +194,10 @@ impl<'s> Dispatcher<'s> {
                 Recv::TimedOut => None,
                 Recv::Closed => return,
             };
+            // Busy from here until the work is done: `/readyz` watches how long.
+            if next.is_some() {
+                self.readiness.busy();
+            }
             match next {
                 Some(Inbound::Call(call)) => self.call(call),
                 Some(Inbound::Message { session, body }) => self.message(session, &body),
@@ -191,6 +207,7 @@ impl<'s> Dispatcher<'s> {
                 }
                 None => {}
             }
+            self.readiness.idle();
             if self.last_look.elapsed() >= TICK {
                 self.last_look = Instant::now();
                 self.tick();
@@ -242,8 +259,20 @@ impl<'s> Dispatcher<'s> {
     fn message(&mut self, session: Option<String>, body: &str) {
         log::debug!(target: LOG, "<- {body}");
         let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
+        let observer = &self.observer;
         // The connection thread sends requests as calls: what needs a reply cannot be here.
-        let mut handle = |message: Message| drop(legacy.state.take_in(message));
+        let mut handle = |message: Message| {
+            let began = Instant::now();
+            // Borrowed from the body: cloned without allocating, but for an escaped name.
+            let method = match &message {
+                Message::Notification { method, .. } => Some(method.clone()),
+                _ => None,
+            };
+            drop(legacy.state.take_in(message));
+            if let Some(method) = method {
+                observer.notified(&method, began.elapsed());
+            }
+        };
         match jsonrpc::parse_line(body) {
             Frame::Single(message) => handle(message),
             Frame::Batch(items) => {
@@ -272,15 +301,20 @@ impl<'s> Dispatcher<'s> {
             sink: &call.sink,
             sse: call.sse,
             modern: call.modern,
-            stop: self.stop,
+            readiness: self.readiness,
             timeout: self.ask_timeout,
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
         let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events))
-            .with_principal(call.principal.as_deref());
+            .with_principal(call.principal.as_deref())
+            .with_trace(call.arrival.trace.as_ref());
+        let (observer, arrival, tag) =
+            (&mut self.observer, &call.arrival, legacy_id.map(session_tag));
+        let mut watch = |served: &Served| observer.served(served, arrival, tag);
         let (status, body) = match frame {
             Frame::Single(message) => {
-                let reply = serve_message(server, message, &mut legacy.state, &mut conn);
+                let reply =
+                    serve_message(server, message, &mut legacy.state, &mut conn, Some(&mut watch));
                 let _ = conn.out.flush();
                 match reply {
                     Some((id, reply)) => {
@@ -290,7 +324,8 @@ impl<'s> Dispatcher<'s> {
                 }
             }
             Frame::Batch(items) => {
-                let replies = batch_replies(server, &items, &mut legacy.state, &mut conn);
+                let state = &mut legacy.state;
+                let replies = batch_replies(server, &items, state, &mut conn, Some(&mut watch));
                 let _ = conn.out.flush();
                 match replies {
                     Ok(replies) if replies.is_empty() => (202, None),
@@ -384,7 +419,7 @@ struct Waiter<'d> {
     sink: &'d Sink,
     sse: bool,
     modern: bool,
-    stop: &'d AtomicBool,
+    readiness: &'d Readiness,
     /// How long to wait for the client's answer (`--ask-timeout-secs`).
     timeout: Duration,
 }
@@ -398,9 +433,10 @@ impl Inbox for Waiter<'_> {
         let mut seen = Seen::default();
         loop {
             // With its stream gone, the client cannot see the question, nor the result; with
-            // its session deleted, its answer cannot reach us; a stopping server waits for no
-            // one (the handler hears `Disconnected` and finishes the request).
-            if self.sink.is_closed() || stopping(self.stop) {
+            // its session deleted, its answer cannot reach us; a closing server (its drain
+            // over) waits for no one (the handler hears `Disconnected` and finishes the
+            // request).
+            if self.sink.is_closed() || self.readiness.drained() {
                 return None;
             }
             if !self.table.contains(session) {
@@ -443,6 +479,13 @@ pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::telemetry::server_metrics::ServerMetrics;
+
+    /// A server's readiness whose embedder has asked it to stop, or not.
+    fn readiness(stopped: bool) -> Readiness {
+        let stop = Arc::new(AtomicBool::new(stopped));
+        Readiness::new(stop, Duration::from_secs(60), Duration::from_secs(60))
+    }
 
     /// What a waiting legacy handler works with: the channel, its request's sink, and a
     /// session table holding its session.
@@ -458,13 +501,14 @@ mod tests {
         fn new() -> Setup {
             let (tx, rx) = crate::util::queue::sized_queue(16, 1000);
             let (out, _) = crate::util::queue::sized_queue(16, usize::MAX);
-            let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
+            let metrics = Arc::new(ServerMetrics::new());
+            let table = Arc::new(Sessions::new(Duration::from_secs(60), 10, None, metrics));
             let mine = table.create(None).unwrap();
             let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
             Setup { tx, rx, sink, table, mine }
         }
 
-        fn waiter<'d>(&'d self, stop: &'d AtomicBool) -> Waiter<'d> {
+        fn waiter<'d>(&'d self, readiness: &'d Readiness) -> Waiter<'d> {
             Waiter {
                 rx: &self.rx,
                 table: &self.table,
@@ -472,7 +516,7 @@ mod tests {
                 sink: &self.sink,
                 sse: true,
                 modern: false,
-                stop,
+                readiness,
                 timeout: Duration::from_secs(60),
             }
         }
@@ -488,7 +532,7 @@ mod tests {
         let answer =
             Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
         setup.tx.send_sized(answer, 6).unwrap();
-        let running = AtomicBool::new(false);
+        let running = readiness(false);
         assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
         // What the wait did not take still counts against the queue's bytes, and its sender
         // can still take it back.
@@ -516,7 +560,7 @@ mod tests {
     #[test]
     fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
         let setup = Setup::new();
-        let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
+        let (running, stopped) = (readiness(false), readiness(true));
         let started = Instant::now();
         assert_eq!(setup.waiter(&stopped).next(), None);
         assert!(setup.table.remove(&setup.mine.id, None));

@@ -19,6 +19,9 @@ mod main_loop;
 mod options;
 mod parser;
 mod peer_table;
+mod probes;
+mod readiness;
+mod relay;
 mod response;
 mod session_table;
 mod signals;
@@ -28,12 +31,15 @@ mod token_file;
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
 use crate::registry::server::Server;
+use crate::transport::telemetry::observer::Observer;
+use crate::transport::telemetry::otlp::{Endpoint, Exporter, Resource};
+use crate::transport::telemetry::server_metrics::ServerMetrics;
 pub use options::HttpOptions;
 
 pub use claims::is_scope_token;
@@ -42,6 +48,7 @@ use guard::Guard;
 use main_loop::Dispatcher;
 use parser::Limits;
 use peer_table::Peers;
+use readiness::Readiness;
 use session_table::Sessions;
 use socket::Listener;
 
@@ -66,12 +73,16 @@ pub fn hs256(key: &[u8], signing_input: &[u8]) -> [u8; 32] {
 }
 
 impl Server {
-    /// Serves Streamable HTTP on `options.listen` until SIGTERM or SIGINT (then requests in
-    /// flight finish, streams end, and it returns `Ok`). Handlers run on the calling thread.
+    /// Serves Streamable HTTP on `options.listen` until SIGTERM or SIGINT. SIGTERM first
+    /// drains: `/readyz` answers 503 and the listeners serve `drain_secs` more; SIGINT (or a
+    /// second signal) skips that. Then requests in flight finish, streams end, and it returns
+    /// `Ok`. Handlers run on the calling thread.
     ///
     /// Fails at once, with the reason, when an address cannot be bound, or is not a loopback
-    /// one while no authentication is configured and `allow_unauthenticated` is not set.
+    /// one while no authentication is configured and `allow_unauthenticated` is not set; or
+    /// when `path` is a probe's, `session_id_prefix` or `otlp_endpoint` is malformed.
     pub fn serve_http(&self, options: &HttpOptions) -> io::Result<()> {
+        check(options)?;
         let listeners = bind(options)?;
         // A stop signalled to an earlier `serve_http` of this process is not this one's.
         signals::forget_stop();
@@ -80,8 +91,9 @@ impl Server {
     }
 
     /// [`Server::serve_http`] on listeners already bound, stopping gracefully when `stop` is
-    /// set (or a signal handler installed by [`Server::serve_http`] fired). Installs no signal
-    /// handler itself: a program (or test) that owns its signals sets `stop`.
+    /// set, without a drain (or as a signal handler installed by [`Server::serve_http`] says).
+    /// Installs no signal handler itself: a program (or test) that owns its signals sets
+    /// `stop`.
     pub fn serve_http_on(
         &self,
         listeners: Vec<TcpListener>,
@@ -97,12 +109,25 @@ impl Server {
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
     ) -> io::Result<()> {
+        let endpoint = check(options)?;
         let guard = Guard::new(options)?;
         // Said at the level the binary shows by default: where to connect, and with what.
         let token = if guard.authenticates() { "bearer token" } else { "no token" };
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter = match endpoint {
+            Some(endpoint) => Some(Exporter::start(endpoint, self.resource(), metrics.clone())?),
+            None => None,
+        };
+        let readiness = Arc::new(Readiness::new(
+            stop.clone(),
+            Duration::from_secs(options.drain_secs),
+            Duration::from_secs(options.ready_stall_secs),
+        ));
         let table = Arc::new(Sessions::new(
             Duration::from_secs(options.session_idle_secs),
             options.max_sessions,
+            options.session_id_prefix.clone(),
+            metrics.clone(),
         ));
         let (tx, rx) = crate::util::queue::sized_queue(INBOUND_CAPACITY, INBOUND_BYTES);
         let limits = Limits {
@@ -121,11 +146,12 @@ impl Server {
             limits,
             path: options.path.clone(),
             keepalive: Duration::from_secs(options.sse_keepalive_secs),
-            stop: stop.clone(),
+            stop: readiness.closing.clone(),
+            readiness: readiness.clone(),
+            metrics: metrics.clone(),
             metadata: metadata(options),
             param_headers: headers::param_headers(self),
         });
-        let live = Arc::new(AtomicUsize::new(0));
         let mut wakers = Vec::new();
         for listener in listeners {
             let name = listener.name()?;
@@ -133,23 +159,22 @@ impl Server {
             let at = listener.endpoint(&options.path)?;
             log::info!(target: LOG, "{token} required; serving MCP at {at}");
             wakers.push(listener.waker()?);
-            let (shared, live) = (shared.clone(), live.clone());
+            let shared = shared.clone();
             let cap = options.max_connections;
             std::thread::Builder::new()
                 .name(format!("accept {name}"))
-                .spawn(move || acceptor::accept(listener, shared, live, cap))?;
+                .spawn(move || acceptor::accept(listener, shared, cap))?;
         }
         // The loop holds no sender: when every connection and acceptor is gone, it ends.
         let mut stopping: Option<Instant> = None;
         let ask_timeout = Duration::from_secs(options.ask_timeout_secs);
-        let mut dispatcher = Dispatcher::new(self, rx, table, &stop, ask_timeout);
+        let observer = Observer::new(metrics.clone(), exporter);
+        let mut dispatcher = Dispatcher::new(self, rx, table, &readiness, observer, ask_timeout);
         dispatcher.run(|dispatcher| {
-            if signals::signalled() {
-                stop.store(true, Ordering::Relaxed);
-            }
-            if !stop.load(Ordering::Relaxed) {
+            if !readiness.drained() {
                 return false;
             }
+            readiness.closing.store(true, Ordering::Relaxed);
             let since = *stopping.get_or_insert_with(|| {
                 log::info!(
                     target: LOG,
@@ -161,16 +186,42 @@ impl Server {
                 Instant::now()
             });
             dispatcher.end_streams();
-            let open = live.load(Ordering::Relaxed);
+            let open = metrics.connections.get();
             if open > 0 && since.elapsed() >= DRAIN {
                 log::warn!(target: LOG, "stopped with {open} connection(s) still open");
             }
             open == 0 || since.elapsed() >= DRAIN
         });
+        dispatcher.finish();
         drop(shared);
         wakers.iter().for_each(socket::Waker::clean_up);
         Ok(())
     }
+
+    /// What spans say produced them: this server's name and version.
+    fn resource(&self) -> Resource {
+        let text = |key: &str| self.info[key].as_str().unwrap_or_default().to_string();
+        Resource { service_name: text("name"), service_version: text("version") }
+    }
+}
+
+/// What `serve_http` refuses before it binds anything: an endpoint path a probe or
+/// `/metrics` has, a malformed session id prefix or OTLP endpoint (which is returned, read).
+fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
+    let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+    if [probes::HEALTHZ, probes::READYZ, probes::METRICS].contains(&options.path.as_str()) {
+        let path = &options.path;
+        return Err(invalid(format!("--http-path {path}: that path is served for operators")));
+    }
+    if let Some(prefix) = &options.session_id_prefix {
+        let allowed = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';
+        if prefix.is_empty() || prefix.len() > 16 || !prefix.bytes().all(allowed) {
+            return Err(invalid(format!(
+                "--session-id-prefix {prefix:?}: 1 to 16 letters, digits, _ or -"
+            )));
+        }
+    }
+    options.otlp_endpoint.as_deref().map(Endpoint::parse).transpose().map_err(invalid)
 }
 
 /// Binds every address, refusing a non-loopback one without authentication.

@@ -66,6 +66,19 @@ pub struct HttpOptions {
     pub idle_timeout_secs: u64,
     /// Largest accepted body (the server's `--max-message-bytes`).
     pub max_body: usize,
+    /// After SIGTERM, `/readyz` answers 503 and the listeners keep serving this many seconds
+    /// (default 5), so a balancer sends new requests elsewhere before they stop; SIGINT, or a
+    /// second signal, skips the wait.
+    pub drain_secs: u64,
+    /// `/readyz` answers 503 while the dispatching loop has been on one message longer than
+    /// this many seconds (default 10).
+    pub ready_stall_secs: u64,
+    /// Where to send each request's span as OTLP/HTTP JSON: `http://HOST:PORT/PATH`, plain
+    /// HTTP to an IP address or `localhost` (default port 4318, path `/v1/traces`).
+    pub otlp_endpoint: Option<String>,
+    /// Put before every legacy session id with a dot (`NAME.` and 32 hex digits), so a
+    /// balancer can route a session to its process by the id: 1 to 16 of `A-Z a-z 0-9 _ -`.
+    pub session_id_prefix: Option<String>,
 }
 
 impl Default for HttpOptions {
@@ -94,6 +107,10 @@ impl Default for HttpOptions {
             request_timeout_secs: 30,
             idle_timeout_secs: 15,
             max_body: DEFAULT_MAX_MESSAGE_BYTES,
+            drain_secs: 5,
+            ready_stall_secs: 10,
+            otlp_endpoint: None,
+            session_id_prefix: None,
         }
     }
 }

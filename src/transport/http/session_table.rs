@@ -10,6 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::conn::principal::Principal;
+use crate::transport::telemetry::server_metrics::ServerMetrics;
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::sessions";
@@ -18,9 +19,14 @@ pub struct Sessions {
     table: Mutex<HashMap<String, Entry>>,
     idle: Duration,
     cap: usize,
+    /// Put before each id with a dot (`--session-id-prefix`): a balancer routes by it.
+    prefix: Option<String>,
+    /// Counts the sessions held, and how long each lasted.
+    metrics: Arc<ServerMetrics>,
 }
 
 struct Entry {
+    created: Instant,
     last: Instant,
     /// Requests and streams open in the session.
     busy: u32,
@@ -53,8 +59,22 @@ impl Drop for Use {
 }
 
 impl Sessions {
-    pub fn new(idle: Duration, cap: usize) -> Sessions {
-        Sessions { table: Mutex::new(HashMap::new()), idle, cap: cap.max(1) }
+    pub fn new(
+        idle: Duration,
+        cap: usize,
+        prefix: Option<String>,
+        metrics: Arc<ServerMetrics>,
+    ) -> Sessions {
+        Sessions { table: Mutex::new(HashMap::new()), idle, cap: cap.max(1), prefix, metrics }
+    }
+
+    /// Counts a session gone from the table; `lasted` says it was one (a failed `initialize`
+    /// made none).
+    fn gone(&self, entry: Entry, lasted: bool) {
+        self.metrics.sessions.add(-1);
+        if lasted {
+            self.metrics.session_ended(entry.created.elapsed().as_secs_f64());
+        }
     }
 
     fn lock(&self) -> MutexGuard<'_, HashMap<String, Entry>> {
@@ -79,13 +99,21 @@ impl Sessions {
                         session_tag(&id),
                         table.len(),
                     );
-                    table.remove(&id);
+                    if let Some(entry) = table.remove(&id) {
+                        self.gone(entry, true);
+                    }
                 }
                 None => return Err(Refused::Full),
             }
         }
-        let id = crate::util::random::random_hex(16);
-        table.insert(id.clone(), Entry { last: Instant::now(), busy: 1, owner });
+        let hex = crate::util::random::random_hex(16);
+        let id = match &self.prefix {
+            Some(prefix) => format!("{prefix}.{hex}"),
+            None => hex,
+        };
+        let now = Instant::now();
+        table.insert(id.clone(), Entry { created: now, last: now, busy: 1, owner });
+        self.metrics.sessions.add(1);
         Ok(Use { sessions: Arc::clone(self), id })
     }
 
@@ -108,7 +136,7 @@ impl Sessions {
         let mut table = self.lock();
         match table.get(id) {
             Some(entry) if same_caller(entry.owner.as_deref(), caller) => {
-                table.remove(id).is_some()
+                table.remove(id).map(|entry| self.gone(entry, true)).is_some()
             }
             _ => false,
         }
@@ -116,7 +144,9 @@ impl Sessions {
 
     /// Drops `id` whoever owns it: its `initialize` failed.
     pub fn forget(&self, id: &str) {
-        self.lock().remove(id);
+        if let Some(entry) = self.lock().remove(id) {
+            self.gone(entry, false);
+        }
     }
 
     pub fn contains(&self, id: &str) -> bool {
@@ -130,14 +160,12 @@ impl Sessions {
     }
 
     fn expire_locked(&self, table: &mut HashMap<String, Entry>) {
-        table.retain(|id, entry| {
-            let keep = entry.busy > 0 || entry.last.elapsed() < self.idle;
-            if !keep {
-                let (tag, idle) = (session_tag(id), self.idle.as_secs());
-                log::info!(target: LOG, "session {tag} expired after {idle}s idle");
-            }
-            keep
-        });
+        let idle = self.idle;
+        for (id, entry) in table.extract_if(|_, e| e.busy == 0 && e.last.elapsed() >= idle) {
+            let (tag, secs) = (session_tag(&id), idle.as_secs());
+            log::info!(target: LOG, "session {tag} expired after {secs}s idle");
+            self.gone(entry, true);
+        }
     }
 }
 
@@ -150,11 +178,12 @@ fn same_caller(owner: Option<&Principal>, caller: Option<&Principal>) -> bool {
     }
 }
 
-/// How logs name a session: the first 8 characters of its id, enough to tell sessions apart
-/// in a log and to find one a client reports, but not to use it (the other 96 bits of a
-/// server-made id stay secret).
+/// How logs name a session: the first 8 characters of its id (after its prefix and dot, when
+/// `--session-id-prefix` gave it one), enough to tell sessions apart in a log and to find one
+/// a client reports, but not to use it (the other 96 bits of a server-made id stay secret).
 pub fn session_tag(id: &str) -> &str {
-    id.char_indices().nth(8).map_or(id, |(end, _)| &id[..end])
+    let start = id.find('.').map_or(0, |dot| dot + 1);
+    id[start..].char_indices().nth(8).map_or(id, |(end, _)| &id[..start + end])
 }
 
 #[cfg(test)]
@@ -163,7 +192,9 @@ mod tests {
 
     #[test]
     fn expiry_counts_only_idle_time_and_the_cap_evicts_the_least_recent() {
-        let sessions = Arc::new(Sessions::new(Duration::from_millis(30), 2));
+        let metrics = Arc::new(ServerMetrics::new());
+        let new = |idle, prefix| Arc::new(Sessions::new(idle, 2, prefix, metrics.clone()));
+        let sessions = new(Duration::from_millis(30), None);
         let a = sessions.create(None).unwrap();
         let a_id = a.id.clone();
         std::thread::sleep(Duration::from_millis(50));
@@ -176,7 +207,15 @@ mod tests {
         assert!(!sessions.contains(&a_id));
         assert_eq!(sessions.enter(&a_id, None).err(), Some(Refused::Unknown));
 
-        let sessions = Arc::new(Sessions::new(Duration::from_secs(60), 2));
+        let count = |name: &str| -> String {
+            let text = metrics.render();
+            let line = text.lines().find(|l| l.starts_with(name)).unwrap().to_string();
+            line.rsplit(' ').next().unwrap().to_string()
+        };
+        // The expired session was counted in and out, and its duration observed.
+        assert_eq!(count("baremcp_http_sessions "), "0");
+        assert_eq!(count("mcp_server_session_duration_seconds_count "), "1");
+        let sessions = new(Duration::from_secs(60), None);
         let (ann, bob) = (Principal::token("ann"), Principal::token("bob"));
         let first = sessions.create(Some(Arc::new(ann.clone()))).unwrap().id.clone();
         let second = sessions.create(Some(Arc::new(ann.clone()))).unwrap().id.clone();
@@ -191,5 +230,18 @@ mod tests {
         assert_eq!(held.id.len(), 32);
         assert_eq!(session_tag(&held.id), &held.id[..8]);
         assert_eq!(session_tag("äbc"), "äbc");
+        // Two held, one evicted (observed), one refused.
+        assert_eq!(count("baremcp_http_sessions "), "2");
+        assert_eq!(count("mcp_server_session_duration_seconds_count "), "2");
+
+        // With a prefix: `NAME.` and 32 hex digits; logs show the name and 8 of them.
+        let named = new(Duration::from_secs(60), Some("p8081".into()));
+        let id = named.create(None).unwrap().id.clone();
+        assert!(id.starts_with("p8081.") && id.len() == 6 + 32, "{id}");
+        assert_eq!(session_tag(&id), &id[..6 + 8]);
+        assert!(named.enter(&id, None).is_ok());
+        named.forget(&id);
+        assert_eq!(count("baremcp_http_sessions "), "2", "a forgotten session is not held");
+        assert_eq!(count("mcp_server_session_duration_seconds_count "), "2", "nor was it one");
     }
 }

@@ -1,6 +1,8 @@
 //! What a server tells its operators about itself: the metrics `/metrics` serves
-//! (`server_metrics.rs`) and spans exported to an OpenTelemetry collector (`otlp.rs`). The
-//! HTTP layer updates them; nothing here touches a socket of a client.
+//! (`server_metrics.rs`), spans exported to an OpenTelemetry collector (`otlp.rs`), and what
+//! the dispatching loop records of each request (`observer.rs`). The HTTP layer updates
+//! them; nothing here touches a socket of a client.
 
+pub(crate) mod observer;
 pub(crate) mod otlp;
 pub(crate) mod server_metrics;

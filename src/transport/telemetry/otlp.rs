@@ -2,8 +2,6 @@
 //! JSON (an `ExportTraceServiceRequest` in the protobuf JSON mapping, ids in hex as OTLP/JSON
 //! asks), and a bounded background exporter that POSTs batches to a collector over plain
 //! HTTP, dropping and counting what a slow or absent collector cannot take.
-// Built ahead of its wiring into the HTTP layer (issue 30): until then only tests use it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
@@ -600,38 +598,5 @@ mod tests {
         assert!(dropped(&metrics.render()) >= offered - QUEUE - BATCH, "{}", metrics.render());
         exporter.finish(Duration::from_millis(0));
         drop(listener);
-    }
-
-    /// Run by tests/interop/otlp.sh with a collector that validates each request against the
-    /// OTLP protobuf definitions (the opentelemetry-proto package).
-    #[test]
-    #[ignore = "needs BAREMCP_OTLP_TEST_ENDPOINT: tests/interop/otlp.sh runs it"]
-    fn exports_to_the_collector_named_by_env() {
-        let url = std::env::var("BAREMCP_OTLP_TEST_ENDPOINT").expect("BAREMCP_OTLP_TEST_ENDPOINT");
-        let metrics = Arc::new(ServerMetrics::new());
-        let exporter =
-            Exporter::start(Endpoint::parse(&url).unwrap(), resource(), Arc::clone(&metrics))
-                .unwrap();
-        let mut ids = SpanIds::new();
-        let caller =
-            TraceContext::parse(TRACEPARENT, Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"))
-                .unwrap();
-        let now = SystemTime::now();
-        for i in 0..300i64 {
-            let span = Span::server(&mut ids, "tools/call", Some("hello"), Some(&caller), now, now)
-                .attr("jsonrpc.request.id", i.to_string().as_str())
-                .attr("gen_ai.tool.name", "hello")
-                .attr("gen_ai.operation.name", "execute_tool")
-                .attr("server.port", 8080);
-            exporter.offer(if i % 10 == 0 {
-                span.failed("tool_error", "the tool failed")
-            } else {
-                span
-            });
-        }
-        two_spans().into_iter().for_each(|span| exporter.offer(span));
-        exporter.finish(Duration::from_secs(20));
-        let text = metrics.render();
-        assert!(text.contains("baremcp_otlp_spans_total{result=\"exported\"} 302\n"), "{text}");
     }
 }

@@ -1,8 +1,6 @@
 //! What an HTTP server counts and serves at `/metrics`: operation durations named after the
 //! OpenTelemetry semantic conventions for MCP (as Prometheus renders them), and the
 //! transport's own gauges and refusals.
-// Built ahead of its wiring into the HTTP layer (issue 30): until then only tests use it.
-#![cfg_attr(not(test), allow(dead_code))]
 
 use crate::util::metrics::{Counter, Family, Gauge, Histogram, OTHER, write_single};
 
@@ -42,8 +40,14 @@ const METHODS: [&str; 22] = [
 /// of `baremcp_http_refusals_total`, one per refusal the HTTP layer makes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Refusal {
-    /// `503`: `--max-connections` connections were open.
+    /// `503`: `--max-connections` connections were open, or the process was out of file
+    /// descriptors.
     ConnectionLimit,
+    /// `429`: `--max-connections-per-peer` connections or `--max-streams-per-peer` streams
+    /// were open from the client's address.
+    PeerLimit,
+    /// `503`: `--max-sessions` legacy sessions were held, every one in use.
+    SessionLimit,
     /// `503`: the dispatching loop's queue was full, or the server was stopping.
     Busy,
     /// `403`: a `Host` that is not allowed (DNS rebinding).
@@ -52,6 +56,8 @@ pub(crate) enum Refusal {
     Origin,
     /// `401`: no valid token or JWT.
     Unauthorized,
+    /// `403`: a JWT without every `--required-scope`.
+    InsufficientScope,
     /// `404`: a path that is not the endpoint, the metadata or a probe.
     NotFound,
     /// `405`: an HTTP method the path does not serve.
@@ -80,12 +86,15 @@ pub(crate) enum Refusal {
 
 impl Refusal {
     /// Every reason, in the order `/metrics` lists them.
-    pub const ALL: [Refusal; 17] = [
+    pub const ALL: [Refusal; 20] = [
         Refusal::ConnectionLimit,
+        Refusal::PeerLimit,
+        Refusal::SessionLimit,
         Refusal::Busy,
         Refusal::Host,
         Refusal::Origin,
         Refusal::Unauthorized,
+        Refusal::InsufficientScope,
         Refusal::NotFound,
         Refusal::MethodNotAllowed,
         Refusal::UnsupportedMediaType,
@@ -104,10 +113,13 @@ impl Refusal {
     pub fn name(self) -> &'static str {
         match self {
             Refusal::ConnectionLimit => "connection_limit",
+            Refusal::PeerLimit => "peer_limit",
+            Refusal::SessionLimit => "session_limit",
             Refusal::Busy => "busy",
             Refusal::Host => "host",
             Refusal::Origin => "origin",
             Refusal::Unauthorized => "unauthorized",
+            Refusal::InsufficientScope => "insufficient_scope",
             Refusal::NotFound => "not_found",
             Refusal::MethodNotAllowed => "method_not_allowed",
             Refusal::UnsupportedMediaType => "unsupported_media_type",
@@ -120,6 +132,17 @@ impl Refusal {
             Refusal::HeaderMismatch => "header_mismatch",
             Refusal::MissingSession => "missing_session",
             Refusal::UnknownSession => "unknown_session",
+        }
+    }
+
+    /// A refusal the HTTP parser made, by its status.
+    pub fn of_status(status: u16) -> Refusal {
+        match status {
+            431 => Refusal::HeadTooLarge,
+            413 => Refusal::BodyTooLarge,
+            411 => Refusal::LengthRequired,
+            408 => Refusal::Timeout,
+            _ => Refusal::BadHttp,
         }
     }
 }
@@ -152,7 +175,7 @@ impl StreamKind {
 pub(crate) enum Outcome {
     Ok,
     /// A JSON-RPC error response with this code.
-    Error(i32),
+    Error(i64),
     /// A `tools/call` result with `isError: true` (`tool_error`, as the conventions say).
     ToolError,
 }
@@ -176,7 +199,8 @@ pub(crate) struct ServerMetrics {
     /// Legacy sessions held.
     pub sessions: Gauge,
     streams: Family<Gauge>,
-    /// Bytes handed from the dispatching loop to connection threads and not yet written.
+    /// Bytes of requests and client messages waiting for the dispatching loop (set when
+    /// rendered, from the queue's own count).
     pub queued_bytes: Gauge,
     refusals: Family<Counter>,
     spans: Family<Counter>,
@@ -242,8 +266,8 @@ impl ServerMetrics {
     pub fn observe(&self, op: &Operation, seconds: f64) {
         let method = METHODS.iter().find(|m| **m == op.method).copied().unwrap_or(OTHER);
         let tool = if method == "tools/call" { op.tool.unwrap_or_default() } else { "" };
-        // An error code as text without allocating: at most 11 characters.
-        let mut code = [0u8; 11];
+        // An error code as text without allocating: at most 20 characters.
+        let mut code = [0u8; 20];
         let error = match op.outcome {
             Outcome::Ok => "",
             Outcome::ToolError => "tool_error",
@@ -251,7 +275,7 @@ impl ServerMetrics {
                 use std::io::Write;
                 let mut cursor = &mut code[..];
                 let _ = write!(cursor, "{n}");
-                let len = 11 - cursor.len();
+                let len = 20 - cursor.len();
                 std::str::from_utf8(&code[..len]).unwrap_or(OTHER)
             }
         };
@@ -268,8 +292,13 @@ impl ServerMetrics {
         self.refusals.with(&[why.name()], Counter::inc);
     }
 
-    /// A stream of `kind` opened (`+1`) or closed (`-1`).
-    pub fn stream(&self, kind: StreamKind, change: i64) {
+    /// A stream of `kind` opened: counted until the value returned is dropped.
+    pub fn open_stream(&self, kind: StreamKind) -> OpenStream<'_> {
+        self.stream(kind, 1);
+        OpenStream { metrics: self, kind }
+    }
+
+    fn stream(&self, kind: StreamKind, change: i64) {
         self.streams.with(&[kind.name()], |g| g.add(change));
     }
 
@@ -289,12 +318,24 @@ impl ServerMetrics {
         write_single(
             &mut out,
             "baremcp_http_queued_bytes",
-            "Bytes the dispatching loop has handed to connections and they have not yet written.",
+            "Bytes of requests and client messages waiting for the dispatching loop.",
             &self.queued_bytes,
         );
         self.refusals.write(&mut out);
         self.spans.write(&mut out);
         out
+    }
+}
+
+/// An open event stream, counted in `baremcp_http_streams` until dropped.
+pub(crate) struct OpenStream<'m> {
+    metrics: &'m ServerMetrics,
+    kind: StreamKind,
+}
+
+impl Drop for OpenStream<'_> {
+    fn drop(&mut self) {
+        self.metrics.stream(self.kind, -1);
     }
 }
 

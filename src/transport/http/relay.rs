@@ -1,0 +1,152 @@
+//! What the dispatching loop sends back for one request, written to its client: one JSON
+//! body when the response comes first, else an event stream (counted in `/metrics` while it
+//! is open) that ends with the response, with keep-alive comments while the client waits.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::time::Instant;
+
+use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone};
+use crate::transport::http::main_loop::Out;
+use crate::transport::http::parser::Head;
+use crate::transport::http::response::{Response, Sse};
+use crate::transport::http::session_table::Use;
+use crate::transport::http::socket::Socket;
+use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
+use crate::util::queue::Recv;
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http::connection";
+
+impl Exchange<'_> {
+    /// Writes what the dispatching loop sends for one request: a JSON body if the response
+    /// comes first, else an event stream that ends with it.
+    pub(super) fn pump(
+        &mut self,
+        head: &Head,
+        handed: Handed,
+        sse_ok: bool,
+        mut headers: Vec<(&'static str, String)>,
+        session: Option<Use>,
+    ) -> Outcome {
+        let Handed { rx, closed, ticket } = handed;
+        let name = session.as_ref().map(|s| s.id.clone());
+        let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
+        let mut stream: Option<Sse> = None;
+        // The stream is counted from the moment it opens until this returns.
+        let (metrics, mut counted) = (&self.shared.metrics, None);
+        let kind = if self.listening { StreamKind::Listen } else { StreamKind::Response };
+        let mut last_write = Instant::now();
+        let result = loop {
+            match rx.recv_timeout(POLL) {
+                Recv::Item(Out::Event(line)) if sse_ok => {
+                    counted.get_or_insert_with(|| metrics.open_stream(kind));
+                    let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
+                        Ok(sse) => sse,
+                        Err(e) => break Err(e),
+                    };
+                    log::trace!(target: LOG, "event for {}", self.peer);
+                    if let Err(e) = sse.event(&mut self.writer, line.as_bytes()) {
+                        break Err(e);
+                    }
+                    last_write = Instant::now();
+                }
+                Recv::Item(Out::Event(_)) => {}
+                Recv::Item(Out::Done(done)) => {
+                    // `initialize` that failed made no session: its id is not announced.
+                    if created && !name.as_deref().is_some_and(|id| self.shared.table.contains(id))
+                    {
+                        headers.clear();
+                    }
+                    break self.answer(head, stream.take(), done, &mut headers);
+                }
+                Recv::TimedOut => {
+                    if peer_gone(&self.reader) {
+                        closed.store(true, Ordering::Relaxed);
+                        // Not served yet: its body leaves the loop's queue now, not when the
+                        // loop would have reached it.
+                        drop(self.shared.tx.withdraw(ticket));
+                        log::info!(
+                            target: LOG,
+                            "{} closed its connection while its request was open",
+                            self.peer,
+                        );
+                        return (499, name, false);
+                    }
+                    // A long wait: a comment keeps proxies from timing the response out.
+                    if sse_ok && last_write.elapsed() >= self.shared.keepalive {
+                        counted.get_or_insert_with(|| metrics.open_stream(kind));
+                        if let Err(e) = opened(&mut stream, &mut self.writer, head.minor, &headers)
+                            .and_then(|sse| sse.comment(&mut self.writer, "keep-alive"))
+                        {
+                            break Err(e);
+                        }
+                        last_write = Instant::now();
+                    }
+                }
+                Recv::Closed => {
+                    // The loop dropped the stream (server stopping, session gone, newer GET).
+                    break match stream.take() {
+                        Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
+                        None => {
+                            let why = "the server is busy or stopping";
+                            let (status, _, _) = self.refuse(head, Refusal::Busy, 503, why, true);
+                            Ok((status, false))
+                        }
+                    };
+                }
+            }
+        };
+        match result {
+            Ok((status, reuse)) => (status, name, reuse),
+            Err(_) => {
+                closed.store(true, Ordering::Relaxed);
+                (499, name, false)
+            }
+        }
+    }
+
+    /// Ends a request with what the loop sent (`None`: no response is due): the last event of
+    /// its stream, else a JSON body (`202` without one). The status, and whether the
+    /// connection can carry another request.
+    fn answer(
+        &mut self,
+        head: &Head,
+        stream: Option<Sse>,
+        done: Option<(u16, Vec<u8>)>,
+        headers: &mut Vec<(&'static str, String)>,
+    ) -> io::Result<(u16, bool)> {
+        match (stream, done) {
+            (Some(sse), Some((_, body))) => sse
+                .event(&mut self.writer, &body)
+                .and_then(|()| sse.end(&mut self.writer))
+                .map(|()| (200, sse.reusable())),
+            (Some(sse), None) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
+            (None, done) => {
+                let mut response = match done {
+                    Some((status, body)) => Response::json(status, body),
+                    None => Response::new(202),
+                };
+                // `send` adds the CORS headers an event stream's head carries.
+                headers.retain(|(name, _)| *name == "Mcp-Session-Id");
+                response.headers.append(headers);
+                let (status, _, reuse) = self.send(head, response, None, false);
+                Ok((status, reuse))
+            }
+        }
+    }
+}
+
+/// The response's event stream, its head written when it is first needed.
+fn opened<'a>(
+    stream: &'a mut Option<Sse>,
+    writer: &mut Socket,
+    minor: u8,
+    headers: &[(&'static str, String)],
+) -> io::Result<&'a Sse> {
+    let sse = match stream.take() {
+        Some(sse) => sse,
+        None => Sse::start(writer, minor, headers)?,
+    };
+    Ok(stream.insert(sse))
+}

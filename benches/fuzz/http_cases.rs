@@ -155,6 +155,10 @@ pub struct Case {
     pub scripts: Vec<Script>,
     /// Connections open at once at most: the memory bound grows with it.
     pub open_at_once: usize,
+    /// The server's descriptors (`ulimit -n`), for a case that runs them out: the case gets
+    /// a server of its own. Each connection takes two, so whether the last one free is taken
+    /// by `accept` itself depends on the limit's parity: both are tried.
+    pub files: Option<u32>,
 }
 
 /// How long the manifest's `fuzz_slow` tool sleeps.
@@ -170,7 +174,8 @@ pub struct Makings<'a> {
 
 /// A case of `kind`.
 pub fn make_case(rng: &mut Rng, kind: Kind, makings: &Makings) -> Case {
-    let mut case = Case { kind, session: None, scripts: Vec::new(), open_at_once: 1 };
+    let mut case =
+        Case { kind, session: None, scripts: Vec::new(), open_at_once: 1, files: None };
     let plain = Context { session: false, deletes: false, batches: false };
     match kind {
         Kind::Pipelined => case.scripts.push(connection(rng, makings, plain, (1, 6), 4, 10)),
@@ -206,6 +211,9 @@ pub fn make_case(rng: &mut Rng, kind: Kind, makings: &Makings) -> Case {
                 case.scripts.push(Script { at_ms: i as u64 * 5, steps, planned });
             }
             case.open_at_once = case.scripts.len();
+            if kind == Kind::FdFlood {
+                case.files = Some(64 + rng.below(2) as u32);
+            }
         }
     }
     case

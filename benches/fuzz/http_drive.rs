@@ -154,13 +154,24 @@ fn write_steps(mut stream: TcpStream, steps: &[Step], shared: &Shared) -> (Vec<u
     let (mut sent, mut half, mut error) = (Vec::new(), false, None);
     for step in steps {
         match step {
-            Step::Write(bytes) => match stream.write_all(bytes) {
-                Ok(()) => sent.extend_from_slice(bytes),
-                Err(e) => {
-                    error = Some(e.to_string());
+            Step::Write(bytes) => {
+                // Byte by byte as written: what reached the socket before a failure counts.
+                let mut at = 0;
+                while at < bytes.len() && error.is_none() {
+                    match stream.write(&bytes[at..]) {
+                        Ok(0) => error = Some("the socket took no more".to_string()),
+                        Ok(n) => {
+                            sent.extend_from_slice(&bytes[at..at + n]);
+                            at += n;
+                        }
+                        Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                        Err(e) => error = Some(e.to_string()),
+                    }
+                }
+                if error.is_some() {
                     break;
                 }
-            },
+            }
             Step::Pause(ms) => std::thread::sleep(Duration::from_millis(*ms)),
             Step::Await(n) => {
                 let started = Instant::now();
@@ -227,14 +238,13 @@ fn read_all(
         }
         let ended = *writes_ended.get_or_insert_with(Instant::now);
         let quiet = last_byte.elapsed().min(ended.elapsed());
-        // A response that announced the close is followed by the close: wait for it.
-        if !closing {
-            if open && quiet >= Duration::from_millis(150) {
-                return End::Done;
-            }
-            if count >= expected && clean && quiet >= Duration::from_millis(40) {
-                return End::Done;
-            }
+        // A stream that stays open is read a moment. A response that announced the close
+        // is followed by the close: wait for it.
+        if open && quiet >= Duration::from_millis(150) {
+            return End::Done;
+        }
+        if !closing && count >= expected && clean && quiet >= Duration::from_millis(40) {
+            return End::Done;
         }
         if ended.elapsed() > patience {
             return End::TimedOut;

@@ -37,7 +37,8 @@ pub struct HttpWorld {
     pub bodies: Bodies,
     /// The server kept across cases.
     pub launch: Launch,
-    /// A server with few descriptors, started for each fd-flood case.
+    /// A server with a high connection cap, started for each case that runs its descriptors
+    /// out (under the case's limit).
     pub scarce: Launch,
 }
 
@@ -75,8 +76,7 @@ pub fn setup(config: &Config) -> std::io::Result<HttpWorld> {
     Ok(HttpWorld {
         bodies: bodies(&config.fixtures),
         launch: Launch { bin: config.bin.clone(), args: args("32"), files: None },
-        // Each connection takes two descriptors: 64 run out well before 512 connections.
-        scarce: Launch { bin: config.bin.clone(), args: args("512"), files: Some(64) },
+        scarce: Launch { bin: config.bin.clone(), args: args("512"), files: None },
     })
 }
 
@@ -212,12 +212,16 @@ fn count(report: &mut Report, case: &Case, verdict: &Verdict, took: Duration, wo
 
 /// A case's reproducer as a violation: the script is its input.
 fn violation(world: &HttpWorld, case: &Case, class: &str, detail: &str) -> Violation {
-    let launch = if case.kind == Kind::FdFlood { &world.scarce } else { &world.launch };
+    let launch = if case.files.is_some() { &world.scarce } else { &world.launch };
+    let mut args = launch.args.clone();
+    if let Some(files) = case.files {
+        args.push(format!("(under ulimit -n {files})"));
+    }
     Violation {
         target: "http".into(),
         class: class.into(),
         detail: detail.into(),
-        args: launch.args.clone(),
+        args,
         input: write_case(case).into_bytes(),
     }
 }
@@ -245,16 +249,23 @@ pub fn write_reproducer(v: &Violation, dir: &Path, seed: u64, n: usize) -> std::
     Ok(base.with_extension("txt"))
 }
 
-/// The case with the session's id in place of its placeholder.
+/// The case with the session's id in place of its placeholder (found across writes too).
 fn with_session(case: &Case, id: &str) -> Vec<Script> {
     let slot = SESSION_SLOT.as_bytes();
     let mut scripts = case.scripts.clone();
-    for step in scripts.iter_mut().flat_map(|s| s.steps.iter_mut()) {
-        if let Step::Write(bytes) = step {
-            let mut at = 0;
-            while let Some(found) = bytes[at..].windows(slot.len()).position(|w| w == slot) {
-                bytes[at + found..at + found + slot.len()].copy_from_slice(id.as_bytes());
-                at += found + slot.len();
+    for script in &mut scripts {
+        let mut stream = script.bytes();
+        let mut at = 0;
+        while let Some(found) = stream[at..].windows(slot.len()).position(|w| w == slot) {
+            stream[at + found..at + found + slot.len()].copy_from_slice(id.as_bytes());
+            at += found + slot.len();
+        }
+        let mut rest = stream.as_slice();
+        for step in &mut script.steps {
+            if let Step::Write(bytes) = step {
+                let (now, later) = rest.split_at(bytes.len());
+                *bytes = now.to_vec();
+                rest = later;
             }
         }
     }
@@ -263,8 +274,9 @@ fn with_session(case: &Case, id: &str) -> Vec<Script> {
 
 /// Runs a case on `server` (or, for fd-flood, a server of its own) and judges it.
 pub fn run_case(world: &HttpWorld, server: &mut Server, case: &Case) -> Verdict {
-    if case.kind == Kind::FdFlood {
-        return match Server::start(&world.scarce) {
+    if let Some(files) = case.files {
+        let scarce = Launch { files: Some(files), ..world.scarce.clone() };
+        return match Server::start(&scarce) {
             Ok(mut scarce) => judge_case(&mut scarce, case),
             Err(e) => Verdict { broken: Some(("setup".into(), e)), ..Verdict::default() },
         };
@@ -363,7 +375,10 @@ fn process_failure(
     }
     // Clock ticks are hundredths of a second on Linux.
     let busy = cpu_ticks.map_or(0.0, |t| t as f64 / 100.0);
-    if case.kind == Kind::FdFlood && busy > 0.6 * wall.as_secs_f64() {
+    if std::env::var_os("HTTP_FUZZ_DEBUG").is_some() {
+        eprintln!("cpu {busy} s in {wall:?}");
+    }
+    if case.files.is_some() && busy > 0.6 * wall.as_secs_f64() {
         let detail = format!("{busy:.2} s of CPU in {:.2} s while descriptors ran out", wall.as_secs_f64());
         if pending("accept-spin") {
             verdict.tolerated.push("accept-spin");

@@ -294,7 +294,7 @@ pub fn template(rng: &mut Rng, bodies: &Bodies, context: Context, max_body: usiz
             let fields = [session, ("Accept", "text/event-stream")];
             (Draft::bodiless("GET", "/mcp", &fields), gone(&[200]), true)
         }
-        34..=36 if context.session => {
+        34..=36 if context.deletes => {
             (Draft::bodiless("DELETE", "/mcp", &[session]), Some(vec![204, 404]), false)
         }
         37..=40 => {

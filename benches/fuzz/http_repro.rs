@@ -70,7 +70,7 @@ pub fn unquote(text: &str) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// The case as a script: `kind`, `session`, `open-at-once`, then per connection `conn at MS`
+/// The case as a script: `kind`, `session`, `open-at-once`, `files`, then per connection `conn at MS`
 /// and its lines (`plan START END STATUSES|-`, `write "…"`, `pause MS`, `await N`,
 /// `halfclose`, `close`).
 pub fn write_case(case: &Case) -> String {
@@ -79,6 +79,9 @@ pub fn write_case(case: &Case) -> String {
         out.push_str(&format!("session {version}\n"));
     }
     out.push_str(&format!("open-at-once {}\n", case.open_at_once));
+    if let Some(files) = case.files {
+        out.push_str(&format!("files {files}\n"));
+    }
     for script in &case.scripts {
         out.push_str(&format!("conn at {}\n", script.at_ms));
         for p in &script.planned {
@@ -103,7 +106,8 @@ pub fn write_case(case: &Case) -> String {
 
 /// A case back from [`write_case`]'s text (`#` lines are comments).
 pub fn read_case(text: &str) -> Result<Case, String> {
-    let mut case = Case { kind: Kind::Pipelined, session: None, scripts: Vec::new(), open_at_once: 1 };
+    let mut case =
+        Case { kind: Kind::Pipelined, session: None, scripts: Vec::new(), open_at_once: 1, files: None };
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -117,6 +121,7 @@ pub fn read_case(text: &str) -> Result<Case, String> {
             ("kind", _) => case.kind = Kind::from_name(rest).ok_or_else(|| bad("unknown kind"))?,
             ("session", _) => case.session = Some(rest.to_string()),
             ("open-at-once", _) => case.open_at_once = number(rest)? as usize,
+            ("files", _) => case.files = Some(number(rest)? as u32),
             ("conn", _) => {
                 let at = number(rest.strip_prefix("at ").ok_or_else(|| bad("conn at MS"))?)?;
                 case.scripts.push(Script { at_ms: at, steps: Vec::new(), planned: Vec::new() });
@@ -159,6 +164,7 @@ mod tests {
                 planned: vec![Planned { start: 0, end: 9, stage: Some(vec![200, 404]) }, Planned { start: 9, end: 12, stage: None }],
             }],
             open_at_once: 1,
+            files: Some(65),
         };
         assert_eq!(read_case(&write_case(&case)), Ok(case));
     }

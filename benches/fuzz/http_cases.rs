@@ -174,8 +174,7 @@ pub struct Makings<'a> {
 
 /// A case of `kind`.
 pub fn make_case(rng: &mut Rng, kind: Kind, makings: &Makings) -> Case {
-    let mut case =
-        Case { kind, session: None, scripts: Vec::new(), open_at_once: 1, files: None };
+    let mut case = Case { kind, session: None, scripts: Vec::new(), open_at_once: 1, files: None };
     let plain = Context { session: false, deletes: false, batches: false };
     match kind {
         Kind::Pipelined => case.scripts.push(connection(rng, makings, plain, (1, 6), 4, 10)),
@@ -255,7 +254,8 @@ fn connection(
     if rng.one_in(2) || stream.len() < 2 {
         steps.push(Step::Write(stream));
     } else {
-        let mut cuts: Vec<usize> = (0..1 + rng.below(4)).map(|_| 1 + rng.below(stream.len() - 1)).collect();
+        let mut cuts: Vec<usize> =
+            (0..1 + rng.below(4)).map(|_| 1 + rng.below(stream.len() - 1)).collect();
         cuts.sort_unstable();
         cuts.dedup();
         let mut at = 0;
@@ -276,7 +276,8 @@ fn connection(
 /// Rewrites the writes so that each request goes after the answer to the one before.
 fn one_at_a_time(script: &mut Script) {
     let stream = script.bytes();
-    let ending: Vec<Step> = script.steps.iter().filter(|s| **s == Step::HalfClose).cloned().collect();
+    let ending: Vec<Step> =
+        script.steps.iter().filter(|s| **s == Step::HalfClose).cloned().collect();
     script.steps.clear();
     for (i, planned) in script.planned.iter().enumerate() {
         script.steps.push(Step::Write(stream[planned.start..planned.end].to_vec()));
@@ -291,7 +292,8 @@ fn one_at_a_time(script: &mut Script) {
 /// most, so that a slow writer stays within the server's deadline.
 fn trickle(rng: &mut Rng, script: &mut Script, budget_ms: u64) {
     let stream = script.bytes();
-    let ending: Vec<Step> = script.steps.iter().filter(|s| **s == Step::HalfClose).cloned().collect();
+    let ending: Vec<Step> =
+        script.steps.iter().filter(|s| **s == Step::HalfClose).cloned().collect();
     script.steps.clear();
     for planned in &script.planned {
         let (mut at, mut spent) = (planned.start, 0);
@@ -320,7 +322,11 @@ fn abort(rng: &mut Rng, makings: &Makings) -> Script {
     let cut = if stream.len() > 1 { 1 + rng.below(stream.len() - 1) } else { stream.len() };
     // Waiting out the deadline costs seconds: one time in ten.
     script.steps = match rng.below(10) {
-        0..=2 => vec![Step::Write(stream[..cut].to_vec()), Step::Pause(rng.below(50) as u64), Step::Close],
+        0..=2 => vec![
+            Step::Write(stream[..cut].to_vec()),
+            Step::Pause(rng.below(50) as u64),
+            Step::Close,
+        ],
         3..=5 => vec![Step::Write(stream[..cut].to_vec()), Step::HalfClose],
         6 => vec![
             Step::Write(stream[..cut].to_vec()),

@@ -150,7 +150,11 @@ fn run_script(
 
 /// Carries out the steps; returns what was written, whether the writing half was shut, and
 /// why a write failed.
-fn write_steps(mut stream: TcpStream, steps: &[Step], shared: &Shared) -> (Vec<u8>, bool, Option<String>) {
+fn write_steps(
+    mut stream: TcpStream,
+    steps: &[Step],
+    shared: &Shared,
+) -> (Vec<u8>, bool, Option<String>) {
     let (mut sent, mut half, mut error) = (Vec::new(), false, None);
     for step in steps {
         match step {

@@ -239,7 +239,12 @@ pub fn describe(v: &Violation) -> String {
 
 /// Writes `http-violation-SEED-N-CLASS.txt` (the script, replayable) and `.bin` (the first
 /// connection's bytes, the session id left as its placeholder); returns the `.txt` path.
-pub fn write_reproducer(v: &Violation, dir: &Path, seed: u64, n: usize) -> std::io::Result<PathBuf> {
+pub fn write_reproducer(
+    v: &Violation,
+    dir: &Path,
+    seed: u64,
+    n: usize,
+) -> std::io::Result<PathBuf> {
     std::fs::create_dir_all(dir)?;
     let base = dir.join(format!("http-violation-{seed}-{n}-{}", v.class));
     std::fs::write(base.with_extension("txt"), describe(v))?;
@@ -288,11 +293,14 @@ fn judge_case(server: &mut Server, case: &Case) -> Verdict {
     let mut verdict = Verdict::default();
     let scripts = match &case.session {
         Some(version) => match server.open_session(version) {
-            Ok(id) if id.len() == SESSION_SLOT.len() && id.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            Ok(id)
+                if id.len() == SESSION_SLOT.len() && id.bytes().all(|b| b.is_ascii_hexdigit()) =>
+            {
                 with_session(case, &id)
             }
             Ok(id) => {
-                verdict.broken = Some(("session".into(), format!("a session id not 128 bits in hex: {id:?}")));
+                verdict.broken =
+                    Some(("session".into(), format!("a session id not 128 bits in hex: {id:?}")));
                 return verdict;
             }
             Err(why) => {
@@ -312,7 +320,15 @@ fn judge_case(server: &mut Server, case: &Case) -> Verdict {
     if std::env::var_os("HTTP_FUZZ_DEBUG").is_some() {
         eprintln!("drive took {:?}; peak {:?}", wall, server.peak_kib());
         for (n, run) in runs.iter().enumerate() {
-            eprintln!("conn {n}: {:?} sent {} received {} half {} err {:?}\n{}", run.end, run.sent.len(), run.received.len(), run.half_closed, run.write_error, String::from_utf8_lossy(&run.received[..run.received.len().min(3000)]));
+            eprintln!(
+                "conn {n}: {:?} sent {} received {} half {} err {:?}\n{}",
+                run.end,
+                run.sent.len(),
+                run.received.len(),
+                run.half_closed,
+                run.write_error,
+                String::from_utf8_lossy(&run.received[..run.received.len().min(3000)])
+            );
         }
     }
     let mut conn_broken = None;
@@ -379,7 +395,8 @@ fn process_failure(
         eprintln!("cpu {busy} s in {wall:?}");
     }
     if case.files.is_some() && busy > 0.6 * wall.as_secs_f64() {
-        let detail = format!("{busy:.2} s of CPU in {:.2} s while descriptors ran out", wall.as_secs_f64());
+        let detail =
+            format!("{busy:.2} s of CPU in {:.2} s while descriptors ran out", wall.as_secs_f64());
         if pending("accept-spin") {
             verdict.tolerated.push("accept-spin");
         } else {
@@ -451,7 +468,9 @@ fn smaller(case: &Case) -> Vec<Case> {
         if writes > 1 || script.steps.iter().any(|s| matches!(s, Step::Pause(_) | Step::Await(_))) {
             let mut joined = case.clone();
             let mut steps = vec![Step::Write(script.bytes())];
-            steps.extend(script.steps.iter().filter(|s| matches!(s, Step::HalfClose | Step::Close)).cloned());
+            steps.extend(
+                script.steps.iter().filter(|s| matches!(s, Step::HalfClose | Step::Close)).cloned(),
+            );
             joined.scripts[i].steps = steps;
             out.push(joined);
         }
@@ -482,6 +501,8 @@ fn without_request(script: &Script, drop: usize) -> Script {
         })
         .collect();
     let mut steps = vec![Step::Write(kept)];
-    steps.extend(script.steps.iter().filter(|s| matches!(s, Step::HalfClose | Step::Close)).cloned());
+    steps.extend(
+        script.steps.iter().filter(|s| matches!(s, Step::HalfClose | Step::Close)).cloned(),
+    );
     Script { at_ms: script.at_ms, steps, planned }
 }

@@ -38,7 +38,8 @@ fn host_check(value: &str) -> Check {
         Some((name, port)) if !name.ends_with(':') && !name.is_empty() => (name, Some(port)),
         _ => (lower.as_str(), None),
     };
-    let port_ok = port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    let port_ok =
+        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
     let plain = |s: &str| {
         !s.is_empty()
             && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
@@ -135,15 +136,17 @@ pub fn route(request: &Request) -> Route {
     apply(path, 404, &mut route);
     let known = matches!(method, "POST" | "GET" | "DELETE");
     apply(if known { Check::Pass } else { Check::Fail }, 405, &mut route);
-    let has_body = request.header("content-length").is_some()
-        || request.header("transfer-encoding").is_some();
+    let has_body =
+        request.header("content-length").is_some() || request.header("transfer-encoding").is_some();
     match method {
         "POST" => {
             apply(media_check(request.header("content-type")), 415, &mut route);
             apply(accept_check(request.header("accept")), 406, &mut route);
             apply(if has_body { Check::Pass } else { Check::Fail }, 411, &mut route);
         }
-        "GET" | "DELETE" => apply(if has_body { Check::Fail } else { Check::Pass }, 400, &mut route),
+        "GET" | "DELETE" => {
+            apply(if has_body { Check::Fail } else { Check::Pass }, 400, &mut route)
+        }
         _ => {}
     }
     route
@@ -179,7 +182,11 @@ pub fn check_body(
 ) -> Result<(), String> {
     let body = &reply.body;
     if matches!(reply.status, 202 | 204) || request.method == "HEAD" {
-        return if body.is_empty() { Ok(()) } else { Err(format!("a {} with a body", reply.status)) };
+        return if body.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("a {} with a body", reply.status))
+        };
     }
     if reply.is_stream() {
         let data = events(body, reply.open)?;

@@ -150,7 +150,9 @@ impl Draft {
     pub fn write(&self) -> Vec<u8> {
         let end: &[u8] = if self.lf_only { b"\n" } else { b"\r\n" };
         let mut out = end.repeat(self.leading);
-        out.extend_from_slice(format!("{} {} {}", self.method, self.target, self.version).as_bytes());
+        out.extend_from_slice(
+            format!("{} {} {}", self.method, self.target, self.version).as_bytes(),
+        );
         out.extend_from_slice(end);
         for (name, value) in &self.fields {
             out.extend_from_slice(name.as_bytes());
@@ -298,7 +300,8 @@ pub fn template(rng: &mut Rng, bodies: &Bodies, context: Context, max_body: usiz
             (Draft::bodiless("DELETE", "/mcp", &[session]), Some(vec![204, 404]), false)
         }
         37..=40 => {
-            let body = INITIALIZE.replace("VERSION", *rng.pick(&LEGACY_VERSIONS)).into_bytes();
+            let version = *rng.pick(&LEGACY_VERSIONS);
+            let body = INITIALIZE.replace("VERSION", version).into_bytes();
             (Draft::post(body, &[]), Some(vec![200]), false)
         }
         // A legacy message without a session: refused.
@@ -328,10 +331,22 @@ fn refused(rng: &mut Rng) -> Draft {
     const META: &str = "/.well-known/oauth-protected-resource";
     let ping = br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_vec();
     match rng.below(10) {
-        0 => Draft::bodiless(*rng.pick(&["GET", "HEAD", "POST", "DELETE"]), META, &[]),
-        1 => Draft::bodiless("HEAD", *rng.pick(&["/mcp", "/other", META]), &[]),
-        2 => Draft::bodiless(*rng.pick(&["OPTIONS", "PUT", "PATCH", "TRACE", "get"]), "/mcp", &[]),
-        3 => Draft::bodiless("GET", *rng.pick(&["/", "/MCP", "/mcp/", "/other", "//mcp"]), &[]),
+        0 => {
+            let method = *rng.pick(&["GET", "HEAD", "POST", "DELETE"]);
+            Draft::bodiless(method, META, &[])
+        }
+        1 => {
+            let target = *rng.pick(&["/mcp", "/other", META]);
+            Draft::bodiless("HEAD", target, &[])
+        }
+        2 => {
+            let method = *rng.pick(&["OPTIONS", "PUT", "PATCH", "TRACE", "get"]);
+            Draft::bodiless(method, "/mcp", &[])
+        }
+        3 => {
+            let target = *rng.pick(&["/", "/MCP", "/mcp/", "/other", "//mcp"]);
+            Draft::bodiless("GET", target, &[])
+        }
         4 => Draft::post(ping, &[("Host", *rng.pick(&["evil.example", "evil.example:80"]))]),
         5 => Draft::post(ping, &[("Origin", *rng.pick(&["http://evil.example", "null"]))]),
         6 => Draft::post(ping, &[("Content-Type", "text/plain")]),
@@ -354,7 +369,11 @@ fn vary(rng: &mut Rng, draft: &mut Draft) {
         match rng.below(9) {
             0 => {
                 for (name, _) in &mut draft.fields {
-                    *name = if rng.one_in(2) { name.to_ascii_lowercase() } else { name.to_ascii_uppercase() };
+                    *name = if rng.one_in(2) {
+                        name.to_ascii_lowercase()
+                    } else {
+                        name.to_ascii_uppercase()
+                    };
                 }
             }
             1 => draft.fields.push(("User-Agent".into(), b"http-fuzz/1 (\xe2\x9c\x93)".to_vec())),
@@ -394,8 +413,12 @@ mod tests {
         let mut draft = Draft::post(b"{\"a\":1}".to_vec(), &[]);
         let text = String::from_utf8(draft.write()).unwrap();
         assert!(text.ends_with("Content-Length: 7\r\n\r\n{\"a\":1}"), "{text}");
-        draft.framing =
-            Framing::Chunked { pieces: vec![2], extensions: false, trailers: false, odd_sizes: false };
+        draft.framing = Framing::Chunked {
+            pieces: vec![2],
+            extensions: false,
+            trailers: false,
+            odd_sizes: false,
+        };
         let text = String::from_utf8(draft.write()).unwrap();
         assert!(text.ends_with("chunked\r\n\r\n2\r\n{\"\r\n5\r\na\":1}\r\n0\r\n\r\n"), "{text}");
         assert_eq!(base64(b"Hello"), "SGVsbG8=");

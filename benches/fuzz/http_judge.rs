@@ -76,11 +76,15 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
         let Some(reply) = replies.get(r) else {
             // No answer (yet): the client left, or half-closed (which reads as leaving), or
             // the request was cut off; else the server dropped it or is stuck.
-            // (Bytes that are no response are the finding then: see `after_last`.)
-            let answerable = !matches!(item, Framed::Cut { .. }) && !matches!(tail, Tail::Bad(..));
+            // (Bytes that are no response, or a response cut off, are the finding then: see
+            // `after_last`.)
+            let answerable = !matches!(item, Framed::Cut { .. }) && tail == Tail::Clean;
             if answerable && !gone && !run.half_closed {
                 let class = if run.end == End::Eof { "dropped" } else { "no-answer" };
-                found.fail(class, format!("request {} of the connection got no response ({:?})", i + 1, run.end));
+                found.fail(
+                    class,
+                    format!("request {} of the connection got no response ({:?})", i + 1, run.end),
+                );
             }
             break;
         };
@@ -97,7 +101,13 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                     allowed.extend(route(head).early);
                 }
                 if !allowed.contains(&reply.status) {
-                    found.fail("status", format!("a request refused for \"{why}\" got {} (wants one of {allowed:?})", reply.status));
+                    found.fail(
+                        "status",
+                        format!(
+                            "a request refused for \"{why}\" got {} (wants one of {allowed:?})",
+                            reply.status
+                        ),
+                    );
                 }
                 (true, true)
             }
@@ -113,16 +123,29 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                     }
                 }
                 if !allowed.contains(&reply.status) {
-                    found.fail("status", format!("a request cut off got {} (wants one of {allowed:?})", reply.status));
+                    found.fail(
+                        "status",
+                        format!(
+                            "a request cut off got {} (wants one of {allowed:?})",
+                            reply.status
+                        ),
+                    );
                 }
                 (true, true)
             }
         };
         if close_expected && !reply.closes() {
-            found.fail("kept-open", format!("a refusal ({}) without Connection: close", reply.status));
+            found.fail(
+                "kept-open",
+                format!("a refusal ({}) without Connection: close", reply.status),
+            );
         }
-        if reply.open && !matches!(item, Framed::Whole { request, .. } if may_stay_open(request)) {
-            found.fail("no-answer", format!("a {} response whose body never ended", reply.status));
+        // A stream that never ended: fine for one that stays open, or when the client left;
+        // else cut by the server's close, or still waiting.
+        let opener = matches!(item, Framed::Whole { request, .. } if may_stay_open(request));
+        if reply.open && !opener && !gone && !run.half_closed {
+            let class = if run.end == End::Eof { "truncated" } else { "no-answer" };
+            found.fail(class, format!("a {} response whose body never ended", reply.status));
         }
         if end_here {
             break;
@@ -150,11 +173,22 @@ fn after_last(
     if replies.len() > judged {
         let extra = &replies[judged];
         let class = if last.is_some_and(Reply::closes) { "after-close" } else { "extra-response" };
-        found.fail(class, format!("{} response(s) more than requests: {} {:?}", replies.len() - judged, extra.status, excerpt(&extra.body)));
+        found.fail(
+            class,
+            format!(
+                "{} response(s) more than requests: {} {:?}",
+                replies.len() - judged,
+                extra.status,
+                excerpt(&extra.body)
+            ),
+        );
     }
     match tail {
         Tail::Bad(why, at) if head_before(*at) => {
-            found.fail("head-body", format!("after a response to HEAD, bytes that are no response: {why}"));
+            found.fail(
+                "head-body",
+                format!("after a response to HEAD, bytes that are no response: {why}"),
+            );
         }
         Tail::Bad(why, _) => found.fail("malformed-response", why.clone()),
         Tail::Partial(why) if matches!(run.end, End::Eof | End::TimedOut | End::Done) => {
@@ -163,7 +197,10 @@ fn after_last(
         _ => {}
     }
     if last.is_some_and(|r| r.closes() && !r.open) && matches!(run.end, End::Done | End::TimedOut) {
-        found.fail("kept-open", "a response announced Connection: close and the connection stayed open".into());
+        found.fail(
+            "kept-open",
+            "a response announced Connection: close and the connection stayed open".into(),
+        );
     }
 }
 
@@ -200,7 +237,14 @@ fn check_reply(
 ) {
     let what = format!("{} {}", request.method, request.path);
     if !allowed.contains(&reply.status) {
-        found.fail("status", format!("{what} got {} (wants one of {allowed:?}): {}", reply.status, excerpt(&reply.body)));
+        found.fail(
+            "status",
+            format!(
+                "{what} got {} (wants one of {allowed:?}): {}",
+                reply.status,
+                excerpt(&reply.body)
+            ),
+        );
     }
     let expects = request.minor == 1
         && request.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
@@ -212,18 +256,29 @@ fn check_reply(
         if metadata && pending("allow-metadata") {
             found.tolerated.push("allow-metadata");
         } else {
-            found.fail(if metadata { "allow-metadata" } else { "allow" }, format!("{what}: a 405 without Allow"));
+            found.fail(
+                if metadata { "allow-metadata" } else { "allow" },
+                format!("{what}: a 405 without Allow"),
+            );
         }
     }
-    let framed = reply.header("content-length").is_some() || reply.header("transfer-encoding").is_some();
-    if !framed && !reply.closes() && !matches!(reply.status, 204 | 304) && request.method != "HEAD" {
-        found.fail("undelimited", format!("{what}: a {} with neither a length nor the close", reply.status));
+    let framed =
+        reply.header("content-length").is_some() || reply.header("transfer-encoding").is_some();
+    if !framed && !reply.closes() && !matches!(reply.status, 204 | 304) && request.method != "HEAD"
+    {
+        found.fail(
+            "undelimited",
+            format!("{what}: a {} with neither a length nor the close", reply.status),
+        );
     }
     if request.minor == 0 && reply.header("transfer-encoding").is_some() {
         found.fail("chunked-to-1.0", format!("{what}: a chunked response to HTTP/1.0"));
     }
     if request.wants_close() && !reply.closes() {
-        found.fail("close-unannounced", format!("{what} asked to close; the response does not say it will"));
+        found.fail(
+            "close-unannounced",
+            format!("{what} asked to close; the response does not say it will"),
+        );
     }
     if request.method == "HEAD" && !reply.body.is_empty() {
         // Only read when head-body is pending (else the body is the next response's start).
@@ -234,5 +289,68 @@ fn check_reply(
         reply.header("content-length").is_none() && reply.header("transfer-encoding").is_none();
     if let Err(why) = check_body(request, reply, max_body, half_closed && by_close) {
         found.fail("body", format!("{what} got {}: {why}", reply.status));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::http_cases::Kind;
+    use super::*;
+
+    /// Judges `received` as the answer to `sent` on one connection that ended with `end`.
+    fn judge(sent: &str, received: &str, end: End) -> Found {
+        let case = Case {
+            kind: Kind::Pipelined,
+            session: None,
+            scripts: vec![Script { at_ms: 0, steps: Vec::new(), planned: Vec::new() }],
+            open_at_once: 1,
+            files: None,
+        };
+        let run = ConnRun {
+            sent: sent.as_bytes().to_vec(),
+            received: received.as_bytes().to_vec(),
+            end,
+            half_closed: false,
+            write_error: None,
+        };
+        judge_conn(&case, 0, &run, 1000)
+    }
+
+    fn class(found: &Found) -> Option<&str> {
+        found.broken.as_ref().map(|(class, _)| class.as_str())
+    }
+
+    #[test]
+    fn the_judge_names_what_broke() {
+        let get = "GET /other HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        let not_found = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 81\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32600,\"message\":\"no such endpoint\"}}\n";
+        assert_eq!(class(&judge(get, not_found, End::Done)), None);
+        assert_eq!(class(&judge(&get.repeat(2), not_found, End::Eof)), Some("dropped"));
+        assert_eq!(class(&judge(&get.repeat(2), not_found, End::TimedOut)), Some("no-answer"));
+        assert_eq!(class(&judge(get, &not_found.repeat(2), End::Done)), Some("extra-response"));
+        let ok = not_found.replace("404 Not Found", "200 OK");
+        assert_eq!(class(&judge(get, &ok, End::Done)), Some("status"));
+        let cut = &not_found[..not_found.len() - 5];
+        assert_eq!(class(&judge(get, cut, End::Eof)), Some("truncated"));
+        let garbage = format!("{not_found}HTTP/1.1 2000\r\n\r\n");
+        assert_eq!(class(&judge(&get.repeat(2), &garbage, End::Done)), Some("malformed-response"));
+        let put = "PUT /mcp HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        let no_allow = not_found.replace("404 Not Found", "405 Method Not Allowed");
+        assert_eq!(class(&judge(put, &no_allow, End::Done)), Some("allow"));
+        let bad = "GET /mcp HTTP/1.1\r\n\r\n";
+        let refused = not_found.replace("404 Not Found", "400 Bad Request");
+        assert_eq!(class(&judge(bad, &refused, End::Eof)), Some("kept-open"));
+        let closing = refused.replace("Content-Length", "Connection: close\r\nContent-Length");
+        assert_eq!(class(&judge(bad, &closing, End::Eof)), None);
+        assert_eq!(class(&judge(bad, &closing.repeat(2), End::Eof)), Some("after-close"));
+        // A HEAD answered with a body: read as its fields say while the class is pending,
+        // else the body is where the next response should start.
+        let head = "HEAD /other HTTP/1.1\r\nHost: localhost\r\n\r\n";
+        let found = judge(&format!("{head}{get}"), &not_found.repeat(2), End::Done);
+        if pending("head-body") {
+            assert_eq!((class(&found), found.tolerated.clone()), (None, vec!["head-body"]));
+        } else {
+            assert_eq!(class(&found), Some("head-body"));
+        }
     }
 }

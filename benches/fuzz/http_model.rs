@@ -352,7 +352,8 @@ fn body_kind(request: &Request, max_body: usize, faults: &mut Faults) -> Kind {
         .map(|e| e.trim_matches([' ', '\t']))
         .map(|e| {
             (!e.is_empty() && e.bytes().all(|b| b.is_ascii_digit())).then(|| {
-                e.bytes().fold(0usize, |n, b| n.saturating_mul(10).saturating_add((b - b'0') as usize))
+                e.bytes()
+                    .fold(0usize, |n, b| n.saturating_mul(10).saturating_add((b - b'0') as usize))
             })
         })
         .collect();

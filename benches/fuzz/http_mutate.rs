@@ -79,15 +79,25 @@ pub fn mutate_draft(rng: &mut Rng, draft: &mut Draft, pool: &[Vec<u8>], max_body
                     "application/jsonx",
                     "application/json;",
                 ]);
-                if rng.one_in(4) { draft.remove("Content-Type") } else { draft.set("Content-Type", media.as_bytes()) }
+                if rng.one_in(4) {
+                    draft.remove("Content-Type")
+                } else {
+                    draft.set("Content-Type", media.as_bytes())
+                }
             }
             16 => {
-                let accept = *rng.pick(&["text/html", "application/json", "text/event-stream", "*/*", ""]);
+                let accept =
+                    *rng.pick(&["text/html", "application/json", "text/event-stream", "*/*", ""]);
                 draft.set("Accept", accept.as_bytes());
             }
             17 => {
-                let id = *rng.pick(&["0123456789abcdef0123456789abcdef", "", "x", &SESSION_SLOT[..16]]);
-                if rng.one_in(3) { draft.remove("Mcp-Session-Id") } else { draft.set("Mcp-Session-Id", id.as_bytes()) }
+                let id =
+                    *rng.pick(&["0123456789abcdef0123456789abcdef", "", "x", &SESSION_SLOT[..16]]);
+                if rng.one_in(3) {
+                    draft.remove("Mcp-Session-Id")
+                } else {
+                    draft.set("Mcp-Session-Id", id.as_bytes())
+                }
             }
             18 => mcp_fields(rng, draft),
             19 => {
@@ -102,7 +112,8 @@ pub fn mutate_draft(rng: &mut Rng, draft: &mut Draft, pool: &[Vec<u8>], max_body
                 draft.set(name, value.as_bytes());
             }
             _ if !pool.is_empty() => {
-                let body = if draft.body.is_empty() { rng.pick(pool).clone() } else { draft.body.clone() };
+                let body =
+                    if draft.body.is_empty() { rng.pick(pool).clone() } else { draft.body.clone() };
                 let mut mutated = mutate_line(rng, &body, pool, max_body);
                 mutated.truncate(max_body + 64);
                 draft.body = mutated;
@@ -180,7 +191,17 @@ fn request_line(rng: &mut Rng, draft: &mut Draft) {
     match rng.below(4) {
         0 => {
             draft.version = rng
-                .pick(&["HTTP/1.0", "HTTP/2.0", "HTTP/1.2", "HTTP/0.9", "http/1.1", "HTTP/1.1 ", "HTTP/11", "HTTP/1.1\r", ""])
+                .pick(&[
+                    "HTTP/1.0",
+                    "HTTP/2.0",
+                    "HTTP/1.2",
+                    "HTTP/0.9",
+                    "http/1.1",
+                    "HTTP/1.1 ",
+                    "HTTP/11",
+                    "HTTP/1.1\r",
+                    "",
+                ])
                 .to_string();
         }
         1 => {
@@ -221,8 +242,17 @@ fn length_lie(rng: &mut Rng, draft: &mut Draft, max_body: usize) {
         }
         1 => {
             draft.framing = Framing::Bare;
-            let value =
-                *rng.pick(&["+1", "1, 1", "0x10", "", " 5 ", "-1", "99999999999999999999", "1 1", "٣"]);
+            let value = *rng.pick(&[
+                "+1",
+                "1, 1",
+                "0x10",
+                "",
+                " 5 ",
+                "-1",
+                "99999999999999999999",
+                "1 1",
+                "٣",
+            ]);
             draft.set("Content-Length", value.as_bytes());
         }
         2 => {
@@ -244,7 +274,15 @@ fn length_lie(rng: &mut Rng, draft: &mut Draft, max_body: usize) {
 fn transfer_coding(rng: &mut Rng, draft: &mut Draft) {
     match rng.below(6) {
         0 => {
-            let coding = *rng.pick(&["gzip", "chunked, identity", "identity", "Chunked", "chunked,", " chunked", "chunked, chunked"]);
+            let coding = *rng.pick(&[
+                "gzip",
+                "chunked, identity",
+                "identity",
+                "Chunked",
+                "chunked,",
+                " chunked",
+                "chunked, chunked",
+            ]);
             draft.framing = Framing::Bare;
             draft.set("Transfer-Encoding", coding.as_bytes());
         }
@@ -259,8 +297,12 @@ fn transfer_coding(rng: &mut Rng, draft: &mut Draft) {
         }
         3 => {
             draft.version = "HTTP/1.0".into();
-            draft.framing =
-                Framing::Chunked { pieces: vec![], extensions: false, trailers: false, odd_sizes: false };
+            draft.framing = Framing::Chunked {
+                pieces: vec![],
+                extensions: false,
+                trailers: false,
+                odd_sizes: false,
+            };
         }
         _ => {
             // Chunks written by hand, broken one way or another.
@@ -297,11 +339,13 @@ fn broken_chunks(rng: &mut Rng, body: &[u8]) -> Vec<u8> {
 /// The 2026-07-28 fields made to disagree with the body, or left out.
 fn mcp_fields(rng: &mut Rng, draft: &mut Draft) {
     match rng.below(5) {
-        0 => draft.set("MCP-Protocol-Version", rng.pick(&["2099-01-01", "", "2025-11-25"]).as_bytes()),
+        0 => draft
+            .set("MCP-Protocol-Version", rng.pick(&["2099-01-01", "", "2025-11-25"]).as_bytes()),
         1 => draft.remove("MCP-Protocol-Version"),
         2 => draft.set("Mcp-Method", rng.pick(&["tools/list", "", "nope"]).as_bytes()),
         3 => draft.remove("Mcp-Method"),
-        _ => draft.set("Mcp-Name", rng.pick(&["other", "=?base64?aGk?=", "=?base64?**?="]).as_bytes()),
+        _ => draft
+            .set("Mcp-Name", rng.pick(&["other", "=?base64?aGk?=", "=?base64?**?="]).as_bytes()),
     }
 }
 

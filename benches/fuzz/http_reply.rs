@@ -143,7 +143,11 @@ enum Delimit {
     Close,
 }
 
-fn delimit(status: u16, headers: &[(String, String)], head_request: bool) -> Result<Delimit, String> {
+fn delimit(
+    status: u16,
+    headers: &[(String, String)],
+    head_request: bool,
+) -> Result<Delimit, String> {
     let values = |name: &str| -> Vec<&str> {
         headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect()
     };
@@ -332,7 +336,8 @@ mod tests {
         let (replies, tail) = read_replies(sse, &[false], false);
         assert_eq!((replies[0].open, tail), (true, Tail::Clean));
         assert_eq!(events(&replies[0].body, true), Ok(vec![]));
-        let interim = b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+        let interim =
+            b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
         let (replies, _) = read_replies(interim, &[false], false);
         assert_eq!((replies[0].status, replies[0].interim.clone()), (202, vec![100]));
         let both = b"HTTP/1.1 200 OK\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n";

@@ -106,8 +106,13 @@ pub fn write_case(case: &Case) -> String {
 
 /// A case back from [`write_case`]'s text (`#` lines are comments).
 pub fn read_case(text: &str) -> Result<Case, String> {
-    let mut case =
-        Case { kind: Kind::Pipelined, session: None, scripts: Vec::new(), open_at_once: 1, files: None };
+    let mut case = Case {
+        kind: Kind::Pipelined,
+        session: None,
+        scripts: Vec::new(),
+        open_at_once: 1,
+        files: None,
+    };
     for (n, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -128,14 +133,23 @@ pub fn read_case(text: &str) -> Result<Case, String> {
             }
             ("plan", Some(script)) => {
                 let parts: Vec<&str> = rest.split(' ').collect();
-                let [start, end, stage] = parts[..] else { return Err(bad("plan START END STAGE")) };
+                let [start, end, stage] = parts[..] else {
+                    return Err(bad("plan START END STAGE"));
+                };
                 let stage = (stage != "-")
-                    .then(|| stage.split(',').map(|s| s.parse().map_err(|_| bad("a bad status"))).collect())
+                    .then(|| {
+                        stage
+                            .split(',')
+                            .map(|s| s.parse().map_err(|_| bad("a bad status")))
+                            .collect()
+                    })
                     .transpose()?;
                 let (start, end) = (number(start)? as usize, number(end)? as usize);
                 script.planned.push(Planned { start, end, stage });
             }
-            ("write", Some(script)) => script.steps.push(Step::Write(unquote(rest).map_err(|e| bad(&e))?)),
+            ("write", Some(script)) => {
+                script.steps.push(Step::Write(unquote(rest).map_err(|e| bad(&e))?))
+            }
             ("pause", Some(script)) => script.steps.push(Step::Pause(number(rest)?)),
             ("await", Some(script)) => script.steps.push(Step::Await(number(rest)? as usize)),
             ("halfclose", Some(script)) => script.steps.push(Step::HalfClose),
@@ -152,7 +166,8 @@ mod tests {
 
     #[test]
     fn reproducers_read_back_as_written() {
-        let bytes = [b"GET / HTTP/1.1\r\n\"\\\x00\xff".to_vec(), vec![b'p'; 100], b"end".to_vec()].concat();
+        let bytes =
+            [b"GET / HTTP/1.1\r\n\"\\\x00\xff".to_vec(), vec![b'p'; 100], b"end".to_vec()].concat();
         assert_eq!(unquote(&quote(&bytes)), Ok(bytes.clone()));
         assert!(quote(&bytes).contains("\\*100*p"));
         let case = Case {
@@ -160,8 +175,17 @@ mod tests {
             session: Some("2025-11-25".into()),
             scripts: vec![Script {
                 at_ms: 20,
-                steps: vec![Step::Write(bytes), Step::Pause(5), Step::Await(1), Step::HalfClose, Step::Close],
-                planned: vec![Planned { start: 0, end: 9, stage: Some(vec![200, 404]) }, Planned { start: 9, end: 12, stage: None }],
+                steps: vec![
+                    Step::Write(bytes),
+                    Step::Pause(5),
+                    Step::Await(1),
+                    Step::HalfClose,
+                    Step::Close,
+                ],
+                planned: vec![
+                    Planned { start: 0, end: 9, stage: Some(vec![200, 404]) },
+                    Planned { start: 9, end: 12, stage: None },
+                ],
             }],
             open_at_once: 1,
             files: Some(65),

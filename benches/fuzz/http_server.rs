@@ -114,7 +114,14 @@ impl Server {
     pub fn log_tail(&self) -> String {
         let log = self.log.lock().unwrap();
         let text = String::from_utf8_lossy(&log[log.len().saturating_sub(2000)..]).into_owned();
-        text.lines().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n")
+        text.lines()
+            .rev()
+            .take(12)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 
     /// Resets peak resident memory to what is resident now (`/proc/PID/clear_refs`).
@@ -153,10 +160,15 @@ impl Server {
         let reply = self.exchange(&init, "", Duration::from_secs(10))?;
         let id = reply.header("mcp-session-id").map(str::to_string);
         let id = id.filter(|_| reply.status == 200).ok_or_else(|| {
-            format!("initialize got {} without a session id: {}", reply.status, String::from_utf8_lossy(&reply.body))
+            format!(
+                "initialize got {} without a session id: {}",
+                reply.status,
+                String::from_utf8_lossy(&reply.body)
+            )
         })?;
         let note = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-        let reply = self.exchange(note, &format!("Mcp-Session-Id: {id}\r\n"), Duration::from_secs(10))?;
+        let reply =
+            self.exchange(note, &format!("Mcp-Session-Id: {id}\r\n"), Duration::from_secs(10))?;
         if reply.status != 202 {
             return Err(format!("notifications/initialized got {}", reply.status));
         }
@@ -183,7 +195,14 @@ impl Server {
                     received.extend_from_slice(&buf[..n]);
                     false
                 }
-                Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => false,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    false
+                }
                 Err(e) => return Err(format!("cannot read: {e}")),
             };
             let (mut replies, _) = read_replies(&received, &[false], eof);

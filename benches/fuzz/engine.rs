@@ -187,14 +187,7 @@ pub fn fuzz(config: &Config) -> Report {
             && last_progress.elapsed() >= every
         {
             last_progress = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            eprintln!(
-                "[{secs:>6.0} s] {} cases, {} messages ({:.0}/s), {} violation(s)",
-                report.cases,
-                report.messages,
-                report.messages as f64 / secs,
-                report.violations.len()
-            );
+            eprintln!("{}", report.progress(started, "messages"));
         }
     }
     report.elapsed = started.elapsed();

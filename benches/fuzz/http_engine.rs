@@ -139,14 +139,7 @@ pub fn fuzz_http(config: &Config, kinds: &[Kind]) -> Report {
             && last_progress.elapsed() >= every
         {
             last_progress = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            eprintln!(
-                "[{secs:>6.0} s] {} cases, {} requests ({:.0}/s), {} violation(s)",
-                report.cases,
-                report.messages,
-                report.messages as f64 / secs,
-                report.violations.len()
-            );
+            eprintln!("{}", report.progress(started, "requests"));
         }
     }
     report.elapsed = started.elapsed();
@@ -156,28 +149,7 @@ pub fn fuzz_http(config: &Config, kinds: &[Kind]) -> Report {
 /// The counts in a few lines: requests and cases per second, then per kind, then what was
 /// tolerated and why.
 pub fn summary(report: &Report) -> String {
-    let secs = report.elapsed.as_secs_f64().max(1e-9);
-    let mut out = format!(
-        "{} cases, {} requests in {secs:.1} s: {:.0} requests/s, {:.1} cases/s; {} violation(s)",
-        report.cases,
-        report.messages,
-        report.messages as f64 / secs,
-        report.cases as f64 / secs,
-        report.violations.len()
-    );
-    for (kind, n) in &report.per_target {
-        let time = report.time_per_target.get(kind).copied().unwrap_or_default();
-        let slowest = report.slowest.get(kind).map_or(0.0, |(t, _)| t.as_secs_f64());
-        out.push_str(&format!(
-            "\n  {kind}: {n} cases in {:.1} s (slowest {slowest:.2} s)",
-            time.as_secs_f64()
-        ));
-    }
-    for (class, n) in &report.tolerated {
-        let why = PENDING.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
-        out.push_str(&format!("\n  tolerated (pending fix) {class}: {n} case(s) — {why}"));
-    }
-    out
+    report.summary_of("requests", PENDING)
 }
 
 fn failed_setup(mut report: Report, why: String) -> Report {

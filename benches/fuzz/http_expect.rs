@@ -162,6 +162,16 @@ pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
     }
 }
 
+/// Whether the request's `Accept` admits an event stream (no `Accept` admits both kinds).
+pub fn admits_stream(request: &Request) -> bool {
+    request.header("accept").is_none_or(|accept| {
+        accept.split(',').any(|t| {
+            let media = t.split(';').next().unwrap_or("").trim_matches([' ', '\t']);
+            ["text/event-stream", "text/*", "*/*"].iter().any(|m| media.eq_ignore_ascii_case(m))
+        })
+    })
+}
+
 /// Whether a response may be an event stream that stays open: a legacy GET stream, or a
 /// 2026-07-28 `subscriptions/listen`.
 pub fn may_stay_open(request: &Request) -> bool {

@@ -5,7 +5,6 @@
 //! `http_mutate.rs` changes drafts and bytes.
 
 use super::json::{self, STRICT};
-use super::oracle::{Want, want_line};
 use super::rng::Rng;
 use super::seeds::load_seeds;
 
@@ -233,36 +232,26 @@ pub fn modern_fields(body: &[u8]) -> Vec<(String, String)> {
         let plain = !name.is_empty()
             && name.bytes().all(|b| b.is_ascii_graphic())
             && !name.starts_with("=?base64?");
-        let value = if plain { name } else { format!("=?base64?{}?=", base64(name.as_bytes())) };
+        let value = if plain {
+            name
+        } else {
+            format!("=?base64?{}?=", baremcp::encoding::base64(name.as_bytes()))
+        };
         fields.push(("Mcp-Name".into(), value));
     }
     fields
 }
 
-/// Standard base64 with padding.
-pub fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::new();
-    for chunk in bytes.chunks(3) {
-        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (b as u32) << (16 - 8 * i));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
-            } else {
-                out.push('=');
-            }
+/// What a legacy message in a live session gets: a request its answer in a `200` (or `400`
+/// when it is no valid request), a notification or response `202`, a batch either.
+fn legacy_stage(body: &[u8], context: Context) -> Vec<u16> {
+    let mut stage = match json::members(body, STRICT) {
+        Some(members) => {
+            let has = |name: &str| members.iter().any(|(k, _)| k.text == name);
+            if has("method") && has("id") { vec![200, 400] } else { vec![202, 400] }
         }
-    }
-    out
-}
-
-/// What a legacy message in a live session gets, by what the stdio oracle makes of it.
-fn legacy_stage(body: &[u8], context: Context, max_body: usize) -> Vec<u16> {
-    let mut stage = match want_line(body, max_body) {
-        Want::One(Some(_)) | Want::OneOrNull(..) => vec![200, 400],
-        Want::One(None) => vec![400],
-        Want::Batch(_) => vec![200, 202, 400],
-        Want::Nothing | Want::Maybe(_) | Want::SilentOrNull(_) => vec![202, 400],
+        None if json::items(body, STRICT).is_some() => vec![200, 202, 400],
+        None => vec![400],
     };
     if context.deletes {
         stage.push(404);
@@ -271,7 +260,7 @@ fn legacy_stage(body: &[u8], context: Context, max_body: usize) -> Vec<u16> {
 }
 
 /// A request from one of the templates.
-pub fn template(rng: &mut Rng, bodies: &Bodies, context: Context, max_body: usize) -> Drafted {
+pub fn template(rng: &mut Rng, bodies: &Bodies, context: Context) -> Drafted {
     let session = ("Mcp-Session-Id", SESSION_SLOT);
     let gone = |statuses: &[u16]| {
         let mut statuses = statuses.to_vec();
@@ -289,7 +278,7 @@ pub fn template(rng: &mut Rng, bodies: &Bodies, context: Context, max_body: usiz
             if rng.one_in(3) {
                 fields.push(("MCP-Protocol-Version", *rng.pick(&LEGACY_VERSIONS)));
             }
-            let stage = legacy_stage(&body, context, max_body);
+            let stage = legacy_stage(&body, context);
             (Draft::post(body, &fields), Some(stage), false)
         }
         30..=33 if context.session => {
@@ -421,7 +410,6 @@ mod tests {
         };
         let text = String::from_utf8(draft.write()).unwrap();
         assert!(text.ends_with("chunked\r\n\r\n2\r\n{\"\r\n5\r\na\":1}\r\n0\r\n\r\n"), "{text}");
-        assert_eq!(base64(b"Hello"), "SGVsbG8=");
         let fields = modern_fields(
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"h\u00e9"}}"#,
         );

@@ -8,7 +8,7 @@
 
 use super::http_cases::{Case, Script};
 use super::http_drive::{ConnRun, End};
-use super::http_expect::{check_body, may_stay_open, route, stage_statuses};
+use super::http_expect::{admits_stream, check_body, may_stay_open, route, stage_statuses};
 use super::http_model::{Framed, Request, frame_all};
 use super::http_reply::{Reply, Tail, excerpt, read_replies};
 
@@ -25,12 +25,26 @@ pub const PENDING: &[(&str, &str)] = &[
         "issue 25 #1: the bodies of clients that left stay queued while the loop is busy",
     ),
     ("accept-spin", "issue 25 #3: the acceptor spins when accept() fails (EMFILE)"),
+    // Found by this fuzzer, not in issue 25: for the lead to give an owner.
+    (
+        "listen-without-stream",
+        "a subscriptions/listen whose Accept admits no event stream is never answered",
+    ),
+    (
+        "stream-close-unannounced",
+        "an event stream answering Connection: close does not say Connection: close",
+    ),
 ];
 
 /// Whether `class` is tolerated: listed in [`PENDING`], and `FUZZ_STRICT` is not set (with
 /// it, pending classes show as the violations they are: how to see whether a fix landed).
 pub fn pending(class: &str) -> bool {
     std::env::var_os("FUZZ_STRICT").is_none() && PENDING.iter().any(|(c, _)| *c == class)
+}
+
+/// The listed name of a pending class (for counts that outlive the class's text).
+fn pending_name(class: &str) -> &'static str {
+    PENDING.iter().find(|(c, _)| *c == class).map_or("pending", |(c, _)| c)
 }
 
 /// What the judge found on one connection.
@@ -74,17 +88,10 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     }
     for (i, item) in items.iter().enumerate() {
         let Some(reply) = replies.get(r) else {
-            // No answer (yet): the client left, or half-closed (which reads as leaving), or
-            // the request was cut off; else the server dropped it or is stuck.
             // (Bytes that are no response, or a response cut off, are the finding then: see
             // `after_last`.)
-            let answerable = !matches!(item, Framed::Cut { .. }) && tail == Tail::Clean;
-            if answerable && !gone && !run.half_closed {
-                let class = if run.end == End::Eof { "dropped" } else { "no-answer" };
-                found.fail(
-                    class,
-                    format!("request {} of the connection got no response ({:?})", i + 1, run.end),
-                );
+            if tail == Tail::Clean && !gone && !run.half_closed {
+                unanswered(&mut found, item, i, run.end);
             }
             break;
         };
@@ -96,41 +103,21 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                 (false, (reply.open && may_stay_open(request)) || reply.closes())
             }
             Framed::Refused { statuses, why, head } => {
-                let mut allowed = statuses.clone();
-                if let Some(head) = head {
-                    allowed.extend(route(head).early);
-                }
-                if !allowed.contains(&reply.status) {
-                    found.fail(
-                        "status",
-                        format!(
-                            "a request refused for \"{why}\" got {} (wants one of {allowed:?})",
-                            reply.status
-                        ),
-                    );
-                }
+                let why = format!("refused for \"{why}\"");
+                refusal(&mut found, reply, statuses.clone(), head.as_ref(), &why);
                 (true, true)
             }
             Framed::Cut { refusals, head } => {
                 let mut allowed = refusals.clone();
                 allowed.push(408);
-                if let Some(head) = head {
-                    // Refused on its head, or (the metadata) answered without its body.
-                    let route = route(head);
-                    allowed.extend(&route.early);
-                    if route.passes && route.metadata {
-                        allowed.extend(stage_statuses(head, true));
-                    }
+                if let Some(head) = head
+                    && route(head).passes
+                    && route(head).metadata
+                {
+                    // The metadata is answered without reading a body.
+                    allowed.extend(stage_statuses(head, true));
                 }
-                if !allowed.contains(&reply.status) {
-                    found.fail(
-                        "status",
-                        format!(
-                            "a request cut off got {} (wants one of {allowed:?})",
-                            reply.status
-                        ),
-                    );
-                }
+                refusal(&mut found, reply, allowed, head.as_ref(), "cut off");
                 (true, true)
             }
         };
@@ -153,6 +140,46 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     }
     after_last(&mut found, &replies, r, &tail, run, &items);
     found
+}
+
+/// Request `i`, which the client still waited for, got no response: the server closed the
+/// connection (`dropped`) or is stuck (`no-answer`).
+fn unanswered(found: &mut Found, item: &Framed, i: usize, end: End) {
+    if matches!(item, Framed::Cut { .. }) {
+        return;
+    }
+    let class = match item {
+        Framed::Whole { request, .. } if may_stay_open(request) && !admits_stream(request) => {
+            "listen-without-stream"
+        }
+        _ if end == End::Eof => "dropped",
+        _ => "no-answer",
+    };
+    if pending(class) {
+        found.tolerated.push(pending_name(class));
+    } else {
+        found.fail(class, format!("request {} of the connection got no response ({end:?})", i + 1));
+    }
+}
+
+/// A refusal of a request the server may not serve (`why`): one of `allowed`, or of what
+/// its head (when whole) may be refused with before its body is read.
+fn refusal(
+    found: &mut Found,
+    reply: &Reply,
+    mut allowed: Vec<u16>,
+    head: Option<&Request>,
+    why: &str,
+) {
+    if let Some(head) = head {
+        allowed.extend(route(head).early);
+    }
+    if !allowed.contains(&reply.status) {
+        found.fail(
+            "status",
+            format!("a request {why} got {} (wants one of {allowed:?})", reply.status),
+        );
+    }
 }
 
 /// What the bytes after the last judged response may be: nothing, or the close.
@@ -275,10 +302,14 @@ fn check_reply(
         found.fail("chunked-to-1.0", format!("{what}: a chunked response to HTTP/1.0"));
     }
     if request.wants_close() && !reply.closes() {
-        found.fail(
-            "close-unannounced",
-            format!("{what} asked to close; the response does not say it will"),
-        );
+        let detail = format!("{what} asked to close; the response does not say it will");
+        if !reply.is_stream() {
+            found.fail("close-unannounced", detail);
+        } else if pending("stream-close-unannounced") {
+            found.tolerated.push("stream-close-unannounced");
+        } else {
+            found.fail("stream-close-unannounced", detail);
+        }
     }
     if request.method == "HEAD" && !reply.body.is_empty() {
         // Only read when head-body is pending (else the body is the next response's start).

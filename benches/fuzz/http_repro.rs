@@ -3,6 +3,7 @@
 //! must answer), and read back, so that `--replay FILE` runs exactly what was found.
 
 use super::http_cases::{Case, Kind, Planned, Script, Step};
+use super::report::push_escaped;
 
 /// Runs of one byte at least this long are written `\*N*` and the byte.
 const RUN: usize = 32;
@@ -19,15 +20,7 @@ pub fn quote(bytes: &[u8]) -> String {
             out.push_str(&format!("\\*{run}*"));
             i += run - 1;
         }
-        match b {
-            b'\r' => out.push_str("\\r"),
-            b'\n' => out.push_str("\\n"),
-            b'\t' => out.push_str("\\t"),
-            b'\\' => out.push_str("\\\\"),
-            b'"' => out.push_str("\\\""),
-            0x20..=0x7e => out.push(b as char),
-            _ => out.push_str(&format!("\\x{b:02X}")),
-        }
+        push_escaped(&mut out, b, true);
         i += 1;
     }
     out.push('"');

@@ -26,14 +26,7 @@ impl Violation {
         for line in self.input.split_inclusive(|&b| b == b'\n') {
             input.push_str("-->~ ");
             for &b in &line[..line.len().min(2000)] {
-                match b {
-                    b'\\' => input.push_str("\\\\"),
-                    b'\r' => input.push_str("\\r"),
-                    b'\n' => input.push_str("\\n"),
-                    b'\t' => input.push_str("\\t"),
-                    0x20..=0x7e => input.push(b as char),
-                    _ => input.push_str(&format!("\\x{b:02X}")),
-                }
+                push_escaped(&mut input, b, false);
             }
             if line.len() > 2000 {
                 input.push_str(&format!(" ... ({} more bytes)", line.len() - 2000));
@@ -77,9 +70,15 @@ pub struct Report {
 impl Report {
     /// The counts in a few lines: messages and cases per second, then per target and class.
     pub fn summary(&self) -> String {
+        self.summary_of("messages", PENDING)
+    }
+
+    /// [`Report::summary`] counting `unit`s (what `messages` holds), the tolerated classes
+    /// explained by `pending`.
+    pub fn summary_of(&self, unit: &str, pending: &[(&str, &str)]) -> String {
         let secs = self.elapsed.as_secs_f64().max(1e-9);
         let mut out = format!(
-            "{} cases, {} messages in {:.1} s: {:.0} messages/s, {:.0} cases/s; {} violation(s)",
+            "{} cases, {} {unit} in {:.1} s: {:.0} {unit}/s, {:.1} cases/s; {} violation(s)",
             self.cases,
             self.messages,
             secs,
@@ -96,10 +95,36 @@ impl Report {
             ));
         }
         for (class, n) in &self.tolerated {
-            let why = PENDING.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
+            let why = pending.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
             out.push_str(&format!("\n  tolerated (pending fix) {class}: {n} case(s) — {why}"));
         }
         out
+    }
+
+    /// A progress line: cases, `unit`s (per second since `started`), violations so far.
+    pub fn progress(&self, started: std::time::Instant, unit: &str) -> String {
+        let secs = started.elapsed().as_secs_f64();
+        format!(
+            "[{secs:>6.0} s] {} cases, {} {unit} ({:.0}/s), {} violation(s)",
+            self.cases,
+            self.messages,
+            self.messages as f64 / secs.max(1e-9),
+            self.violations.len()
+        )
+    }
+}
+
+/// Writes `b` as a transcript would: printable ASCII as it is, `\\ \r \n \t`, and `\xNN`
+/// for the rest (`\"` too when `quoted`).
+pub fn push_escaped(out: &mut String, b: u8, quoted: bool) {
+    match b {
+        b'\\' => out.push_str("\\\\"),
+        b'\r' => out.push_str("\\r"),
+        b'\n' => out.push_str("\\n"),
+        b'\t' => out.push_str("\\t"),
+        b'"' if quoted => out.push_str("\\\""),
+        0x20..=0x7e => out.push(b as char),
+        _ => out.push_str(&format!("\\x{b:02X}")),
     }
 }
 

@@ -27,7 +27,7 @@ fn hostile_http_keeps_every_promise() {
         progress: None,
         out: None,
     };
-    let report = engine::http_engine::fuzz_http(&config, &Kind::QUICK);
+    let report = engine::http_engine::fuzz_http(&config, Kind::quick());
     let summary = engine::http_engine::summary(&report);
     eprintln!("http fuzz: {summary}");
     if let Some(first) = report.violations.first() {

@@ -290,18 +290,7 @@ fn judge_case(server: &mut Server, case: &Case) -> Verdict {
     let cpu = server.cpu_ticks().zip(cpu_before).map(|(a, b)| a.saturating_sub(b));
     let wall = wall.elapsed();
     if std::env::var_os("HTTP_FUZZ_DEBUG").is_some() {
-        eprintln!("drive took {:?}; peak {:?}", wall, server.peak_kib());
-        for (n, run) in runs.iter().enumerate() {
-            eprintln!(
-                "conn {n}: {:?} sent {} received {} half {} err {:?}\n{}",
-                run.end,
-                run.sent.len(),
-                run.received.len(),
-                run.half_closed,
-                run.write_error,
-                String::from_utf8_lossy(&run.received[..run.received.len().min(3000)])
-            );
-        }
+        show_runs(&runs, wall, cpu);
     }
     let mut conn_broken = None;
     for (n, run) in runs.iter().enumerate() {
@@ -316,6 +305,23 @@ fn judge_case(server: &mut Server, case: &Case) -> Verdict {
     verdict.tolerated.dedup();
     verdict.broken = process_failure(server, case, &mut verdict, cpu, wall).or(conn_broken);
     verdict
+}
+
+/// What each connection did (`HTTP_FUZZ_DEBUG`, for `--replay`): how it ended, what it
+/// sent and what came back.
+fn show_runs(runs: &[super::http_drive::ConnRun], wall: Duration, cpu_ticks: Option<u64>) {
+    eprintln!("the connections took {wall:?} and {cpu_ticks:?} ticks of the server's CPU");
+    for (n, run) in runs.iter().enumerate() {
+        eprintln!(
+            "connection {}: {:?}, {} bytes sent, half-closed {}, write error {:?}; received:\n{}",
+            n + 1,
+            run.end,
+            run.sent.len(),
+            run.half_closed,
+            run.write_error,
+            String::from_utf8_lossy(&run.received[..run.received.len().min(3000)])
+        );
+    }
 }
 
 /// The process after a case: alive, no panic, answering, within its memory bound, and not
@@ -335,12 +341,7 @@ fn process_failure(
         return Some(("panic".into(), panic));
     }
     let patience = Duration::from_secs(SLOW_SECS * 2 + 10);
-    let t = Instant::now();
-    let sent = server.sentinel(patience);
-    if std::env::var_os("HTTP_FUZZ_DEBUG").is_some() {
-        eprintln!("sentinel took {:?}: {sent:?}; peak {:?}", t.elapsed(), server.peak_kib());
-    }
-    if let Err(why) = sent {
+    if let Err(why) = server.sentinel(patience) {
         verdict.restart = true;
         return Some(("no-answer".into(), format!("after the case: {why}")));
     }
@@ -363,9 +364,6 @@ fn process_failure(
     }
     // Clock ticks are hundredths of a second on Linux.
     let busy = cpu_ticks.map_or(0.0, |t| t as f64 / 100.0);
-    if std::env::var_os("HTTP_FUZZ_DEBUG").is_some() {
-        eprintln!("cpu {busy} s in {wall:?}");
-    }
     if case.files.is_some() && busy > 0.6 * wall.as_secs_f64() {
         let detail =
             format!("{busy:.2} s of CPU in {:.2} s while descriptors ran out", wall.as_secs_f64());

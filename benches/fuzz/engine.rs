@@ -175,20 +175,9 @@ pub fn fuzz(config: &Config) -> Report {
         count(&mut report, target, &case, &outcome, case_started.elapsed());
         if let Some(v) = outcome.violation {
             let v = minimize(&world, target, v);
-            if config.progress.is_some() {
-                eprintln!("--- violation {}:\n{}", report.violations.len() + 1, v.describe());
-            }
-            if let Some(dir) = &config.out {
-                let _ = write_reproducer(&v, dir, config.seed, report.violations.len());
-            }
-            report.violations.push(v);
+            report.keep(config, v, Violation::describe, write_reproducer);
         }
-        if let Some(every) = config.progress
-            && last_progress.elapsed() >= every
-        {
-            last_progress = Instant::now();
-            eprintln!("{}", report.progress(started, "messages"));
-        }
+        report.tick(config, started, &mut last_progress, "messages");
     }
     report.elapsed = started.elapsed();
     report

@@ -19,7 +19,7 @@ use super::http_gen::{Bodies, SESSION_SLOT, bodies};
 use super::http_judge::{PENDING, judge_conn, pending};
 use super::http_repro::write_case;
 use super::http_server::{Launch, Server};
-use super::report::{Report, Violation};
+use super::report::{Report, Violation, write_pair};
 use super::rng::Rng;
 
 /// The largest body the fuzzed server takes (`--max-message-bytes`).
@@ -127,20 +127,9 @@ pub fn fuzz_http(config: &Config, kinds: &[Kind]) -> Report {
         if let Some((class, detail)) = verdict.broken {
             let (case, detail) = minimize(&world, &mut server, case, &class, detail);
             let v = violation(&world, &case, &class, &format!("{detail} (case seed {case_seed})"));
-            if config.progress.is_some() {
-                eprintln!("--- violation {}:\n{}", report.violations.len() + 1, describe(&v));
-            }
-            if let Some(dir) = &config.out {
-                let _ = write_reproducer(&v, dir, config.seed, report.violations.len());
-            }
-            report.violations.push(v);
+            report.keep(config, v, describe, write_reproducer);
         }
-        if let Some(every) = config.progress
-            && last_progress.elapsed() >= every
-        {
-            last_progress = Instant::now();
-            eprintln!("{}", report.progress(started, "requests"));
-        }
+        report.tick(config, started, &mut last_progress, "requests");
     }
     report.elapsed = started.elapsed();
     report
@@ -217,13 +206,9 @@ pub fn write_reproducer(
     seed: u64,
     n: usize,
 ) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let base = dir.join(format!("http-violation-{seed}-{n}-{}", v.class));
-    std::fs::write(base.with_extension("txt"), describe(v))?;
     let case = super::http_repro::read_case(&String::from_utf8_lossy(&v.input));
     let first = case.ok().and_then(|c| c.scripts.first().map(Script::bytes)).unwrap_or_default();
-    std::fs::write(base.with_extension("bin"), first)?;
-    Ok(base.with_extension("txt"))
+    write_pair(dir, &format!("http-violation-{seed}-{n}-{}", v.class), &describe(v), &first)
 }
 
 /// The case with the session's id in place of its placeholder (found across writes too).

@@ -395,10 +395,10 @@ fn vary(rng: &mut Rng, draft: &mut Draft) {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
+    // Imported in the test itself: the soak compiles this module without the test harness.
     #[test]
     fn drafts_write_the_framing_they_name() {
+        use super::*;
         let mut draft = Draft::post(b"{\"a\":1}".to_vec(), &[]);
         let text = String::from_utf8(draft.write()).unwrap();
         assert!(text.ends_with("Content-Length: 7\r\n\r\n{\"a\":1}"), "{text}");

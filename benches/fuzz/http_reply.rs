@@ -321,10 +321,10 @@ pub fn events(body: &[u8], open: bool) -> Result<Vec<Vec<u8>>, String> {
 
 #[cfg(test)]
 mod tests {
-    use super::*;
-
+    // Imported in the test itself: the soak compiles this module without the test harness.
     #[test]
     fn responses_are_read_strictly() {
+        use super::*;
         let ok = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}HTTP/1.1 204 No Content\r\n\r\n";
         let (replies, tail) = read_replies(ok, &[false, false], false);
         assert_eq!((replies.len(), tail), (2, Tail::Clean));

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::Config;
 use super::oracle::PENDING;
 
 /// A broken promise, with what reproduces it.
@@ -101,17 +102,49 @@ impl Report {
         out
     }
 
-    /// A progress line: cases, `unit`s (per second since `started`), violations so far.
-    pub fn progress(&self, started: std::time::Instant, unit: &str) -> String {
+    /// Keeps a violation: shown (as `show` writes it) when the run shows progress, and its
+    /// reproducer written (by `write`) to the run's directory as soon as it is found.
+    pub fn keep(&mut self, config: &Config, v: Violation, show: Show, write: Write) {
+        if config.progress.is_some() {
+            eprintln!("--- violation {}:\n{}", self.violations.len() + 1, show(&v));
+        }
+        if let Some(dir) = &config.out {
+            let _ = write(&v, dir, config.seed, self.violations.len());
+        }
+        self.violations.push(v);
+    }
+
+    /// Prints a progress line — cases, `unit`s (per second since `started`), violations so
+    /// far — when `last` is as old as the run's progress interval.
+    pub fn tick(&self, config: &Config, started: Instant, last: &mut Instant, unit: &str) {
+        let Some(every) = config.progress else { return };
+        if last.elapsed() < every {
+            return;
+        }
+        *last = Instant::now();
         let secs = started.elapsed().as_secs_f64();
-        format!(
+        eprintln!(
             "[{secs:>6.0} s] {} cases, {} {unit} ({:.0}/s), {} violation(s)",
             self.cases,
             self.messages,
             self.messages as f64 / secs.max(1e-9),
             self.violations.len()
-        )
+        );
     }
+}
+
+/// How a target describes a violation.
+pub type Show = fn(&Violation) -> String;
+/// How a target writes a violation's reproducer: into a directory, for a seed, as its `n`th.
+pub type Write = fn(&Violation, &Path, u64, usize) -> std::io::Result<PathBuf>;
+
+/// Writes `BASE.txt` (`text`) and `BASE.bin` (`bytes`) into `dir`; returns the `.txt` path.
+pub fn write_pair(dir: &Path, base: &str, text: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let base = dir.join(base);
+    std::fs::write(base.with_extension("bin"), bytes)?;
+    std::fs::write(base.with_extension("txt"), text)?;
+    Ok(base.with_extension("txt"))
 }
 
 /// Writes `b` as a transcript would: printable ASCII as it is, `\\ \r \n \t`, and `\xNN`
@@ -146,9 +179,6 @@ pub fn write_reproducer(
     seed: u64,
     n: usize,
 ) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let base = dir.join(format!("violation-{seed}-{n}-{}-{}", v.target, v.class));
-    std::fs::write(base.with_extension("bin"), &v.input)?;
-    std::fs::write(base.with_extension("txt"), v.describe())?;
-    Ok(base.with_extension("txt"))
+    let base = format!("violation-{seed}-{n}-{}-{}", v.target, v.class);
+    write_pair(dir, &base, &v.describe(), &v.input)
 }

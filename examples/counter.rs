@@ -6,15 +6,21 @@
 use std::cell::Cell;
 use std::rc::Rc;
 
-use baremcp::{Json, Server, Tool};
+use baremcp::{Json, Server, Tool, tool_args};
 use serde::Deserialize;
 use serde_json::json;
 
-#[derive(Deserialize)]
-struct Count {
-    /// How much one call adds.
-    #[serde(default = "one")]
-    by: u32,
+tool_args! {
+    /// What one call counts.
+    // Examples of whole arguments go on the struct; registration checks that they decode.
+    #[derive(Deserialize)]
+    #[schema(examples = [json!({}), json!({"by": 2})])]
+    struct Count {
+        /// How much one call adds.
+        #[serde(default = "one")]
+        #[schema(minimum = 1, default = 1)]
+        by: u32,
+    }
 }
 
 fn one() -> u32 {
@@ -28,11 +34,6 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     server.add_tool(Tool::typed(
         "count",
         "Counts its calls and returns the total",
-        json!({
-            "type": "object",
-            "properties": { "by": { "type": "integer", "minimum": 1, "default": 1 } },
-            "examples": [{}, { "by": 2 }]
-        }),
         move |args: Count, _cx| {
             let total = counted.get().checked_add(args.by).ok_or("the count would overflow")?;
             counted.set(total);

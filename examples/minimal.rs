@@ -1,30 +1,21 @@
-//! The smallest useful server: one typed tool, served on stdio. Run it with
-//! `cargo run --example minimal` and paste an initialize and a tools/call.
+//! The smallest useful server: one typed tool on stdio (`cargo run --example minimal`).
+use baremcp::{Server, Tool, tool_args};
 
-use baremcp::{Server, Tool};
-use serde::Deserialize;
-use serde_json::json;
-
-/// The tool's arguments, decoded once they have passed the schema.
-#[derive(Deserialize)]
-struct Shout {
-    text: String,
+tool_args! {
+    /// What to shout.
+    #[derive(serde::Deserialize)]
+    struct Shout {
+        /// The text to put in capitals.
+        #[schema(minLength = 1, examples = ["hello"])]
+        text: String,
+    }
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut server = Server::new("minimal", "0.1.0").instructions("Ask me to shout something.");
-    server.add_tool(Tool::typed(
-        "shout",
-        "Returns the text in capitals",
-        json!({
-            "type": "object",
-            "properties": { "text": { "type": "string", "minLength": 1 } },
-            "required": ["text"],
-            "examples": [{ "text": "hello" }]
-        }),
-        |args: Shout, _cx| Ok(args.text.to_uppercase()),
-    ))?;
+    server.add_tool(Tool::typed("shout", "Returns the text in capitals", |args: Shout, _cx| {
+        Ok(args.text.to_uppercase())
+    }))?;
     // A client that closes its end, stdin or stdout, ends this with Ok.
-    server.serve_stdio()?;
-    Ok(())
+    Ok(server.serve_stdio()?)
 }

@@ -14,6 +14,7 @@ use std::io::{self, BufRead};
 use serde_json::{Value, json};
 
 use crate::conn::outbox::Outbox;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
@@ -94,6 +95,8 @@ pub(crate) struct Conn<'io> {
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
+    /// Who sends the input, when the transport authenticated it (HTTP).
+    principal: Option<&'io Principal>,
 }
 
 impl<'io> Conn<'io> {
@@ -107,6 +110,7 @@ impl<'io> Conn<'io> {
             max_line,
             next_request: 0,
             eof: false,
+            principal: None,
         }
     }
 
@@ -121,7 +125,19 @@ impl<'io> Conn<'io> {
             max_line: 0,
             next_request: 0,
             eof: false,
+            principal: None,
         }
+    }
+
+    /// The same connection, its input sent by `principal`.
+    pub fn with_principal(mut self, principal: Option<&'io Principal>) -> Conn<'io> {
+        self.principal = principal;
+        self
+    }
+
+    /// Who sends the input: `None` when the transport authenticates no one (stdio).
+    pub fn principal(&self) -> Option<&'io Principal> {
+        self.principal
     }
 
     /// Whether the client stopped listening for the request being served.

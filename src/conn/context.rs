@@ -14,7 +14,9 @@ use serde_json::{Map, Value, json};
 
 pub use crate::conn::connection::ClientError;
 use crate::conn::connection::Conn;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
+use crate::util::trace_context::TraceContext;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::Id;
 pub use crate::wire::log_level::LogLevel;
@@ -77,6 +79,8 @@ pub struct Context<'a, 'io> {
     progress_token: Option<Value>,
     last_progress: Option<f64>,
     log_level: Option<LogLevel>,
+    /// The request's `_meta` as raw JSON text: its trace context is read when a handler asks.
+    raw_meta: Option<&'a str>,
     /// 2026-07-28: the request's `clientCapabilities` (legacy ones live in the session).
     client_capabilities: Option<&'a str>,
     /// 2026-07-28: answers from `inputResponses` and a verified `requestState` (`None`: no
@@ -101,6 +105,8 @@ pub(crate) struct Setup<'a> {
     pub era: Era,
     pub progress_token: Option<Value>,
     pub log_level: Option<LogLevel>,
+    /// The request's `_meta` as raw JSON text.
+    pub raw_meta: Option<&'a str>,
     /// 2026-07-28: the request's `clientCapabilities` as sent, read only when a handler asks
     /// the client for something.
     pub client_capabilities: Option<&'a str>,
@@ -126,6 +132,7 @@ impl<'a, 'io> Context<'a, 'io> {
             progress_token: setup.progress_token,
             last_progress: None,
             log_level,
+            raw_meta: setup.raw_meta,
             client_capabilities,
             answers: setup.answers,
             used: None,
@@ -152,9 +159,51 @@ impl<'a, 'io> Context<'a, 'io> {
         }
     }
 
+    /// Who made this request, when the transport authenticated the caller: over HTTP, the
+    /// subject of a verified JWT, or the name of the static bearer token presented (the token
+    /// file's `NAME TOKEN` lines). `None` on stdio and over HTTP without authentication.
+    pub fn principal(&self) -> Option<&Principal> {
+        self.conn.principal()
+    }
+
     /// The request's `_meta.progressToken`, as sent (a string or an integer), if any.
     pub fn progress_token(&self) -> Option<&Value> {
         self.progress_token.as_ref()
+    }
+
+    /// The W3C trace context the request carried in `params._meta.traceparent` (and
+    /// `tracestate`), when it was valid: pass it on to what the handler calls, so that work
+    /// joins the caller's trace. The request's log line names its trace id. Read from the
+    /// request on each call.
+    ///
+    /// ```
+    /// use baremcp::{Server, Tool, ToolOutput};
+    /// use serde_json::json;
+    ///
+    /// let traced = Tool::new("traced", "Names its trace", json!({"type": "object"}), |_, cx| {
+    ///     // Calling on, send `trace.traceparent(span)` with a span id of your own.
+    ///     let said = match cx.trace() {
+    ///         Some(trace) => format!("trace {} from span {:02x?}", trace.trace_id_hex(), trace.parent_id()),
+    ///         None => "no trace".to_string(),
+    ///     };
+    ///     Ok(ToolOutput::text(said))
+    /// });
+    /// let mut server = Server::new("tracer", "1.0.0");
+    /// server.add_tool(traced)?;
+    ///
+    /// let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}
+    /// {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"traced","_meta":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}
+    /// {"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"traced"}}
+    /// "#;
+    /// let mut output = Vec::new();
+    /// server.serve(&mut &input[..], &mut output)?;
+    /// let output = String::from_utf8(output)?;
+    /// assert!(output.contains("trace 4bf92f3577b34da6a3ce929d0e0e4736 from span [00, f0, 67, aa, 0b, a9, 02, b7]"));
+    /// assert!(output.lines().last().unwrap().contains("no trace"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn trace(&self) -> Option<TraceContext> {
+        crate::wire::era::trace_context(self.raw_meta)
     }
 
     /// True once the client cancelled this request (read while the handler waited on the

@@ -5,4 +5,5 @@
 pub(crate) mod connection;
 pub(crate) mod context;
 pub(crate) mod outbox;
+pub(crate) mod principal;
 pub(crate) mod session;

@@ -6,7 +6,7 @@
 use serde_json::Value;
 
 use crate::crypto::{Algorithm, KeyError, PublicKey, VerifyError};
-use crate::util::encoding::base64_decode;
+use crate::util::encoding::base64url_decode;
 
 /// What one file's cases came to.
 #[derive(Debug, Default, PartialEq)]
@@ -214,5 +214,5 @@ pub(super) fn unhex(text: &str) -> Vec<u8> {
 
 /// Unpadded base64url (RFC 4648 §5), as JWKs and JWS carry bytes.
 pub(super) fn base64url(text: &str) -> Vec<u8> {
-    base64_decode(&text.replace('-', "+").replace('_', "/")).unwrap()
+    base64url_decode(text).unwrap()
 }

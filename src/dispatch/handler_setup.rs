@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use serde_json::{Map, Value, json};
 
 use crate::conn::context::{Context, Setup};
+use crate::conn::principal::Principal;
 use crate::dispatch::request::Request;
 use crate::dispatch::request_state;
 use crate::registry::server::Server;
@@ -17,10 +18,12 @@ use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
 /// The context facts for a handler: progress token, log level, client capabilities, and for
 /// a 2026-07-28 retry the answers from `inputResponses` and a verified `requestState`.
 /// `subject` names the request (its method's salient parameters), so state made for one
-/// request is refused on another; it is built only when a `requestState` needs it.
+/// request is refused on another; it is built only when a `requestState` needs it. State made
+/// for one `principal` (the caller the transport authenticated) is refused for another.
 pub(crate) fn setup<'a>(
     server: &Server,
     req: &Request<'a>,
+    principal: Option<&Principal>,
     subject: &dyn Fn() -> String,
 ) -> Result<Setup<'a>, ErrorObject> {
     let progress_token = req
@@ -36,9 +39,16 @@ pub(crate) fn setup<'a>(
                 ErrorObject::invalid_params("params.requestState must be a string")
             })?;
             answers = Some(
-                request_state::open(signing_key(server)?, req.method, &subject(), &state).map_err(
-                    |why| ErrorObject::invalid_params(format!("invalid requestState: {why}")),
-                )?,
+                request_state::open(
+                    signing_key(server)?,
+                    req.method,
+                    &subject(),
+                    principal,
+                    &state,
+                )
+                .map_err(|why| {
+                    ErrorObject::invalid_params(format!("invalid requestState: {why}"))
+                })?,
             );
         }
         if let Some(raw) = req.params.input_responses {
@@ -59,6 +69,7 @@ pub(crate) fn setup<'a>(
         era: req.era(),
         progress_token,
         log_level: req.meta.log_level,
+        raw_meta: req.params.meta,
         client_capabilities,
         answers,
     })
@@ -86,8 +97,9 @@ pub(crate) fn interrupted(
         Ok(key) => key,
         Err(refused) => return Some(Err(refused)),
     };
-    let state =
-        request_state::seal(key, req.method, &subject(), cx.used.as_ref().unwrap_or(&Map::new()));
+    let none = Map::new();
+    let answers = cx.used.as_ref().unwrap_or(&none);
+    let state = request_state::seal(key, req.method, &subject(), cx.principal(), answers);
     Some(Ok(
         json!({ "resultType": "input_required", "inputRequests": pending, "requestState": state }),
     ))

@@ -52,7 +52,7 @@ pub(crate) fn get(
         }
     }
     let subject = || format!("{name} {}", json!(args));
-    let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+    let mut cx = Context::new(setup(server, req, conn.principal(), &subject)?, session, conn);
     let messages = (prompt.handler)(&args, &mut cx);
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
         return interrupted;

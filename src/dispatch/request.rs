@@ -58,11 +58,18 @@ impl<'a> Request<'a> {
             Ok(_) => "ok".to_string(),
             Err(e) => format!("error {}", e.code),
         };
+        // The trace id goes last, so lines without one read as they always did.
+        let trace = match era::trace_context(self.params.meta) {
+            Some(trace) => format!(" trace_id={}", trace.trace_id_hex()),
+            None => String::new(),
+        };
         match &self.tool {
             Some((name, is_error)) => {
-                log::info!(target: LOG, "{} id={} {micros}us {outcome} tool={name} isError={is_error}", self.method, self.id)
+                log::info!(target: LOG, "{} id={} {micros}us {outcome} tool={name} isError={is_error}{trace}", self.method, self.id)
             }
-            None => log::info!(target: LOG, "{} id={} {micros}us {outcome}", self.method, self.id),
+            None => {
+                log::info!(target: LOG, "{} id={} {micros}us {outcome}{trace}", self.method, self.id)
+            }
         }
     }
 }

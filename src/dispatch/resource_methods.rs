@@ -132,7 +132,7 @@ pub(crate) fn read(
 ) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
     let subject = || uri.to_string();
-    let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+    let mut cx = Context::new(setup(server, req, conn.principal(), &subject)?, session, conn);
     let read = find_and_read(server, &uri, &mut cx);
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {
         return interrupted;

@@ -3,6 +3,7 @@
 //! transport drives: the stdio loop line by line, HTTP message by message.
 
 use std::panic::{self, AssertUnwindSafe};
+use std::time::{Duration, Instant};
 
 use serde_json::json;
 
@@ -10,6 +11,7 @@ use crate::conn::connection::Conn;
 use crate::conn::session::Session;
 use crate::dispatch::method_table;
 use crate::dispatch::request::Request;
+use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
@@ -112,14 +114,21 @@ pub(crate) fn serve_message<'a>(
             };
         }
     };
-    let started = Request::started();
+    // The clock is read for the completion log line, or for an `on_reply` hook.
+    let logged = Request::started();
+    let started = logged.or_else(|| server.hooks.on_reply.as_ref().map(|_| Instant::now()));
     let mut request = match Request::new(&id, &method, &params) {
         Ok(request) => request,
         Err(error) => return Some((Some(id), Err(error))),
     };
-    // Tool panics are caught closer to the tool; this net catches the rest, so no request can
-    // take the process down.
+    // Tool panics are caught closer to the tool; this net catches the rest (an interceptor
+    // hook's too), so no request can take the process down.
     let dispatched = panic::catch_unwind(AssertUnwindSafe(|| {
+        if let Some(on_request) = &server.hooks.on_request
+            && let Err(refused) = on_request(&intercepted(&request))
+        {
+            return Some(Err(refused));
+        }
         method_table::dispatch(server, session, &mut request, conn)
     }));
     let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
@@ -128,10 +137,48 @@ pub(crate) fn serve_message<'a>(
         log::debug!(target: LOG, "{method} id={id} cancelled: no response");
         return None;
     }
-    let reply = reply?;
+    let mut reply = reply?;
     if let Some(started) = started {
-        request.log_completion(&reply, started.elapsed().as_micros());
+        let elapsed = started.elapsed();
+        if logged.is_some() {
+            request.log_completion(&reply, elapsed.as_micros());
+        }
+        if let Some(on_reply) = &server.hooks.on_reply {
+            reply = show_reply(on_reply, &intercepted(&request), reply, elapsed);
+        }
     }
     drop(request);
     Some((Some(id), reply))
+}
+
+/// The request as the interceptor hooks see it.
+fn intercepted<'r>(request: &'r Request) -> Intercepted<'r> {
+    Intercepted {
+        method: request.method,
+        id: request.id,
+        params: request.params.raw,
+        era: request.era(),
+    }
+}
+
+/// Shows `on_reply` the reply, as JSON text: a result still held as a value is serialized
+/// here, once, and sent as that text. A panic in the hook is contained (the panic hook has
+/// reported it); the reply goes out all the same.
+fn show_reply(on_reply: &OnReply, request: &Intercepted, reply: Reply, took: Duration) -> Reply {
+    let reply = match reply {
+        Ok(Payload::Value(value)) => match serde_json::to_vec(&value) {
+            Ok(json) => Ok(Payload::Json(json)),
+            Err(_) => Ok(Payload::Value(value)),
+        },
+        other => other,
+    };
+    let shown = match &reply {
+        Ok(Payload::Json(json)) => Ok(std::str::from_utf8(json).unwrap_or_default()),
+        Ok(Payload::Value(_)) => Ok(""),
+        Err(error) => Err(error),
+    };
+    if panic::catch_unwind(AssertUnwindSafe(|| on_reply(request, shown, took))).is_err() {
+        log::error!(target: LOG, "the on_reply hook panicked on {} id={}", request.method, request.id);
+    }
+    reply
 }

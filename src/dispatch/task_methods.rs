@@ -33,7 +33,7 @@ pub(crate) fn call(
         None => arguments.clone(),
         Some(prepare) => {
             let subject = || format!("{name} {arguments}");
-            let setup = match setup(server, req, &subject) {
+            let setup = match setup(server, req, conn.principal(), &subject) {
                 Ok(setup) => setup,
                 Err(error) => return Some(Err(error)),
             };

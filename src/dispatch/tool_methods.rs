@@ -64,7 +64,8 @@ pub(crate) fn call<'a>(
             // The subject binds a 2026-07-28 requestState to this tool and these arguments.
             let modern = matches!(req.era(), Era::Modern(_));
             let subject = || format!("{name} {arguments}");
-            let mut cx = Context::new(setup(server, req, &subject)?, session, conn);
+            let mut cx =
+                Context::new(setup(server, req, conn.principal(), &subject)?, session, conn);
             let handler = &registered.tool.handler;
             let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&arguments, &mut cx)));
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
@@ -93,7 +94,7 @@ pub(crate) fn call<'a>(
     }
     let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
     let mut json = std::mem::take(&mut session.spare);
-    output.write_json(&mut json, server_info);
+    output.write_json(&mut json, server_info, registered.tool.structured_text);
     req.tool = Some((name, output.is_error));
     Ok(Payload::Json(json))
 }

@@ -1,4 +1,4 @@
-//! What registration reports: why a tool, resource, template, prompt or root was refused
+//! What registration reports: why a tool, resource, template, prompt or directory was refused
 //! ([`Error`]), and what it accepted but will not enforce ([`Warning`]).
 
 use std::fmt;
@@ -11,10 +11,10 @@ use crate::schema::Problem;
 #[non_exhaustive]
 pub enum Error {
     /// Something of this kind is already registered under this name (tools, prompts) or URI
-    /// (resources, roots).
+    /// (resources, directories).
     Duplicate {
         /// What was registered twice.
-        kind: Kind,
+        kind: DuplicateKind,
         /// The name or URI both share.
         name: String,
     },
@@ -43,6 +43,16 @@ pub enum Error {
         /// What did not fit, as serde says it.
         why: String,
     },
+    /// A [`crate::Tool::typed`] tool's schema, derived by [`crate::tool_args!`], and its
+    /// argument type's `Deserialize` read different names: a serde attribute the macro does
+    /// not follow (`rename`, `skip`, `flatten`, ...). Write the schema out with
+    /// [`crate::Tool::typed_with_schema`], or drop the attribute.
+    Mismatch {
+        /// The tool's name.
+        tool: String,
+        /// Each difference, with the JSON Pointer into the input schema where it is.
+        problems: Vec<Problem>,
+    },
     /// A resource template has no `{variable}`: it would match one URI only, which is what a
     /// resource is for.
     NoVariable {
@@ -51,17 +61,17 @@ pub enum Error {
     },
 }
 
-/// The kinds of things a server registers, as [`Error::Duplicate`] names them.
+/// What [`Error::Duplicate`] found registered twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub enum DuplicateKind {
     /// A tool, by name.
     Tool,
     /// A prompt, by name.
     Prompt,
     /// A static resource, by URI.
     Resource,
-    /// A `--root` directory, by its base URI.
-    Root,
+    /// A directory served with [`crate::Server::add_directory`], by its base URI.
+    Directory,
 }
 
 impl fmt::Display for Error {
@@ -69,22 +79,20 @@ impl fmt::Display for Error {
         match self {
             Error::Duplicate { kind, name } => {
                 let (kind, by) = match kind {
-                    Kind::Tool => ("tool", "name"),
-                    Kind::Prompt => ("prompt", "name"),
-                    Kind::Resource => ("resource", "uri"),
-                    Kind::Root => ("root", "uri"),
+                    DuplicateKind::Tool => ("tool", "name"),
+                    DuplicateKind::Prompt => ("prompt", "name"),
+                    DuplicateKind::Resource => ("resource", "uri"),
+                    DuplicateKind::Directory => ("directory", "uri"),
                 };
                 write!(f, "duplicate {kind} {by} {name:?}")
             }
             Error::Schema { tool, schema, problems } => {
                 write!(f, "tool {tool:?}: {schema} does not load: ")?;
-                for (i, problem) in problems.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str("; ")?;
-                    }
-                    write!(f, "{problem}")?;
-                }
-                Ok(())
+                problem_list(f, problems)
+            }
+            Error::Mismatch { tool, problems } => {
+                write!(f, "tool {tool:?}: inputSchema and the argument type disagree: ")?;
+                problem_list(f, problems)
             }
             Error::NotAnObject { tool } => {
                 write!(f, r#"tool {tool:?}: inputSchema must have "type": "object""#)
@@ -103,6 +111,16 @@ impl fmt::Display for Error {
 }
 
 impl std::error::Error for Error {}
+
+fn problem_list(f: &mut fmt::Formatter<'_>, problems: &[Problem]) -> fmt::Result {
+    for (i, problem) in problems.iter().enumerate() {
+        if i > 0 {
+            f.write_str("; ")?;
+        }
+        write!(f, "{problem}")?;
+    }
+    Ok(())
+}
 
 /// A keyword in a tool's schema that is known but not enforced (such as
 /// `unevaluatedProperties`): the tool is registered, and arguments are not checked against

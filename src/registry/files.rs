@@ -299,7 +299,9 @@ mod flags {
 /// `max_bytes`. It is opened without waiting, so a FIFO or a device put in a file's place
 /// never blocks the caller: anything but a regular file is `NotFound`, as is a missing one;
 /// a larger file is refused with a message that names it, and so is one that does not fit
-/// in memory (the buffer grows as bytes arrive, never by what the file claims).
+/// in memory (the buffer grows as bytes arrive, never by what the file claims). For a
+/// [`crate::Resource`] reader that serves a file (see [`crate::Resource::watch_file`]): it
+/// reads as [`FileRoot`] does.
 pub fn read_regular_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, ReadError> {
     let (file, metadata) = open_regular(path, true).map_err(|_| ReadError::NotFound)?;
     let too_large =

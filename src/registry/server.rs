@@ -7,8 +7,9 @@ use std::sync::OnceLock;
 
 use serde_json::{Map, Value, json};
 
-use crate::registry::error::{Error, Kind, Warning};
+use crate::registry::error::{DuplicateKind, Error, Warning};
 use crate::registry::files::FileRoot;
+use crate::registry::intercept::{Hooks, Intercepted};
 use crate::registry::prompt::Prompt;
 use crate::registry::resource::{Resource, ResourceTemplate};
 use crate::registry::task_tool::{TaskTool, Tasks};
@@ -17,6 +18,7 @@ use crate::schema::Schema;
 use crate::util::fnv::Fnv;
 use crate::util::stamp::Stamp;
 use crate::wire::era;
+use crate::wire::jsonrpc::ErrorObject;
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::server";
@@ -75,6 +77,8 @@ pub struct Server {
     state_key: OnceLock<Result<Vec<u8>, String>>,
     /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
     info_json: OnceLock<String>,
+    /// The interceptor hooks, `on_request` and `on_reply`.
+    pub(crate) hooks: Hooks,
 }
 
 impl Server {
@@ -95,6 +99,7 @@ impl Server {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             state_key: OnceLock::new(),
             info_json: OnceLock::new(),
+            hooks: Hooks::default(),
         }
     }
 
@@ -143,15 +148,75 @@ impl Server {
         self
     }
 
+    /// Sets the interceptor that sees every request before it is dispatched: its method, id,
+    /// raw `params` and era ([`Intercepted`]). Returning `Err` refuses the request: the client
+    /// gets that error and no handler runs. It runs on the serving thread, over stdio and
+    /// HTTP alike, for each request of a batch too; a request whose envelope or `params` is
+    /// malformed is answered with its error before any hook sees it. A panic in it becomes
+    /// an internal error reply. One hook per server: setting another replaces it.
+    ///
+    /// ```
+    /// use std::cell::Cell;
+    /// use std::rc::Rc;
+    ///
+    /// use baremcp::{ErrorCode, ErrorObject, Server};
+    ///
+    /// let seen = Rc::new(Cell::new(0));
+    /// let counted = seen.clone();
+    /// let server = Server::new("guarded", "1.0.0")
+    ///     .on_request(|request| match request.method {
+    ///         "prompts/list" => Err(ErrorObject::new(ErrorCode::INVALID_REQUEST, "not today")),
+    ///         _ => Ok(()),
+    ///     })
+    ///     .on_reply(move |request, reply, _took| {
+    ///         counted.set(counted.get() + 1);
+    ///         assert_eq!(request.method == "prompts/list", reply.is_err());
+    ///     });
+    ///
+    /// let input = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}
+    /// {"jsonrpc":"2.0","id":2,"method":"prompts/list"}
+    /// "#;
+    /// let mut output = Vec::new();
+    /// server.serve(&mut &input[..], &mut output)?;
+    /// let last = String::from_utf8(output)?.lines().last().unwrap().to_string();
+    /// assert_eq!(last, r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32600,"message":"not today"}}"#);
+    /// assert_eq!(seen.get(), 2);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn on_request(
+        mut self,
+        hook: impl Fn(&Intercepted) -> Result<(), ErrorObject> + 'static,
+    ) -> Server {
+        self.hooks.on_request = Some(Box::new(hook));
+        self
+    }
+
+    /// Sets the interceptor that sees every reply: the request ([`Intercepted`]), the JSON
+    /// text of its `result` or its error, and how long dispatching it took (the `on_request`
+    /// hook included). It runs on the serving thread before the reply is written; a request
+    /// that gets no response (cancelled, or a `subscriptions/listen` stream left open) is not
+    /// shown. Setting it costs each reply held as a value one serialization, done here
+    /// instead of when the reply is written. One hook per server: setting another replaces
+    /// it. See [`Server::on_request`] for an example.
+    pub fn on_reply(
+        mut self,
+        hook: impl Fn(&Intercepted, Result<&str, &ErrorObject>, std::time::Duration) + 'static,
+    ) -> Server {
+        self.hooks.on_reply = Some(Box::new(hook));
+        self
+    }
+
     /// Registers a tool, compiling its schemas. Refused: a duplicate name, a schema that does
-    /// not load, an input schema without `"type": "object"`, and (for [`Tool::typed`]) an
-    /// entry of the input schema's `examples` that does not decode into the argument type.
+    /// not load, an input schema without `"type": "object"`, for [`Tool::typed`] a schema
+    /// whose names differ from those the argument type reads ([`Error::Mismatch`]), and for
+    /// typed tools an entry of the input schema's `examples` that does not decode into the
+    /// argument type.
     ///
     /// Returns the schemas' warnings: keywords that are known but not enforced, which are
     /// also logged (warn level) with the tool name.
     pub fn add_tool(&mut self, tool: Tool) -> Result<Vec<Warning>, Error> {
         if self.tool_index.contains_key(&tool.name) {
-            return Err(Error::Duplicate { kind: Kind::Tool, name: tool.name });
+            return Err(Error::Duplicate { kind: DuplicateKind::Tool, name: tool.name });
         }
         let mut warnings = Vec::new();
         let mut compile = |schema_name: &'static str, schema: &Value| {
@@ -176,6 +241,13 @@ impl Server {
             return Err(Error::NotAnObject { tool: tool.name });
         }
         let output = tool.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
+        if let Some(agrees) = tool.agrees {
+            let mut problems = Vec::new();
+            agrees(&mut problems);
+            if !problems.is_empty() {
+                return Err(Error::Mismatch { tool: tool.name, problems });
+            }
+        }
         if let Some(decodes) = tool.decodes {
             let examples =
                 tool.input_schema.get("examples").and_then(Value::as_array).into_iter().flatten();
@@ -210,7 +282,7 @@ impl Server {
     /// Registers a resource with a fixed URI. Refused: a URI already registered.
     pub fn add_resource(&mut self, resource: Resource) -> Result<(), Error> {
         if self.resources.iter().any(|r| r.uri == resource.uri) {
-            return Err(Error::Duplicate { kind: Kind::Resource, name: resource.uri });
+            return Err(Error::Duplicate { kind: DuplicateKind::Resource, name: resource.uri });
         }
         self.resources.push(resource);
         Ok(())
@@ -227,11 +299,13 @@ impl Server {
         Ok(())
     }
 
-    /// Serves every regular file under a directory (see [`FileRoot`] for the safety rules).
-    /// Refused: a directory already served (its files would be listed twice).
-    pub fn add_root(&mut self, root: FileRoot) -> Result<(), Error> {
+    /// Serves every regular file under a directory as resources (see [`FileRoot`] for the
+    /// safety rules; the binary's `--root`). Not to be confused with the client's roots,
+    /// which a handler asks for with [`crate::Context::roots`]. Refused: a directory already
+    /// served (its files would be listed twice).
+    pub fn add_directory(&mut self, root: FileRoot) -> Result<(), Error> {
         if self.roots.iter().any(|r| r.base_uri() == root.base_uri()) {
-            return Err(Error::Duplicate { kind: Kind::Root, name: root.base_uri() });
+            return Err(Error::Duplicate { kind: DuplicateKind::Directory, name: root.base_uri() });
         }
         self.roots.push(root);
         Ok(())
@@ -240,7 +314,7 @@ impl Server {
     /// Registers a prompt. Refused: a duplicate name.
     pub fn add_prompt(&mut self, prompt: Prompt) -> Result<(), Error> {
         if self.prompts.iter().any(|p| p.name == prompt.name) {
-            return Err(Error::Duplicate { kind: Kind::Prompt, name: prompt.name });
+            return Err(Error::Duplicate { kind: DuplicateKind::Prompt, name: prompt.name });
         }
         self.prompts.push(prompt);
         Ok(())

@@ -16,6 +16,8 @@ use crate::wire::error_code::ErrorCode;
 pub(crate) const TTL: Duration = Duration::from_secs(3600);
 /// How often a client should poll, as `pollIntervalMs` says.
 const POLL_MS: u64 = 200;
+/// How often an inline sleep looks whether its request was cancelled.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
 #[derive(Clone, Copy, PartialEq)]
 enum Status {
@@ -188,7 +190,7 @@ impl Task {
 
 fn result_json(output: &ToolOutput) -> Value {
     let mut json = Vec::new();
-    output.write_json(&mut json, None);
+    output.write_json(&mut json, None, true);
     serde_json::from_slice(&json).unwrap_or(Value::Null)
 }
 
@@ -225,11 +227,27 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
 
     /// Waits `duration`, or less if the task is cancelled meanwhile. True when the whole
     /// wait passed.
+    ///
+    /// Inline (a plain call), the wait ends early when the request is cancelled as far as
+    /// [`Context::is_cancelled`] can tell while the handler runs: over HTTP in 2026-07-28, the
+    /// client closing the request's connection (seen within half a second); a cancellation
+    /// read while the handler earlier waited on the client. On stdio the loop reads no input
+    /// while a handler runs, so a `notifications/cancelled` sent during the wait is read only
+    /// after it.
     pub fn sleep(&self, duration: Duration) -> bool {
         match &self.mode {
             Mode::Inline(cx) => {
-                std::thread::sleep(duration);
-                !cx.is_cancelled()
+                let end = std::time::Instant::now() + duration;
+                loop {
+                    if cx.is_cancelled() {
+                        return false;
+                    }
+                    let left = end.saturating_duration_since(std::time::Instant::now());
+                    if left.is_zero() {
+                        return true;
+                    }
+                    std::thread::sleep(left.min(CANCEL_CHECK));
+                }
             }
             Mode::Thread { task, .. } => {
                 let state = task.lock();

@@ -6,7 +6,9 @@ use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 
 pub use crate::conn::context::Context;
+use crate::registry::describe::Describe;
 use crate::registry::typed_args::{DecodeError, decode};
+use crate::schema::Problem;
 
 /// What a handler fails with: any error, boxed, so `?` works on an `io::Error`, a
 /// [`crate::ClientError`] or a `&str`. The model sees its `Display` text in an
@@ -20,13 +22,14 @@ pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerErr
 /// A tool: a name, a description, the JSON Schema of its arguments, and the function that
 /// runs it. Register it with [`crate::Server::add_tool`].
 ///
-/// The schema is written once, by you, and is exactly what the model sees in `tools/list`.
-/// Every call's arguments are validated against it before the handler runs; a call that
-/// does not satisfy it gets an `isError` result listing what is wrong, with JSON Pointers.
-///
-/// [`Tool::typed`] hands the handler the arguments decoded into a type of yours;
-/// [`Tool::new`] hands it the JSON value. Optional parts are set by value, each method
-/// taking and returning the tool: `.title(..)`, `.output_schema(..)`, `.annotations(..)`.
+/// [`Tool::typed`] hands the handler the arguments decoded into a type of yours, and lists
+/// that type's schema ([`Describe`], which [`crate::tool_args!`] derives from the type's own
+/// declaration); [`Tool::typed_with_schema`] does the same with a schema you write;
+/// [`Tool::new`] hands the handler the JSON value. Every call's arguments are validated
+/// against the schema before the handler runs; a call that does not satisfy it gets an
+/// `isError` result listing what is wrong, with JSON Pointers. Optional parts are set by
+/// value, each method taking and returning the tool: `.title(..)`, `.output_schema(..)`,
+/// `.annotations(..)`, `.structured_text(..)`.
 ///
 /// Handlers are `Fn` and run on the serving thread, one call at a time (a request that
 /// arrives while a handler waits on the client is queued, not run): a tool that keeps state
@@ -38,31 +41,23 @@ pub type Handler = dyn Fn(&Value, &mut Context) -> Result<ToolOutput, HandlerErr
 /// ```
 /// use std::cell::Cell;
 ///
-/// use baremcp::{Json, Server, Tool};
+/// use baremcp::{Json, Server, Tool, tool_args};
 /// use serde::Deserialize;
 /// use serde_json::json;
 ///
-/// #[derive(Deserialize)]
-/// struct Add {
-///     a: i64,
-///     b: i64,
+/// tool_args! {
+///     #[derive(Deserialize)]
+///     struct Add {
+///         a: i64,
+///         b: i64,
+///     }
 /// }
 ///
 /// let calls = Cell::new(0);
-/// let add = Tool::typed(
-///     "add",
-///     "Adds two integers",
-///     json!({
-///         "type": "object",
-///         "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
-///         "required": ["a", "b"],
-///         "examples": [{"a": 1, "b": 2}]
-///     }),
-///     move |Add { a, b }, _cx| {
-///         calls.set(calls.get() + 1);
-///         Ok(Json(json!({"sum": a.checked_add(b).ok_or("the sum overflows")?, "calls": calls.get()})))
-///     },
-/// )
+/// let add = Tool::typed("add", "Adds two integers", move |Add { a, b }, _cx| {
+///     calls.set(calls.get() + 1);
+///     Ok(Json(json!({"sum": a.checked_add(b).ok_or("the sum overflows")?, "calls": calls.get()})))
+/// })
 /// .title("Adder");
 ///
 /// let mut server = Server::new("calculator", "1.0.0");
@@ -81,6 +76,10 @@ pub struct Tool {
     /// A typed tool's check that a value decodes into its argument type, for the schema's
     /// `examples` at registration.
     pub(crate) decodes: Option<Decodes>,
+    /// A derived schema's check against the type's `Deserialize` (`Describe::check_agreement`).
+    pub(crate) agrees: Option<fn(&mut Vec<Problem>)>,
+    /// Whether structured content is also sent as a text block.
+    pub(crate) structured_text: bool,
 }
 
 /// Whether a value decodes into a typed tool's argument type.
@@ -104,20 +103,95 @@ impl Tool {
             annotations: None,
             handler: Box::new(handler),
             decodes: None,
+            agrees: None,
+            structured_text: true,
+        }
+    }
+
+    /// A tool whose handler gets the arguments decoded into `T`, whose schema ([`Describe`])
+    /// is the tool's `inputSchema`: declare `T` with [`crate::tool_args!`] and the model sees
+    /// its fields, which of them are required, their bounds and their doc comments. The
+    /// handler returns anything that converts into a [`ToolOutput`]: a `String` or `&str`
+    /// (one text block), [`Json`] of any `Serialize` value (structured content), or a
+    /// `ToolOutput`.
+    ///
+    /// Arguments are validated against the schema first, then decoded; either failing gets
+    /// an `isError` result naming the JSON Pointer of what did not fit. At registration
+    /// [`crate::Server::add_tool`] checks that the schema's names agree with what `T`'s
+    /// `Deserialize` reads ([`crate::Error::Mismatch`] otherwise) and that the schema's
+    /// `examples` decode into `T`.
+    ///
+    /// ```
+    /// use baremcp::{Server, Tool, tool_args};
+    /// use serde::Deserialize;
+    ///
+    /// tool_args! {
+    ///     #[derive(Deserialize)]
+    ///     struct Repeat {
+    ///         /// What to repeat.
+    ///         text: String,
+    ///         /// How many times.
+    ///         #[schema(maximum = 10)]
+    ///         times: u8,
+    ///     }
+    /// }
+    ///
+    /// let mut server = Server::new("echo", "1.0.0");
+    /// server.add_tool(Tool::typed("repeat", "Repeats a text", |args: Repeat, _cx| {
+    ///     Ok(args.text.repeat(args.times.into()))
+    /// }))?;
+    /// # Ok::<(), baremcp::Error>(())
+    /// ```
+    pub fn typed<T, O>(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: impl Fn(T, &mut Context) -> Result<O, HandlerError> + 'static,
+    ) -> Tool
+    where
+        T: Describe + DeserializeOwned + 'static,
+        O: Into<ToolOutput>,
+    {
+        Tool {
+            agrees: Some(|found| T::check_agreement("", found)),
+            ..Tool::typed_with_schema(name, description, T::schema(), handler)
         }
     }
 
     /// A tool whose handler gets the arguments decoded into `T`, after they passed
-    /// `input_schema`. The handler returns anything that converts into a [`ToolOutput`]: a
-    /// `String` or `&str` (one text block), [`Json`] of any `Serialize` value (structured
-    /// content), or a `ToolOutput`.
+    /// `input_schema`, which you write: for a type whose serde attributes
+    /// [`crate::tool_args!`] does not follow, or a schema that says more than a type can
+    /// (or one made by another crate, such as schemars: see the crate docs).
     ///
-    /// The schema is still yours to write, and is what the model sees; `T` only says how to
-    /// read what passed it. Arguments that pass the schema but do not decode (the schema
-    /// allows more than `T` does) get an `isError` result naming the JSON Pointer of the value
-    /// that did not fit. So that the two agree at least on the schema's own `examples`,
-    /// registration refuses the tool when one of them does not decode into `T`.
-    pub fn typed<T, O>(
+    /// The schema is what the model sees; `T` only says how to read what passed it.
+    /// Arguments that pass the schema but do not decode (the schema allows more than `T`
+    /// does) get an `isError` result naming the JSON Pointer of the value that did not fit.
+    /// So that the two agree at least on the schema's own `examples`, registration refuses
+    /// the tool when one of them does not decode into `T`.
+    ///
+    /// ```
+    /// use baremcp::{Server, Tool};
+    /// use serde::Deserialize;
+    /// use serde_json::json;
+    ///
+    /// #[derive(Deserialize)]
+    /// struct Shout {
+    ///     #[serde(rename = "message")]
+    ///     text: String,
+    /// }
+    ///
+    /// let schema = json!({
+    ///     "type": "object",
+    ///     "properties": {"message": {"type": "string", "minLength": 1}},
+    ///     "required": ["message"],
+    ///     "examples": [{"message": "hello"}]
+    /// });
+    /// let mut server = Server::new("loud", "1.0.0");
+    /// server.add_tool(Tool::typed_with_schema("shout", "Shouts", schema, |args: Shout, _cx| {
+    ///     Ok(args.text.to_uppercase())
+    /// }))?;
+    /// # Ok::<(), baremcp::Error>(())
+    /// ```
+    pub fn typed_with_schema<T, O>(
         name: impl Into<String>,
         description: impl Into<String>,
         input_schema: Value,
@@ -156,6 +230,25 @@ impl Tool {
     /// Hints such as `{"readOnlyHint": true}`, listed as given.
     pub fn annotations(mut self, annotations: Value) -> Tool {
         self.annotations = Some(annotations);
+        self
+    }
+
+    /// Whether a result's structured content is also sent as JSON text in a last text block
+    /// (default `true`). MCP asks for that copy (from 2025-06-18) so that clients which read
+    /// only `content` see the result; a server whose clients all read `structuredContent`
+    /// can spare the model the duplicate with `false`.
+    ///
+    /// ```
+    /// use baremcp::{Json, Tool};
+    /// use serde_json::json;
+    ///
+    /// let tool = Tool::new("now", "The time", json!({"type": "object"}), |_, _| {
+    ///     Ok(Json(json!({"hour": 12})).into())
+    /// })
+    /// .structured_text(false);
+    /// ```
+    pub fn structured_text(mut self, on: bool) -> Tool {
+        self.structured_text = on;
         self
     }
 
@@ -266,7 +359,8 @@ fn push_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
 pub struct ToolOutput {
     /// The blocks of `content`, in order.
     pub content: Vec<Content>,
-    /// `structuredContent`; its JSON text is also sent as a last text block.
+    /// `structuredContent`; its JSON text is also sent as a last text block unless the tool
+    /// says otherwise ([`Tool::structured_text`]).
     pub structured: Option<Value>,
     /// `isError`: the call failed in a way the model should see and may correct.
     pub is_error: bool,
@@ -285,7 +379,7 @@ impl From<&str> for ToolOutput {
 }
 
 /// Any `Serialize` value, returned as a tool's structured content (`structuredContent`, and
-/// its JSON as a text block). A value that does not serialize to JSON (a map with non-string
+/// its JSON as a text block unless [`Tool::structured_text`] turns that off). A value that does not serialize to JSON (a map with non-string
 /// keys) becomes an `isError` result saying so.
 ///
 /// ```
@@ -315,7 +409,7 @@ impl ToolOutput {
     }
 
     /// Structured content; its JSON text is added as a text block for clients that only read
-    /// `content`, as the MCP spec asks.
+    /// `content`, as the MCP spec asks (unless [`Tool::structured_text`] turns that off).
     pub fn structured(value: Value) -> ToolOutput {
         ToolOutput { structured: Some(value), ..ToolOutput::default() }
     }
@@ -333,8 +427,14 @@ impl ToolOutput {
 
     /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order,
     /// as every other result is written. `server_info` (JSON text) is given for a 2026-07-28
-    /// request, whose result also carries `_meta` and `resultType`.
-    pub(crate) fn write_json(&self, out: &mut Vec<u8>, server_info: Option<&str>) {
+    /// request, whose result also carries `_meta` and `resultType`; `structured_text` says
+    /// whether structured content is also written as a text block.
+    pub(crate) fn write_json(
+        &self,
+        out: &mut Vec<u8>,
+        server_info: Option<&str>,
+        structured_text: bool,
+    ) {
         let texts: usize =
             self.content.iter().map(|c| if let Content::Text(t) = c { t.len() } else { 0 }).sum();
         out.reserve(128 + texts);
@@ -346,8 +446,10 @@ impl ToolOutput {
         }
         out.extend_from_slice(br#""content":["#);
         // Clients that only read `content` get the structured value as JSON text too.
-        let structured_text =
-            self.structured.as_ref().map(|value| Content::Text(value.to_string()));
+        let structured_text = match &self.structured {
+            Some(value) if structured_text => Some(Content::Text(value.to_string())),
+            _ => None,
+        };
         for (i, block) in self.content.iter().chain(structured_text.as_ref()).enumerate() {
             if i > 0 {
                 out.push(b',');

@@ -12,15 +12,14 @@ mod ids;
 mod node;
 mod regex;
 mod uri;
-mod validate;
+pub(crate) mod validate;
 
-use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::Value;
 
 pub use draft::Draft;
-pub use validate::json_eq as json_equal;
+pub(crate) use pointer::{escape_token, pointer_to};
 
 /// A compiled schema, ready to validate instances.
 #[derive(Debug)]
@@ -132,23 +131,29 @@ impl Schema {
     }
 }
 
-/// The JSON Pointer `base` extended by the reference token `token`, escaped.
-pub fn pointer_to(base: &str, token: &str) -> String {
-    let token = escape_token(token);
-    let mut pointer = String::with_capacity(base.len() + 1 + token.len());
-    pointer.push_str(base);
-    pointer.push('/');
-    pointer.push_str(&token);
-    pointer
-}
+/// JSON Pointers into schemas and instances. Public within the crate only, so that the
+/// binary reaches these through `baremcp::__private` (they are no embedder's concern).
+pub(crate) mod pointer {
+    use std::borrow::Cow;
 
-/// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as
-/// in nearly every keyword and property name.
-pub fn escape_token(token: &str) -> Cow<'_, str> {
-    if token.contains(['~', '/']) {
-        Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
-    } else {
-        Cow::Borrowed(token)
+    /// The JSON Pointer `base` extended by the reference token `token`, escaped.
+    pub fn pointer_to(base: &str, token: &str) -> String {
+        let token = escape_token(token);
+        let mut pointer = String::with_capacity(base.len() + 1 + token.len());
+        pointer.push_str(base);
+        pointer.push('/');
+        pointer.push_str(&token);
+        pointer
+    }
+
+    /// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as
+    /// in nearly every keyword and property name.
+    pub fn escape_token(token: &str) -> Cow<'_, str> {
+        if token.contains(['~', '/']) {
+            Cow::Owned(token.replace('~', "~0").replace('/', "~1"))
+        } else {
+            Cow::Borrowed(token)
+        }
     }
 }
 

@@ -1,14 +1,14 @@
 //! Transports, the top layer: the stdio loop and Streamable HTTP, each driving
 //! `serve_line`.
 //!
-//! Public: MCP's stdio framing, for anything else that speaks it (a client, a proxy such as
-//! `baremcp proxy`): bounded line reading, waiting for input with a timeout, reading a line
-//! strictly (and who hears of one refused), and writing an error response.
+//! Public: MCP's stdio framing, for anything else that speaks it (a client, or a program
+//! that sits between one and a server): lines read one at a time, each bounded, a line over
+//! the bound skipped with its head kept (where its id usually is). The servers themselves
+//! are [`crate::Server::serve`], [`crate::Server::serve_stdio`] and
+//! [`crate::Server::serve_http`].
 
-pub mod http;
+pub(crate) mod http;
 mod stdio;
+pub(crate) mod telemetry;
 
-pub use crate::util::poll::{RawFd, readable_within};
-pub use crate::wire::jsonrpc::error_response;
 pub use crate::wire::lines::{Line, LineReader, TOO_LONG_HEAD};
-pub use crate::wire::strict::{Outline, StrictError, read_strict};

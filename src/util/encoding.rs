@@ -47,14 +47,46 @@ pub fn base64(bytes: &[u8]) -> String {
 /// Decodes standard base64, padded or not; `None` for anything else.
 pub fn base64_decode(text: &str) -> Option<Vec<u8>> {
     let value = |c: u8| match c {
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => alphanumeric(c),
+    };
+    decode(text.trim_end_matches('=').as_bytes(), value)
+}
+
+/// Decodes unpadded base64url (RFC 4648 §5), as JWS segments and JWK members carry bytes
+/// (RFC 7515 §2). Refused: padding, the standard alphabet's `+` and `/`, and leftover bits
+/// that are not zero, which would be a second spelling of the same bytes.
+pub(crate) fn base64url_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| match c {
+        b'-' => Some(62),
+        b'_' => Some(63),
+        _ => alphanumeric(c),
+    };
+    let bytes = decode(text.as_bytes(), value)?;
+    let leftover_bits = 6 * text.len() - 8 * bytes.len();
+    let last = text.as_bytes().last().map_or(0, |&c| value(c).unwrap_or(0));
+    (last & ((1 << leftover_bits) - 1) == 0).then_some(bytes)
+}
+
+/// Unpadded base64url, as tests forge JWS parts and JWK members.
+#[cfg(test)]
+pub(crate) fn base64url(bytes: &[u8]) -> String {
+    base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+}
+
+/// The 52 letters and 10 digits both alphabets share, as their 6-bit values.
+fn alphanumeric(c: u8) -> Option<u8> {
+    match c {
         b'A'..=b'Z' => Some(c - b'A'),
         b'a'..=b'z' => Some(c - b'a' + 26),
         b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' => Some(62),
-        b'/' => Some(63),
         _ => None,
-    };
-    let bytes = text.trim_end_matches('=').as_bytes();
+    }
+}
+
+/// Base64 digits (without padding) as bytes, each digit's value given by `value`.
+fn decode(bytes: &[u8], value: impl Fn(u8) -> Option<u8>) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
     for chunk in bytes.chunks(4) {
         let n = chunk.iter().try_fold(0u32, |n, &c| Some(n << 6 | u32::from(value(c)?)))?;
@@ -138,6 +170,19 @@ mod tests {
         assert_eq!(base64_decode("//4A").unwrap(), [0xff, 0xfe, 0x00]);
         for bad in ["Z", "Zm9v!", "Zm 9v"] {
             assert_eq!(base64_decode(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn base64url_is_unpadded_and_canonical() {
+        for (plain, encoded) in [("", ""), ("f", "Zg"), ("fo", "Zm8"), ("foo", "Zm9v")] {
+            assert_eq!(base64url_decode(encoded).unwrap(), plain.as_bytes());
+        }
+        assert_eq!(base64url_decode("__4A-w").unwrap(), [0xff, 0xfe, 0x00, 0xfb]);
+        // Padding, the standard alphabet, a cut, and nonzero leftover bits (`Zh` would be a
+        // second spelling of `Zg`).
+        for bad in ["Zg==", "Zm8=", "//4A", "++", "Z", "Zh", "Zm9", "Zm 9v", "Zm9v."] {
+            assert_eq!(base64url_decode(bad), None, "{bad}");
         }
     }
 

@@ -1,11 +1,14 @@
 //! The bottom layer: small helpers any layer may use, knowing nothing of MCP: byte encodings,
 //! SHA-256 and HMAC, randomness, file stamps, a hash for short keys, a blocking queue between
-//! threads, and waiting on a descriptor.
+//! threads, waiting on a descriptor, metrics in Prometheus's text format, and W3C trace
+//! context.
 
 pub mod encoding;
 pub(crate) mod fnv;
+pub(crate) mod metrics;
 pub(crate) mod poll;
 pub(crate) mod queue;
 pub(crate) mod random;
 pub(crate) mod sha256;
 pub(crate) mod stamp;
+pub(crate) mod trace_context;

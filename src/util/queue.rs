@@ -1,8 +1,11 @@
 //! A small blocking queue between threads (a mutex, a condition variable, a deque): the
 //! channel from connection threads to the dispatching loop, and each request's way back.
 //! `std::sync::mpsc` would do, but every message type instantiates all three of its channel
-//! flavours, a cost the static binary's size budget notices. Bounded in items, and, for
-//! items sent with a size, in bytes.
+//! flavours, a cost the static binary's size budget notices. Bounded in items, and in bytes
+//! in each of [`LANES`] lanes, so that what one kind of sender queues cannot crowd out
+//! another's. An item can be withdrawn by its sender while it waits (its bytes are freed at
+//! once), and the receiver can take the first item that suits it, leaving the others in place
+//! and in order.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -16,9 +19,12 @@ struct Shared<T> {
 }
 
 struct State<T> {
-    /// Each item with the bytes it was sent with.
-    items: VecDeque<(T, usize)>,
-    bytes: usize,
+    /// Each item with its size and ticket; tickets increase front to back.
+    items: VecDeque<(T, Size, u64)>,
+    /// The bytes waiting in each lane.
+    bytes: [usize; LANES],
+    /// The last ticket given.
+    ticket: u64,
     senders: usize,
     receiving: bool,
 }
@@ -49,42 +55,76 @@ pub enum Recv<T> {
 pub struct Sender<T>(Arc<Shared<T>>);
 pub struct Receiver<T>(Arc<Shared<T>>);
 
-/// A queue holding at most `capacity` items.
-pub fn queue<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-    sized_queue(capacity, usize::MAX)
+/// How many byte budgets a queue keeps.
+pub const LANES: usize = 2;
+
+/// An item's bytes, and the lane they count in.
+#[derive(Clone, Copy)]
+struct Size {
+    bytes: usize,
+    lane: usize,
 }
 
-/// A queue holding at most `capacity` items, and items sent with a size adding up to at
-/// most `max_bytes` (one such item is let in alone whatever its size: it was read within
-/// the body limit already).
+impl<T> State<T> {
+    /// Takes the item at `at` out, and its bytes out of its lane.
+    fn take(&mut self, at: usize) -> Option<T> {
+        let (item, size, _) = self.items.remove(at)?;
+        self.bytes[size.lane] -= size.bytes;
+        Some(item)
+    }
+}
+
+/// Names one item sent, so that its sender can withdraw it while it waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket(u64);
+
+/// How far [`Receiver::recv_matching`] has looked: items up to here did not suit it.
+#[derive(Debug, Default)]
+pub struct Seen(u64);
+
+/// A queue holding at most `capacity` items, and in each lane items whose sizes add up to at
+/// most `max_bytes` (one item is let in alone whatever its size: it was read within the body
+/// limit already). An item of size 0 counts against `capacity` only.
 pub fn sized_queue<T>(capacity: usize, max_bytes: usize) -> (Sender<T>, Receiver<T>) {
-    let state = State { items: VecDeque::new(), bytes: 0, senders: 1, receiving: true };
+    let state =
+        State { items: VecDeque::new(), bytes: [0; LANES], ticket: 0, senders: 1, receiving: true };
     let shared =
         Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity, max_bytes });
     (Sender(shared.clone()), Receiver(shared))
 }
 
 impl<T> Sender<T> {
-    /// Queues `item` without waiting.
-    pub fn send(&self, item: T) -> Result<(), Refused> {
-        self.send_sized(item, 0)
+    /// Queues `item`, counting `bytes` against the byte budget of the first lane, without
+    /// waiting; its ticket can withdraw it.
+    pub fn send_sized(&self, item: T, bytes: usize) -> Result<Ticket, Refused> {
+        self.send_in(item, bytes, 0)
     }
 
-    /// Queues `item`, counting `bytes` against the byte budget, without waiting.
-    pub fn send_sized(&self, item: T, bytes: usize) -> Result<(), Refused> {
+    /// Queues `item`, counting `bytes` against the budget of `lane` (below [`LANES`]).
+    pub fn send_in(&self, item: T, bytes: usize, lane: usize) -> Result<Ticket, Refused> {
         let mut state = self.0.lock();
         if !state.receiving {
             return Err(Refused::Closed);
         }
-        let over_budget =
-            bytes > 0 && state.bytes > 0 && state.bytes.saturating_add(bytes) > self.0.max_bytes;
+        let held = state.bytes[lane];
+        let over_budget = bytes > 0 && held > 0 && held.saturating_add(bytes) > self.0.max_bytes;
         if state.items.len() >= self.0.capacity || over_budget {
             return Err(Refused::Full);
         }
-        state.bytes += bytes;
-        state.items.push_back((item, bytes));
+        state.bytes[lane] += bytes;
+        state.ticket += 1;
+        let ticket = state.ticket;
+        state.items.push_back((item, Size { bytes, lane }, ticket));
         self.0.ready.notify_one();
-        Ok(())
+        Ok(Ticket(ticket))
+    }
+
+    /// Takes back the item `ticket` names if it still waits (`None`: it was received), so
+    /// that its bytes no longer count; the caller drops it, outside the lock.
+    pub fn withdraw(&self, ticket: Ticket) -> Option<T> {
+        let mut state = self.0.lock();
+        let at = state.items.binary_search_by_key(&ticket.0, |(_, _, t)| *t).ok()?;
+        state.take(at)
     }
 }
 
@@ -108,24 +148,57 @@ impl<T> Receiver<T> {
         let deadline = Instant::now() + timeout;
         let mut state = self.0.lock();
         loop {
-            if let Some((item, bytes)) = state.items.pop_front() {
-                state.bytes -= bytes;
+            if let Some(item) = state.take(0) {
                 return Recv::Item(item);
             }
-            if state.senders == 0 {
-                return Recv::Closed;
+            match self.wait(state, deadline) {
+                Ok(next) => state = next,
+                Err(end) => return end,
             }
-            let now = Instant::now();
-            if now >= deadline {
-                return Recv::TimedOut;
-            }
-            state = self
-                .0
-                .ready
-                .wait_timeout(state, deadline - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
         }
+    }
+
+    /// The first item `wanted` accepts, waiting up to `timeout`; the others stay where they
+    /// are. `seen` carries over between calls with the same `wanted`, so each item is looked
+    /// at once.
+    pub fn recv_matching(
+        &self,
+        seen: &mut Seen,
+        wanted: impl Fn(&T) -> bool,
+        timeout: Duration,
+    ) -> Recv<T> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.0.lock();
+        loop {
+            let first_new = state.items.partition_point(|(_, _, t)| *t <= seen.0);
+            let found = (first_new..state.items.len()).find(|&at| wanted(&state.items[at].0));
+            if let Some(item) = found.and_then(|at| state.take(at)) {
+                return Recv::Item(item);
+            }
+            if let Some((_, _, last)) = state.items.back() {
+                seen.0 = *last;
+            }
+            match self.wait(state, deadline) {
+                Ok(next) => state = next,
+                Err(end) => return end,
+            }
+        }
+    }
+
+    /// Waits for a send until `deadline`: the lock again, or why there is nothing to wait for.
+    fn wait<'a>(
+        &'a self,
+        state: MutexGuard<'a, State<T>>,
+        deadline: Instant,
+    ) -> Result<MutexGuard<'a, State<T>>, Recv<T>> {
+        if state.senders == 0 {
+            return Err(Recv::Closed);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return Err(Recv::TimedOut);
+        }
+        Ok(self.0.ready.wait_timeout(state, deadline - now).unwrap_or_else(|e| e.into_inner()).0)
     }
 }
 
@@ -134,7 +207,7 @@ impl<T> Drop for Receiver<T> {
         let mut state = self.0.lock();
         state.receiving = false;
         state.items.clear();
-        state.bytes = 0;
+        state.bytes = [0; LANES];
     }
 }
 
@@ -144,11 +217,11 @@ mod tests {
 
     #[test]
     fn bounded_and_knows_when_either_side_is_gone() {
-        let (tx, rx) = queue(2);
+        let (tx, rx) = sized_queue(2, usize::MAX);
         let second = tx.clone();
-        assert_eq!(tx.send(1), Ok(()));
-        assert_eq!(second.send(2), Ok(()));
-        assert_eq!(tx.send(3), Err(Refused::Full));
+        assert!(tx.send_sized(1, 0).is_ok());
+        assert!(second.send_sized(2, 0).is_ok());
+        assert_eq!(tx.send_sized(3, 0), Err(Refused::Full));
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item(1)));
         let waiter = std::thread::spawn(move || {
             let mut got = Vec::new();
@@ -160,26 +233,52 @@ mod tests {
                 }
             }
         });
-        second.send(4).unwrap();
+        second.send_sized(4, 0).unwrap();
         drop((tx, second));
         assert_eq!(waiter.join().unwrap(), [2, 4]);
-        let (tx, rx) = queue::<u8>(1);
+        let (tx, rx) = sized_queue::<u8>(1, usize::MAX);
         drop(rx);
-        assert_eq!(tx.send(1), Err(Refused::Closed));
+        assert_eq!(tx.send_sized(1, 0), Err(Refused::Closed));
     }
 
     #[test]
     fn sized_items_are_bounded_in_bytes_but_one_always_fits() {
         let (tx, rx) = sized_queue(10, 100);
-        assert_eq!(tx.send_sized('a', 150), Ok(()), "one item alone is let in whatever its size");
+        assert!(tx.send_sized('a', 150).is_ok(), "one item alone is let in whatever its size");
         assert_eq!(tx.send_sized('b', 1), Err(Refused::Full));
-        assert_eq!(tx.send('c'), Ok(()), "unsized items count only against the item cap");
+        assert!(tx.send_sized('c', 0).is_ok(), "unsized items count only against the item cap");
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('a')));
-        assert_eq!(tx.send_sized('d', 60), Ok(()));
-        assert_eq!(tx.send_sized('e', 40), Ok(()));
+        assert!(tx.send_sized('d', 60).is_ok());
+        assert!(tx.send_sized('e', 40).is_ok());
         assert_eq!(tx.send_sized('f', 1), Err(Refused::Full));
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('c')));
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('d')));
-        assert_eq!(tx.send_sized('f', 60), Ok(()), "what was received no longer counts");
+        assert!(tx.send_sized('f', 60).is_ok(), "what was received no longer counts");
+        assert!(tx.send_in('g', 90, 1).is_ok(), "another lane, another budget");
+        assert_eq!(tx.send_in('h', 20, 1), Err(Refused::Full));
+    }
+
+    #[test]
+    fn a_withdrawn_item_frees_its_bytes_and_matching_leaves_the_rest_in_order() {
+        let (tx, rx) = sized_queue(10, 100);
+        let a = tx.send_sized('a', 60).unwrap();
+        assert_eq!(tx.send_sized('b', 60), Err(Refused::Full));
+        assert_eq!(tx.withdraw(a), Some('a'));
+        assert_eq!(tx.withdraw(a), None, "withdrawn once");
+        let b = tx.send_sized('b', 60).unwrap();
+        tx.send_sized('c', 0).unwrap();
+        tx.send_sized('d', 0).unwrap();
+        let mut seen = Seen::default();
+        let vowel = |c: &char| "aeiou".contains(*c);
+        assert!(matches!(rx.recv_matching(&mut seen, vowel, Duration::ZERO), Recv::TimedOut));
+        tx.send_sized('e', 0).unwrap();
+        assert!(matches!(rx.recv_matching(&mut seen, vowel, Duration::ZERO), Recv::Item('e')));
+        assert_eq!(tx.send_sized('f', 60), Err(Refused::Full), "b still counts");
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('b')));
+        assert_eq!(tx.withdraw(b), None, "received already");
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('c')));
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('d')));
+        drop(tx);
+        assert!(matches!(rx.recv_matching(&mut seen, vowel, Duration::ZERO), Recv::Closed));
     }
 }

@@ -3,6 +3,7 @@
 
 use serde_json::json;
 
+use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
 use crate::wire::log_level::LogLevel;
@@ -21,6 +22,10 @@ pub const CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
 /// `_meta` key: the server's `serverInfo` on a 2026-07-28 result.
 pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+/// `_meta` key: the W3C `traceparent` of the caller's span (SEP-414).
+pub const TRACEPARENT_KEY: &str = "traceparent";
+/// `_meta` key: the W3C `tracestate` that goes with `traceparent`.
+pub const TRACESTATE_KEY: &str = "tracestate";
 /// `_meta` key: the `subscriptions/listen` stream a notification belongs to.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -44,6 +49,28 @@ pub struct RequestMeta<'a> {
     pub client_capabilities: Option<&'a str>,
     /// `io.modelcontextprotocol/logLevel`: the least severe log a modern request wants.
     pub log_level: Option<LogLevel>,
+}
+
+/// The W3C trace context in a request's `params._meta` (its raw JSON text): `traceparent`
+/// and `tracestate`, when `traceparent` is a valid string named once; anything else is
+/// ignored, as W3C says (the trace restarts here). Read only when asked for (a log line or a
+/// handler wants it), so the requests that never ask, most of them, pay nothing for it.
+pub fn trace_context(raw_meta: Option<&str>) -> Option<TraceContext> {
+    let (mut traceparent, mut tracestate, mut twice) = (None, None, false);
+    Scanner::new(raw_meta?)
+        .object(|key, s| {
+            let slot = match key.as_deref().unwrap_or_default() {
+                TRACEPARENT_KEY => &mut traceparent,
+                TRACESTATE_KEY => &mut tracestate,
+                _ => return s.value().map(drop),
+            };
+            twice |= slot.replace(s.value()?).is_some();
+            Ok(())
+        })
+        .ok()?;
+    let traceparent = raw_str(traceparent.filter(|_| !twice)?)?;
+    let tracestate = tracestate.and_then(raw_str);
+    TraceContext::parse(&traceparent, tracestate.as_deref())
 }
 
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.
@@ -147,5 +174,24 @@ mod tests {
             era(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#),
             Err(ErrorCode::INVALID_PARAMS)
         );
+    }
+
+    #[test]
+    fn reads_the_trace_context_only_from_a_valid_traceparent_named_once() {
+        let parent = r#""traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01""#;
+        let trace =
+            |meta: &str| trace_context(Some(meta)).map(|t| t.tracestate().map(String::from));
+        assert_eq!(trace(&format!("{{{parent}}}")), Some(None));
+        assert_eq!(
+            trace(&format!(r#"{{"tracestate":"rojo=1","progressToken":2,{parent}}}"#)),
+            Some(Some("rojo=1".to_string()))
+        );
+        // A tracestate that is not a string is dropped; the traceparent stands.
+        assert_eq!(trace(&format!(r#"{{{parent},"tracestate":7}}"#)), Some(None));
+        assert_eq!(trace(&format!("{{{parent},{parent}}}")), None);
+        assert_eq!(trace(r#"{"traceparent":7}"#), None);
+        assert_eq!(trace(r#"{"tracestate":"rojo=1"}"#), None);
+        assert_eq!(trace("[]"), None);
+        assert!(trace_context(None).is_none());
     }
 }

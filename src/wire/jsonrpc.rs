@@ -457,7 +457,7 @@ pub fn write_notification_with(
 ///
 /// ```
 /// use baremcp::{ErrorObject, Id};
-/// use baremcp::transport::error_response;
+/// use baremcp::__private::error_response;
 ///
 /// let id = Id::from_raw(r#""\u0061""#);
 /// assert_eq!(

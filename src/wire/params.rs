@@ -20,6 +20,8 @@ pub enum ParamsField<'a> {
 /// The known members, each the exact JSON text the client wrote.
 #[derive(Debug, Clone, Copy)]
 pub struct Params<'a> {
+    /// The whole object, for the interceptor hooks (`None` when `params` was absent).
+    pub raw: Option<&'a str>,
     pub meta: Option<&'a str>,
     pub protocol_version: Option<&'a str>,
     /// `initialize`: what the client supports.
@@ -49,6 +51,7 @@ pub struct Params<'a> {
 impl Params<'_> {
     /// No members: what an absent `params` means.
     pub const NONE: Params<'static> = Params {
+        raw: None,
         meta: None,
         protocol_version: None,
         capabilities: None,
@@ -81,7 +84,8 @@ impl<'a> ParamsField<'a> {
         }
         *self = ParamsField::Object(Params::NONE);
         let ParamsField::Object(p) = self else { unreachable!() };
-        scanner.object(|key, s| {
+        let start = scanner.offset();
+        let scanned = scanner.object(|key, s| {
             let slot = match key.as_deref().unwrap_or_default() {
                 "_meta" => &mut p.meta,
                 "protocolVersion" => &mut p.protocol_version,
@@ -103,7 +107,9 @@ impl<'a> ParamsField<'a> {
             };
             p.duplicate |= slot.replace(s.value()?).is_some();
             Ok(())
-        })
+        });
+        p.raw = Some(scanner.since(start));
+        scanned
     }
 
     /// The members, or `None` when `params` is not a usable object.
@@ -138,6 +144,10 @@ mod tests {
         assert_eq!(p.name, Some(r#""x""#));
         assert_eq!(p.arguments, Some(r#"{"a":[1,{"b":2}]}"#));
         assert_eq!(p.meta, Some("{}"));
+        assert_eq!(
+            p.raw,
+            Some(r#"{"name":"x","arguments":{"a":[1,{"b":2}]},"other":{"deep":[1,2]},"_meta":{}}"#)
+        );
         assert!(p.cursor.is_none() && !p.duplicate);
         let ParamsField::Object(escaped) = field(r#"{"n\u0061me":"y"}"#) else {
             panic!("not an object")

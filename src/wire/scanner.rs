@@ -43,6 +43,12 @@ impl<'a> Scanner<'a> {
         self.pos
     }
 
+    /// The text from byte `start` to the position.
+    #[inline]
+    pub(super) fn since(&self, start: usize) -> &'a str {
+        &self.text[start..self.pos]
+    }
+
     /// The first non-whitespace byte, without consuming it.
     #[inline]
     pub fn peek(&mut self) -> Option<u8> {

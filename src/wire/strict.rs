@@ -53,7 +53,7 @@ impl std::error::Error for StrictError {}
 /// guess, so a program judging messages for another reader refuses it.
 ///
 /// ```
-/// use baremcp::transport::{StrictError, read_strict};
+/// use baremcp::__private::{StrictError, read_strict};
 ///
 /// let call = br#"{"method":"tools/call","params":{"name":"a","n\u0061me":"b"}}"#;
 /// let refused = read_strict(call).unwrap_err();

@@ -10,56 +10,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-nginx=$(command -v nginx || true)
-[ -n "$nginx" ] || { [ -x /usr/sbin/nginx ] && nginx=/usr/sbin/nginx; } || true
-if [ -z "$nginx" ]; then
-  if [ "$(id -u)" = 0 ]; then
-    sudo=""
-  elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then
-    sudo="sudo -n"
-  else
-    echo "nginx: skipped (not installed, and installing it needs root or sudo)"
-    exit 0
-  fi
-  if ! command -v apt-get >/dev/null; then
-    echo "nginx: skipped (not installed, and apt-get is not available)"
-    exit 0
-  fi
-  if ! { $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nginx-light ||
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq nginx; } >/dev/null 2>&1; then
-    echo "nginx: skipped (apt-get could not install nginx-light or nginx)"
-    exit 0
-  fi
-  nginx=$(command -v nginx || echo /usr/sbin/nginx)
-fi
+WHO=nginx
+. tests/interop/lib.sh
+need nginx nginx-light nginx
+nginx=$(command -v nginx || echo /usr/sbin/nginx)
 
 cargo build --release --quiet --example everything
 everything="$PWD/target/release/examples/everything"
 work=$(mktemp -d "${TMPDIR:-/tmp}/baremcp-nginx.XXXXXX")
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  for pid in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-
-free_port() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
-
-# Waits until a process's log says where it serves.
-wait_for() {
-  for _ in $(seq 100); do
-    grep -q "$2" "$1" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  echo "nginx: $1 never said $2:" >&2
-  cat "$1" >&2
-  exit 1
-}
+trap 'stop_started; rm -rf "$work"' EXIT
 
 export BAREMCP_STATE_SECRET
 BAREMCP_STATE_SECRET=$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')
@@ -84,20 +43,7 @@ wait_for "$work/other.log" "serving MCP at"
 listen=$(free_port)
 servers=""
 for port in "${backends[@]}"; do servers+="        server 127.0.0.1:$port max_fails=1 fail_timeout=10s;"$'\n'; done
-mkdir -p "$work/nginx/logs" "$work/nginx/temp"
-cat >"$work/nginx/nginx.conf" <<EOF
-daemon off;
-worker_processes 1;
-pid $work/nginx/nginx.pid;
-error_log $work/nginx/logs/error.log warn;
-events { worker_connections 512; }
-http {
-    access_log $work/nginx/logs/access.log;
-    client_body_temp_path $work/nginx/temp/body;
-    proxy_temp_path $work/nginx/temp/proxy;
-    fastcgi_temp_path $work/nginx/temp/fastcgi;
-    uwsgi_temp_path $work/nginx/temp/uwsgi;
-    scgi_temp_path $work/nginx/temp/scgi;
+nginx_conf "$work/nginx" <<EOF
     upstream baremcp {
 $servers    }
     server {
@@ -117,10 +63,7 @@ EOF
 "$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" -t -q
 "$nginx" -p "$work/nginx" -c "$work/nginx/nginx.conf" 2>>"$work/nginx/logs/error.log" &
 pids+=($!)
-for _ in $(seq 100); do
-  python3 -c "import socket; socket.create_connection(('127.0.0.1', $listen), 1)" 2>/dev/null && break
-  sleep 0.1
-done
+wait_port "$listen"
 
 out=$(python3 tests/interop/nginx_client.py "http://127.0.0.1:$listen/mcp" "http://127.0.0.1:$other/mcp" "$pid_map") || {
   echo "$out"

@@ -9,6 +9,8 @@
 #   2.4.0 (2026-07-28), the Python SDK in both eras, and the official conformance suite
 #   (npm @modelcontextprotocol/conformance@0.1.16, every scenario) directly, no bridge;
 #   then 0.2.0-alpha.12's requirement lists (conformance-next.sh).
+#   The README's HTTP quickstart as written: a token, curl, `claude mcp add`, and the Python
+#   and TypeScript SDK programs (quickstart_http.sh).
 # Everything is installed under target/interop/, so a fresh clone needs only python3 (and
 # node with npm for the TypeScript half).
 set -euo pipefail
@@ -20,12 +22,39 @@ everything="$PWD/target/release/examples/everything"
 work="$PWD/target/interop"
 mkdir -p "$work"
 
+# The README's install block, each line run as written but for `--root`: the binary goes to
+# target/interop/install instead of ~/.cargo (installing from a path reuses the release build
+# in target/, so this costs no second build).
+install_block=$(sed -n '/^## Install$/,/^## /p' README.md | sed -n '/^```sh$/,/^```$/p' | grep -v '^```')
+[ "$(echo "$install_block" | sed 's/ *#.*//')" = "$(printf 'cargo install --path .\nbaremcp --version')" ] ||
+  { echo "interop: the README's install block changed: $install_block" >&2; exit 1; }
+cargo install --quiet --path . --root "$work/install" --force
+PATH="$work/install/bin:$PATH" baremcp --version | grep -q "^baremcp $(sed -n 's/^version = "\(.*\)"$/\1/p' Cargo.toml | head -1)$"
+
+# The README's Rust quickstart in a project of one's own: its Cargo.toml block as written
+# (the path pointed at this clone), examples/minimal.rs as the program, and the call it shows.
+project="$work/own-project"
+rm -rf "$project" && mkdir -p "$project/src"
+printf '[package]\nname = "own-project"\nversion = "0.1.0"\nedition = "2024"\n\n' >"$project/Cargo.toml"
+sed -n '/^## Write a tool in Rust$/,/^## /p' README.md | sed -n '/^```toml$/,/^```$/p' | grep -v '^```' |
+  sed "s|path = \"../baremcp\"|path = \"$PWD\"|" >>"$project/Cargo.toml"
+grep -q "^baremcp = { path = \"$PWD\" }$" "$project/Cargo.toml" ||
+  { echo "interop: the README's Cargo.toml block changed" >&2; cat "$project/Cargo.toml" >&2; exit 1; }
+cp examples/minimal.rs "$project/src/main.rs"
+calls=$(sed -n '/^## Write a tool in Rust$/,/^## /p' README.md | grep -o "'{\"jsonrpc.*}'" | tr -d "'")
+printf '%s\n' "$calls" |
+  CARGO_TARGET_DIR="$work/own-project-target" cargo run -q --manifest-path "$project/Cargo.toml" |
+  grep -q '"text":"HELLO"' || { echo "interop: the README's Rust quickstart failed in its own project" >&2; exit 1; }
+
 venv="$work/venv"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/pip" install --quiet --disable-pip-version-check "mcp==2.3.0"
 tree="$PWD/fixtures/tree"
 "$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" auto
 "$venv/bin/python" tests/interop/python_client.py "$bin" "$tree" legacy
+
+# The README's HTTP quickstart, its blocks read from README.md and run as written.
+bash tests/interop/quickstart_http.sh "$bin" "$venv"
 
 # Sampling and elicitation callbacks against examples/everything: server requests in the
 # legacy era, InputRequiredResult retries in 2026-07-28.

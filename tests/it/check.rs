@@ -1,6 +1,6 @@
 //! `baremcp check` on the problem shapes `fixtures/manifests/broken.json` leaves out (each
-//! reported once, with its pointer and what is wrong), the subcommands' own flags, and
-//! `validate --jsonl` answering every line.
+//! reported once, with its pointer and what is wrong), its summary and warnings, the
+//! subcommands' own flags, and `validate --jsonl` answering every line.
 
 use std::io::Write;
 use std::process::{Command, Output, Stdio};
@@ -107,6 +107,69 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     let out = baremcp(&["--manifest", &manifest.to_string_lossy()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stderr).matches("is not enforced").count(), 1, "{}", text(&out.stderr));
+}
+
+#[test]
+fn the_summary_shows_each_command_whole_and_the_warnings_what_will_go_wrong() {
+    let dir = crate::scratch("check-summary");
+    std::fs::create_dir(dir.join("sub")).unwrap();
+    let manifest = dir.join("m.json");
+    std::fs::write(
+        &manifest,
+        r#"{"tools": [
+  {"name": "a", "description": "d", "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]},
+   "run": {"argv": ["sh", "-c", "cat; echo $GREETING", "--", "{who}"], "cwd": "sub", "stdin": "hi {who}\n", "env": {"GREETING": "hello {who}", "HOME": true}}},
+  {"name": "log", "description": "d", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}},
+   "run": {"argv": ["ls", "-w", "{n}"], "cwd": "/no/such/dir"}}
+]}"#,
+    )
+    .unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let path = manifest.display();
+    assert_eq!(
+        text(&out.stdout),
+        format!(
+            "{path}: ok\nserver baremcp-manifest\n\
+             tool a: sh -c \"cat; echo $GREETING\" -- {{who}}\n\
+             \x20 cwd: sub (relative to {})\n\
+             \x20 stdin: \"hi {{who}}\\n\"\n\
+             \x20 env: GREETING=\"hello {{who}}\", HOME (passed through)\n\
+             tool log: ls -w {{n}}\n\
+             \x20 cwd: /no/such/dir\n",
+            dir.display()
+        )
+    );
+    assert_eq!(
+        text(&out.stderr),
+        format!(
+            "{path}: warning: /tools/1/run/cwd: cwd /no/such/dir is not a directory (a relative cwd \
+             starts at the manifest's folder)\n\
+             {path}: warning: /tools/1/run/argv/2: {{n}} is optional: without it this element is \
+             dropped and \"-w\" is left without its value; group them ([\"-w\", \"{{n}}\"]) to drop \
+             both, or give n a \"default\"\n"
+        )
+    );
+}
+
+/// docs/manifests.md's example manifest is checked as written, and prints what the page shows.
+#[test]
+fn the_documented_example_checks_as_shown() {
+    let docs = std::fs::read_to_string(crate::root().join("docs/manifests.md")).unwrap();
+    let block = |start: &str| {
+        let from = docs.find(start).unwrap_or_else(|| panic!("no {start:?} block"));
+        let body = &docs[from + start.find('\n').unwrap() + 1..];
+        body[..body.find("```\n").unwrap()].to_string()
+    };
+    let dir = crate::scratch("check-docs-example");
+    std::fs::write(dir.join("tools.json"), block("```json\n")).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["check", "tools.json"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), block("```text\ntools.json: ok\n"));
 }
 
 #[test]

@@ -39,9 +39,14 @@ fn help_and_version_go_to_stdout() {
             env!("CARGO_PKG_VERSION")
         )
     );
+    // docs/cli.md shows each help as the binary prints it.
+    let docs = std::fs::read_to_string(crate::root().join("docs/cli.md")).unwrap();
+    let shown = |out: &Output| docs.contains(&format!("```text\n{}```\n", text(&out.stdout)));
+    assert!(shown(&help), "docs/cli.md must show `baremcp --help` as it is");
     // Each command's --help is its own, never a file name or the global help.
-    for command in ["validate", "check", "replay", "proxy"] {
+    for command in ["validate", "check", "replay", "proxy", "help"] {
         let out = run(&[command, "--help"], "");
+        assert!(shown(&out), "docs/cli.md must show `baremcp {command} --help` as it is");
         assert!(out.status.success(), "{command}: {}", text(&out.stderr));
         assert!(
             text(&out.stdout).starts_with(&format!("usage: baremcp {command} ")),
@@ -93,6 +98,11 @@ fn bad_flags_exit_2_with_one_line_and_a_pointer_to_help() {
         (&["check"], "baremcp check --help"),
         (&["replay", "--timeout-ms", "0", "f.txt"], "baremcp replay --help"),
         (&["proxy", "--record"], "baremcp proxy --help"),
+        (&["--roots", "x"], "baremcp --help"),
+        (&["--http", "http://127.0.0.1:8080/mcp"], "baremcp --help"),
+        (&["proxy", "cat"], "baremcp proxy --help"),
+        (&["--root", "x", "check", "m.json"], "baremcp check --help"),
+        (&["help", "chekc"], "baremcp --help"),
     ] {
         let out = run(args, "");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -103,6 +113,32 @@ fn bad_flags_exit_2_with_one_line_and_a_pointer_to_help() {
         assert!(lines[0].starts_with("baremcp: "), "{args:?}: {stderr}");
         assert_eq!(lines[1], format!("try '{help}'"), "{args:?}");
     }
+}
+
+#[test]
+fn a_file_that_cannot_be_read_is_named_once() {
+    let dir = crate::scratch("unreadable");
+    let nope = dir.join("nope.json").to_string_lossy().into_owned();
+    let gone = "No such file or directory (os error 2)";
+    for (args, says) in [
+        (vec!["--manifest", &nope], format!("baremcp: {nope}: {gone}")),
+        (vec!["check", &nope], format!("{nope}: {gone}")),
+        (
+            vec!["--http", "127.0.0.1:0", "--auth-token-file", &nope],
+            format!("baremcp: --auth-token-file {nope}: {gone}"),
+        ),
+    ] {
+        let out = run(&args, "");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert_eq!(text(&out.stderr), format!("{says}\n"), "{args:?}");
+    }
+    // A file that is not JSON is named once too, with where the JSON breaks.
+    let readme = crate::root().join("README.md").to_string_lossy().into_owned();
+    let out = run(&["--manifest", &readme], "");
+    assert_eq!(
+        text(&out.stderr),
+        format!("baremcp: {readme}: not JSON: expected value at line 1 column 1\n")
+    );
 }
 
 #[test]
@@ -272,10 +308,10 @@ fn logged(filter: &str, input: &str) -> Vec<String> {
 }
 
 #[test]
-fn each_module_the_readme_names_filters_its_own_lines() {
+fn each_module_the_docs_name_filters_its_own_lines() {
     let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
-    // The targets the README's Logging section lists, each with the lines it carries.
-    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
+    // The targets docs/cli.md's Logging section lists, each with the lines it carries.
+    let readme = std::fs::read_to_string(crate::root().join("docs/cli.md")).unwrap();
     for (module, level, expected) in [
         ("baremcp::request", "info", "INFO  baremcp::request: ping id=1 "),
         (
@@ -289,7 +325,7 @@ fn each_module_the_readme_names_filters_its_own_lines() {
             "DEBUG baremcp::outbox: -> {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
         ),
     ] {
-        assert!(readme.contains(&format!("`{module}`")), "README's Logging section names {module}");
+        assert!(readme.contains(&format!("`{module}`")), "docs/cli.md's Logging names {module}");
         let lines = logged(&format!("{module}={level}"), input);
         assert_eq!(lines.len(), 1, "{module}: {lines:?}");
         assert!(lines[0].starts_with(expected), "{module}: {lines:?}");
@@ -298,6 +334,44 @@ fn each_module_the_readme_names_filters_its_own_lines() {
         logged("baremcp::dispatch=trace", input).is_empty(),
         "a module that logs nothing shows nothing"
     );
+}
+
+/// A request's line names the W3C trace id of its `_meta.traceparent`, and only a valid one.
+#[test]
+fn the_request_line_names_the_trace_id_of_its_traceparent() {
+    let meta = |traceparent: &str| {
+        format!(r#""_meta":{{"traceparent":"{traceparent}","tracestate":"rojo=00f067aa0ba902b7"}}"#)
+    };
+    let call = |id: u32, meta: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"T"}},{meta}}}}}"#
+        )
+    };
+    let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    let modern = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
+        call(1, &meta(valid)),
+        call(2, &meta(&valid.to_uppercase())),
+        call(3, r#""_meta":{"progressToken":1}"#),
+        format!(
+            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{"_meta":{{{modern},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}}}}}}"#
+        ),
+    ]
+    .join("\n")
+        + "\n";
+    let lines = logged("baremcp::request=info", &input);
+    assert_eq!(lines.len(), 5, "{lines:?}");
+    assert!(lines[1].starts_with("INFO  baremcp::request: tools/call id=1 "), "{lines:?}");
+    assert!(
+        lines[1].ends_with(" tool=hello isError=false trace_id=4bf92f3577b34da6a3ce929d0e0e4736")
+    );
+    // Uppercase hex is not a trace context; no traceparent, no trace id.
+    assert!(
+        lines[2].ends_with(" isError=false") && lines[3].ends_with(" isError=false"),
+        "{lines:?}"
+    );
+    assert!(lines[4].ends_with(" ok trace_id=0af7651916cd43dd8448eb211c80319c"), "{lines:?}");
 }
 
 #[test]
@@ -494,14 +568,23 @@ fn manifest_commands_see_a_minimal_environment_and_real_commands_run() {
     let mut child = baremcp()
         .args(["--manifest", &manifest("test")])
         .env("SECRET", "must not leak")
+        .env_remove("RUST_LOG")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
         .spawn()
         .unwrap();
     child.stdin.take().unwrap().write_all(call("env_names").as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     let reply: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(reply["result"]["content"][0]["text"], "GREETING\n", "{reply}");
+    // test.json passes values with a leading `-` on purpose; serving warns about each such
+    // placeholder, as `check` does.
+    let stderr = text(&out.stderr);
+    let warned: Vec<&str> =
+        stderr.lines().filter(|l| l.contains(" WARN  baremcp::manifest: ")).collect();
+    assert_eq!(warned.len(), 4, "{stderr}");
+    assert!(warned[0].ends_with("test.json: /tools/0/run/argv/3: {query} can start with \"-\" and then reads as an option: put \"--\" in argv before it, or constrain the property (e.g. \"pattern\": \"^[^-]\" or \"minimum\": 0)"), "{stderr}");
     // The example manifests work against this machine, and git.json against a repository made
     // here (it serves the repository two folders above it), so no checkout is needed.
     let repo = crate::scratch("git-manifest");

@@ -1,24 +1,18 @@
-//! The README's client-setup snippets: each JSON block parses in the shape its client reads,
-//! and each command line it names (with `baremcp` taken as this build and the notes folder as
-//! `fixtures/tree`) really serves an `initialize` and lists a file.
+//! The README's client-setup snippets (its "Connect a client" quickstart): each JSON block
+//! parses in the shape its client reads, and each command line it names (with `baremcp`
+//! taken as this build and the notes folder as `fixtures/tree`) really serves an
+//! `initialize` and lists a file.
 
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Stdio};
 
 use serde_json::Value;
 
-/// The README's text between `## Use it from a client` and the next `## ` heading.
-fn section() -> String {
-    let readme = std::fs::read_to_string(crate::root().join("README.md")).unwrap();
-    let start = readme.find("## Use it from a client").expect("README has a client-setup section");
-    let rest = &readme[start + 3..];
-    rest[..rest.find("\n## ").unwrap_or(rest.len())].to_string()
-}
+use crate::docs::blocks;
 
-/// The fenced blocks of `section` in the language `lang`.
-fn blocks(section: &str, lang: &str) -> Vec<String> {
-    let fence = format!("```{lang}\n");
-    section.split(&fence).skip(1).map(|b| b[..b.find("```").unwrap()].to_string()).collect()
+/// The README's quickstart "Connect a client".
+fn section() -> String {
+    crate::docs::section("README.md", "## Connect a client")
 }
 
 /// Runs `args` as this build would be run by a client, with the placeholders a user fills in

@@ -14,7 +14,7 @@ use baremcp::{FileRoot, Server};
 use serde_json::{Value, json};
 
 /// Sends `requests` (after a legacy initialize) and returns the replies.
-fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
+pub(crate) fn ask(server: &Server, requests: &[Value]) -> Vec<Value> {
     let mut input = String::from(
         "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n",
     );
@@ -44,7 +44,7 @@ fn a_file_outside_the_root_is_never_served() {
     symlink(&base, root.join("sub/up")).unwrap();
 
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, true, 1 << 20).unwrap()).unwrap();
+    server.add_directory(FileRoot::new(&root, true, 1 << 20).unwrap()).unwrap();
     let r = root.display().to_string();
     let b = base.display().to_string();
     let attempts = [
@@ -109,7 +109,7 @@ fn a_large_tree_lists_completely_in_pages() {
     }
     expected.sort();
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
     let mut names = Vec::new();
     let mut cursor: Option<String> = None;
     let mut pages = 0;
@@ -218,7 +218,7 @@ fn a_subscribed_root_file_that_changes_is_notified_when_the_loop_next_waits() {
     std::fs::write(&file, "one").unwrap();
     let uri = format!("file://{}", file.display());
     let mut server = Server::new("t", "1");
-    server.add_root(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
     assert_eq!(watched_session(&server, &uri, &file), expected(&uri));
 }
 

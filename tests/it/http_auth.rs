@@ -60,7 +60,7 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
             b64url(json!({"alg": alg}).to_string().as_bytes()),
             b64url(claims.to_string().as_bytes())
         );
-        let mac = baremcp::http::hs256(key, signing.as_bytes());
+        let mac = baremcp::__private::hs256(key, signing.as_bytes());
         format!("Authorization: Bearer {signing}.{}", b64url(&mac))
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();

@@ -245,6 +245,16 @@ pub fn one_tool(tool: baremcp::Tool) -> baremcp::Server {
     server
 }
 
+/// A server process, killed when dropped (a failed assertion included).
+pub struct Killed(pub std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// A free loopback port (bound, then let go).
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()

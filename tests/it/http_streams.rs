@@ -167,7 +167,7 @@ fn watching() -> baremcp::Server {
         .canonicalize()
         .unwrap();
     let mut server = baremcp::Server::new("watching", "1.0.0");
-    server.add_root(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
+    server.add_directory(baremcp::FileRoot::new(&dir, false, 1 << 20).unwrap()).unwrap();
     server
 }
 

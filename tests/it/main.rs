@@ -10,6 +10,9 @@
 //!   over raw sockets: statuses and malformed HTTP, both eras, event streams, authentication,
 //!   the binary's signals and unix sockets (`http_harness`: the server and client they share)
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
+//! - `http_rules`, `http_bounds`: what issue 25's hostile campaign checked: HEAD, `Allow`, CORS,
+//!   principals bound to sessions and `requestState`, session ids in logs; memory, CPU and the
+//!   loop held by clients that leave, never answer, or exhaust descriptors
 //! - `manifests`: a manifest's commands and files at run time, where the transcripts do not go
 //! - `library`: the public library API: registration, typed tools, flushing, the examples
 //! - `library_server`: the library fixture server and its transcripts: panics, content types,
@@ -18,41 +21,57 @@
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
+//! - `docs`: links in README.md and docs/ resolve; the README's quickstarts run as written,
+//!   print what they show, and show spec-valid messages
 //! - `commands`: manifest commands that write without end or leave grandchildren behind
 //! - `tasks`: the tasks extension over pipes: task threads, polling, answers, cancellation
 //! - `check`: `baremcp check` on every shape of manifest problem, subcommand flags, and
 //!   `validate --jsonl` answering every line
 //! - `cli`: the binary's flags, exit codes, `validate`, EOF and broken-pipe behaviour
-//! - `tidy`: formatting, module docs, and the README method table against the dispatch
+//! - `startup`: what the binary says as it starts (HTTP's URLs, stdio on a terminal), and
+//!   what `--quiet` keeps quiet
+//! - `tidy`: module docs, layers, names and lengths, and the documented method table against
+//!   the dispatch
+//! - `typed`: schemas derived from argument types (`tool_args!`, the type table, the agreement
+//!   check), schemars' schemas, structured output with and without its text copy
+//! - `intercept`: the `on_request` and `on_reply` hooks over stdio and HTTP
+//! - `public_api`: the library's public items against `tests/public-api.txt`
 
 // The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
-// builds (see README, Platforms).
+// builds (see docs/install.md, Platforms).
 #![cfg(unix)]
 
 mod check;
 mod cli;
 mod clients;
 mod commands;
+mod docs;
 mod everything;
 mod files;
 mod fuzz;
 mod http_auth;
+mod http_bounds;
 mod http_eras;
 mod http_framing;
 mod http_fuzz;
 mod http_harness;
 mod http_load;
 mod http_process;
+mod http_rules;
 mod http_streams;
+mod intercept;
 mod library;
 mod library_server;
 mod limits;
 mod manifests;
+mod public_api;
 mod replay;
 mod schema_suite;
+mod startup;
 mod tasks;
 mod tidy;
 mod transcripts;
+mod typed;
 
 /// The application (`src/bin/baremcp/`), compiled into the tests too, so that transcripts
 /// build their server from the same flags in process. Much of it only the binary calls.

@@ -1,10 +1,12 @@
 //! A manifest's commands and files at run time, where the transcripts do not go: a variable
-//! passed through, a program that cannot start, JSON output cut short, resource commands
-//! that fail, write too much or write bytes, template metadata, and `path` resources that
-//! are too large or not UTF-8.
+//! passed through, a program that cannot start, a `cwd` that is not there, defaults standing
+//! in for absent arguments, JSON output cut short, resource commands that fail, write too
+//! much or write bytes, template metadata, and `path` resources that are too large or not
+//! UTF-8.
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
@@ -49,23 +51,7 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
         read(10, "m://t/hello"),
     ];
     let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
-        .args(["--manifest", &path.to_string_lossy()])
-        .env("FUZZ_PASSED", "passed through")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let replies: HashMap<u64, Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .map(|v| (v["id"].as_u64().unwrap(), v))
-        .collect();
+    let replies = replies(&path, &input);
     let text = |id: u64| {
         replies[&id]["result"]["content"][0]["text"].as_str().unwrap_or_default().to_string()
     };
@@ -84,4 +70,99 @@ fn commands_and_files_fail_cleanly_and_bytes_come_back_as_blobs() {
     let template = &replies[&9]["result"]["resourceTemplates"][0];
     assert_eq!((&template["title"], &template["description"]), (&json!("T"), &json!("D")));
     assert_eq!(replies[&10]["result"]["contents"][0]["text"], "hello");
+}
+
+/// The replies, by id, of the binary serving the manifest at `path` to `input` (with
+/// `FUZZ_PASSED` in its environment).
+fn replies(path: &Path, input: &str) -> HashMap<u64, Value> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["--manifest", &path.to_string_lossy()])
+        .env("FUZZ_PASSED", "passed through")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| (v["id"].as_u64().unwrap(), v))
+        .collect()
+}
+
+/// The replies, by id, of the binary serving the manifest `tools` to `calls` (tool name and
+/// arguments, ids from 1).
+fn call_tools(name: &str, tools: Value, calls: &[(&str, Value)]) -> HashMap<u64, Value> {
+    let dir = crate::scratch(name);
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, json!({"tools": tools}).to_string()).unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let mut input = String::new();
+    for (id, (tool, arguments)) in calls.iter().enumerate() {
+        let params = json!({"name": tool, "arguments": arguments, "_meta": meta});
+        let call =
+            json!({"jsonrpc": "2.0", "id": id + 1, "method": "tools/call", "params": params});
+        input.push_str(&format!("{call}\n"));
+    }
+    replies(&path, &input)
+}
+
+#[test]
+fn a_boolean_in_a_group_is_a_switch() {
+    let all = json!({"type": "boolean"});
+    let tools = json!([
+        {"name": "ls", "description": "d", "inputSchema": {"type": "object", "properties": {"all": all}},
+         "run": {"argv": ["printf", "<%s>", "ls", ["-a", "{all}"], "dir"]}}
+    ]);
+    let replies = call_tools(
+        "manifest-switch",
+        tools,
+        &[("ls", json!({"all": true})), ("ls", json!({"all": false})), ("ls", json!({}))],
+    );
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].clone();
+    assert_eq!(text(1), "<ls><-a><dir>", "{:?}", replies[&1]);
+    assert_eq!(text(2), "<ls><dir>");
+    assert_eq!(text(3), "<ls><dir>");
+}
+
+#[test]
+fn a_default_stands_in_for_an_absent_argument() {
+    let n = json!({"type": "integer", "minimum": 1, "default": 5});
+    let tools = json!([
+        {"name": "log", "description": "d", "inputSchema": {"type": "object", "properties": {"n": n}},
+         "run": {"argv": ["printf", "<%s>", "log", "-n", "{n}"]}},
+        {"name": "greet", "description": "d",
+         "inputSchema": {"type": "object", "properties": {"who": {"type": "string", "default": "world"}}},
+         "run": {"argv": ["cat"], "stdin": "hello {who}", "env": {"WHO": "{who}"}}}
+    ]);
+    let replies = call_tools(
+        "manifest-defaults",
+        tools,
+        &[("log", json!({})), ("log", json!({"n": 2})), ("greet", json!({}))],
+    );
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].clone();
+    assert_eq!(text(1), "<log><-n><5>", "{:?}", replies[&1]);
+    assert_eq!(text(2), "<log><-n><2>");
+    assert_eq!(text(3), "hello world");
+}
+
+#[test]
+fn a_cwd_that_is_not_there_is_named_as_a_missing_directory() {
+    let tools = json!([
+        {"name": "here", "description": "d", "run": {"argv": ["ls"], "cwd": "no/such/dir"}},
+        {"name": "nothing", "description": "d", "run": {"argv": ["/no/such/program"]}}
+    ]);
+    let replies = call_tools("manifest-cwd", tools, &[("here", json!({})), ("nothing", json!({}))]);
+    let dir = crate::scratch("manifest-cwd");
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].as_str().unwrap().to_string();
+    assert_eq!(replies[&1]["result"]["isError"], true);
+    assert_eq!(
+        text(1),
+        format!("cannot run ls: cwd {} is not a directory", dir.join("no/such/dir").display())
+    );
+    assert_eq!(text(2), "cannot run /no/such/program: No such file or directory (os error 2)");
 }

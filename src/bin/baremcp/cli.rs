@@ -1,137 +1,21 @@
-//! The binary's command line: argv → [`Command`], with the usage text. Parsing lives in the
-//! library so the transcript tests build their server from the same flags the binary reads.
+//! The binary's command line: argv → [`Command`]. The transcript tests build their server
+//! from the same flags the binary reads; the help texts and the hints for a mistyped or
+//! misplaced flag are in `help.rs`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use lexopt::prelude::*;
 
-use std::time::Duration;
-
+use super::help::{self, CHECK, HELP, Help, PROXY, REPLAY, SERVE, VALIDATE};
 use super::http_flags;
 use super::proxy::ProxyOptions;
 use super::replay::ReplayOptions;
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
 use baremcp::{FileRoot, HttpOptions};
 
-/// One command's help: its usage lines and what it does. `baremcp --help` prints them all;
-/// `baremcp COMMAND --help` only its own.
-pub struct Help {
-    pub name: &'static str,
-    pub usage: &'static str,
-    pub about: &'static str,
-}
-
-pub const SERVE: Help = Help {
-    name: "",
-    usage: "\
-usage: baremcp [--manifest FILE] [--root DIR]... [--include-hidden] [--max-resource-bytes N]
-               [--max-message-bytes N] [--page-size N] [--log-level LEVEL] [--log-file FILE]
-               [--http ADDR ...]",
-    about: "\
-Serves MCP over stdio (newline-delimited JSON-RPC on stdin/stdout; logs on stderr), or
-over Streamable HTTP with --http.
-
-options:
-  --manifest FILE        serve the tools, resources and prompts FILE declares (instead of
-                         the built-in catalog)
-  --root DIR             serve every regular file under DIR as a resource (repeatable)
-  --include-hidden       also serve dot-files and files in dot-directories
-  --max-resource-bytes N largest file a resources/read returns (default 8388608)
-  --max-message-bytes N  longest accepted input line in bytes (default 16777216)
-  --page-size N          items per page of a list result (default: all in one page)
-  --log-level LEVEL      off, error, warn, info, debug or trace (default: RUST_LOG, else warn)
-  --log-file FILE        append log lines to FILE instead of stderr
-  -h, --help             print this help (COMMAND --help: that command's)
-  -V, --version          print the version and the MCP protocol versions spoken
-
-http (serve Streamable HTTP instead of stdio):
-  --http ADDR                listen on ADDR, e.g. 127.0.0.1:8080, [::1]:8080 or
-                             unix:/run/mcp.sock (repeatable)
-  --http-path PATH           the endpoint's path (default /mcp)
-  --auth-token-file FILE     require a bearer token listed in FILE (one a line; re-read
-                             when it changes, or on SIGHUP)
-  --jwt-secret-file FILE     also accept HS256 JWTs signed with FILE's contents
-  --jwt-audience AUD         ... whose aud includes AUD;  --jwt-issuer ISS: whose iss is ISS
-  --allow-unauthenticated    allow a non-loopback ADDR without authentication
-  --allow-origin ORIGIN      allow browser pages from ORIGIN (and its host) (repeatable)
-  --allow-host HOST          allow Host: HOST[:PORT] besides loopback names; * for any
-  --resource-metadata-url URL  serve RFC 9728 metadata at URL's path, name it in 401s
-  --authorization-server URL   listed in that metadata (repeatable)
-  --session-idle-secs N      legacy sessions end after N idle seconds (default 1800)
-  --max-sessions N           legacy sessions kept at most (default 1000)
-  --max-connections N        open connections at most; more get 503 (default 128)
-  --sse-keepalive-secs N     comment on a quiet event stream every N seconds (default 15)
-  --request-timeout-secs N   a request's head and body must arrive within N s (default 30)
-  --idle-timeout-secs N      close a keep-alive connection after N idle seconds (default 15)",
-};
-
-pub const VALIDATE: Help = Help {
-    name: "validate",
-    usage: "usage: baremcp validate [--jsonl] SCHEMA.json [INSTANCE.json ...]",
-    about: "\
-checks each INSTANCE.json against SCHEMA.json; with --jsonl, reads one instance per
-line from stdin and prints one {\"valid\", \"errors\"} line per instance.
-exit 0: all valid, 1: some invalid, 2: a file unreadable or not JSON, or the schema malformed",
-};
-
-pub const CHECK: Help = Help {
-    name: "check",
-    usage: "usage: baremcp check MANIFEST.json | --schema",
-    about: "\
-checks a manifest completely, prints what it serves and warns about what will likely not
-run as meant; exit 0 when it loads, 2 when not. --schema prints the manifest's JSON Schema
-(for editors: \"$schema\" in a manifest is accepted)",
-};
-
-pub const REPLAY: Help = Help {
-    name: "replay",
-    usage: "\
-usage: baremcp replay [--timeout-ms N] [--stderr FILE] [--update] [--max-message-bytes N]
-                      FILE... [-- SERVER_CMD ARGS...]",
-    about: "\
-runs each transcript against a fresh server (the built-in one, or SERVER_CMD) and compares
-what it writes, as JSON, with the <-- lines; --timeout-ms (default 5000) bounds each wait;
---update rewrites the <-- lines from what the server wrote; a server line longer than
---max-message-bytes (default 16777216) fails the file. exit 0: all passed",
-};
-
-pub const PROXY: Help = Help {
-    name: "proxy",
-    usage: "\
-usage: baremcp proxy [--record FILE] [--allow-tools a,b] [--deny-tools c,d] [--max-message-bytes N]
-                     -- SERVER_CMD ARGS...",
-    about: "\
-forwards a client (stdin/stdout) to SERVER_CMD line by line; --record writes the session
-as a transcript; --allow-tools / --deny-tools hide tools and refuse calls to them; a line
-longer than --max-message-bytes (default 16777216) is dropped as it streams in and the
-client gets an error instead",
-};
-
-const COMMANDS: [&Help; 4] = [&VALIDATE, &CHECK, &REPLAY, &PROXY];
-
-impl Help {
-    /// This command's usage and description.
-    pub fn text(&self) -> String {
-        format!("{}\n\n{}", self.usage, self.about)
-    }
-}
-
-/// `baremcp --help`: every usage line, then serving's options, then each command's text.
-pub fn full_help() -> String {
-    let mut out = SERVE.usage.to_string();
-    for help in COMMANDS {
-        // "usage: baremcp x" lines up under "usage: baremcp" as "       baremcp x".
-        out.push_str(&format!("\n{}", help.usage.replacen("usage: ", "       ", 1)));
-    }
-    out.push_str("\n       baremcp --help | --version\n\n");
-    out.push_str(SERVE.about);
-    for help in COMMANDS {
-        let about = help.about.lines().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n");
-        out.push_str(&format!("\n\n{}:\n{about}", help.name));
-    }
-    out
-}
+const LOG: &str = "baremcp::manifest";
 
 /// A command line that cannot be run: the message, and the command whose help to point at.
 #[derive(Debug)]
@@ -204,10 +88,9 @@ impl ServeOptions {
         let base = match &self.manifest {
             None => super::catalog::builtin(),
             Some(path) => {
-                let manifest = super::manifest::load(path)
-                    .map_err(|problems| manifest_problems(path, &problems))?;
+                let manifest = super::manifest::load(path).map_err(|e| e.describe(path))?;
                 for w in manifest.warnings() {
-                    log::warn!("{}: {}: {}", path.display(), w.pointer, w.message);
+                    log::warn!(target: LOG, "{}: {}: {}", path.display(), w.pointer, w.message);
                 }
                 manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
             }
@@ -224,7 +107,7 @@ impl ServeOptions {
         for dir in &self.roots {
             let root = FileRoot::new(dir, self.include_hidden, self.max_resource_bytes)
                 .map_err(|e| format!("--root {}: {e}", dir.display()))?;
-            server.add_root(root).map_err(|e| format!("--root {}: {e}", dir.display()))?;
+            server.add_directory(root).map_err(|e| format!("--root {}: {e}", dir.display()))?;
         }
         Ok(server)
     }
@@ -244,7 +127,16 @@ fn serve_or_command(
     command: &mut &'static str,
 ) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
+    // The first flag given: a command word after it says the flag is not the command's.
+    let mut first: Option<String> = None;
     while let Some(arg) = parser.next()? {
+        if first.is_none() {
+            first = match &arg {
+                Long(name) => Some(format!("--{name}")),
+                Short(letter) => Some(format!("-{letter}")),
+                Value(_) => None,
+            };
+        }
         match arg {
             Long(name) if http_flags::FLAGS.contains(&name) => {
                 let name = name.to_string();
@@ -275,24 +167,62 @@ fn serve_or_command(
                 options.log_level = Some(level);
             }
             Long("log-file") => options.log_file = Some(PathBuf::from(parser.value()?)),
-            Short('h') | Long("help") => return Ok(Command::Help(full_help())),
+            Short('q') | Long("quiet") => options.log_level = Some("warn".into()),
+            Short('h') | Long("help") => return Ok(Command::Help(help::full_help())),
             Short('V') | Long("version") => return Ok(Command::Version),
+            Long(name) => return Err(help::unknown_option(name, &SERVE).into()),
             Value(word) => {
-                let Some(help) = COMMANDS.into_iter().find(|h| word == h.name) else {
-                    return Err(Value(word).unexpected());
+                let word = word.string()?;
+                let Some(help) = help::command(&word) else {
+                    return Err(help::unknown_command(&word).into());
                 };
-                *command = help.name;
+                // `help`'s mistakes point at the full help, which lists the commands.
+                *command = if help.name == "help" { "" } else { help.name };
+                if let Some(flag) = first {
+                    return Err(misplaced(&flag, help).into());
+                }
                 return match help.name {
                     "validate" => validate(parser),
                     "check" => check(parser),
                     "replay" => replay(parser),
-                    _ => proxy(parser),
+                    "proxy" => proxy(parser),
+                    _ => help_topic(parser),
                 };
             }
-            _ => return Err(arg.unexpected()),
+            Short(_) => return Err(arg.unexpected()),
         }
     }
     Ok(Command::Serve(options))
+}
+
+/// Why `flag`, given before the word naming `command`, is refused: it is serving's, or it
+/// belongs after the command word.
+fn misplaced(flag: &str, command: &Help) -> String {
+    let name = command.name;
+    if command.takes(flag.trim_start_matches('-')) {
+        return format!("{flag} goes after the command: baremcp {name} {flag} ...");
+    }
+    format!("{flag} is an option of serving, not of {name} (serving takes no command)")
+}
+
+/// `baremcp help [COMMAND]`.
+fn help_topic(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
+    let mut topic = None;
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Short('h') | Long("help") => return Ok(Command::Help(HELP.text())),
+            Long(name) => return Err(help::unknown_option(name, &HELP).into()),
+            Value(word) if topic.is_none() => topic = Some(word.string()?),
+            _ => return Err(arg.unexpected()),
+        }
+    }
+    match topic {
+        None => Ok(Command::Help(help::full_help())),
+        Some(word) => match help::command(&word) {
+            Some(command) => Ok(Command::Help(command.text())),
+            None => Err(help::unknown_command(&word).into()),
+        },
+    }
 }
 
 fn check(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
@@ -301,7 +231,12 @@ fn check(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help(CHECK.text())),
             Long("schema") if path.is_none() => return Ok(Command::ManifestSchema),
+            Long("schema") => return Err("--schema takes no MANIFEST.json".into()),
+            Long(name) => return Err(help::unknown_option(name, &CHECK).into()),
             Value(file) if path.is_none() => path = Some(PathBuf::from(file)),
+            Value(file) => {
+                return Err(format!("unexpected argument {file:?} (check takes one file)").into());
+            }
             _ => return Err(arg.unexpected()),
         }
     }
@@ -315,6 +250,7 @@ fn validate(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         match arg {
             Long("jsonl") => jsonl = true,
             Short('h') | Long("help") => return Ok(Command::Help(VALIDATE.text())),
+            Long(name) => return Err(help::unknown_option(name, &VALIDATE).into()),
             Value(path) => paths.push(PathBuf::from(path)),
             _ => return Err(arg.unexpected()),
         }
@@ -327,12 +263,6 @@ fn validate(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         return Err("--jsonl reads instances from stdin: give no INSTANCE files".into());
     }
     Ok(Command::Validate { schema, instances: paths, jsonl })
-}
-
-/// Every problem of a manifest, one per line, with its JSON Pointer.
-pub fn manifest_problems(path: &std::path::Path, problems: &[baremcp::schema::Problem]) -> String {
-    let lines: Vec<String> = problems.iter().map(|p| format!("{}: {p}", path.display())).collect();
-    lines.join("\n")
 }
 
 /// Splits the rest of the command line at the first `--`: options before, a command after.
@@ -371,6 +301,7 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
                     http_flags::positive(&mut parser, "--max-message-bytes")?
             }
             Short('h') | Long("help") => return Ok(Command::Help(REPLAY.text())),
+            Long(name) => return Err(help::unknown_option(name, &REPLAY).into()),
             Value(file) => options.files.push(PathBuf::from(file)),
             _ => return Err(arg.unexpected()),
         }
@@ -409,6 +340,19 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
                     http_flags::positive(&mut parser, "--max-message-bytes")?
             }
             Short('h') | Long("help") => return Ok(Command::Help(PROXY.text())),
+            Long(name) => return Err(help::unknown_option(name, &PROXY).into()),
+            Value(word) => {
+                // `proxy cat`: the server command was meant, without its `--`.
+                let mut command = vec![word.to_string_lossy().into_owned()];
+                command.extend(parser.raw_args()?.map(|a| a.to_string_lossy().into_owned()));
+                return Err(format!(
+                    "unexpected argument {:?}: put -- before the server command \
+                     (baremcp proxy [OPTIONS] -- {})",
+                    command[0],
+                    command.join(" ")
+                )
+                .into());
+            }
             _ => return Err(arg.unexpected()),
         }
     }
@@ -504,10 +448,6 @@ mod tests {
             "--log-level must be off, error, warn, info, debug or trace, not \"loud\"\ntry 'baremcp --help'"
         );
         assert_eq!(message(&["check"]), "check needs a MANIFEST.json\ntry 'baremcp check --help'");
-        assert_eq!(
-            message(&["check", "a.json", "b.json"]),
-            "unexpected argument \"b.json\"\ntry 'baremcp check --help'"
-        );
     }
 
     #[test]
@@ -518,25 +458,103 @@ mod tests {
         };
         let full = help(&["--help"]);
         assert_eq!(help(&["-h"]), full);
-        for (name, text) in [
-            ("validate", VALIDATE.text()),
-            ("check", CHECK.text()),
-            ("replay", REPLAY.text()),
-            ("proxy", PROXY.text()),
-        ] {
-            assert_eq!(help(&[name, "--help"]), text);
-            assert!(text.starts_with(&format!("usage: baremcp {name} ")), "{text}");
-            // The full help holds each command's usage line and description.
-            assert!(
-                full.contains(&format!("       baremcp {name} ")),
-                "{name} missing from:\n{full}"
-            );
-            assert!(full.contains(&format!("\n\n{name}:\n  ")), "{name} missing from:\n{full}");
+        assert_eq!(help(&["help"]), full);
+        for command in help::COMMANDS {
+            let name = command.name;
+            assert_eq!(help(&[name, "--help"]), command.text());
+            assert_eq!(help(&["help", name]), command.text());
+            assert!(command.text().starts_with(&format!("usage: baremcp {name}")));
         }
         // Help wins even where the command's own arguments are missing or come later.
         assert_eq!(help(&["replay", "--help"]), REPLAY.text());
         assert_eq!(help(&["proxy", "-h", "--", "srv"]), PROXY.text());
         assert_eq!(parse(["check", "--schema"]).unwrap(), Command::ManifestSchema);
-        assert!(full.lines().all(|l| l.len() <= 100), "{full}");
+        // `replay --help` says what --stderr does, on the option's own line.
+        let replay = REPLAY.text();
+        let stderr = replay.lines().find(|l| l.trim_start().starts_with("--stderr FILE"));
+        assert!(stderr.is_some_and(|l| l.contains("server's stderr")), "{replay}");
+    }
+
+    /// The help lists no option the parser would refuse, and the HTTP options it lists are
+    /// the ones `http_flags` reads.
+    #[test]
+    fn every_option_the_help_lists_is_read() {
+        for command in [&SERVE].into_iter().chain(help::COMMANDS) {
+            for long in command.longs() {
+                let value = match long {
+                    "http" => "127.0.0.1:1",
+                    "http-path" => "/x",
+                    "log-level" => "info",
+                    _ => "1",
+                };
+                let args = [command.name, &format!("--{long}"), value, "file"];
+                let args = args.iter().filter(|a| !a.is_empty());
+                if let Err(e) = parse(args) {
+                    let message = e.to_string();
+                    assert!(
+                        !message.contains("invalid option") && !message.contains("is an option of"),
+                        "{} --{long}: {message}",
+                        command.called()
+                    );
+                }
+            }
+        }
+        let listed: Vec<&str> = SERVE.groups[1].1.iter().map(|o| o.long).collect();
+        assert_eq!(listed, http_flags::FLAGS, "the help's http options are http_flags::FLAGS");
+    }
+
+    #[test]
+    fn mistakes_are_named_with_what_was_meant() {
+        let message = |args: &[&str]| parse(args.iter().copied()).err().unwrap().to_string();
+        let cases: [(&[&str], &str); 14] = [
+            (&["--roots", "x"], "invalid option '--roots' (did you mean '--root'?)"),
+            (
+                &["check", "m.json", "--schma"],
+                "invalid option '--schma' (did you mean '--schema'?)",
+            ),
+            (&["chekc", "m.json"], "unexpected argument \"chekc\" (did you mean 'check'?)"),
+            (&["help", "prxy"], "unexpected argument \"prxy\" (did you mean 'proxy'?)"),
+            (
+                &["stray"],
+                "unexpected argument \"stray\" (commands: validate, check, replay, proxy, help)",
+            ),
+            (&["--colour"], "invalid option '--colour'"),
+            // A flag of another command is named as that command's, never ignored.
+            (
+                &["--root", "x", "check", "m.json"],
+                "--root is an option of serving, not of check (serving takes no command)",
+            ),
+            (
+                &["-q", "validate", "s.json"],
+                "-q is an option of serving, not of validate (serving takes no command)",
+            ),
+            (&["check", "m.json", "--root", "x"], "--root is an option of serving, not of check"),
+            (&["--record", "f"], "--record is an option of proxy, not of serving"),
+            (
+                &["replay", "--deny-tools", "x", "f"],
+                "--deny-tools is an option of proxy, not of replay",
+            ),
+            (
+                &["--max-message-bytes", "9", "replay", "f"],
+                "--max-message-bytes goes after the command: baremcp replay --max-message-bytes ...",
+            ),
+            (
+                &["proxy", "cat", "-n"],
+                "unexpected argument \"cat\": put -- before the server command (baremcp proxy [OPTIONS] -- cat -n)",
+            ),
+            (
+                &["check", "a.json", "b.json"],
+                "unexpected argument \"b.json\" (check takes one file)",
+            ),
+        ];
+        for (args, says) in cases {
+            let command = parse(args.iter().copied()).err().unwrap().command;
+            let help =
+                if command.is_empty() { "baremcp".into() } else { format!("baremcp {command}") };
+            assert_eq!(message(args), format!("{says}\ntry '{help} --help'"), "{args:?}");
+        }
+        assert!(
+            matches!(parse(["-q"]), Ok(Command::Serve(o)) if o.log_level.as_deref() == Some("warn"))
+        );
     }
 }

@@ -115,7 +115,13 @@ fn spawn(invocation: &Invocation) -> io::Result<(Child, mpsc::Receiver<Event>)> 
     // Its own process group, so a timeout ends everything the command started.
     #[cfg(unix)]
     command.process_group(0);
-    let mut child = command.spawn()?;
+    let mut child = command.spawn().map_err(|e| match &invocation.cwd {
+        // Both a missing program and a missing cwd read "No such file or directory": say which.
+        Some(cwd) if !cwd.is_dir() => {
+            io::Error::new(e.kind(), format!("cwd {} is not a directory", cwd.display()))
+        }
+        _ => e,
+    })?;
 
     if let (Some(text), Some(mut stdin)) = (invocation.stdin.clone(), child.stdin.take()) {
         // A command that does not read its input must not block us: write from a thread.
@@ -336,6 +342,17 @@ mod tests {
         assert!(lengths.iter().all(|&n| n <= 1000), "{lengths:?}");
         assert_eq!(lengths.iter().sum::<usize>(), 100_000);
         assert!(outcome.stderr.len() <= 2001, "{}", outcome.stderr.len());
+    }
+
+    #[test]
+    fn a_missing_cwd_is_named_not_taken_for_a_missing_program() {
+        let mut nowhere = invocation(&["true"]);
+        nowhere.cwd = Some(PathBuf::from("/no/such/dir"));
+        let error = run(&nowhere, |_| {}).unwrap_err();
+        assert_eq!(error.to_string(), "cwd /no/such/dir is not a directory");
+        let missing = run(&invocation(&["/no/such/program"]), |_| {}).unwrap_err();
+        assert_eq!(missing.kind(), io::ErrorKind::NotFound);
+        assert!(!missing.to_string().contains("cwd"), "{missing}");
     }
 
     #[test]

@@ -7,7 +7,7 @@ use baremcp::HttpOptions;
 use lexopt::prelude::*;
 
 /// The long flags [`take`] reads.
-pub const FLAGS: [&str; 17] = [
+pub const FLAGS: [&str; 20] = [
     "http",
     "http-path",
     "auth-token-file",
@@ -22,6 +22,9 @@ pub const FLAGS: [&str; 17] = [
     "session-idle-secs",
     "max-sessions",
     "max-connections",
+    "max-connections-per-peer",
+    "max-streams-per-peer",
+    "ask-timeout-secs",
     "sse-keepalive-secs",
     "request-timeout-secs",
     "idle-timeout-secs",
@@ -35,7 +38,13 @@ pub fn take(
 ) -> Result<(), lexopt::Error> {
     let mut text = || -> Result<String, lexopt::Error> { parser.value()?.string() };
     match name {
-        "http" => options.listen.push(text()?),
+        "http" => {
+            let addr = text()?;
+            if let Some(fix) = url_instead_of_address(&addr) {
+                return Err(fix.into());
+            }
+            options.listen.push(addr)
+        }
         "http-path" => {
             let path = text()?;
             if !path.starts_with('/') {
@@ -57,6 +66,15 @@ pub fn take(
         }
         "max-sessions" => options.max_sessions = positive(parser, "--max-sessions")?,
         "max-connections" => options.max_connections = positive(parser, "--max-connections")?,
+        "max-connections-per-peer" => {
+            options.max_connections_per_peer = positive(parser, "--max-connections-per-peer")?
+        }
+        "max-streams-per-peer" => {
+            options.max_streams_per_peer = positive(parser, "--max-streams-per-peer")?
+        }
+        "ask-timeout-secs" => {
+            options.ask_timeout_secs = positive(parser, "--ask-timeout-secs")? as u64
+        }
         "sse-keepalive-secs" => {
             options.sse_keepalive_secs = positive(parser, "--sse-keepalive-secs")? as u64
         }
@@ -94,6 +112,23 @@ pub fn parse(
     Ok(options)
 }
 
+/// For `--http http://127.0.0.1:8080/mcp`, which reads like the URL clients are given: what
+/// to write instead (the address; the path, when not the default, in `--http-path`).
+fn url_instead_of_address(addr: &str) -> Option<String> {
+    let (scheme, rest) = addr.split_once("://")?;
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let tls = if scheme.eq_ignore_ascii_case("https") {
+        " (baremcp speaks plain HTTP: TLS belongs to a proxy in front of it)"
+    } else {
+        ""
+    };
+    let fix = match path {
+        "" | "/mcp" => format!("--http {host} (and --http-path for a path other than /mcp)"),
+        path => format!("--http {host} --http-path {path}"),
+    };
+    Some(format!("--http takes an address, not a URL{tls}: write {fix}"))
+}
+
 /// The value of `option`, a whole number of at least 1; the error names the option.
 pub fn positive(parser: &mut lexopt::Parser, option: &str) -> Result<usize, lexopt::Error> {
     let value = parser.value()?;
@@ -108,7 +143,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_flag_is_read_and_bad_values_are_refused_by_name() {
+    fn every_flag_is_read() {
         let args = [
             "--http",
             "127.0.0.1:1",
@@ -139,6 +174,12 @@ mod tests {
             "3",
             "--max-connections",
             "4",
+            "--max-connections-per-peer",
+            "9",
+            "--max-streams-per-peer",
+            "10",
+            "--ask-timeout-secs",
+            "11",
             "--sse-keepalive-secs",
             "5",
             "--request-timeout-secs",
@@ -173,7 +214,13 @@ mod tests {
             o.sse_keepalive_secs as usize,
         ];
         assert_eq!(numbers, [2, 3, 4, 5]);
+        let per_peer = (o.max_connections_per_peer, o.max_streams_per_peer, o.ask_timeout_secs);
+        assert_eq!(per_peer, (9, 10, 11));
         assert_eq!((o.request_timeout_secs, o.idle_timeout_secs, o.max_body), (6, 7, 8));
+    }
+
+    #[test]
+    fn bad_values_are_refused_by_name() {
         let refused = |args: &[&str]| parse(args).unwrap_err().to_string();
         assert_eq!(refused(&["--http-path", "mcp"]), "--http-path must start with /, not \"mcp\"");
         assert_eq!(
@@ -185,6 +232,20 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
+        // A URL where an address goes: the scheme dropped, the path moved to --http-path.
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/v1/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 --http-path /v1/mcp"
+        );
+        assert_eq!(
+            refused(&["--http", "http://127.0.0.1:8080/mcp"]),
+            "--http takes an address, not a URL: write --http 127.0.0.1:8080 (and --http-path for \
+             a path other than /mcp)"
+        );
+        assert!(refused(&["--http", "https://[::1]:8443"]).ends_with(
+            "(baremcp speaks plain HTTP: TLS belongs to a proxy in front of it): write --http \
+             [::1]:8443 (and --http-path for a path other than /mcp)"
+        ));
         let mut options = HttpOptions::default();
         let mut parser = lexopt::Parser::from_args(["x"]);
         assert_eq!(

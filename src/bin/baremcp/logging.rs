@@ -6,16 +6,22 @@ use std::io::{self, Write};
 use std::path::Path;
 use std::time::SystemTime;
 
-use baremcp::encoding::rfc3339;
+use baremcp::__private::rfc3339;
 
-/// Starts logging: `level` (a `--log-level` value) wins over `RUST_LOG`; warnings and errors
-/// otherwise. Records go to `file` (appended to) when given, else to stderr.
+/// Log targets whose lines say what the server is doing as it starts: where HTTP is served
+/// (`baremcp::http`, the library's; not its sub-targets, which log every request) and that
+/// stdio waits for a client (`baremcp::stdio`).
+const STARTING: &str = "baremcp::http=info,baremcp::http::=warn,baremcp::stdio=info";
+
+/// Starts logging: `level` (a `--log-level` value) wins over `RUST_LOG`; warnings, errors
+/// and the start-up lines otherwise. Records go to `file` (appended to) when given, else to
+/// stderr.
 pub fn init(level: Option<&str>, file: Option<&Path>) -> io::Result<()> {
     let mut builder = env_logger::Builder::new();
     match (level, std::env::var("RUST_LOG")) {
         (Some(level), _) => builder.parse_filters(level),
         (None, Ok(filters)) => builder.parse_filters(&filters),
-        (None, Err(_)) => builder.parse_filters("warn"),
+        (None, Err(_)) => builder.parse_filters(&format!("warn,{STARTING}")),
     };
     if let Some(path) = file {
         let log = OpenOptions::new()

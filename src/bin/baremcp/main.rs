@@ -2,13 +2,14 @@
 
 #![deny(clippy::print_stdout)]
 
-use std::io::{self, Write};
+use std::io::{self, IsTerminal, Write};
 use std::process::ExitCode;
 
 // `pub(crate)`: the integration tests include this file as a module and use these.
 pub(crate) mod catalog;
 pub(crate) mod cli;
 pub(crate) mod command;
+pub(crate) mod help;
 mod http_flags;
 pub(crate) mod logging;
 pub(crate) mod manifest;
@@ -19,6 +20,8 @@ pub(crate) mod validate;
 pub(crate) mod wait;
 
 use cli::Command;
+
+const LOG: &str = "baremcp::stdio";
 
 fn main() -> ExitCode {
     match run() {
@@ -66,7 +69,7 @@ fn run() -> io::Result<ExitCode> {
         Command::Check(path) => {
             let manifest = match manifest::load(&path) {
                 Ok(manifest) => manifest,
-                Err(problems) => return failed(cli::manifest_problems(&path, &problems)),
+                Err(e) => return failed(e.describe(&path)),
             };
             for w in manifest.warnings().iter().chain(manifest.schema_warnings()) {
                 eprintln!("{}: warning: {}: {}", path.display(), w.pointer, w.message);
@@ -93,7 +96,18 @@ fn run() -> io::Result<ExitCode> {
                 Ok(server) if !options.http.listen.is_empty() => {
                     server.serve_http(&options.http)?
                 }
-                Ok(server) => server.serve_stdio()?,
+                Ok(server) => {
+                    // Someone typing is not a client: say what the server waits for. A client
+                    // that starts baremcp gives it a pipe, and hears nothing of this.
+                    if io::stdin().is_terminal() {
+                        log::info!(
+                            target: LOG,
+                            "waiting for JSON-RPC messages from an MCP client on stdin; \
+                             Ctrl-D ends (see 'baremcp --help')"
+                        );
+                    }
+                    server.serve_stdio()?
+                }
                 Err(e) => return failed(format!("baremcp: {e}")),
             }
             0
@@ -113,8 +127,9 @@ fn failed(why: String) -> io::Result<ExitCode> {
     Ok(ExitCode::from(2))
 }
 
-/// Logs go to stderr, or `--log-file`: `--log-level` if given, else `RUST_LOG`, else warnings
-/// and errors. A panic is logged as an error line rather than printed by the default hook.
+/// Logs go to stderr, or `--log-file`: `--log-level` if given, else `RUST_LOG`, else warnings,
+/// errors and the start-up lines (`logging.rs`). A panic is logged as an error line rather
+/// than printed by the default hook.
 fn init_logger(level: Option<&str>, file: Option<&std::path::Path>) -> io::Result<()> {
     logging::init(level, file)?;
     std::panic::set_hook(Box::new(|info| log::error!("{info}")));

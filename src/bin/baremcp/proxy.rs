@@ -31,9 +31,10 @@ use serde_json::{Value, json};
 
 use super::transcript;
 use super::wait::exit_by;
+use baremcp::__private::{Outline, StrictError, error_response, read_strict};
 #[cfg(unix)]
-use baremcp::transport::readable_within;
-use baremcp::transport::{Line, LineReader, Outline, StrictError, error_response, read_strict};
+use baremcp::__private::readable_within;
+use baremcp::transport::{Line, LineReader};
 use baremcp::{ErrorObject, Id};
 
 /// What `baremcp proxy` was asked to do.

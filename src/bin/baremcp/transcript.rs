@@ -11,8 +11,8 @@
 
 use serde_json::Value;
 
+use baremcp::__private::{escape_token, json_equal, percent_encode_path};
 use baremcp::Id;
-use baremcp::encoding::percent_encode_path;
 
 /// One line of a transcript.
 #[derive(Debug, Clone, PartialEq)]
@@ -182,7 +182,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             for (key, value) in e {
                 let len = path.len();
                 path.push('/');
-                path.push_str(&baremcp::schema::escape_token(key));
+                path.push_str(&escape_token(key));
                 let found = diff(value, &a[key], path);
                 path.truncate(len);
                 if found.is_some() {
@@ -206,7 +206,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             }
             None
         }
-        _ if baremcp::schema::json_equal(expected, actual) => None,
+        _ if json_equal(expected, actual) => None,
         _ => here(path, format!("expected {expected}, got {actual}")),
     }
 }

@@ -6,21 +6,23 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
+use crate::conn::principal::Principal;
+use crate::transport::http::cors;
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
 use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
+use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::response::{Response, Sse};
-use crate::transport::http::session_table::{Refused, Sessions, Use};
-use crate::transport::http::socket::Stream;
-use crate::util::queue::{self, Receiver, Recv, Sender};
-use crate::wire::era::{self, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
+use crate::transport::http::session_table::{Sessions, Use, session_tag};
+use crate::transport::http::socket::{Socket, Stream};
+use crate::util::queue::{self, Receiver, Recv, Refused, Sender, Ticket};
+use crate::wire::era::MODERN_VERSIONS;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
@@ -29,6 +31,9 @@ const LOG: &str = "baremcp::http::connection";
 
 /// Messages queued for one response before the client is deemed not to read.
 const SINK_CAPACITY: usize = 1024;
+/// The bytes of the events queued for one response or stream before the client is deemed
+/// not to read (one larger event is queued alone; the response that ends it always is).
+const SINK_BYTES: usize = 16 << 20;
 /// How often a waiting connection looks whether its client is still there.
 const POLL: Duration = Duration::from_millis(250);
 /// A write that takes longer than this ends the connection.
@@ -38,6 +43,9 @@ const WRITE_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Shared {
     pub guard: Guard,
     pub table: Arc<Sessions>,
+    /// What each peer holds open.
+    pub peers: Arc<Peers>,
+    /// To the dispatching loop; bodies count against its byte bound while they wait.
     pub tx: Sender<Inbound>,
     pub limits: Limits,
     pub path: String,
@@ -52,20 +60,21 @@ pub struct Shared {
     pub param_headers: HashMap<String, Vec<(String, String)>>,
 }
 
-/// Serves one connection until it closes, idles out or breaks a rule.
-pub fn serve(shared: &Shared, stream: Stream, peer: String) {
+/// Serves one connection from `peer` (at `ip`, for TCP) until it closes, idles out or
+/// breaks a rule.
+pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) {
     stream.set_nodelay();
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
-    let Ok(writer) = stream.try_clone() else { return };
-    let mut exchange = Exchange { shared, reader: Reader::new(stream), writer, peer };
+    let writer = Socket::new(stream);
+    let reader = Reader::new(writer.clone());
+    let mut exchange = Exchange { shared, reader, writer, peer, ip, cors: None };
     loop {
         let head = match exchange.reader.head(&shared.limits, &shared.stop) {
             Ok(head) => head,
             Err(ReadError::Closed) => return,
             Err(ReadError::Status(status, why)) => {
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
-                let _ = Response::json(status, body).closing().write(&mut exchange.writer, 1, 0);
+                let _ = refusal(status, why).closing().write(&mut exchange.writer, 1, 0);
                 return;
             }
         };
@@ -77,7 +86,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
             exchange.peer,
             head.method,
             head.path,
-            session.as_deref().unwrap_or("-"),
+            session.as_deref().map_or("-", session_tag),
             started.elapsed().as_millis()
         );
         if !reuse || !head.keep_alive() || shared.stop.load(Ordering::Relaxed) {
@@ -89,8 +98,12 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String) {
 struct Exchange<'s> {
     shared: &'s Shared,
     reader: Reader,
-    writer: Stream,
+    writer: Socket,
     peer: String,
+    ip: Option<IpAddr>,
+    /// The request's `Origin` when `--allow-origin` names it: its responses carry CORS
+    /// headers.
+    cors: Option<String>,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -106,6 +119,7 @@ impl Exchange<'_> {
             Some(host) => shared.guard.host_allowed(host),
             None => head.minor == 0,
         };
+        self.cors = None;
         if !host_ok {
             return self.refuse(head, 403, "host not allowed", unread);
         }
@@ -114,48 +128,57 @@ impl Exchange<'_> {
         {
             return self.refuse(head, 403, "origin not allowed", unread);
         }
+        // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page.
         if let Some((paths, document)) = &shared.metadata
             && paths.contains(&head.path)
         {
-            if head.method != "GET" {
-                return self.refuse(head, 405, "metadata is read with GET", unread);
+            // RFC 9110 §9.1: what answers GET answers HEAD too.
+            if head.method != "GET" && head.method != "HEAD" {
+                let response =
+                    refusal(405, "metadata is read with GET").header("Allow", "GET, HEAD");
+                return self.send(head, response, None, unread);
             }
             let response =
                 Response::json(200, document.clone()).header("Access-Control-Allow-Origin", "*");
             return self.send(head, response, None, unread);
         }
         if head.path != shared.path {
-            return self.refuse(head, 404, "no such endpoint", unread);
+            let why = format!("no such endpoint: MCP is served at {}", shared.path);
+            return self.refuse(head, 404, &why, unread);
         }
-        let subject = match shared.guard.authorize(head.header("authorization")) {
-            Ok(subject) => subject,
+        self.cors =
+            head.header("origin").filter(|o| shared.guard.cors_allowed(o)).map(String::from);
+        // A browser's preflight carries no credentials: answered before authentication.
+        if head.method == "OPTIONS"
+            && head.header("access-control-request-method").is_some()
+            && let Some(origin) = self.cors.take()
+        {
+            return self.send(head, cors::preflight(head, &origin), None, unread);
+        }
+        let principal = match shared.guard.authorize(head.header("authorization")) {
+            Ok(principal) => principal,
             Err(denied) => {
                 log::info!(target: LOG, "{} refused: {}", self.peer, denied.why);
-                let body =
-                    error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, "unauthorized"));
-                let response = Response::json(401, body)
+                let response = refusal(401, "unauthorized")
                     .header("WWW-Authenticate", shared.guard.challenge(&denied));
                 return self.send(head, response, None, unread);
             }
         };
         match head.method.as_str() {
-            "POST" => self.post(head, subject),
+            "POST" => self.post(head, principal),
             "GET" | "DELETE" => {
                 if unread {
                     return self.refuse(head, 400, "a body is not expected here", true);
                 }
                 if head.method == "GET" {
-                    self.get(head, subject)
+                    self.get(head, principal)
                 } else {
-                    self.delete(head, subject)
+                    self.delete(head, principal)
                 }
             }
             _ => {
-                let body = error_body(
-                    None,
-                    ErrorObject::new(ErrorCode::INVALID_REQUEST, "method not allowed"),
-                );
-                let response = Response::json(405, body).header("Allow", "GET, POST, DELETE");
+                let response =
+                    refusal(405, "method not allowed").header("Allow", "GET, POST, DELETE");
                 self.send(head, response, None, unread)
             }
         }
@@ -163,10 +186,11 @@ impl Exchange<'_> {
 
     /// Answers with a JSON-RPC error without id.
     fn refuse(&mut self, head: &Head, status: u16, why: &str, close: bool) -> Outcome {
-        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
-        self.send(head, Response::json(status, body), None, close)
+        self.send(head, refusal(status, why), None, close)
     }
 
+    /// Writes `response` (only its head for a HEAD request, and with CORS headers for an
+    /// allowed page).
     fn send(
         &mut self,
         head: &Head,
@@ -174,13 +198,17 @@ impl Exchange<'_> {
         session: Option<String>,
         close: bool,
     ) -> Outcome {
+        if let Some(origin) = &self.cors {
+            response.headers.extend(cors::response_headers(origin));
+        }
+        response.head_only = head.method == "HEAD";
         response.close |= close || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed);
         let written =
             response.write(&mut self.writer, head.minor, self.shared.limits.idle.as_secs());
         (response.status, session, written.is_ok() && !response.close)
     }
 
-    fn post(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+    fn post(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
         let media =
             head.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim();
         if !media.eq_ignore_ascii_case("application/json") {
@@ -218,7 +246,7 @@ impl Exchange<'_> {
             let body = error_body(None, ErrorObject::parse_error());
             return self.send(head, Response::json(400, body), None, false);
         };
-        self.message(head, subject, text, sse_ok)
+        self.message(head, principal, text, sse_ok)
     }
 
     /// Routes one POSTed message by era: a 2026-07-28 request goes to the loop at once; a
@@ -227,78 +255,40 @@ impl Exchange<'_> {
     fn message(
         &mut self,
         head: &Head,
-        subject: Option<String>,
+        principal: Option<Arc<Principal>>,
         text: String,
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
-        let modern = match self.era(head, &frame) {
+        let modern = match headers::era(head, &frame, &self.shared.param_headers) {
             Ok(modern) => modern,
-            Err(answered) => return answered,
+            Err((status, body)) => {
+                return self.send(head, Response::json(status, body), None, false);
+            }
         };
         if modern {
-            return self.call(head, text, sse_ok, None);
+            let listen = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "subscriptions/listen");
+            // A listen request stays open: a long-lived stream, counted as one.
+            let stream = match listen.then(|| self.open_stream(head)) {
+                Some(Err(refused)) => return refused,
+                Some(Ok(slot)) => slot,
+                None => None,
+            };
+            let outcome = self.call(head, text, sse_ok, principal, None);
+            drop(stream);
+            return outcome;
         }
         let is_request = matches!(frame, Frame::Single(Message::Request { .. }) | Frame::Batch(_));
-        let (session, created) = match self.legacy_session(head, subject, &frame, is_request) {
-            Ok(found) => found,
-            Err(answered) => return answered,
-        };
+        let (session, created) =
+            match self.legacy_session(head, principal.clone(), &frame, is_request) {
+                Ok(found) => found,
+                Err(answered) => return answered,
+            };
         if is_request {
-            self.call(head, text, sse_ok, Some((session, created)))
+            self.call(head, text, sse_ok, principal, Some((session, created)))
         } else {
             self.notify(head, session, text)
         }
-    }
-
-    /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
-    /// in `_meta`, or that opens no session and names a later version in its header; its
-    /// headers must then agree with its body. What cannot be served is answered here (`Err`):
-    /// a body that is no JSON-RPC message, a modern request whose headers disagree, a legacy
-    /// message whose header names a version the server does not speak.
-    fn era(&mut self, head: &Head, frame: &Frame) -> Result<bool, Outcome> {
-        let shared = self.shared;
-        let version_header = head.header("mcp-protocol-version");
-        let modern = match frame {
-            Frame::Single(Message::Invalid { id, error }) => {
-                // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
-                let body = error_body(id.as_ref(), error.clone());
-                return Err(self.send(head, Response::json(400, body), None, false));
-            }
-            Frame::Single(Message::Request { id, method, params }) => {
-                let meta = params.object().and_then(|p| p.meta);
-                let names_version = meta.is_some_and(|m| headers::meta_has(m, VERSION_KEY));
-                // A request that opens no session and says it speaks a version after the
-                // legacy ones is judged by 2026-07-28 rules, so it hears what it lacks.
-                let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
-                let modern = names_version
-                    || (head.header("mcp-session-id").is_none()
-                        && modern_header
-                        && method != "initialize");
-                let checked = || {
-                    headers::modern_checks(head, method, params, meta).and_then(|()| {
-                        headers::param_checks(head, method, params, &shared.param_headers)
-                    })
-                };
-                if modern && let Err((status, error)) = checked() {
-                    let body = error_body(Some(id), error);
-                    return Err(self.send(head, Response::json(status, body), None, false));
-                }
-                modern
-            }
-            Frame::Single(_) | Frame::Batch(_) => false,
-        };
-        if !modern
-            && let Some(version) = version_header
-            && !LEGACY_VERSIONS.contains(&version)
-            && !MODERN_VERSIONS.contains(&version)
-        {
-            let why = format!("unsupported MCP-Protocol-Version {version:?}");
-            let data = json!({ "supported": era::supported_versions(), "requested": version });
-            let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
-            return Err(self.send(head, Response::json(400, error_body(None, error)), None, false));
-        }
-        Ok(modern)
     }
 
     /// The legacy session a message belongs to, and whether this message created it: the one
@@ -307,20 +297,20 @@ impl Exchange<'_> {
     fn legacy_session(
         &mut self,
         head: &Head,
-        subject: Option<String>,
+        principal: Option<Arc<Principal>>,
         frame: &Frame,
         is_request: bool,
     ) -> Result<(Use, bool), Outcome> {
         let initialize = matches!(frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
         let version_header = head.header("mcp-protocol-version");
         match (head.header("mcp-session-id"), initialize) {
-            (Some(id), _) => match self.shared.table.enter(id, subject.as_deref()) {
+            (Some(id), _) => match self.shared.table.enter(id, principal.as_deref()) {
                 Ok(session) => Ok((session, false)),
                 Err(_) => Err(self.unknown_session(head, frame)),
             },
-            (None, true) => match self.shared.table.create(subject) {
+            (None, true) => match self.shared.table.create(principal) {
                 Ok(session) => Ok((session, true)),
-                Err(Refused::Full | Refused::Unknown) => {
+                Err(_) => {
                     let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
                     let response =
                         Response::json(503, error_body(None, error)).header("Retry-After", "5");
@@ -336,62 +326,104 @@ impl Exchange<'_> {
             (None, false) => Err(self.refuse(
                 head,
                 400,
-                "missing Mcp-Session-Id header: send initialize first",
+                "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 request \
+                 (params._meta with io.modelcontextprotocol/protocolVersion)",
                 false,
             )),
         }
     }
 
-    /// Hands a request (or batch) to the dispatching loop and writes what comes back. `legacy`
-    /// is its session and whether this request created it (its id is then announced); `None`
-    /// for a 2026-07-28 request.
+    /// Hands a request (or batch) from `principal` to the dispatching loop and writes what
+    /// comes back. `legacy` is its session and whether this request created it (its id is
+    /// then announced); `None` for a 2026-07-28 request.
     fn call(
         &mut self,
         head: &Head,
         text: String,
         sse_ok: bool,
+        principal: Option<Arc<Principal>>,
         legacy: Option<(Use, bool)>,
     ) -> Outcome {
         let session = legacy.as_ref().map(|(session, _)| session.id.clone());
-        let headers = match &legacy {
-            Some((session, true)) => vec![("Mcp-Session-Id", session.id.clone())],
-            _ => Vec::new(),
+        let mut headers = self.stream_headers();
+        if let Some((session, true)) = &legacy {
+            headers.push(("Mcp-Session-Id", session.id.clone()));
+        }
+        let (modern, bytes) = (legacy.is_none(), text.len());
+        let call = |sink| {
+            let body = text;
+            Inbound::Call(Call { session, body, sink, modern, sse: sse_ok, principal })
         };
-        let modern = legacy.is_none();
-        let call = |sink| Inbound::Call(Call { session, body: text, sink, modern, sse: sse_ok });
-        match self.hand_over(head, call) {
-            Ok((rx, closed)) => {
-                self.pump(head, rx, &closed, sse_ok, headers, legacy.map(|(session, _)| session))
-            }
+        match self.hand_over(head, call, bytes) {
+            Ok(handed) => self.pump(head, handed, sse_ok, headers, legacy.map(|(s, _)| s)),
             Err(refused) => refused,
         }
+    }
+
+    /// The CORS headers an event stream's head carries, for an allowed page.
+    fn stream_headers(&self) -> Vec<(&'static str, String)> {
+        self.cors.as_deref().map_or_else(Vec::new, |origin| cors::response_headers(origin).into())
+    }
+
+    /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
+    /// 429 (`Err`).
+    fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
+        self.shared.peers.open(self.ip, Kind::Stream).map_err(|cap| {
+            log::warn!(
+                target: LOG,
+                "{} refused a stream: {cap} open from its address (--max-streams-per-peer)",
+                self.peer,
+            );
+            let response =
+                refusal(429, "too many streams open from this address").header("Retry-After", "5");
+            self.send(head, response, None, false)
+        })
     }
 
     /// A legacy client notification or response: 202 only for what will be read, so one the
     /// loop cannot take is refused. `session` stays in use until it is answered.
     fn notify(&mut self, head: &Head, session: Use, text: String) -> Outcome {
-        let bytes = text.len().max(1);
+        let bytes = text.len();
         let message = Inbound::Message { session: Some(session.id.clone()), body: text };
-        if self.shared.tx.send_sized(message, bytes).is_err() {
+        // In a lane of their own: requests waiting cannot crowd out the answer a waiting
+        // handler needs.
+        if let Err(refused) = self.shared.tx.send_in(message, bytes.max(1), 1) {
+            self.busy(refused);
             return self.refuse(head, 503, "the server is busy or stopping", false);
         }
         self.send(head, Response::new(202), Some(session.id.clone()), false)
     }
 
-    /// Hands `work` to the dispatching loop with a new sink for what it sends back; returns
-    /// the sink's receiving end and its closed flag, or the 503 refusal (closing the
-    /// connection) when the loop takes no more work.
+    /// Hands `work` (holding a body of `bytes`) to the dispatching loop with a new sink for
+    /// what it sends back, or answers 503 (closing the connection) when the loop takes no
+    /// more: its queue holds `INBOUND_CAPACITY` items or `INBOUND_BYTES` of bodies already.
     fn hand_over(
         &mut self,
         head: &Head,
         work: impl FnOnce(Sink) -> Inbound,
-    ) -> Result<(Receiver<Out>, Arc<AtomicBool>), Outcome> {
-        let (tx, rx) = queue::queue(SINK_CAPACITY);
+        bytes: usize,
+    ) -> Result<Handed, Outcome> {
+        // What the client has not read yet is bounded in bytes too.
+        let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
         let closed = Arc::new(AtomicBool::new(false));
-        if self.shared.tx.send(work(Sink::new(tx, closed.clone()))).is_err() {
-            return Err(self.refuse(head, 503, "the server is busy or stopping", true));
+        match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone())), bytes) {
+            Ok(ticket) => Ok(Handed { rx, closed, ticket }),
+            Err(refused) => {
+                self.busy(refused);
+                Err(self.refuse(head, 503, "the server is busy or stopping", true))
+            }
         }
-        Ok((rx, closed))
+    }
+
+    /// Logs why the loop took no more work, when it is not that the server is stopping.
+    fn busy(&self, refused: Refused) {
+        if refused == Refused::Full {
+            log::warn!(
+                target: LOG,
+                "{} refused: the dispatching loop's queue is full (65536 items, or 64 MiB of bodies)",
+                self.peer,
+            );
+        }
     }
 
     /// 404 for an unknown or expired session, with the request's id when it has one.
@@ -412,12 +444,12 @@ impl Exchange<'_> {
     fn pump(
         &mut self,
         head: &Head,
-        rx: Receiver<Out>,
-        closed: &AtomicBool,
+        handed: Handed,
         sse_ok: bool,
         mut headers: Vec<(&'static str, String)>,
         session: Option<Use>,
     ) -> Outcome {
+        let Handed { rx, closed, ticket } = handed;
         let name = session.as_ref().map(|s| s.id.clone());
         let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
         let mut stream: Option<Sse> = None;
@@ -430,7 +462,7 @@ impl Exchange<'_> {
                         Err(e) => break Err(e),
                     };
                     log::trace!(target: LOG, "event for {}", self.peer);
-                    if let Err(e) = sse.event(&mut self.writer, &line) {
+                    if let Err(e) = sse.event(&mut self.writer, line.as_bytes()) {
                         break Err(e);
                     }
                     last_write = Instant::now();
@@ -444,7 +476,7 @@ impl Exchange<'_> {
                     }
                     break match (stream.take(), done) {
                         (Some(sse), Some((_, body))) => sse
-                            .event(&mut self.writer, &String::from_utf8_lossy(&body))
+                            .event(&mut self.writer, &body)
                             .and_then(|()| sse.end(&mut self.writer))
                             .map(|()| (200, sse.reusable())),
                         (Some(sse), None) => {
@@ -455,6 +487,8 @@ impl Exchange<'_> {
                                 Some((status, body)) => Response::json(status, body),
                                 None => Response::new(202),
                             };
+                            // `send` adds the CORS headers an event stream's head carries.
+                            headers.retain(|(name, _)| *name == "Mcp-Session-Id");
                             response.headers.append(&mut headers);
                             let (status, _, reuse) = self.send(head, response, None, false);
                             Ok((status, reuse))
@@ -464,6 +498,9 @@ impl Exchange<'_> {
                 Recv::TimedOut => {
                     if peer_gone(&self.reader) {
                         closed.store(true, Ordering::Relaxed);
+                        // Not served yet: its body leaves the loop's queue now, not when the
+                        // loop would have reached it.
+                        drop(self.shared.tx.withdraw(ticket));
                         log::info!(
                             target: LOG,
                             "{} closed its connection while its request was open",
@@ -504,23 +541,28 @@ impl Exchange<'_> {
     }
 
     /// Legacy GET: the session's standalone stream of server messages.
-    fn get(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+    fn get(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
         let (_, sse_ok) = accepts(head.header("accept"));
         let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
         if !sse_ok || head.header("accept").is_none() {
             return self.refuse(head, 406, "a GET stream needs accept: text/event-stream", false);
         }
-        let session = match self.shared.table.enter(id, subject.as_deref()) {
+        let session = match self.shared.table.enter(id, principal.as_deref()) {
             Ok(session) => session,
             Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
         };
+        let _counted = match self.open_stream(head) {
+            Ok(slot) => slot,
+            Err(refused) => return refused,
+        };
         let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
-        let (rx, closed) = match self.hand_over(head, stream) {
+        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0) {
             Ok(handed) => handed,
             Err(refused) => return refused,
         };
         // Opened at once: clients wait for the head before they consider the stream open.
-        let sse = match Sse::start(&mut self.writer, head.minor, &[]) {
+        let headers = self.stream_headers();
+        let sse = match Sse::start(&mut self.writer, head.minor, &headers) {
             Ok(sse) => sse,
             Err(_) => {
                 closed.store(true, Ordering::Relaxed);
@@ -531,7 +573,7 @@ impl Exchange<'_> {
         let mut last_write = Instant::now();
         loop {
             let written = match rx.recv_timeout(POLL) {
-                Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, &line),
+                Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, line.as_bytes()),
                 Recv::Item(Out::Done(_)) | Recv::Closed => {
                     let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
                     return (200, name, reuse);
@@ -551,10 +593,10 @@ impl Exchange<'_> {
     }
 
     /// Legacy DELETE: ends the session.
-    fn delete(&mut self, head: &Head, subject: Option<String>) -> Outcome {
+    fn delete(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
         let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
-        if self.shared.table.remove(id, subject.as_deref()) {
-            log::info!(target: LOG, "session {id} ended by the client");
+        if self.shared.table.remove(id, principal.as_deref()) {
+            log::info!(target: LOG, "session {} ended by the client", session_tag(id));
             self.send(head, Response::new(204), Some(id.to_string()), false)
         } else {
             self.unknown_session(head, &Frame::Batch(Vec::new()))
@@ -575,13 +617,25 @@ impl Exchange<'_> {
     }
 
     fn refuse_allow(&mut self, head: &Head, status: u16, why: &str) -> Outcome {
-        let body = error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why));
-        let mut response = Response::json(status, body);
+        let mut response = refusal(status, why);
         if status == 405 {
             response = response.header("Allow", "POST");
         }
         self.send(head, response, None, false)
     }
+}
+
+/// What [`Exchange::hand_over`] gives back: the sink's receiving end, its closed flag, and
+/// the ticket that withdraws the work from the loop's queue while it waits there.
+struct Handed {
+    rx: Receiver<Out>,
+    closed: Arc<AtomicBool>,
+    ticket: Ticket,
+}
+
+/// A refusal: `status` with a JSON-RPC error without id saying `why`.
+pub fn refusal(status: u16, why: &str) -> Response {
+    Response::json(status, error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why)))
 }
 
 /// Whether `Accept` admits JSON and event streams. No header admits both; a client that
@@ -601,7 +655,7 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
 /// The response's event stream, its head written when it is first needed.
 fn opened<'a>(
     stream: &'a mut Option<Sse>,
-    writer: &mut Stream,
+    writer: &mut Socket,
     minor: u8,
     headers: &[(&'static str, String)],
 ) -> io::Result<&'a Sse> {

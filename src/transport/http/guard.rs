@@ -1,29 +1,29 @@
 //! Who may talk to the endpoint: `Host` and `Origin` checks (DNS rebinding, browsers), bearer
-//! tokens from a file (compared in constant time, re-read when the file changes or on
-//! SIGHUP), and HS256 JWTs signed with a shared secret.
+//! tokens from a file (each with its principal, compared in constant time, re-read when the
+//! file changes or on SIGHUP), and HS256 JWTs signed with a shared secret.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
 use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
+use crate::conn::principal::Principal;
+use crate::transport::http::claims::check_claims;
 use crate::transport::http::signals::RELOAD;
-use crate::util::encoding::base64_decode;
-use crate::util::sha256::{hmac, same};
+use crate::util::encoding::base64url_decode as base64url;
+use crate::util::sha256::{hex, hmac, same, sha256};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::guard";
-
-/// Clock skew allowed on `exp` and `nbf`.
-const LEEWAY_SECS: u64 = 60;
 
 /// The checks every request goes through, from the command line.
 pub struct Guard {
     /// Extra `Host` names (`name` or `name:port`); `*` allows any.
     hosts: Vec<String>,
-    /// Extra origins, exactly (`scheme://host[:port]`, lowercase, no trailing slash).
+    /// Extra origins, exactly (`scheme://host[:port]`, lowercase, no trailing slash): these
+    /// get CORS headers.
     origins: Vec<String>,
     tokens: Option<TokenFile>,
     jwt: Option<Jwt>,
@@ -73,19 +73,27 @@ impl Guard {
     /// An `Origin`, when sent, must be a loopback one or allowed. `null` (sandboxed frames,
     /// `file:` pages) is refused.
     pub fn origin_allowed(&self, origin: &str) -> bool {
-        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
-        if self.origins.contains(&origin) {
+        if self.cors_allowed(origin) {
             return true;
         }
+        let origin = origin.trim_end_matches('/').to_ascii_lowercase();
         match origin.split_once("://") {
             Some(("http" | "https", host)) => is_loopback_name(strip_port(host)),
             _ => false,
         }
     }
 
-    /// Checks `Authorization` when authentication is configured. `Ok` carries the token's
-    /// subject (a JWT `sub`), which legacy sessions are bound to.
-    pub fn authorize(&self, authorization: Option<&str>) -> Result<Option<String>, Denied> {
+    /// Whether `origin` is one `--allow-origin` named: only such pages get CORS headers (a
+    /// loopback origin is accepted, but a browser lets its page read nothing cross-origin).
+    pub fn cors_allowed(&self, origin: &str) -> bool {
+        let origin = origin.trim_end_matches('/');
+        self.origins.iter().any(|o| o.eq_ignore_ascii_case(origin))
+    }
+
+    /// Checks `Authorization` when authentication is configured. `Ok` carries who presented
+    /// it (a static token's principal, a JWT's subject), which legacy sessions and
+    /// `requestState` are bound to; `None` without authentication, or for a JWT without `sub`.
+    pub fn authorize(&self, authorization: Option<&str>) -> Result<Option<Arc<Principal>>, Denied> {
         if !self.authenticates() {
             return Ok(None);
         }
@@ -102,14 +110,12 @@ impl Guard {
             }
         };
         let denied = |why| Denied { presented: true, why };
-        if let Some(tokens) = &self.tokens
-            && tokens.contains(token)
-        {
-            return Ok(None);
+        if let Some(principal) = self.tokens.as_ref().and_then(|tokens| tokens.holder(token)) {
+            return Ok(Some(principal));
         }
         match &self.jwt {
             Some(jwt) if token.matches('.').count() == 2 => {
-                jwt.verify(token, now_secs()).map_err(denied)
+                jwt.verify(token, now_secs()).map(|p| p.map(Arc::new)).map_err(denied)
             }
             _ => Err(denied("unknown token")),
         }
@@ -142,15 +148,19 @@ fn strip_port(host: &str) -> &str {
     }
 }
 
-/// Tokens, one a line (`#` comments and blank lines skipped), read again when the file's
-/// size or modification time changes (looked at most once a second) or after SIGHUP.
+/// Tokens, one a line as `NAME TOKEN` or `TOKEN` (`#` comments and blank lines skipped), read
+/// again when the file's size or modification time changes (looked at most once a second) or
+/// after SIGHUP.
 struct TokenFile {
     path: PathBuf,
     state: Mutex<Tokens>,
 }
 
+/// Each token with the principal its holder is.
+type TokenList = Vec<(Vec<u8>, Arc<Principal>)>;
+
 struct Tokens {
-    list: Vec<Vec<u8>>,
+    list: TokenList,
     stamp: Option<Stamp>,
     looked: Instant,
 }
@@ -164,7 +174,8 @@ impl TokenFile {
         Ok(TokenFile { path, state: Mutex::new(Tokens { list, stamp, looked: Instant::now() }) })
     }
 
-    fn contains(&self, token: &str) -> bool {
+    /// The principal of `token`, when the file lists it.
+    fn holder(&self, token: &str) -> Option<Arc<Principal>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let hup = RELOAD.swap(false, Ordering::Relaxed);
         if hup || state.looked.elapsed() >= Duration::from_secs(1) {
@@ -189,8 +200,14 @@ impl TokenFile {
                 }
             }
         }
-        // Every token is compared, so timing does not tell which (or whether one) matched.
-        state.list.iter().fold(false, |found, t| found | same(t, token.as_bytes()))
+        // Every token is compared and the match is picked without a branch, so timing does not
+        // tell which (or whether one) matched.
+        let mut found = usize::MAX;
+        for (at, (listed, _)) in state.list.iter().enumerate() {
+            let mask = usize::from(same(listed, token.as_bytes())).wrapping_neg();
+            found ^= (found ^ at) & mask;
+        }
+        state.list.get(found).map(|(_, principal)| principal.clone())
     }
 }
 
@@ -202,16 +219,41 @@ fn stamp_of(path: &PathBuf) -> Option<Stamp> {
     Some((meta.len(), meta.modified().ok()?))
 }
 
-fn read_tokens(path: &PathBuf) -> std::io::Result<(Vec<Vec<u8>>, Option<Stamp>)> {
+fn read_tokens(path: &PathBuf) -> std::io::Result<(TokenList, Option<Stamp>)> {
     let stamp = stamp_of(path);
     let text = std::fs::read_to_string(path)?;
-    let list = text
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(|l| l.as_bytes().to_vec())
-        .collect();
-    Ok((list, stamp))
+    Ok((parse_tokens(&text)?, stamp))
+}
+
+/// The token file's lines: `NAME TOKEN` (whitespace between; a name is `[A-Za-z0-9._@-]+`),
+/// or `TOKEN` alone, whose principal is `token-` and the first 8 hex digits of its SHA-256
+/// (stable, and telling nothing of the token). Errors name the line, never the token.
+fn parse_tokens(text: &str) -> std::io::Result<TokenList> {
+    let mut list = Vec::new();
+    for (at, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let bad = |why: &str| {
+            let why = format!("line {}: {why}", at + 1);
+            std::io::Error::new(std::io::ErrorKind::InvalidData, why)
+        };
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (name, token) = match fields[..] {
+            [token] => (format!("token-{}", &hex(&sha256(token.as_bytes()))[..8]), token),
+            [name, token] => {
+                let valid = |b: u8| b.is_ascii_alphanumeric() || b"._@-".contains(&b);
+                if !name.bytes().all(valid) {
+                    return Err(bad("a token's name is letters, digits and ._@- only"));
+                }
+                (name.to_string(), token)
+            }
+            _ => return Err(bad("expected TOKEN, or NAME TOKEN")),
+        };
+        list.push((token.as_bytes().to_vec(), Arc::new(Principal::token(name))));
+    }
+    Ok(list)
 }
 
 fn now_secs() -> u64 {
@@ -228,8 +270,9 @@ pub struct Jwt {
 }
 
 impl Jwt {
-    /// The token's `sub` when it verifies.
-    pub fn verify(&self, token: &str, now: u64) -> Result<Option<String>, &'static str> {
+    /// The token's principal (its `sub`, from its `iss`) when it verifies; `None` when it
+    /// names no subject.
+    pub fn verify(&self, token: &str, now: u64) -> Result<Option<Principal>, &'static str> {
         let mut parts = token.split('.');
         let (Some(encoded_header), Some(payload), Some(signature)) =
             (parts.next(), parts.next(), parts.next())
@@ -247,48 +290,19 @@ impl Jwt {
         if !same(&mac, &signature) {
             return Err("token signature does not verify");
         }
-        let claims: Value = base64url(payload)
+        let claims: Map<String, Value> = base64url(payload)
             .and_then(|p| serde_json::from_slice(&p).ok())
             .ok_or("malformed token")?;
-        // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
-        let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
-        let exp = claims["exp"].as_f64().ok_or("token has no exp")?;
-        if now > exp + leeway {
-            return Err("token expired");
-        }
-        if claims["nbf"].as_f64().is_some_and(|nbf| nbf > now + leeway) {
-            return Err("token not yet valid");
-        }
-        if let Some(audience) = &self.audience {
-            let ok = match &claims["aud"] {
-                Value::String(aud) => aud == audience,
-                Value::Array(list) => list.iter().any(|a| a == audience.as_str()),
-                _ => false,
-            };
-            if !ok {
-                return Err("token audience is not this server");
-            }
-        }
-        if let Some(issuer) = &self.issuer
-            && claims["iss"] != issuer.as_str()
-        {
-            return Err("token issuer is not trusted");
-        }
-        Ok(claims["sub"].as_str().map(String::from))
+        check_claims(&claims, now, self.audience.as_deref(), self.issuer.as_deref())?;
+        let issuer = claims.get("iss").and_then(Value::as_str).unwrap_or("");
+        Ok(claims.get("sub").and_then(Value::as_str).map(|sub| Principal::jwt(sub, issuer)))
     }
-}
-
-/// base64url without padding (JWT segments); padding or the standard alphabet is refused.
-fn base64url(text: &str) -> Option<Vec<u8>> {
-    if text.bytes().any(|b| matches!(b, b'+' | b'/' | b'=')) {
-        return None;
-    }
-    base64_decode(&text.replace('-', "+").replace('_', "/"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::transport::http::claims::LEEWAY_SECS;
     use crate::util::encoding::base64;
 
     fn b64url(bytes: &[u8]) -> String {
@@ -300,6 +314,26 @@ mod tests {
         format!("{signing}.{}", b64url(&hmac(secret, signing.as_bytes())))
     }
 
+    /// What a verified token names: its subject, or `None`.
+    fn subject(
+        verified: Result<Option<Principal>, &'static str>,
+    ) -> Result<Option<String>, &'static str> {
+        verified.map(|p| p.map(|p| p.subject().to_string()))
+    }
+
+    #[test]
+    fn token_lines_name_their_principal() {
+        let list = parse_tokens("# c\n\n  ann   s3cret \nbare-token\nbob@x.y\tother\n").unwrap();
+        let names: Vec<&str> = list.iter().map(|(_, p)| p.subject()).collect();
+        let bare = format!("token-{}", &hex(&sha256(b"bare-token"))[..8]);
+        assert_eq!(names, ["ann", bare.as_str(), "bob@x.y"]);
+        assert_eq!(list[0].0, b"s3cret");
+        for bad in ["a b c", "ann! tok"] {
+            let why = parse_tokens(&format!("ok\n{bad}\n")).unwrap_err().to_string();
+            assert!(why.starts_with("line 2: ") && !why.contains("tok\n"), "{why}");
+        }
+    }
+
     #[test]
     fn jwt_is_verified_strictly() {
         let jwt = Jwt {
@@ -309,7 +343,7 @@ mod tests {
         };
         let hs = r#"{"alg":"HS256","typ":"JWT"}"#;
         let good = r#"{"sub":"ann","exp":2000,"aud":["https://mcp.example/mcp"]}"#;
-        assert_eq!(jwt.verify(&token(b"s3cret", hs, good), 1000), Ok(Some("ann".into())));
+        assert_eq!(subject(jwt.verify(&token(b"s3cret", hs, good), 1000)), Ok(Some("ann".into())));
         assert_eq!(
             jwt.verify(&token(b"other", hs, good), 1000),
             Err("token signature does not verify")
@@ -330,11 +364,17 @@ mod tests {
         );
         // The largest exp a token can say is far in the future, not an overflow.
         let forever = r#"{"sub":"ann","exp":18446744073709551615,"aud":"https://mcp.example/mcp"}"#;
-        assert_eq!(jwt.verify(&token(b"s3cret", hs, forever), 1000), Ok(Some("ann".into())));
+        assert_eq!(
+            subject(jwt.verify(&token(b"s3cret", hs, forever), 1000)),
+            Ok(Some("ann".into()))
+        );
         // NumericDates may have a fraction; one that is not a number is no date.
         let fractional =
             r#"{"sub":"ann","exp":2000.5,"nbf":999.5,"aud":"https://mcp.example/mcp"}"#;
-        assert_eq!(jwt.verify(&token(b"s3cret", hs, fractional), 1000), Ok(Some("ann".into())));
+        assert_eq!(
+            subject(jwt.verify(&token(b"s3cret", hs, fractional), 1000)),
+            Ok(Some("ann".into()))
+        );
         assert_eq!(
             jwt.verify(&token(b"s3cret", hs, fractional), 2000 + LEEWAY_SECS + 1),
             Err("token expired")

@@ -1,16 +1,68 @@
-//! The 2026-07-28 headers that repeat the body (`MCP-Protocol-Version`, `Mcp-Method`,
-//! `Mcp-Name`, `Mcp-Param-{Name}`), checked against it before a request is dispatched, with
-//! the status and error the spec gives each failure.
+//! Which era a POSTed message is served by, and the 2026-07-28 headers that repeat the body
+//! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-{Name}`), checked against it
+//! before a request is dispatched, with the status and error the spec gives each failure.
 
 use std::collections::HashMap;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
-use crate::wire::era::{self, CAPABILITIES_KEY, VERSION_KEY};
+use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{ErrorObject, raw_str};
+use crate::wire::jsonrpc::{ErrorObject, Frame, Message, raw_str};
 use crate::wire::params::ParamsField;
+
+/// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
+/// in `_meta`, or that opens no session and names a later version in its header; its headers
+/// must then agree with its body (`param_headers`: each tool's `Mcp-Param-{Name}` headers).
+/// What cannot be served is `Err` with its status and body: a body that is no JSON-RPC
+/// message, a modern request whose headers disagree, a legacy message whose header names a
+/// version the server does not speak.
+pub fn era(
+    head: &Head,
+    frame: &Frame,
+    param_headers: &HashMap<String, Vec<(String, String)>>,
+) -> Result<bool, (u16, Vec<u8>)> {
+    let version_header = head.header("mcp-protocol-version");
+    let modern = match frame {
+        Frame::Single(Message::Invalid { id, error }) => {
+            // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
+            return Err((400, error_body(id.as_ref(), error.clone())));
+        }
+        Frame::Single(Message::Request { id, method, params }) => {
+            let meta = params.object().and_then(|p| p.meta);
+            let names_version = meta.is_some_and(|m| meta_has(m, VERSION_KEY));
+            // A request that opens no session and says it speaks a version after the legacy
+            // ones is judged by 2026-07-28 rules, so it hears what it lacks.
+            let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
+            let modern = names_version
+                || (head.header("mcp-session-id").is_none()
+                    && modern_header
+                    && method != "initialize");
+            let checked = || {
+                modern_checks(head, method, params, meta)
+                    .and_then(|()| param_checks(head, method, params, param_headers))
+            };
+            if modern && let Err((status, error)) = checked() {
+                return Err((status, error_body(Some(id), error)));
+            }
+            modern
+        }
+        Frame::Single(_) | Frame::Batch(_) => false,
+    };
+    if !modern
+        && let Some(version) = version_header
+        && !LEGACY_VERSIONS.contains(&version)
+        && !MODERN_VERSIONS.contains(&version)
+    {
+        let why = format!("unsupported MCP-Protocol-Version {version:?}");
+        let data = json!({ "supported": era::supported_versions(), "requested": version });
+        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
+        return Err((400, error_body(None, error)));
+    }
+    Ok(modern)
+}
 
 /// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a
 /// top-level property of its input schema).

@@ -4,7 +4,7 @@
 //! requests with the sink their answers go to, client notifications and responses, and the
 //! standalone GET streams of legacy sessions.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::io::{self, Write};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,26 +14,21 @@ use serde_json::json;
 
 use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::serve_line::{batch_replies, serve_message};
 use crate::registry::server::Server;
-use crate::transport::http::session_table::Sessions;
+use crate::transport::http::session_table::{Sessions, session_tag};
 use crate::transport::http::signals::stopping;
-use crate::util::queue::{Receiver, Recv, Refused, Sender};
+use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::dispatcher";
 
-/// How long a legacy handler waits for the client's answer to its request (sampling,
-/// elicitation, roots) before it gets `Disconnected`: every other client waits with it.
-const ASK_TIMEOUT: Duration = Duration::from_secs(300);
 /// How often the loop wakes with no work: expiry, watched files, the stop flag.
 pub const TICK: Duration = Duration::from_millis(250);
-/// Client notifications set aside while a handler waits, at most (and at most
-/// `--max-message-bytes` of them, as on stdio).
-const DEFER_CAP: usize = 10_000;
 
 /// Work for the dispatching loop.
 pub enum Inbound {
@@ -52,6 +47,8 @@ pub enum Inbound {
 
 /// One POSTed request (or batch).
 pub struct Call {
+    /// Who sent it, when authentication is configured.
+    pub principal: Option<Arc<Principal>>,
     /// The legacy session it belongs to; `None` for 2026-07-28 requests.
     pub session: Option<String>,
     pub body: String,
@@ -92,7 +89,13 @@ impl Sink {
         if self.is_closed() {
             return false;
         }
-        match self.tx.send(out) {
+        // The response ends the stream, so it always fits: what is bounded is the events
+        // before it.
+        let bytes = match &out {
+            Out::Event(line) => line.len(),
+            Out::Done(_) => 0,
+        };
+        match self.tx.send_sized(out, bytes).map(drop) {
             Ok(()) => true,
             Err(Refused::Full) => {
                 log::warn!(target: LOG, "a client does not read its stream: closing it");
@@ -141,7 +144,8 @@ struct Legacy {
 pub struct Dispatcher<'s> {
     server: &'s Server,
     rx: Receiver<Inbound>,
-    deferred: VecDeque<Inbound>,
+    /// How long a legacy handler waits for its client's answer (`--ask-timeout-secs`).
+    ask_timeout: Duration,
     sessions: HashMap<String, Legacy>,
     /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
     listens: Vec<(Session, Sink)>,
@@ -156,11 +160,12 @@ impl<'s> Dispatcher<'s> {
         rx: Receiver<Inbound>,
         table: Arc<Sessions>,
         stop: &'s AtomicBool,
+        ask_timeout: Duration,
     ) -> Self {
         Dispatcher {
             server,
             rx,
-            deferred: VecDeque::new(),
+            ask_timeout,
             sessions: HashMap::new(),
             listens: Vec::new(),
             table,
@@ -172,13 +177,10 @@ impl<'s> Dispatcher<'s> {
     /// Serves until `done` says so (checked every tick) or every sender is gone.
     pub fn run(&mut self, mut done: impl FnMut(&mut Self) -> bool) {
         loop {
-            let next = match self.deferred.pop_front() {
-                Some(work) => Some(work),
-                None => match self.rx.recv_timeout(TICK) {
-                    Recv::Item(work) => Some(work),
-                    Recv::TimedOut => None,
-                    Recv::Closed => return,
-                },
+            let next = match self.rx.recv_timeout(TICK) {
+                Recv::Item(work) => Some(work),
+                Recv::TimedOut => None,
+                Recv::Closed => return,
             };
             match next {
                 Some(Inbound::Call(call)) => self.call(call),
@@ -266,16 +268,16 @@ impl<'s> Dispatcher<'s> {
         let mut waiter = Waiter {
             rx: &self.rx,
             table: &self.table,
-            deferred: &mut self.deferred,
             session: legacy_id,
             sink: &call.sink,
             sse: call.sse,
             modern: call.modern,
             stop: self.stop,
-            max_bytes: server.max_message_bytes,
+            timeout: self.ask_timeout,
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
-        let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events));
+        let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events))
+            .with_principal(call.principal.as_deref());
         let (status, body) = match frame {
             Frame::Single(message) => {
                 let reply = serve_message(server, message, &mut legacy.state, &mut conn);
@@ -372,48 +374,28 @@ fn status_of(modern: bool, reply: &Reply) -> u16 {
     }
 }
 
-/// The client messages a waiting legacy handler can use: those of its own session. The rest
-/// is set aside for the loop, in order.
+/// The client messages a waiting legacy handler can use: those of its own session, taken out
+/// of the loop's queue. The rest stays there, in order, within the queue's bounds (in items
+/// and bytes), where a request whose client leaves can still be withdrawn.
 struct Waiter<'d> {
     rx: &'d Receiver<Inbound>,
     table: &'d Sessions,
-    deferred: &'d mut VecDeque<Inbound>,
     session: Option<&'d str>,
     sink: &'d Sink,
     sse: bool,
     modern: bool,
     stop: &'d AtomicBool,
-    /// The bytes of client notifications set aside, at most (beyond the first).
-    max_bytes: usize,
-}
-
-/// The bytes a client message set aside holds; other work is bounded by the connections.
-fn held(work: &Inbound) -> usize {
-    match work {
-        Inbound::Message { body, .. } => body.len(),
-        _ => 0,
-    }
-}
-
-impl Waiter<'_> {
-    fn ours(&self, work: &Inbound) -> bool {
-        matches!(work, Inbound::Message { session: Some(s), .. } if Some(s.as_str()) == self.session)
-    }
+    /// How long to wait for the client's answer (`--ask-timeout-secs`).
+    timeout: Duration,
 }
 
 impl Inbox for Waiter<'_> {
     fn next(&mut self) -> Option<String> {
         // Without an event stream the server's request cannot reach the client.
-        if !self.sse || self.session.is_none() {
-            return None;
-        }
-        if let Some(at) = self.deferred.iter().position(|w| self.ours(w))
-            && let Some(Inbound::Message { body, .. }) = self.deferred.remove(at)
-        {
-            return Some(body);
-        }
-        let deadline = Instant::now() + ASK_TIMEOUT;
-        let mut held_bytes: usize = self.deferred.iter().map(held).sum();
+        let session = self.session.filter(|_| self.sse)?;
+        let ours = |work: &Inbound| matches!(work, Inbound::Message { session: Some(s), .. } if s == session);
+        let deadline = Instant::now() + self.timeout;
+        let mut seen = Seen::default();
         loop {
             // With its stream gone, the client cannot see the question, nor the result; with
             // its session deleted, its answer cannot reach us; a stopping server waits for no
@@ -421,37 +403,23 @@ impl Inbox for Waiter<'_> {
             if self.sink.is_closed() || stopping(self.stop) {
                 return None;
             }
-            if let Some(id) = self.session
-                && !self.table.contains(id)
-            {
-                log::info!(target: LOG, "session {id} ended while a request waited on its client");
+            if !self.table.contains(session) {
+                log::info!(
+                    target: LOG,
+                    "session {} ended while a request waited on its client",
+                    session_tag(session),
+                );
                 return None;
             }
-            match self.rx.recv_timeout(TICK) {
-                Recv::Item(work) if self.ours(&work) => {
-                    let Inbound::Message { body, .. } = work else { unreachable!() };
-                    return Some(body);
-                }
-                Recv::Item(work @ Inbound::Message { .. })
-                    if self.deferred.len() >= DEFER_CAP
-                        || held_bytes > 0 && held_bytes + held(&work) > self.max_bytes =>
-                {
-                    drop(work);
-                    log::warn!(
-                        target: LOG,
-                        "dropped a client notification: {DEFER_CAP} or {} bytes are already waiting",
-                        self.max_bytes
-                    );
-                }
-                Recv::Item(work) => {
-                    held_bytes += held(&work);
-                    self.deferred.push_back(work);
-                }
+            match self.rx.recv_matching(&mut seen, ours, TICK) {
+                Recv::Item(Inbound::Message { body, .. }) => return Some(body),
+                // Only a message of this session is taken.
+                Recv::Item(_) => return None,
                 Recv::TimedOut if Instant::now() >= deadline => {
                     log::warn!(
                         target: LOG,
-                        "gave up waiting for the client's answer after {}s",
-                        ASK_TIMEOUT.as_secs(),
+                        "gave up waiting for the client's answer after {}s (--ask-timeout-secs)",
+                        self.timeout.as_secs(),
                     );
                     return None;
                 }
@@ -484,54 +452,70 @@ mod tests {
         sink: Sink,
         table: Arc<Sessions>,
         mine: crate::transport::http::session_table::Use,
-        deferred: VecDeque<Inbound>,
     }
 
     impl Setup {
         fn new() -> Setup {
-            let (tx, rx) = crate::util::queue::queue(16);
-            let (out, _) = crate::util::queue::queue(16);
+            let (tx, rx) = crate::util::queue::sized_queue(16, 1000);
+            let (out, _) = crate::util::queue::sized_queue(16, usize::MAX);
             let table = Arc::new(Sessions::new(Duration::from_secs(60), 10));
             let mine = table.create(None).unwrap();
             let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
-            Setup { tx, rx, sink, table, mine, deferred: VecDeque::new() }
+            Setup { tx, rx, sink, table, mine }
         }
 
-        fn waiter<'d>(&'d mut self, stop: &'d AtomicBool) -> Waiter<'d> {
+        fn waiter<'d>(&'d self, stop: &'d AtomicBool) -> Waiter<'d> {
             Waiter {
                 rx: &self.rx,
                 table: &self.table,
-                deferred: &mut self.deferred,
                 session: Some(self.mine.id.as_str()),
                 sink: &self.sink,
                 sse: true,
                 modern: false,
                 stop,
-                max_bytes: 1000,
+                timeout: Duration::from_secs(60),
             }
         }
     }
 
     #[test]
-    fn notifications_set_aside_during_a_wait_are_bounded_in_bytes() {
-        let mut setup = Setup::new();
+    fn a_wait_takes_its_answer_and_leaves_other_work_queued_and_withdrawable() {
+        let setup = Setup::new();
         let other =
             |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
-        for _ in 0..3 {
-            assert!(setup.tx.send(other(&"x".repeat(600))).is_ok());
-        }
+        let first = setup.tx.send_sized(other(&"x".repeat(600)), 600).unwrap();
+        setup.tx.send_sized(other("second"), 6).unwrap();
         let answer =
             Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
-        assert!(setup.tx.send(answer).is_ok());
+        setup.tx.send_sized(answer, 6).unwrap();
         let running = AtomicBool::new(false);
         assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
-        // The first 600 bytes fit; the next two would pass 1000 and are dropped.
-        assert_eq!(setup.deferred.len(), 1);
+        // What the wait did not take still counts against the queue's bytes, and its sender
+        // can still take it back.
+        assert!(setup.tx.send_sized(other(&"y".repeat(600)), 600).is_err());
+        assert!(setup.tx.withdraw(first).is_some());
+        match setup.rx.recv_timeout(Duration::ZERO) {
+            Recv::Item(Inbound::Message { body, .. }) => assert_eq!(body, "second"),
+            _ => panic!("the other message waits, in order"),
+        }
+    }
+
+    #[test]
+    fn a_client_that_does_not_read_is_given_up_past_the_bytes_of_its_events() {
+        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        assert!(sink.send(Out::Event("e".repeat(60))));
+        assert!(sink.send(Out::Done(Some((200, vec![b'r'; 200])))), "the response always fits");
+        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        assert!(sink.send(Out::Event("e".repeat(60))));
+        assert!(!sink.send(Out::Event("e".repeat(60))));
+        assert!(sink.is_closed() && !sink.send(Out::Done(None)));
     }
 
     #[test]
     fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
-        let mut setup = Setup::new();
+        let setup = Setup::new();
         let (running, stopped) = (AtomicBool::new(false), AtomicBool::new(true));
         let started = Instant::now();
         assert_eq!(setup.waiter(&stopped).next(), None);

@@ -8,12 +8,18 @@
 //! A slow handler delays the other requests (as on stdio), never the refusals, 202s and
 //! keep-alives the connection threads give on their own.
 
+mod acceptor;
+mod claims;
+mod cors;
 mod exchange;
 mod guard;
 mod headers;
+#[cfg_attr(not(test), expect(dead_code, reason = "--jwks-file is wired into the guard next"))]
+mod jwks_file;
 mod main_loop;
 mod options;
 mod parser;
+mod peer_table;
 mod response;
 mod session_table;
 mod signals;
@@ -28,15 +34,13 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::registry::server::Server;
-use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::ErrorObject;
 pub use options::HttpOptions;
 
 use exchange::Shared;
 use guard::{Guard, Jwt};
 use main_loop::Dispatcher;
 use parser::Limits;
-use response::Response;
+use peer_table::Peers;
 use session_table::Sessions;
 use socket::Listener;
 
@@ -45,10 +49,11 @@ const LOG: &str = "baremcp::http";
 
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).
 const INBOUND_CAPACITY: usize = 65_536;
-/// Client notifications and responses waiting for the dispatching loop, in bytes at most
-/// (more: 503). Requests need no such bound: each holds its connection until it is
-/// answered, so `--max-connections` bounds them; a notification is answered 202 at once.
-const INBOUND_MESSAGE_BYTES: usize = 64 << 20;
+/// The bodies of requests waiting for the dispatching loop, in bytes at most beyond the
+/// first, and as many again of client notifications and responses (more: 503). While a
+/// handler waits on its client, what it does not take waits here too; a request whose client
+/// leaves is withdrawn at once.
+const INBOUND_BYTES: usize = 64 << 20;
 
 /// How long requests in flight may take to finish once the server is stopping.
 const DRAIN: Duration = Duration::from_secs(10);
@@ -91,32 +96,14 @@ impl Server {
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
     ) -> io::Result<()> {
-        let jwt = match &options.jwt_secret_file {
-            Some(path) => {
-                let secret = std::fs::read(path)
-                    .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-                let secret = secret.trim_ascii().to_vec();
-                Some(Jwt {
-                    secret,
-                    audience: options.jwt_audience.clone(),
-                    issuer: options.jwt_issuer.clone(),
-                })
-            }
-            None => None,
-        };
-        let guard = Guard::new(
-            &options.allow_hosts,
-            &options.allow_origins,
-            options.auth_token_file.clone(),
-            jwt,
-            options.resource_metadata_url.clone(),
-        )
-        .map_err(|e| io::Error::new(e.kind(), format!("--auth-token-file: {e}")))?;
+        let guard = guard(options)?;
+        // Said at the level the binary shows by default: where to connect, and with what.
+        let token = if guard.authenticates() { "bearer token" } else { "no token" };
         let table = Arc::new(Sessions::new(
             Duration::from_secs(options.session_idle_secs),
             options.max_sessions,
         ));
-        let (tx, rx) = crate::util::queue::sized_queue(INBOUND_CAPACITY, INBOUND_MESSAGE_BYTES);
+        let (tx, rx) = crate::util::queue::sized_queue(INBOUND_CAPACITY, INBOUND_BYTES);
         let limits = Limits {
             max_body: options.max_body.min(self.max_message_bytes),
             deadline: Duration::from_secs(options.request_timeout_secs),
@@ -125,6 +112,10 @@ impl Server {
         let shared = Arc::new(Shared {
             guard,
             table: table.clone(),
+            peers: Arc::new(Peers::new(
+                options.max_connections_per_peer,
+                options.max_streams_per_peer,
+            )),
             tx,
             limits,
             path: options.path.clone(),
@@ -137,17 +128,20 @@ impl Server {
         let mut wakers = Vec::new();
         for listener in listeners {
             let name = listener.name()?;
-            log::info!(target: LOG, "serving MCP at {}", listener.endpoint(&options.path)?);
+            // The address ends the line: scripts read it from there (benches/http_load).
+            let at = listener.endpoint(&options.path)?;
+            log::info!(target: LOG, "{token} required; serving MCP at {at}");
             wakers.push(listener.waker()?);
             let (shared, live) = (shared.clone(), live.clone());
             let cap = options.max_connections;
             std::thread::Builder::new()
                 .name(format!("accept {name}"))
-                .spawn(move || accept(listener, shared, live, cap))?;
+                .spawn(move || acceptor::accept(listener, shared, live, cap))?;
         }
         // The loop holds no sender: when every connection and acceptor is gone, it ends.
         let mut stopping: Option<Instant> = None;
-        let mut dispatcher = Dispatcher::new(self, rx, table, &stop);
+        let ask_timeout = Duration::from_secs(options.ask_timeout_secs);
+        let mut dispatcher = Dispatcher::new(self, rx, table, &stop, ask_timeout);
         dispatcher.run(|dispatcher| {
             if signals::signalled() {
                 stop.store(true, Ordering::Relaxed);
@@ -176,6 +170,35 @@ impl Server {
         wakers.iter().for_each(socket::Waker::clean_up);
         Ok(())
     }
+}
+
+/// Who may call, from the authentication flags: the token file and the JWT secret are read
+/// now, so a missing one stops the start with its name.
+fn guard(options: &HttpOptions) -> io::Result<Guard> {
+    let jwt = match &options.jwt_secret_file {
+        Some(path) => {
+            let secret = std::fs::read(path)
+                .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
+            let secret = secret.trim_ascii().to_vec();
+            Some(Jwt {
+                secret,
+                audience: options.jwt_audience.clone(),
+                issuer: options.jwt_issuer.clone(),
+            })
+        }
+        None => None,
+    };
+    Guard::new(
+        &options.allow_hosts,
+        &options.allow_origins,
+        options.auth_token_file.clone(),
+        jwt,
+        options.resource_metadata_url.clone(),
+    )
+    .map_err(|e| {
+        let file = options.auth_token_file.clone().unwrap_or_default();
+        io::Error::new(e.kind(), format!("--auth-token-file {}: {e}", file.display()))
+    })
 }
 
 /// Binds every address, refusing a non-loopback one without authentication.
@@ -252,49 +275,4 @@ fn metadata(options: &HttpOptions) -> Option<(Vec<String>, Vec<u8>)> {
         paths.push(path);
     }
     Some((paths, document.to_string().into_bytes()))
-}
-
-/// Accepts connections until the server stops; past the cap, answers 503 at once.
-fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: usize) {
-    loop {
-        let accepted = listener.accept();
-        if shared.stop.load(Ordering::Relaxed) {
-            return;
-        }
-        let Ok((mut stream, peer)) = accepted else { continue };
-        if live.load(Ordering::Relaxed) >= cap {
-            log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
-            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-            let body = main_loop::error_body(
-                None,
-                ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections"),
-            );
-            let _ = Response::json(503, body).header("Retry-After", "1").closing().write(
-                &mut stream,
-                1,
-                0,
-            );
-            stream.shutdown_write();
-            continue;
-        }
-        live.fetch_add(1, Ordering::Relaxed);
-        let (shared, live, name) = (shared.clone(), live.clone(), peer.clone());
-        let spawned = std::thread::Builder::new()
-            .name(format!("http {peer}"))
-            .stack_size(512 * 1024)
-            .spawn(move || {
-                // Counted down however the thread ends.
-                struct Leave(Arc<AtomicUsize>);
-                impl Drop for Leave {
-                    fn drop(&mut self) {
-                        self.0.fetch_sub(1, Ordering::Relaxed);
-                    }
-                }
-                let _leave = Leave(live);
-                exchange::serve(&shared, stream, name);
-            });
-        if let Err(e) = spawned {
-            log::error!(target: LOG, "{peer}: cannot start a connection thread: {e}");
-        }
-    }
 }

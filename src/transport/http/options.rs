@@ -13,7 +13,9 @@ pub struct HttpOptions {
     pub listen: Vec<String>,
     /// The endpoint's path (default `/mcp`).
     pub path: String,
-    /// Bearer tokens, one a line; re-read when the file changes or on SIGHUP.
+    /// Bearer tokens, one a line as `NAME TOKEN` (each name a principal; a name is
+    /// `[A-Za-z0-9._@-]+`) or `TOKEN` alone (principal `token-` and the first 8 hex digits of
+    /// its SHA-256); `#` comments. Re-read when the file changes or on SIGHUP.
     pub auth_token_file: Option<PathBuf>,
     /// The HS256 secret that signs accepted JWTs.
     pub jwt_secret_file: Option<PathBuf>,
@@ -24,7 +26,7 @@ pub struct HttpOptions {
     /// Allows a non-loopback listener without authentication.
     pub allow_unauthenticated: bool,
     /// Origins allowed besides loopback ones (`https://app.example`); their hosts are
-    /// allowed `Host` values too.
+    /// allowed `Host` values too, and their pages get CORS headers (preflight `OPTIONS`).
     pub allow_origins: Vec<String>,
     /// `Host` values allowed besides loopback names (`mcp.example`, `mcp.example:8443`, `*`).
     pub allow_hosts: Vec<String>,
@@ -38,6 +40,18 @@ pub struct HttpOptions {
     pub max_sessions: usize,
     /// Open connections at most; more are answered 503 (default 128).
     pub max_connections: usize,
+    /// Open connections from one address (an IPv6 /64) at most; more are answered 429
+    /// (default 32). Loopback and unix-socket peers are not counted: a reverse proxy in front
+    /// is one address for every client, and limits them itself.
+    pub max_connections_per_peer: usize,
+    /// Long-lived streams (legacy GET streams, 2026-07-28 `subscriptions/listen`) open from
+    /// one address at most; more are answered 429 (default 8). Loopback and unix-socket peers
+    /// are not counted.
+    pub max_streams_per_peer: usize,
+    /// How long a legacy handler waits for its client's answer to a server request (sampling,
+    /// elicitation, roots) before it hears `Disconnected` (default 300): the dispatching loop,
+    /// and so every other client, waits with it.
+    pub ask_timeout_secs: u64,
     /// A quiet event stream gets a comment this often (default 15).
     pub sse_keepalive_secs: u64,
     /// A request's head and body must arrive within this many seconds of its first byte.
@@ -65,6 +79,9 @@ impl Default for HttpOptions {
             session_idle_secs: 1800,
             max_sessions: 1000,
             max_connections: 128,
+            max_connections_per_peer: 32,
+            max_streams_per_peer: 8,
+            ask_timeout_secs: 300,
             sse_keepalive_secs: 15,
             request_timeout_secs: 30,
             idle_timeout_secs: 15,

@@ -7,7 +7,7 @@ use std::io::{self, BufRead, BufReader};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::transport::http::socket::Stream;
+use crate::transport::http::socket::Socket;
 
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::wire";
@@ -79,15 +79,15 @@ impl Head {
 /// A buffered connection whose reads give up at a deadline, and at once when `stop` is set
 /// while no request is under way.
 pub struct Reader {
-    pub inner: BufReader<Stream>,
+    pub inner: BufReader<Socket>,
 }
 
 /// Reads wake up this often to look at the stop flag and the deadline.
 const SLICE: Duration = Duration::from_millis(250);
 
 impl Reader {
-    pub fn new(stream: Stream) -> Reader {
-        Reader { inner: BufReader::with_capacity(16 * 1024, stream) }
+    pub fn new(socket: Socket) -> Reader {
+        Reader { inner: BufReader::with_capacity(16 * 1024, socket) }
     }
 
     /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
@@ -255,7 +255,7 @@ impl Reader {
             BodyKind::None => Ok(Vec::new()),
             BodyKind::Length(n) => {
                 let mut body = Vec::with_capacity(n.min(64 * 1024));
-                self.exact(&mut body, n, deadline)?;
+                self.exact(&mut body, n, n, deadline)?;
                 Ok(body)
             }
             BodyKind::Chunked => {
@@ -270,7 +270,7 @@ impl Reader {
                     if body.len().saturating_add(size) > limits.max_body {
                         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
                     }
-                    self.exact(&mut body, size, deadline)?;
+                    self.exact(&mut body, size, limits.max_body, deadline)?;
                     self.line(&mut line, 2, deadline).map_err(LineError::in_body)?;
                     if !line.is_empty() {
                         return Err(bad("chunk data not followed by a line end"));
@@ -289,10 +289,13 @@ impl Reader {
         }
     }
 
+    /// Reads `n` bytes onto `into`. It grows as they arrive (a length announced is not
+    /// allocated before it is sent), doubling, but never past `most`, the length it can reach.
     fn exact(
         &mut self,
         into: &mut Vec<u8>,
         mut n: usize,
+        most: usize,
         deadline: Instant,
     ) -> Result<(), ReadError> {
         while n > 0 {
@@ -303,6 +306,10 @@ impl Reader {
             }
             let buf = self.inner.buffer();
             let take = buf.len().min(n);
+            if into.capacity() - into.len() < take {
+                let grown = (into.capacity() * 2).min(most).max(into.len() + take);
+                into.reserve_exact(grown - into.len());
+            }
             into.extend_from_slice(&buf[..take]);
             self.inner.consume(take);
             n -= take;
@@ -442,6 +449,7 @@ mod tests {
     use std::net::{Shutdown, TcpListener, TcpStream};
 
     use super::*;
+    use crate::transport::http::socket::Stream;
 
     /// Reads one request off a loopback connection as the server does: the status it is
     /// refused with, or 200 when its head and body were read.
@@ -450,7 +458,7 @@ mod tests {
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         client.write_all(request).unwrap();
         client.shutdown(Shutdown::Write).unwrap();
-        let mut reader = Reader::new(Stream::Tcp(listener.accept().unwrap().0));
+        let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
         let limits = Limits {
             max_body: 1000,
             deadline: Duration::from_secs(5),

@@ -1,6 +1,8 @@
-//! Writing HTTP/1.1 responses: fixed-length bodies, and Server-Sent Events streams.
+//! Writing HTTP/1.1 responses: fixed-length bodies, and Server-Sent Events streams. A body
+//! or event is written from where it lies, beside its head or framing (one `writev`), never
+//! copied next to it first: a client that does not read pins one copy, not three.
 
-use std::io::{self, Write};
+use std::io::{self, IoSlice, Write};
 
 /// The reason phrase of a status code.
 fn reason(status: u16) -> &'static str {
@@ -19,6 +21,7 @@ fn reason(status: u16) -> &'static str {
         411 => "Length Required",
         413 => "Content Too Large",
         415 => "Unsupported Media Type",
+        429 => "Too Many Requests",
         431 => "Request Header Fields Too Large",
         501 => "Not Implemented",
         503 => "Service Unavailable",
@@ -34,11 +37,14 @@ pub struct Response {
     pub body: Vec<u8>,
     /// The connection closes after it.
     pub close: bool,
+    /// It answers a HEAD request: the head alone, with the `Content-Length` a GET would get
+    /// (RFC 9110 §9.3.2), so the next response on the connection is read from its start.
+    pub head_only: bool,
 }
 
 impl Response {
     pub fn new(status: u16) -> Response {
-        Response { status, headers: Vec::new(), body: Vec::new(), close: false }
+        Response { status, headers: Vec::new(), body: Vec::new(), close: false, head_only: false }
     }
 
     pub fn json(status: u16, body: Vec<u8>) -> Response {
@@ -58,7 +64,7 @@ impl Response {
         self
     }
 
-    /// Writes status line, headers and body in one `write`.
+    /// Writes status line, headers and body in one `writev`.
     pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
         let mut out = status_line(self.status, minor);
         for (name, value) in &self.headers {
@@ -70,10 +76,24 @@ impl Response {
         }
         connection_header(&mut out, self.close, minor, keep_alive_secs);
         out.extend_from_slice(b"\r\n");
-        out.extend_from_slice(&self.body);
-        w.write_all(&out)?;
+        let body: &[u8] = if no_body || self.head_only { &[] } else { &self.body };
+        write_all(w, &mut [IoSlice::new(&out), IoSlice::new(body)])?;
         w.flush()
     }
+}
+
+/// Writes every part, in as few calls as the writer takes (`writev` on a socket).
+fn write_all(w: &mut dyn Write, mut parts: &mut [IoSlice<'_>]) -> io::Result<()> {
+    IoSlice::advance_slices(&mut parts, 0);
+    while !parts.is_empty() {
+        match w.write_vectored(parts) {
+            Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+            Ok(n) => IoSlice::advance_slices(&mut parts, n),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 fn status_line(status: u16, minor: u8) -> Vec<u8> {
@@ -127,13 +147,13 @@ impl Sse {
     }
 
     /// One `message` event holding one JSON-RPC message (a single line of JSON).
-    pub fn event(&self, w: &mut dyn Write, json: &str) -> io::Result<()> {
-        self.chunk(w, format!("event: message\ndata: {}\n\n", json.trim_end()).as_bytes())
+    pub fn event(&self, w: &mut dyn Write, json: &[u8]) -> io::Result<()> {
+        self.chunk(w, [b"event: message\ndata: ", json.trim_ascii_end(), b"\n\n"])
     }
 
     /// A comment line: keeps proxies from closing an idle stream.
     pub fn comment(&self, w: &mut dyn Write, text: &str) -> io::Result<()> {
-        self.chunk(w, format!(": {text}\n\n").as_bytes())
+        self.chunk(w, [b": ", text.as_bytes(), b"\n\n"])
     }
 
     /// Ends the stream; on HTTP/1.1 the connection can then carry the next request.
@@ -148,15 +168,15 @@ impl Sse {
         self.chunked
     }
 
-    fn chunk(&self, w: &mut dyn Write, data: &[u8]) -> io::Result<()> {
-        if self.chunked {
-            let mut out = format!("{:x}\r\n", data.len()).into_bytes();
-            out.extend_from_slice(data);
-            out.extend_from_slice(b"\r\n");
-            w.write_all(&out)?;
+    /// Writes `parts` as one piece of the stream: one chunk on HTTP/1.1.
+    fn chunk(&self, w: &mut dyn Write, [a, b, c]: [&[u8]; 3]) -> io::Result<()> {
+        let (size, end): (String, &[u8]) = if self.chunked {
+            (format!("{:x}\r\n", a.len() + b.len() + c.len()), b"\r\n")
         } else {
-            w.write_all(data)?;
-        }
+            (String::new(), b"")
+        };
+        let parts = [size.as_bytes(), a, b, c, end];
+        write_all(w, &mut parts.map(IoSlice::new))?;
         w.flush()
     }
 }

@@ -9,6 +9,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use crate::conn::principal::Principal;
+
 /// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
 const LOG: &str = "baremcp::http::sessions";
 
@@ -22,14 +24,14 @@ struct Entry {
     last: Instant,
     /// Requests and streams open in the session.
     busy: u32,
-    /// The authenticated subject that created it: another may not use it.
-    subject: Option<String>,
+    /// The authenticated principal that created it: another may not use it.
+    owner: Option<Arc<Principal>>,
 }
 
 /// Why a session id is not usable.
 #[derive(Debug, PartialEq)]
 pub enum Refused {
-    /// Unknown, expired, deleted, or another subject's: 404, so the client starts over.
+    /// Unknown, expired, deleted, or another principal's: 404, so the client starts over.
     Unknown,
     /// The cap is reached and every session is in use.
     Full,
@@ -60,7 +62,7 @@ impl Sessions {
     }
 
     /// A new session, in use by the request that creates it.
-    pub fn create(self: &Arc<Self>, subject: Option<String>) -> Result<Use, Refused> {
+    pub fn create(self: &Arc<Self>, owner: Option<Arc<Principal>>) -> Result<Use, Refused> {
         let mut table = self.lock();
         self.expire_locked(&mut table);
         if table.len() >= self.cap {
@@ -71,23 +73,28 @@ impl Sessions {
                 .map(|(id, _)| id.clone());
             match oldest {
                 Some(id) => {
-                    log::info!(target: LOG, "session {id} evicted: {} sessions open", table.len());
+                    log::info!(
+                        target: LOG,
+                        "session {} evicted: {} sessions open",
+                        session_tag(&id),
+                        table.len(),
+                    );
                     table.remove(&id);
                 }
                 None => return Err(Refused::Full),
             }
         }
         let id = crate::util::random::random_hex(16);
-        table.insert(id.clone(), Entry { last: Instant::now(), busy: 1, subject });
+        table.insert(id.clone(), Entry { last: Instant::now(), busy: 1, owner });
         Ok(Use { sessions: Arc::clone(self), id })
     }
 
-    /// Starts a use of session `id` by `subject`.
-    pub fn enter(self: &Arc<Self>, id: &str, subject: Option<&str>) -> Result<Use, Refused> {
+    /// Starts a use of session `id` by `caller`.
+    pub fn enter(self: &Arc<Self>, id: &str, caller: Option<&Principal>) -> Result<Use, Refused> {
         let mut table = self.lock();
         self.expire_locked(&mut table);
         match table.get_mut(id) {
-            Some(entry) if entry.subject.as_deref() == subject => {
+            Some(entry) if entry.owner.as_deref() == caller => {
                 entry.busy += 1;
                 entry.last = Instant::now();
                 Ok(Use { sessions: Arc::clone(self), id: id.to_string() })
@@ -96,11 +103,11 @@ impl Sessions {
         }
     }
 
-    /// Ends session `id` (DELETE); false when there was none (for this subject).
-    pub fn remove(&self, id: &str, subject: Option<&str>) -> bool {
+    /// Ends session `id` (DELETE); false when there was none (for this caller).
+    pub fn remove(&self, id: &str, caller: Option<&Principal>) -> bool {
         let mut table = self.lock();
         match table.get(id) {
-            Some(entry) if entry.subject.as_deref() == subject => table.remove(id).is_some(),
+            Some(entry) if entry.owner.as_deref() == caller => table.remove(id).is_some(),
             _ => false,
         }
     }
@@ -124,11 +131,19 @@ impl Sessions {
         table.retain(|id, entry| {
             let keep = entry.busy > 0 || entry.last.elapsed() < self.idle;
             if !keep {
-                log::info!(target: LOG, "session {id} expired after {}s idle", self.idle.as_secs());
+                let (tag, idle) = (session_tag(id), self.idle.as_secs());
+                log::info!(target: LOG, "session {tag} expired after {idle}s idle");
             }
             keep
         });
     }
+}
+
+/// How logs name a session: the first 8 characters of its id, enough to tell sessions apart
+/// in a log and to find one a client reports, but not to use it (the other 96 bits of a
+/// server-made id stay secret).
+pub fn session_tag(id: &str) -> &str {
+    id.char_indices().nth(8).map_or(id, |(end, _)| &id[..end])
 }
 
 #[cfg(test)]
@@ -151,14 +166,19 @@ mod tests {
         assert_eq!(sessions.enter(&a_id, None).err(), Some(Refused::Unknown));
 
         let sessions = Arc::new(Sessions::new(Duration::from_secs(60), 2));
-        let first = sessions.create(Some("ann".into())).unwrap().id.clone();
-        let second = sessions.create(Some("ann".into())).unwrap().id.clone();
-        assert_eq!(sessions.enter(&second, Some("bob")).err(), Some(Refused::Unknown));
-        drop(sessions.enter(&first, Some("ann")));
+        let (ann, bob) = (Principal::token("ann"), Principal::token("bob"));
+        let first = sessions.create(Some(Arc::new(ann.clone()))).unwrap().id.clone();
+        let second = sessions.create(Some(Arc::new(ann.clone()))).unwrap().id.clone();
+        assert_eq!(sessions.enter(&second, Some(&bob)).err(), Some(Refused::Unknown));
+        assert_eq!(sessions.enter(&second, None).err(), Some(Refused::Unknown));
+        assert!(!sessions.remove(&second, Some(&bob)));
+        drop(sessions.enter(&first, Some(&ann)));
         let held = sessions.create(None).unwrap();
         assert!(sessions.contains(&first) && !sessions.contains(&second));
-        let _busy = sessions.enter(&first, Some("ann")).unwrap();
+        let _busy = sessions.enter(&first, Some(&ann)).unwrap();
         assert_eq!(sessions.create(None).err(), Some(Refused::Full));
         assert_eq!(held.id.len(), 32);
+        assert_eq!(session_tag(&held.id), &held.id[..8]);
+        assert_eq!(session_tag("äbc"), "äbc");
     }
 }

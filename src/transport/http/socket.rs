@@ -1,12 +1,13 @@
 //! The sockets HTTP is served on: TCP, or on unix a unix-domain socket (`--http unix:PATH`),
 //! behind one listener type and one stream type so that nothing else cares which.
 
-use std::io::{self, Read, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::io::{self, IoSlice, Read, Write};
+use std::net::{IpAddr, Shutdown, SocketAddr, TcpListener, TcpStream};
 #[cfg(unix)]
 use std::os::unix::net::{UnixListener, UnixStream};
 #[cfg(unix)]
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A bound address, accepting connections.
@@ -88,16 +89,16 @@ impl Listener {
         }
     }
 
-    /// The next connection and who made it (a TCP peer's address; `unix` for a unix socket,
-    /// whose peers have no name).
-    pub fn accept(&self) -> io::Result<(Stream, String)> {
+    /// The next connection and who made it: its name in logs (a TCP peer's address; `unix`
+    /// for a unix socket, whose peers have no name) and its IP address (TCP only).
+    pub fn accept(&self) -> io::Result<(Stream, String, Option<IpAddr>)> {
         match self {
-            Listener::Tcp(listener) => {
-                listener.accept().map(|(s, peer)| (Stream::Tcp(s), peer.to_string()))
-            }
+            Listener::Tcp(listener) => listener
+                .accept()
+                .map(|(s, peer)| (Stream::Tcp(s), peer.to_string(), Some(peer.ip()))),
             #[cfg(unix)]
             Listener::Unix(listener, _) => {
-                listener.accept().map(|(s, _)| (Stream::Unix(s), "unix".to_string()))
+                listener.accept().map(|(s, _)| (Stream::Unix(s), "unix".to_string(), None))
             }
         }
     }
@@ -147,14 +148,6 @@ impl Waker {
 }
 
 impl Stream {
-    pub fn try_clone(&self) -> io::Result<Stream> {
-        match self {
-            Stream::Tcp(s) => s.try_clone().map(Stream::Tcp),
-            #[cfg(unix)]
-            Stream::Unix(s) => s.try_clone().map(Stream::Unix),
-        }
-    }
-
     /// Sends small writes at once (TCP; a unix socket has no Nagle delay to turn off).
     pub fn set_nodelay(&self) {
         match self {
@@ -231,30 +224,54 @@ fn peek_unix(socket: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
     if n < 0 { Err(io::Error::last_os_error()) } else { Ok(n as usize) }
 }
 
-impl Read for Stream {
+/// One connection, shared by the reading side and the writing side of its thread: one
+/// descriptor for both (a clone of the socket would take a second one, and a system call).
+#[derive(Clone)]
+pub struct Socket(Arc<Stream>);
+
+impl Socket {
+    pub fn new(stream: Stream) -> Socket {
+        Socket(Arc::new(stream))
+    }
+}
+
+impl std::ops::Deref for Socket {
+    type Target = Stream;
+
+    fn deref(&self) -> &Stream {
+        &self.0
+    }
+}
+
+impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.read(buf),
+        match &*self.0 {
+            Stream::Tcp(s) => (&*s).read(buf),
             #[cfg(unix)]
-            Stream::Unix(s) => s.read(buf),
+            Stream::Unix(s) => (&*s).read(buf),
         }
     }
 }
 
-impl Write for Stream {
+impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Stream::Tcp(s) => s.write(buf),
+        match &*self.0 {
+            Stream::Tcp(s) => (&*s).write(buf),
             #[cfg(unix)]
-            Stream::Unix(s) => s.write(buf),
+            Stream::Unix(s) => (&*s).write(buf),
+        }
+    }
+
+    /// One `writev` for a response's head and body, which are never copied together.
+    fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
+        match &*self.0 {
+            Stream::Tcp(s) => (&*s).write_vectored(bufs),
+            #[cfg(unix)]
+            Stream::Unix(s) => (&*s).write_vectored(bufs),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Stream::Tcp(s) => s.flush(),
-            #[cfg(unix)]
-            Stream::Unix(s) => s.flush(),
-        }
+        Ok(())
     }
 }

@@ -10,22 +10,23 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
+use super::lint::{Values, lint};
 use super::{
-    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, Manifest, Part, PromptDecl, ResourceDecl,
-    RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
+    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, LoadError, Manifest, Part, PromptDecl,
+    ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
 };
-use baremcp::schema::{Problem, Schema, pointer_to};
+use baremcp::__private::pointer_to;
+use baremcp::schema::{Problem, Schema};
 use baremcp::{ReadError, ResourceTemplate, Role};
 
 /// Reads and checks a manifest file.
-pub(super) fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| vec![Problem::new("", format!("cannot read {}: {e}", path.display()))])?;
-    let value: Value = serde_json::from_str(&text)
-        .map_err(|e| vec![Problem::new("", format!("not JSON: {e}"))])?;
+pub(super) fn load(path: &Path) -> Result<Manifest, LoadError> {
+    let text = std::fs::read_to_string(path).map_err(|e| LoadError::File(e.to_string()))?;
+    let value: Value =
+        serde_json::from_str(&text).map_err(|e| LoadError::File(format!("not JSON: {e}")))?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
-    check(&value, &dir)
+    check(&value, &dir).map_err(LoadError::Problems)
 }
 
 /// Clearer words than the validator's for the keywords of `schema.json` (by their pointer
@@ -90,8 +91,7 @@ fn whole(value: &Value) -> bool {
 /// over here.
 struct Checker<'d> {
     problems: Vec<Problem>,
-    /// What loads but will likely not run as meant: a program not on PATH, a missing `cwd`,
-    /// a placeholder that can pass for an option.
+    /// What loads but will likely not run as meant (`lint.rs`).
     warnings: Vec<Problem>,
     /// Keywords a schema uses that the validator does not enforce.
     schema_warnings: Vec<Problem>,
@@ -308,69 +308,6 @@ impl Checker<'_> {
         }
     }
 
-    fn warn(&mut self, pointer: &str, message: impl Into<String>) {
-        self.warnings.push(Problem::new(pointer, message));
-    }
-
-    /// Warnings about a command that loads but will likely not run as meant. `safe` says
-    /// whether a placeholder's value can never start with `-`.
-    fn lint(&mut self, run: &RunDecl, here: &str, safe: impl Fn(&str) -> bool) {
-        let argv_at = pointer_to(here, "argv");
-        let cwd = match &run.cwd {
-            Some(Template(parts)) => match parts.as_slice() {
-                [] => Some(run.dir.clone()),
-                [Part::Text(text)] => Some(run.dir.join(text)),
-                _ => None, // filled in per call
-            },
-            None => None,
-        };
-        if let Some(dir) = &cwd
-            && !dir.is_dir()
-        {
-            let message = format!(
-                "cwd {} is not a directory (a relative cwd starts at the manifest's folder)",
-                dir.display()
-            );
-            self.warn(&pointer_to(here, "cwd"), message);
-        }
-        if let Some(ArgvItem::One(Template(parts))) = run.argv.first()
-            && let [Part::Text(program)] = parts.as_slice()
-            && let Some(message) = missing_program(program, cwd.as_deref())
-        {
-            self.warn(&format!("{argv_at}/0"), message);
-        }
-        // Past a `--` element, a program reads no more options.
-        let mut guarded = false;
-        for (i, item) in run.argv.iter().enumerate().skip(1) {
-            let templates = match item {
-                ArgvItem::One(t) => std::slice::from_ref(t),
-                ArgvItem::Group(ts) => ts.as_slice(),
-            };
-            for (j, Template(parts)) in templates.iter().enumerate() {
-                if let [Part::Text(text)] = parts.as_slice()
-                    && text == "--"
-                {
-                    guarded = true;
-                }
-                if let (false, Some(Part::Var(name))) = (guarded, parts.first())
-                    && !safe(name)
-                {
-                    let at = match item {
-                        ArgvItem::One(_) => format!("{argv_at}/{i}"),
-                        ArgvItem::Group(_) => format!("{argv_at}/{i}/{j}"),
-                    };
-                    self.warn(
-                        &at,
-                        format!(
-                            "{{{name}}} can start with \"-\" and then reads as an option: put \"--\" in argv before \
-                             it, or constrain the property (e.g. \"pattern\": \"^[^-]\" or \"minimum\": 0)"
-                        ),
-                    );
-                }
-            }
-        }
-    }
-
     fn tool(&mut self, value: &Value, here: &str) -> Option<ToolDecl> {
         let map = value.as_object()?;
         let input_schema = map
@@ -389,13 +326,20 @@ impl Checker<'_> {
             properties.map(|p| p.keys().cloned().collect()).unwrap_or_default();
         let run =
             self.run(map.get("run"), &pointer_to(here, "run"), &known, "property of inputSchema");
-        self.lint(&run, &pointer_to(here, "run"), |name| {
-            properties.and_then(|p| p.get(name)).is_some_and(never_dashed)
-        });
+        let required = input_schema.get("required").and_then(Value::as_array);
+        let required = required.into_iter().flatten().filter_map(Value::as_str).collect();
+        let values = Values::Arguments { properties, required };
+        self.warnings.extend(lint(&run, &pointer_to(here, "run"), &values));
         if run.json_output && output_schema.is_none() {
             log::debug!("{here}: JSON output without an outputSchema is passed through unchecked");
         }
+        // A property's `default` stands in for its absent argument (see `ToolDecl`).
+        let defaults = properties
+            .into_iter()
+            .flatten()
+            .filter_map(|(name, schema)| Some((name.clone(), schema.get("default")?.clone())));
         Some(ToolDecl {
+            defaults: defaults.collect(),
             name: string(map, "name")?,
             title: string(map, "title"),
             description: string(map, "description")?,
@@ -444,8 +388,7 @@ impl Checker<'_> {
         }
         let what = "variable of uriTemplate";
         let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, what);
-        // A URI variable can hold anything a client writes, a leading `-` included.
-        self.lint(&run, &pointer_to(here, "run"), |_| false);
+        self.warnings.extend(lint(&run, &pointer_to(here, "run"), &Values::UriVariables));
         Some(TemplateDecl {
             uri_template,
             name: string(map, "name")?,
@@ -494,7 +437,8 @@ impl Checker<'_> {
     }
 }
 
-fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
+/// Checks a manifest document; relative paths in it start at `dir`.
+pub(super) fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
     let (problems, more) = against_schema(value);
     let mut c = Checker { problems, warnings: Vec::new(), schema_warnings: Vec::new(), dir };
     let empty = Map::new();
@@ -529,149 +473,9 @@ fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>> {
     })
 }
 
-/// Why `program` will not start, when that can be told now: a bare name found nowhere on
-/// `PATH`, or a path that is not a file (a relative one is looked for in a fixed `cwd` only,
-/// since without one the command runs wherever baremcp was started).
-fn missing_program(program: &str, cwd: Option<&Path>) -> Option<String> {
-    if !program.contains('/') {
-        let path = std::env::var_os("PATH").unwrap_or_default();
-        let found = std::env::split_paths(&path).any(|dir| dir.join(program).is_file());
-        return (!found).then(|| format!("program {program:?} is not found on PATH"));
-    }
-    let full = match cwd {
-        _ if Path::new(program).is_absolute() => PathBuf::from(program),
-        Some(cwd) => cwd.join(program),
-        None => return None,
-    };
-    (!full.is_file()).then(|| format!("program {} is not a file", full.display()))
-}
-
-/// Whether every value `schema` admits reads as an argument, never as an option: enums and
-/// consts with no value starting with `-`, booleans, numbers of at least 0, strings whose
-/// `pattern` pins a first character other than `-`, and arrays of such items.
-fn never_dashed(schema: &Value) -> bool {
-    let dashed = |v: &Value| {
-        v.as_str().is_some_and(|s| s.starts_with('-')) || v.as_f64().is_some_and(|n| n < 0.0)
-    };
-    if let Some(values) = schema.get("enum").and_then(Value::as_array) {
-        return !values.iter().any(dashed);
-    }
-    if let Some(value) = schema.get("const") {
-        return !dashed(value);
-    }
-    let at_least_zero = |key| schema.get(key).and_then(Value::as_f64).is_some_and(|n| n >= 0.0);
-    match schema.get("type").and_then(Value::as_str) {
-        Some("boolean") => true,
-        Some("integer" | "number") => at_least_zero("minimum") || at_least_zero("exclusiveMinimum"),
-        Some("string") => {
-            schema.get("pattern").and_then(Value::as_str).is_some_and(pins_first_character)
-        }
-        Some("array") => schema.get("items").is_some_and(never_dashed),
-        _ => false,
-    }
-}
-
-/// Whether a pattern anchors its first character to something that is not `-`: `^[^-…]`,
-/// `^\w`, `^\d`, a class of letters and digits only, or a literal letter or digit.
-fn pins_first_character(pattern: &str) -> bool {
-    let Some(rest) = pattern.strip_prefix('^') else { return false };
-    if rest.starts_with("[^-") || rest.starts_with("\\w") || rest.starts_with("\\d") {
-        return true;
-    }
-    if let Some(class) = rest.strip_prefix('[') {
-        let Some(end) = class.find(']') else { return false };
-        let inside = &class[..end];
-        // Ranges like a-z hold a `-` between two letters; a `-` first or last is literal.
-        return !inside.is_empty()
-            && !inside.starts_with(['^', '-'])
-            && !inside.ends_with('-')
-            && inside.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    }
-    rest.starts_with(|c: char| c.is_ascii_alphanumeric())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The warnings of a one-tool manifest whose `run` and argument schema are given.
-    fn warnings(run: Value, properties: Value) -> Vec<String> {
-        let doc = json!({"tools": [{
-            "name": "t", "description": "d", "run": run,
-            "inputSchema": {"type": "object", "properties": properties},
-        }]});
-        let manifest = check(&doc, Path::new(env!("CARGO_MANIFEST_DIR")))
-            .map_err(|p| format!("{p:?}"))
-            .unwrap();
-        manifest.warnings.iter().map(|w| format!("{}: {}", w.pointer, w.message)).collect()
-    }
-
-    #[test]
-    fn a_program_not_on_path_and_a_missing_cwd_are_warned_about() {
-        let found = warnings(json!({"argv": ["sh", "-c", "true"]}), json!({}));
-        assert!(found.is_empty(), "{found:?}");
-        let w = warnings(json!({"argv": ["gti", "log"], "cwd": "no/such/folder"}), json!({}));
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w[0].starts_with("/tools/0/run/cwd: cwd ") && w[0].contains("is not a directory"),
-            "{w:?}"
-        );
-        assert_eq!(w[1], r#"/tools/0/run/argv/0: program "gti" is not found on PATH"#);
-        let relative = warnings(json!({"argv": ["./nothing-here.sh"], "cwd": "."}), json!({}));
-        assert!(relative[0].contains("nothing-here.sh is not a file"), "{relative:?}");
-        // With a placeholder, the cwd is only known per call.
-        let open =
-            warnings(json!({"argv": ["sh"], "cwd": "{dir}"}), json!({"dir": {"type": "string"}}));
-        assert!(open.is_empty(), "{open:?}");
-    }
-
-    #[test]
-    fn a_placeholder_that_can_start_with_a_dash_is_warned_about_unless_guarded() {
-        let props = json!({"dir": {"type": "string"}});
-        let w = warnings(json!({"argv": ["ls", "-1", "{dir}"]}), props.clone());
-        assert_eq!(w.len(), 1, "{w:?}");
-        assert!(w[0].starts_with("/tools/0/run/argv/2: {dir} can start with \"-\""), "{w:?}");
-        assert!(w[0].contains(r#"put "--" in argv before it"#), "the fix is in the message: {w:?}");
-        assert!(warnings(json!({"argv": ["ls", "-1", "--", "{dir}"]}), props.clone()).is_empty());
-        assert!(warnings(json!({"argv": ["ls", ["--", "{dir}"]]}), props.clone()).is_empty());
-        // Inside an element, after a fixed prefix, a value cannot become an option.
-        assert!(warnings(json!({"argv": ["ls", "--color={dir}"]}), props).is_empty());
-        let group = warnings(
-            json!({"argv": ["git", ["--max-count", "{n}"]]}),
-            json!({"n": {"type": "integer"}}),
-        );
-        assert_eq!(group.len(), 1, "{group:?}");
-        assert!(group[0].starts_with("/tools/0/run/argv/1/1: {n}"), "{group:?}");
-    }
-
-    #[test]
-    fn schemas_that_rule_out_a_leading_dash_silence_the_warning() {
-        for schema in [
-            json!({"type": "integer", "minimum": 1}),
-            json!({"type": "number", "exclusiveMinimum": 0}),
-            json!({"type": "boolean"}),
-            json!({"enum": ["short", "long"]}),
-            json!({"const": "x"}),
-            json!({"type": "string", "pattern": "^[^-]"}),
-            json!({"type": "string", "pattern": "^[a-z0-9_]+$"}),
-            json!({"type": "string", "pattern": "^\\w+$"}),
-            json!({"type": "array", "items": {"enum": ["a", "b"]}}),
-        ] {
-            let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
-            assert!(w.is_empty(), "{schema}: {w:?}");
-        }
-        for schema in [
-            json!({"type": "integer"}),
-            json!({"type": "string", "pattern": "[a-z]"}),
-            json!({"type": "string", "pattern": "^[-a-z]"}),
-            json!({"type": "string", "pattern": "^[a-z0-9-]+$"}),
-            json!({"enum": ["a", "-b"]}),
-            json!({"type": "array", "items": {"type": "string"}}),
-        ] {
-            let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
-            assert_eq!(w.len(), 1, "{schema}: {w:?}");
-        }
-    }
 
     /// A clearer message stands for a keyword `schema.json` has: editing the schema cannot
     /// leave one behind unnoticed.

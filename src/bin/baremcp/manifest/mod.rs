@@ -5,8 +5,9 @@
 //! `{name}` in a command's argv, stdin, cwd or env is replaced by an argument value; one
 //! placeholder never becomes more than the one argv element it is in (arrays expand to
 //! several elements only when the element is exactly `{name}`), and nothing goes through a
-//! shell. An element naming an absent optional argument is dropped, and a nested array of
-//! elements (`["--limit", "{limit}"]`) is dropped whole. `{{` and `}}` are literal braces.
+//! shell. An absent argument takes its property's `default`; without one, an element naming
+//! it is dropped, and a nested array of elements (`["--limit", "{limit}"]`) is dropped whole.
+//! `{{` and `}}` are literal braces.
 //! Prompt message texts use `{{name}}`.
 
 use std::collections::BTreeMap;
@@ -24,6 +25,7 @@ use baremcp::{
 };
 
 mod check;
+mod lint;
 
 /// The manifest format as a JSON Schema, for editors (`baremcp check --schema`); `check` says
 /// more than it can (placeholders, schemas, files), and a test holds the two to agreeing on the
@@ -86,6 +88,10 @@ pub(crate) struct ToolDecl {
     pub(crate) input_schema: Value,
     pub(crate) output_schema: Option<Value>,
     pub(crate) annotations: Option<Value>,
+    /// The `default` of each input property that has one: used when its argument is absent.
+    /// JSON Schema calls `default` an annotation, but a command's author who writes one
+    /// expects the command to get it (`-n {n}` with `"default": 5` runs `-n 5`).
+    pub(crate) defaults: Map<String, Value>,
     pub(crate) run: RunDecl,
 }
 
@@ -121,8 +127,30 @@ pub(crate) struct PromptDecl {
     pub(crate) messages: Vec<(Role, String)>,
 }
 
+/// Why a manifest does not load.
+#[derive(Debug)]
+pub enum LoadError {
+    /// The file cannot be read, or is not JSON.
+    File(String),
+    /// What is wrong in the document, each problem at its JSON Pointer.
+    Problems(Vec<Problem>),
+}
+
+impl LoadError {
+    /// One line per problem, each naming the file once.
+    pub fn describe(&self, path: &Path) -> String {
+        let lines: Vec<String> = match self {
+            LoadError::File(why) => vec![format!("{}: {why}", path.display())],
+            LoadError::Problems(problems) => {
+                problems.iter().map(|p| format!("{}: {p}", path.display())).collect()
+            }
+        };
+        lines.join("\n")
+    }
+}
+
 /// Reads and checks a manifest file.
-pub fn load(path: &Path) -> Result<Manifest, Vec<Problem>> {
+pub fn load(path: &Path) -> Result<Manifest, LoadError> {
     check::load(path)
 }
 
@@ -143,6 +171,16 @@ fn text_of(value: &Value) -> String {
 }
 
 impl Template {
+    /// In a group, an element that is one placeholder with a boolean value is a switch: the
+    /// group is kept when it is true (the element itself adds no word) and dropped when it is
+    /// false. `None` for any other element.
+    fn switch(&self, values: &Map<String, Value>) -> Option<bool> {
+        match self.0.as_slice() {
+            [Part::Var(name)] => values.get(name).and_then(Value::as_bool),
+            _ => None,
+        }
+    }
+
     /// The text with values filled in, or `None` when a placeholder's value is absent.
     fn render(&self, values: &Map<String, Value>) -> Option<String> {
         let mut out = String::new();
@@ -187,7 +225,11 @@ impl RunDecl {
                 }
                 ArgvItem::Group(templates) => {
                     let mut words = Vec::new();
-                    if templates.iter().all(|t| t.expand(values, &mut words)) {
+                    let kept = templates.iter().all(|t| match t.switch(values) {
+                        Some(on) => on,
+                        None => t.expand(values, &mut words),
+                    });
+                    if kept {
                         argv.extend(words);
                     }
                 }
@@ -292,10 +334,13 @@ impl Manifest {
         server = with(server, get("description"), Server::description);
         server = with(server, get("instructions"), Server::instructions);
         for decl in self.tools {
-            let run = Arc::new(decl.run);
+            let (run, defaults) = (Arc::new(decl.run), decl.defaults);
             let mut tool =
                 Tool::new(decl.name, decl.description, decl.input_schema, move |args, cx| {
-                    let values = args.as_object().cloned().unwrap_or_default();
+                    let mut values = args.as_object().cloned().unwrap_or_default();
+                    for (name, default) in &defaults {
+                        values.entry(name).or_insert_with(|| default.clone());
+                    }
                     cx.flush();
                     // Each line the command writes to stderr is reported as progress.
                     let mut lines = 0.0;
@@ -370,7 +415,8 @@ impl Manifest {
     }
 
     /// What loads but will likely not run as meant (a program not on `PATH`, a `cwd` that
-    /// does not exist, a placeholder that can pass for an option), each with its pointer.
+    /// does not exist, a placeholder that can pass for an option, an option left without its
+    /// value), each with its pointer.
     pub fn warnings(&self) -> &[Problem] {
         &self.warnings
     }
@@ -382,20 +428,25 @@ impl Manifest {
         &self.schema_warnings
     }
 
-    /// What the manifest serves, one line per item, for `baremcp check`.
+    /// What the manifest serves, one line per item (and one for each of a command's `cwd`,
+    /// `stdin` and `env`), for `baremcp check`.
     pub fn summary(&self) -> String {
         let mut out = String::new();
         let name = self.server.get("name").and_then(Value::as_str).unwrap_or("baremcp-manifest");
         out.push_str(&format!("server {name}\n"));
         for t in &self.tools {
-            let argv: Vec<String> = t.run.argv.iter().map(describe_argv).collect();
-            out.push_str(&format!("tool {}: {}\n", t.name, argv.join(" ")));
+            out.push_str(&format!("tool {}: {}", t.name, describe_run(&t.run)));
         }
         for r in &self.resources {
-            out.push_str(&format!("resource {} ({})\n", r.uri, r.name));
+            out.push_str(&format!("resource {} ({})", r.uri, r.name));
+            match &r.source {
+                Source::Run(run) => out.push_str(&format!(": {}", describe_run(run))),
+                _ => out.push('\n'),
+            }
         }
         for t in &self.templates {
-            out.push_str(&format!("resource template {} ({})\n", t.uri_template, t.name));
+            let run = describe_run(&t.run);
+            out.push_str(&format!("resource template {} ({}): {run}", t.uri_template, t.name));
         }
         for p in &self.prompts {
             out.push_str(&format!("prompt {} ({} arguments)\n", p.name, p.arguments.len()));
@@ -404,19 +455,59 @@ impl Manifest {
     }
 }
 
-fn describe_argv(item: &ArgvItem) -> String {
-    let word = |t: &Template| -> String {
-        t.0.iter()
-            .map(|p| match p {
-                Part::Text(text) => text.replace('{', "{{").replace('}', "}}"),
-                Part::Var(name) => format!("{{{name}}}"),
-            })
-            .collect()
-    };
-    match item {
-        ArgvItem::One(t) => word(t),
-        ArgvItem::Group(ts) => format!("[{}]", ts.iter().map(word).collect::<Vec<_>>().join(" ")),
+/// A command as the manifest writes it: its argv on the first line, then its `cwd`, `stdin`
+/// and `env` when it has them, indented.
+fn describe_run(run: &RunDecl) -> String {
+    let argv: Vec<String> = run
+        .argv
+        .iter()
+        .map(|item| match item {
+            ArgvItem::One(t) => word(t),
+            ArgvItem::Group(ts) => {
+                format!("[{}]", ts.iter().map(word).collect::<Vec<_>>().join(" "))
+            }
+        })
+        .collect();
+    let mut out = format!("{}\n", argv.join(" "));
+    if let Some(cwd) = &run.cwd {
+        let cwd = written(cwd);
+        match Path::new(&cwd).is_absolute() {
+            true => out.push_str(&format!("  cwd: {cwd}\n")),
+            false => out.push_str(&format!("  cwd: {cwd} (relative to {})\n", run.dir.display())),
+        }
     }
+    if let Some(stdin) = &run.stdin {
+        out.push_str(&format!("  stdin: {}\n", Value::String(written(stdin))));
+    }
+    let set = run.env.iter().map(|(name, t)| format!("{name}={}", Value::String(written(t))));
+    let passed = run.pass.iter().map(|name| format!("{name} (passed through)"));
+    let env: Vec<String> = set.chain(passed).collect();
+    if !env.is_empty() {
+        out.push_str(&format!("  env: {}\n", env.join(", ")));
+    }
+    out
+}
+
+/// An argv element as written, in JSON quotes when it holds a space or is empty, so that
+/// where one element ends is seen.
+fn word(template: &Template) -> String {
+    let text = written(template);
+    match text.is_empty() || text.contains(char::is_whitespace) {
+        true => Value::String(text).to_string(),
+        false => text,
+    }
+}
+
+/// A template as written in the manifest: literal braces doubled, placeholders in braces.
+fn written(template: &Template) -> String {
+    template
+        .0
+        .iter()
+        .map(|p| match p {
+            Part::Text(text) => text.replace('{', "{{").replace('}', "}}"),
+            Part::Var(name) => format!("{{{name}}}"),
+        })
+        .collect()
 }
 
 /// `builder` with `set` applied when the manifest gave a value: what it leaves out is left

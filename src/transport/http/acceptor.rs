@@ -1,0 +1,148 @@
+//! The acceptors: one thread per listening address takes connections and starts a thread for
+//! each, refusing at once past the caps (every connection: 503; one peer's: 429). When
+//! `accept` itself fails (the process is out of descriptors) it backs off instead of spinning,
+//! logs once when that begins and once when it ends, and meanwhile answers each waiting
+//! client 503 with a descriptor it keeps in reserve for that.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use crate::transport::http::exchange::{self, Shared, refusal};
+use crate::transport::http::main_loop::error_body;
+use crate::transport::http::peer_table::Kind;
+use crate::transport::http::response::Response;
+use crate::transport::http::socket::{Listener, Socket, Stream};
+use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::ErrorObject;
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+const LOG: &str = "baremcp::http";
+
+/// The first pause after `accept` fails, doubled at each failure in a row up to the last.
+const FIRST_PAUSE: Duration = Duration::from_millis(10);
+const LONGEST_PAUSE: Duration = Duration::from_secs(1);
+
+/// Accepts connections until the server stops, each served on a thread of its own while
+/// fewer than `cap` are open.
+pub fn accept(listener: Listener, shared: Arc<Shared>, live: Arc<AtomicUsize>, cap: usize) {
+    let mut reserve = spare();
+    // While `accept` fails: how many times in a row, and the next pause.
+    let mut failing: Option<(u64, Duration)> = None;
+    loop {
+        let accepted = listener.accept();
+        if shared.stop.load(Ordering::Relaxed) {
+            return;
+        }
+        let (stream, peer, ip) = match accepted {
+            Ok(accepted) => accepted,
+            // This one connection went wrong (reset before it was taken): the next may not.
+            Err(e) if passing(&e) => continue,
+            Err(e) => {
+                let (times, pause) = failing.get_or_insert_with(|| {
+                    log::warn!(target: LOG, "cannot accept connections: {e}; backing off");
+                    (0, FIRST_PAUSE)
+                });
+                *times += 1;
+                // Out of descriptors: one is freed to take the waiting client and tell it
+                // 503, rather than leave it in the backlog; then taken again.
+                if out_of_descriptors(&e)
+                    && let Some(freed) = reserve.take()
+                {
+                    drop(freed);
+                    let taken = listener.accept();
+                    if let Ok((stream, ..)) = taken {
+                        refuse(stream, refusal(503, "out of file descriptors"), "1");
+                    }
+                    if shared.stop.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    reserve = spare();
+                    if reserve.is_some() {
+                        continue;
+                    }
+                }
+                std::thread::sleep(*pause);
+                *pause = (*pause * 2).min(LONGEST_PAUSE);
+                continue;
+            }
+        };
+        if let Some((times, _)) = failing.take() {
+            log::warn!(target: LOG, "accepting connections again, after {times} failed accept(s)");
+            reserve = reserve.or_else(spare);
+        }
+        admit(stream, peer, ip, &shared, &live, cap);
+    }
+}
+
+/// Starts a thread serving `stream`, or refuses it at once when `cap` connections are open
+/// (503) or its peer holds `--max-connections-per-peer` (429).
+fn admit(
+    stream: Stream,
+    peer: String,
+    ip: Option<IpAddr>,
+    shared: &Arc<Shared>,
+    live: &Arc<AtomicUsize>,
+    cap: usize,
+) {
+    if live.load(Ordering::Relaxed) >= cap {
+        log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
+        let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections");
+        return refuse(stream, Response::json(503, error_body(None, error)), "1");
+    }
+    let slot = match shared.peers.open(ip, Kind::Connection) {
+        Ok(slot) => slot,
+        Err(most) => {
+            log::warn!(
+                target: LOG,
+                "{peer} refused: {most} connections open from its address (--max-connections-per-peer)",
+            );
+            return refuse(stream, refusal(429, "too many connections from this address"), "5");
+        }
+    };
+    live.fetch_add(1, Ordering::Relaxed);
+    let (shared, live, name) = (shared.clone(), live.clone(), peer.clone());
+    let spawned = std::thread::Builder::new()
+        .name(format!("http {peer}"))
+        .stack_size(512 * 1024)
+        .spawn(move || {
+            // Counted down however the thread ends.
+            struct Leave(Arc<AtomicUsize>);
+            impl Drop for Leave {
+                fn drop(&mut self) {
+                    self.0.fetch_sub(1, Ordering::Relaxed);
+                }
+            }
+            let _leave = (Leave(live), slot);
+            exchange::serve(&shared, stream, name, ip);
+        });
+    if let Err(e) = spawned {
+        log::error!(target: LOG, "{peer}: cannot start a connection thread: {e}");
+    }
+}
+
+/// Answers `response` (with `Retry-After: retry`) and closes, without a thread: a client that
+/// does not read gets a second at most.
+fn refuse(stream: Stream, response: Response, retry: &str) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut socket = Socket::new(stream);
+    let _ = response.header("Retry-After", retry).closing().write(&mut socket, 1, 0);
+    socket.shutdown_write();
+}
+
+/// Whether an `accept` error concerns only the connection it was taking.
+fn passing(e: &std::io::Error) -> bool {
+    use std::io::ErrorKind::*;
+    matches!(e.kind(), ConnectionAborted | ConnectionReset | Interrupted | WouldBlock)
+}
+
+/// EMFILE or ENFILE (the same numbers on Linux, the BSDs and macOS).
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    cfg!(unix) && matches!(e.raw_os_error(), Some(23 | 24))
+}
+
+/// A descriptor kept in reserve for [`accept`] to free when it runs out.
+fn spare() -> Option<std::fs::File> {
+    if cfg!(unix) { std::fs::File::open("/dev/null").ok() } else { None }
+}

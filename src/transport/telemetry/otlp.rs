@@ -1,0 +1,637 @@
+//! Spans for an OpenTelemetry collector: one server span per request, written as OTLP/HTTP
+//! JSON (an `ExportTraceServiceRequest` in the protobuf JSON mapping, ids in hex as OTLP/JSON
+//! asks), and a bounded background exporter that POSTs batches to a collector over plain
+//! HTTP, dropping and counting what a slow or absent collector cannot take.
+// Built ahead of its wiring into the HTTP layer (issue 30): until then only tests use it.
+#![cfg_attr(not(test), allow(dead_code))]
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::sync::Arc;
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
+use crate::util::trace_context::{Hex, TraceContext};
+
+/// The log target: the name `RUST_LOG` filters by (README, Logging).
+const LOG: &str = "baremcp::otlp";
+/// Spans waiting for the exporter; past this, new ones are dropped (and counted).
+const QUEUE: usize = 2048;
+/// The most spans in one export request.
+const BATCH: usize = 256;
+/// How long the exporter waits on a collector: to connect, then for each read or write.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// OTLP's `SPAN_KIND_SERVER`, `STATUS_CODE_ERROR`, and the span flags saying whether the
+/// parent is remote (`SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`, `..._IS_REMOTE_MASK`).
+const KIND_SERVER: u8 = 2;
+const STATUS_ERROR: u8 = 2;
+const HAS_IS_REMOTE: u32 = 0x100;
+const IS_REMOTE: u32 = 0x200;
+
+/// One server span: a request from its arrival to its response.
+#[derive(Debug)]
+pub(crate) struct Span {
+    trace_id: [u8; 16],
+    span_id: [u8; 8],
+    /// The caller's span, from the request's `traceparent`.
+    parent_id: Option<[u8; 8]>,
+    trace_flags: u8,
+    tracestate: Option<String>,
+    name: String,
+    start: SystemTime,
+    end: SystemTime,
+    attributes: Vec<(&'static str, Attribute)>,
+    /// The error message of a failed request: the span's status is then `ERROR`.
+    error: Option<String>,
+}
+
+/// An attribute's value.
+#[derive(Debug)]
+pub(crate) enum Attribute {
+    Text(String),
+    Int(i64),
+}
+
+impl From<&str> for Attribute {
+    fn from(text: &str) -> Attribute {
+        Attribute::Text(text.to_string())
+    }
+}
+
+impl From<i64> for Attribute {
+    fn from(n: i64) -> Attribute {
+        Attribute::Int(n)
+    }
+}
+
+impl Span {
+    /// The span of one request to `method`, named `{method} {target}` as the semantic
+    /// conventions say (`target`: the tool or prompt), with `mcp.method.name` set. With the
+    /// caller's trace context it joins that trace as a child of the caller's span; without,
+    /// it starts a trace of its own, sampled.
+    pub fn server(
+        ids: &mut SpanIds,
+        method: &str,
+        target: Option<&str>,
+        caller: Option<&TraceContext>,
+        start: SystemTime,
+        end: SystemTime,
+    ) -> Span {
+        let name = match target {
+            Some(target) => format!("{method} {target}"),
+            None => method.to_string(),
+        };
+        let (trace_id, parent_id, trace_flags, tracestate) = match caller {
+            Some(c) => {
+                (c.trace_id(), Some(c.parent_id()), c.flags(), c.tracestate().map(String::from))
+            }
+            None => (ids.trace_id(), None, 1, None),
+        };
+        Span {
+            trace_id,
+            span_id: ids.span_id(),
+            parent_id,
+            trace_flags,
+            tracestate,
+            name,
+            start,
+            end,
+            attributes: vec![("mcp.method.name", method.into())],
+            error: None,
+        }
+    }
+
+    /// Adds an attribute (`jsonrpc.request.id`, `gen_ai.tool.name`, `mcp.session.id`, ...).
+    pub fn attr(mut self, key: &'static str, value: impl Into<Attribute>) -> Span {
+        self.attributes.push((key, value.into()));
+        self
+    }
+
+    /// Marks the span failed: `error.type` (a JSON-RPC code, or `tool_error`) and the status
+    /// `ERROR` with the error's message.
+    pub fn failed(self, error_type: &str, message: &str) -> Span {
+        let mut span = self.attr("error.type", error_type);
+        span.error = Some(message.to_string());
+        span
+    }
+
+    /// Whether the span is recorded: a caller that did not sample its trace is followed.
+    pub fn sampled(&self) -> bool {
+        self.trace_flags & 1 != 0
+    }
+
+    fn to_json(&self) -> Value {
+        let remote = match self.parent_id {
+            Some(_) => HAS_IS_REMOTE | IS_REMOTE,
+            None => HAS_IS_REMOTE,
+        };
+        let mut span = json!({
+            "traceId": Hex(&self.trace_id).to_string(),
+            "spanId": Hex(&self.span_id).to_string(),
+            "flags": u32::from(self.trace_flags) | remote,
+            "name": self.name,
+            "kind": KIND_SERVER,
+            "startTimeUnixNano": unix_nanos(self.start),
+            "endTimeUnixNano": unix_nanos(self.end),
+            "attributes": self.attributes.iter().map(|(k, v)| attribute(k, v)).collect::<Vec<_>>(),
+        });
+        if let Some(parent) = &self.parent_id {
+            span["parentSpanId"] = json!(Hex(parent).to_string());
+        }
+        if let Some(state) = &self.tracestate {
+            span["traceState"] = json!(state);
+        }
+        if let Some(message) = &self.error {
+            span["status"] = json!({ "code": STATUS_ERROR, "message": message });
+        }
+        span
+    }
+}
+
+/// What produced the spans: the resource's `service.name` and `service.version` (the
+/// server's name and version).
+pub(crate) struct Resource {
+    pub service_name: String,
+    pub service_version: String,
+}
+
+/// An `ExportTraceServiceRequest` holding `spans`, in OTLP/JSON.
+pub(crate) fn encode(resource: &Resource, spans: &[Span]) -> String {
+    json!({ "resourceSpans": [{
+        "resource": { "attributes": [
+            attribute("service.name", &Attribute::Text(resource.service_name.clone())),
+            attribute("service.version", &Attribute::Text(resource.service_version.clone())),
+        ]},
+        "scopeSpans": [{
+            "scope": { "name": "baremcp", "version": env!("CARGO_PKG_VERSION") },
+            "spans": spans.iter().map(Span::to_json).collect::<Vec<_>>(),
+        }],
+    }]})
+    .to_string()
+}
+
+/// An OTLP `KeyValue`; 64-bit integers are strings in the protobuf JSON mapping.
+fn attribute(key: &str, value: &Attribute) -> Value {
+    let value = match value {
+        Attribute::Text(text) => json!({ "stringValue": text }),
+        Attribute::Int(n) => json!({ "intValue": n.to_string() }),
+    };
+    json!({ "key": key, "value": value })
+}
+
+/// Nanoseconds since the Unix epoch, as a string (a `fixed64` in the JSON mapping).
+fn unix_nanos(time: SystemTime) -> String {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos()).to_string()
+}
+
+/// Span and trace ids: unique rather than secret, so a SplitMix64 sequence seeded once from
+/// the system's randomness (reading `/dev/urandom` per request would cost a system call).
+pub(crate) struct SpanIds(u64);
+
+impl SpanIds {
+    pub fn new() -> SpanIds {
+        let seed = crate::util::random::random_hex(8);
+        SpanIds(u64::from_str_radix(&seed, 16).unwrap_or(0x9e37_79b9_7f4a_7c15))
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A span id, never all zero (which W3C and OTLP call invalid).
+    pub fn span_id(&mut self) -> [u8; 8] {
+        loop {
+            let id = self.next();
+            if id != 0 {
+                return id.to_be_bytes();
+            }
+        }
+    }
+
+    pub fn trace_id(&mut self) -> [u8; 16] {
+        let mut id = [0u8; 16];
+        id[..8].copy_from_slice(&self.span_id());
+        id[8..].copy_from_slice(&self.next().to_be_bytes());
+        id
+    }
+}
+
+/// Where spans go: `--otlp-endpoint http://HOST:PORT/PATH`, plain HTTP to an IP address or
+/// `localhost` (no name is resolved, and no TLS: the collector runs beside the server).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Endpoint {
+    addr: SocketAddr,
+    /// The `Host` header: the URL's authority as written.
+    host: String,
+    path: String,
+}
+
+impl Endpoint {
+    pub fn parse(url: &str) -> Result<Endpoint, String> {
+        let bad = |why: &str| format!("--otlp-endpoint {url}: {why}");
+        let rest = url.strip_prefix("http://").ok_or_else(|| bad("must start with http://"))?;
+        let (authority, path) = match rest.find('/') {
+            Some(slash) => rest.split_at(slash),
+            None => (rest, "/v1/traces"),
+        };
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !port.contains(']') => {
+                (host, port.parse::<u16>().map_err(|_| bad("the port must be a number"))?)
+            }
+            _ => (authority, 4318),
+        };
+        let ip = match host.trim_start_matches('[').trim_end_matches(']') {
+            "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
+            literal => literal
+                .parse::<IpAddr>()
+                .map_err(|_| bad("the host must be an IP address or localhost"))?,
+        };
+        if path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
+            return Err(bad("the path must not hold spaces or control characters"));
+        }
+        Ok(Endpoint {
+            addr: SocketAddr::new(ip, port),
+            host: authority.to_string(),
+            path: path.to_string(),
+        })
+    }
+}
+
+/// Sends spans to a collector from a thread of its own, so that a slow or absent collector
+/// never holds the dispatching loop: [`Exporter::offer`] only queues.
+pub(crate) struct Exporter {
+    queue: SyncSender<Span>,
+    thread: JoinHandle<()>,
+    metrics: Arc<ServerMetrics>,
+}
+
+impl Exporter {
+    /// Starts the exporter's thread. Every span it sends or drops is counted in `metrics`.
+    pub fn start(
+        endpoint: Endpoint,
+        resource: Resource,
+        metrics: Arc<ServerMetrics>,
+    ) -> io::Result<Exporter> {
+        let (queue, spans) = mpsc::sync_channel(QUEUE);
+        let counts = Arc::clone(&metrics);
+        let thread = std::thread::Builder::new()
+            .name("baremcp-otlp".into())
+            .spawn(move || export(&endpoint, &resource, &spans, &counts))?;
+        Ok(Exporter { queue, thread, metrics })
+    }
+
+    /// Queues `span` for export, unless the caller did not sample it. Never waits: when the
+    /// queue is full the span is dropped and counted (`queue_full`).
+    pub fn offer(&self, span: Span) {
+        if !span.sampled() {
+            return;
+        }
+        match self.queue.try_send(span) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => self.metrics.span(SpanResult::QueueFull),
+            Err(TrySendError::Disconnected(_)) => self.metrics.span(SpanResult::ExportFailed),
+        }
+    }
+
+    /// Stops taking spans and gives the thread up to `within` to send what is queued; a
+    /// thread still waiting on a collector after that is left to end on its own timeouts.
+    pub fn finish(self, within: Duration) {
+        drop(self.queue);
+        let deadline = Instant::now() + within;
+        while !self.thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        if self.thread.is_finished() {
+            let _ = self.thread.join();
+        }
+    }
+}
+
+/// The exporter's thread: a batch at a time, until every sender is gone and the queue is
+/// empty.
+fn export(
+    endpoint: &Endpoint,
+    resource: &Resource,
+    spans: &Receiver<Span>,
+    metrics: &ServerMetrics,
+) {
+    let mut batch = Vec::with_capacity(BATCH);
+    while let Ok(first) = spans.recv() {
+        batch.push(first);
+        batch.extend(spans.try_iter().take(BATCH - 1));
+        let result = match post(endpoint, &encode(resource, &batch)) {
+            Ok(status) if (200..300).contains(&status) => SpanResult::Exported,
+            Ok(status) => {
+                log::warn!(target: LOG, "the collector answered {status}: {} spans dropped", batch.len());
+                SpanResult::ExportFailed
+            }
+            Err(e) => {
+                log::warn!(target: LOG, "cannot export to {}: {e}: {} spans dropped", endpoint.host, batch.len());
+                SpanResult::ExportFailed
+            }
+        };
+        for _ in batch.drain(..) {
+            metrics.span(result);
+        }
+    }
+}
+
+/// One POST of `body` on a connection of its own; the response's status.
+fn post(endpoint: &Endpoint, body: &str) -> io::Result<u16> {
+    let mut stream = TcpStream::connect_timeout(&endpoint.addr, CONNECT_TIMEOUT)?;
+    stream.set_write_timeout(Some(IO_TIMEOUT))?;
+    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+    let head = format!(
+        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
+        endpoint.path,
+        endpoint.host,
+        body.len()
+    );
+    stream.write_all(head.as_bytes())?;
+    stream.write_all(body.as_bytes())?;
+    // Read the answer to its end (the collector closes), or its first 64 KiB: closing with
+    // bytes unread would reset the connection under the collector's feet. Only the status
+    // line, `HTTP/1.1 200 OK`, matters.
+    let mut answer = Vec::new();
+    stream.take(64 * 1024).read_to_end(&mut answer)?;
+    let status = answer
+        .strip_prefix(b"HTTP/1.")
+        .and_then(|rest| rest.get(2..5))
+        .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok());
+    status.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response"))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::TcpListener;
+
+    use super::*;
+
+    const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    fn resource() -> Resource {
+        Resource { service_name: "baremcp".into(), service_version: "0.1.0".into() }
+    }
+
+    fn at(nanos: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_nanos(nanos)
+    }
+
+    /// A tools/call span joining the caller's trace, and one that failed starting its own.
+    fn two_spans() -> Vec<Span> {
+        let mut ids = SpanIds(7);
+        let caller = TraceContext::parse(TRACEPARENT, Some("rojo=00f067aa0ba902b7")).unwrap();
+        let call = Span::server(
+            &mut ids,
+            "tools/call",
+            Some("hello"),
+            Some(&caller),
+            at(1_700_000_000_000_000_001),
+            at(1_700_000_000_000_250_001),
+        )
+        .attr("jsonrpc.request.id", "2")
+        .attr("gen_ai.tool.name", "hello")
+        .attr("gen_ai.operation.name", "execute_tool")
+        .attr("network.transport", "tcp");
+        let failed = Span::server(&mut ids, "tools/list", None, None, at(5), at(9))
+            .attr("server.port", 8080)
+            .failed("-32602", "params must be an object");
+        vec![call, failed]
+    }
+
+    #[test]
+    fn encodes_an_export_request_in_otlp_json() {
+        let exported: Value = serde_json::from_str(&encode(&resource(), &two_spans())).unwrap();
+        let scope = &exported["resourceSpans"][0]["scopeSpans"][0];
+        assert_eq!(
+            exported["resourceSpans"][0]["resource"]["attributes"][0],
+            json!({"key": "service.name", "value": {"stringValue": "baremcp"}})
+        );
+        assert_eq!(scope["scope"]["name"], "baremcp");
+        let call = &scope["spans"][0];
+        // Ids are hex (OTLP/JSON), not base64 (the plain protobuf JSON mapping).
+        assert_eq!(call["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736");
+        assert_eq!(call["parentSpanId"], "00f067aa0ba902b7");
+        assert_eq!(call["spanId"].as_str().unwrap().len(), 16);
+        assert_eq!(call["traceState"], "rojo=00f067aa0ba902b7");
+        assert_eq!(call["name"], "tools/call hello");
+        assert_eq!(call["kind"], 2);
+        assert_eq!(call["flags"], 0x301); // sampled, and the parent is remote
+        assert_eq!(call["startTimeUnixNano"], "1700000000000000001");
+        assert_eq!(call["endTimeUnixNano"], "1700000000000250001");
+        assert_eq!(
+            call["attributes"][0],
+            json!({"key": "mcp.method.name", "value": {"stringValue": "tools/call"}})
+        );
+        assert!(call.get("status").is_none(), "a success leaves the status unset");
+        let failed = &scope["spans"][1];
+        assert_eq!(failed["name"], "tools/list");
+        assert!(failed.get("parentSpanId").is_none() && failed.get("traceState").is_none());
+        assert_ne!(failed["traceId"], call["traceId"], "a span without a caller starts a trace");
+        assert_eq!(failed["flags"], 0x101);
+        assert_eq!(
+            failed["attributes"][1],
+            json!({"key": "server.port", "value": {"intValue": "8080"}})
+        );
+        assert_eq!(
+            failed["attributes"][2],
+            json!({"key": "error.type", "value": {"stringValue": "-32602"}})
+        );
+        assert_eq!(failed["status"], json!({"code": 2, "message": "params must be an object"}));
+    }
+
+    #[test]
+    fn ids_are_never_zero_and_do_not_repeat() {
+        let mut ids = SpanIds(0u64.wrapping_sub(0x9e37_79b9_7f4a_7c15));
+        let spans: Vec<[u8; 8]> = (0..1000).map(|_| ids.span_id()).collect();
+        assert!(spans.iter().all(|id| *id != [0; 8]));
+        let mut unique = spans.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), spans.len());
+        assert_ne!(SpanIds::new().trace_id(), SpanIds::new().trace_id());
+    }
+
+    #[test]
+    fn reads_an_endpoint_url() {
+        let endpoint = Endpoint::parse("http://127.0.0.1:4318/v1/traces").unwrap();
+        assert_eq!(endpoint.addr, "127.0.0.1:4318".parse().unwrap());
+        assert_eq!(
+            (endpoint.host.as_str(), endpoint.path.as_str()),
+            ("127.0.0.1:4318", "/v1/traces")
+        );
+        let v6 = Endpoint::parse("http://[::1]:9999/otlp").unwrap();
+        assert_eq!((v6.addr, v6.path.as_str()), ("[::1]:9999".parse().unwrap(), "/otlp"));
+        let short = Endpoint::parse("http://localhost").unwrap();
+        assert_eq!(
+            (short.addr, short.path.as_str()),
+            ("127.0.0.1:4318".parse().unwrap(), "/v1/traces")
+        );
+        for bad in [
+            "https://127.0.0.1:4318/v1/traces",
+            "http://collector.example:4318/v1/traces",
+            "http://127.0.0.1:port/v1/traces",
+            "http://127.0.0.1:4318/v1/tr aces",
+            "127.0.0.1:4318",
+        ] {
+            assert!(Endpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// A collector on loopback that answers `status` to each request and hands back bodies.
+    fn collector(status: u16) -> (Endpoint, Receiver<String>) {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        let (bodies, received) = mpsc::channel();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = Vec::new();
+                let mut chunk = [0u8; 65536];
+                // Read the head, then as many body bytes as Content-Length says.
+                let body = loop {
+                    let Ok(n @ 1..) = stream.read(&mut chunk) else { return };
+                    request.extend_from_slice(&chunk[..n]);
+                    let text = String::from_utf8_lossy(&request).into_owned();
+                    if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                        let length: usize = head
+                            .lines()
+                            .find_map(|l| l.strip_prefix("Content-Length: "))
+                            .and_then(|n| n.parse().ok())
+                            .unwrap_or(0);
+                        if body.len() >= length {
+                            break text;
+                        }
+                    }
+                };
+                let reply = format!("HTTP/1.1 {status} X\r\nContent-Length: 0\r\n\r\n");
+                let _ = stream.write_all(reply.as_bytes());
+                if bodies.send(body).is_err() {
+                    return;
+                }
+            }
+        });
+        (Endpoint::parse(&url).unwrap(), received)
+    }
+
+    #[test]
+    fn exports_spans_to_a_collector_and_counts_them() {
+        let (endpoint, bodies) = collector(200);
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
+        let [call, failed] = <[Span; 2]>::try_from(two_spans()).unwrap();
+        exporter.offer(call);
+        exporter.offer(failed);
+        // A caller that did not sample its trace is not recorded.
+        let unsampled = TraceContext::parse(&TRACEPARENT.replace("-01", "-00"), None).unwrap();
+        exporter.offer(Span::server(
+            &mut SpanIds::new(),
+            "ping",
+            None,
+            Some(&unsampled),
+            at(1),
+            at(2),
+        ));
+        exporter.finish(Duration::from_secs(10));
+        let mut spans = 0;
+        for request in bodies.try_iter() {
+            let (head, body) = request.split_once("\r\n\r\n").unwrap();
+            assert!(head.starts_with("POST /v1/traces HTTP/1.1\r\n"), "{head}");
+            assert!(head.contains("\r\nContent-Type: application/json\r\n"), "{head}");
+            let export: Value = serde_json::from_str(body).unwrap();
+            spans += export["resourceSpans"][0]["scopeSpans"][0]["spans"].as_array().unwrap().len();
+        }
+        assert_eq!(spans, 2);
+        assert!(metrics.render().contains("baremcp_otlp_spans_total{result=\"exported\"} 2\n"));
+    }
+
+    /// Whether an exporter to `endpoint` counted both of `two_spans` as `result`.
+    fn exported_as(endpoint: Endpoint, result: &str) -> bool {
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
+        two_spans().into_iter().for_each(|span| exporter.offer(span));
+        exporter.finish(Duration::from_secs(10));
+        metrics.render().contains(&format!("baremcp_otlp_spans_total{{result=\"{result}\"}} 2\n"))
+    }
+
+    #[test]
+    fn a_collector_that_refuses_or_is_gone_costs_only_the_spans() {
+        let (refusing, _bodies) = collector(503);
+        assert!(exported_as(refusing, "export_failed"));
+        // Nothing listens on a port just freed: connecting fails at once.
+        let gone = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        assert!(exported_as(
+            Endpoint::parse(&format!("http://{gone}/v1/traces")).unwrap(),
+            "export_failed"
+        ));
+        let (accepting, _bodies) = collector(200);
+        assert!(exported_as(accepting, "exported"));
+    }
+
+    /// A collector that takes connections and never answers: offers still return, and what
+    /// does not fit the queue is dropped and counted.
+    #[test]
+    fn a_stalled_collector_never_holds_the_caller() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter =
+            Exporter::start(Endpoint::parse(&url).unwrap(), resource(), Arc::clone(&metrics))
+                .unwrap();
+        let mut ids = SpanIds::new();
+        let offered = QUEUE + BATCH + 100;
+        for _ in 0..offered {
+            exporter.offer(Span::server(&mut ids, "ping", None, None, at(1), at(2)));
+        }
+        let dropped = |text: &str| -> usize {
+            let line = "baremcp_otlp_spans_total{result=\"queue_full\"} ";
+            text.lines().find_map(|l| l.strip_prefix(line)).unwrap().parse().unwrap()
+        };
+        // The exporter holds one batch (waiting on the collector) and the queue the rest.
+        assert!(dropped(&metrics.render()) >= offered - QUEUE - BATCH, "{}", metrics.render());
+        exporter.finish(Duration::from_millis(0));
+        drop(listener);
+    }
+
+    /// Run by tests/interop/otlp.sh with a collector that validates each request against the
+    /// OTLP protobuf definitions (the opentelemetry-proto package).
+    #[test]
+    #[ignore = "needs BAREMCP_OTLP_TEST_ENDPOINT: tests/interop/otlp.sh runs it"]
+    fn exports_to_the_collector_named_by_env() {
+        let url = std::env::var("BAREMCP_OTLP_TEST_ENDPOINT").expect("BAREMCP_OTLP_TEST_ENDPOINT");
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter =
+            Exporter::start(Endpoint::parse(&url).unwrap(), resource(), Arc::clone(&metrics))
+                .unwrap();
+        let mut ids = SpanIds::new();
+        let caller =
+            TraceContext::parse(TRACEPARENT, Some("rojo=00f067aa0ba902b7,congo=t61rcWkgMzE"))
+                .unwrap();
+        let now = SystemTime::now();
+        for i in 0..300i64 {
+            let span = Span::server(&mut ids, "tools/call", Some("hello"), Some(&caller), now, now)
+                .attr("jsonrpc.request.id", i.to_string().as_str())
+                .attr("gen_ai.tool.name", "hello")
+                .attr("gen_ai.operation.name", "execute_tool")
+                .attr("server.port", 8080);
+            exporter.offer(if i % 10 == 0 {
+                span.failed("tool_error", "the tool failed")
+            } else {
+                span
+            });
+        }
+        two_spans().into_iter().for_each(|span| exporter.offer(span));
+        exporter.finish(Duration::from_secs(20));
+        let text = metrics.render();
+        assert!(text.contains("baremcp_otlp_spans_total{result=\"exported\"} 302\n"), "{text}");
+    }
+}

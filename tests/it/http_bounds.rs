@@ -1,0 +1,189 @@
+//! What clients can make the HTTP server hold or spend, against the bounds docs/http.md
+//! gives: the bodies of clients that left while the loop was busy, a sleeping task tool whose
+//! client left, a legacy handler whose client never answers, and running out of descriptors.
+
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use baremcp::HttpOptions;
+use serde_json::json;
+
+use crate::http_harness::{
+    Killed, ask_sampling, connect, initialize, modern, next_event, read_reply, send_post, start,
+    still_serving,
+};
+
+/// The binary serving HTTP on a free loopback port, started through `sh` so that `limits`
+/// (`ulimit` commands, or nothing) apply to it; its address once it accepts.
+fn spawn(limits: &str, args: &[&str]) -> (Killed, SocketAddr) {
+    let addr: SocketAddr =
+        std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("{limits} exec \"$0\" --http {addr} \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_baremcp"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let child = Killed(child);
+    let started = Instant::now();
+    while TcpStream::connect(addr).is_err() {
+        assert!(started.elapsed() < Duration::from_secs(10), "the server did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    (child, addr)
+}
+
+/// A field of `/proc/PID/status` in KiB (`VmRSS`, `VmHWM`).
+fn status_kib(pid: u32, field: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let line = status.lines().find(|l| l.starts_with(field)).unwrap();
+    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+}
+
+/// CPU time the process spent so far (user and system), from `/proc/PID/stat`.
+fn cpu_time(pid: u32) -> Duration {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // After the command name's closing parenthesis: state is field 3; utime and stime 14, 15.
+    let fields: Vec<&str> = stat.rsplit_once(')').unwrap().1.split_whitespace().collect();
+    let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
+    // USER_HZ is 100 on every Linux the tests run on.
+    Duration::from_millis(ticks * 10)
+}
+
+/// Sends one 2026-07-28 `tools/list` of about `size` bytes on a new connection and closes it
+/// after `wait`, without reading the answer.
+fn send_and_leave(addr: SocketAddr, size: usize, wait: Duration) {
+    let body = modern("tools/list", json!({ "pad": "x".repeat(size) }));
+    let mut conn = connect(addr);
+    send_post(
+        &mut conn,
+        addr,
+        &body,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"],
+    );
+    std::thread::sleep(wait);
+}
+
+#[test]
+fn bodies_of_clients_that_left_while_the_loop_was_busy_are_let_go() {
+    if !cfg!(target_os = "linux") {
+        return println!("skipped: memory is read from /proc (Linux)");
+    }
+    let dir = crate::scratch("http-departed");
+    let manifest = dir.join("slow.json");
+    let slow = json!({
+        "server": {"name": "slow", "version": "1.0.0"},
+        "tools": [{"name": "slow", "description": "Sleeps", "run": {"argv": ["sleep", "30"], "timeoutMs": 60_000}}]
+    });
+    std::fs::write(&manifest, slow.to_string()).unwrap();
+    let (child, addr) = spawn("", &["--manifest", manifest.to_str().unwrap()]);
+    let pid = child.0.id();
+    let before = status_kib(pid, "VmRSS");
+    // The slow call holds the one dispatching loop meanwhile.
+    let call = modern("tools/call", json!({"name": "slow", "arguments": {}}));
+    let mut holding = connect(addr);
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: slow"];
+    send_post(&mut holding, addr, &call, &headers);
+    // 24 clients of 8 MiB each, two at a time, each gone 0.3 s after sending.
+    for _ in 0..12 {
+        let pair: Vec<_> = (0..2)
+            .map(|_| {
+                std::thread::spawn(move || {
+                    send_and_leave(addr, 8 << 20, Duration::from_millis(300))
+                })
+            })
+            .collect();
+        pair.into_iter().for_each(|t| t.join().unwrap());
+    }
+    // A departure is noticed within a quarter second.
+    std::thread::sleep(Duration::from_millis(600));
+    let after = status_kib(pid, "VmRSS");
+    drop(child);
+    println!("RSS {before} KiB before, {after} KiB after 24 departed clients of 8 MiB");
+    // Held, they would be 192 MiB; let go, what stays is the allocator's.
+    assert!(after < before + 48 * 1024, "RSS {before} KiB before, {after} KiB after");
+}
+
+#[test]
+fn an_inline_task_tool_stops_sleeping_when_its_client_leaves() {
+    let server = start(HttpOptions::default());
+    let addr = server.addr;
+    let call = modern("tools/call", json!({"name": "slow_compute", "arguments": {"seconds": 60}}));
+    let headers =
+        ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: slow_compute"];
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &call, &headers);
+    std::thread::sleep(Duration::from_secs(1));
+    drop(conn);
+    let left = Instant::now();
+    // The loop is free again: the next request is served, long before the 60 s were up.
+    still_serving(addr);
+    assert!(left.elapsed() < Duration::from_secs(20), "the loop was held {:?}", left.elapsed());
+}
+
+#[test]
+fn a_legacy_client_that_never_answers_holds_the_loop_for_ask_timeout_secs() {
+    let server = start(HttpOptions { ask_timeout_secs: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let (mut conn, _question) = ask_sampling(addr, &session);
+    // No answer comes: the handler hears that the client went away, and the request ends.
+    let result = next_event(&mut conn);
+    assert_eq!(result["id"], 9, "{result}");
+    still_serving(addr);
+}
+
+#[test]
+fn out_of_descriptors_the_acceptor_backs_off_answers_503_and_recovers() {
+    if !cfg!(target_os = "linux") {
+        return println!("skipped: CPU time is read from /proc (Linux)");
+    }
+    // Two limits, one odd, one even: whatever a connection takes (one descriptor; two, before
+    // issue 25) and whatever the process inherited, one of them runs out in `accept` itself.
+    let runs = [64, 65].map(out_of_descriptors);
+    let spinning = runs.iter().any(|(_, spent, _)| *spent >= Duration::from_millis(500));
+    assert!(!spinning, "(ulimit -n, CPU in 2 s, 503s): {runs:?}");
+    assert!(runs.iter().all(|(.., refused)| *refused > 0), "no 503: {runs:?}");
+}
+
+/// The binary under `ulimit -n limit`, given more connections than it has descriptors: the
+/// CPU it spends in 2 s meanwhile, and how many of the last connections it answered 503. It
+/// serves again once they close.
+fn out_of_descriptors(limit: u32) -> (u32, Duration, usize) {
+    let (_child, addr) = spawn(&format!("ulimit -n {limit} &&"), &["--max-connections", "1000"]);
+    let pid = _child.0.id();
+    let mut held: Vec<_> = (0..80).map(|_| connect(addr)).collect();
+    std::thread::sleep(Duration::from_millis(500));
+    let spent = cpu_time(pid);
+    std::thread::sleep(Duration::from_secs(2));
+    let spent = cpu_time(pid) - spent;
+    // The ones it could not take are told so, not left waiting.
+    let mut refused = 0;
+    for conn in held.iter_mut().rev().take(4) {
+        conn.get_mut().set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        if let Some(reply) = read_reply(conn) {
+            assert_eq!((reply.status, reply.header("retry-after")), (503, Some("1")));
+            refused += 1;
+        }
+    }
+    drop(held);
+    // Descriptors free again: served as before.
+    let started = Instant::now();
+    loop {
+        let list = modern("tools/list", json!({}));
+        let mut conn = connect(addr);
+        let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+        send_post(&mut conn, addr, &list, &headers);
+        match read_reply(&mut conn) {
+            Some(reply) if reply.status == 200 => break,
+            _ => assert!(started.elapsed() < Duration::from_secs(10), "the server did not recover"),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    (limit, spent, refused)
+}

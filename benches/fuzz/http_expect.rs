@@ -1,5 +1,6 @@
 //! What a request read whole may be answered, as README's HTTP section orders the checks:
-//! `Host`, `Origin`, path (and the RFC 9728 metadata paths), HTTP method, then per method
+//! `Host`, `Origin`, path (and the RFC 9728 metadata paths, read with GET and HEAD), HTTP
+//! method, then per method
 //! `Content-Type`, `Accept`, a body, and the message's own stage (era, session, dispatch);
 //! and what a response body must hold for its type (JSON-RPC, event streams, ids).
 
@@ -123,7 +124,9 @@ pub fn route(request: &Request) -> Route {
     let method = request.method.as_str();
     if META_PATHS.contains(&request.path.as_str()) {
         route.metadata = true;
-        apply(if method == "GET" { Check::Pass } else { Check::Fail }, 405, &mut route);
+        // RFC 9110 §9.1: what answers GET answers HEAD too.
+        let read = matches!(method, "GET" | "HEAD");
+        apply(if read { Check::Pass } else { Check::Fail }, 405, &mut route);
         return route;
     }
     let path = if request.path == "/mcp" {
@@ -294,6 +297,8 @@ mod tests {
         let accept = ("accept", "text/html");
         assert_eq!(route(&request("POST", "/mcp", &[host, json, length, accept])).early, [406]);
         let meta = route(&request("HEAD", META_PATHS[0], &[host]));
+        assert_eq!((meta.early, meta.passes, meta.metadata), (vec![], true, true));
+        let meta = route(&request("POST", META_PATHS[0], &[host]));
         assert_eq!((meta.early, meta.metadata), (vec![405], true));
         assert_eq!(host_check("[::1]:80"), Check::Pass);
         assert_eq!(host_check("LOCALHOST"), Check::Pass);

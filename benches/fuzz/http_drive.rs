@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use super::http_cases::{Script, Step};
-use super::http_expect::may_stay_open;
 use super::http_model::{Framed, frame_all};
 use super::http_reply::{Tail, read_replies};
 
@@ -51,7 +50,8 @@ pub fn expectations(bytes: &[u8], max_body: usize, head_bodies: bool) -> (Vec<bo
         match framed {
             Framed::Whole { request, .. } => {
                 heads.push(request.method == "HEAD" && !head_bodies);
-                if may_stay_open(&request) || request.wants_close() {
+                // (A stream that stays open ends the reading too: see `read_all`.)
+                if request.wants_close() {
                     break;
                 }
             }

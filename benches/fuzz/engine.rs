@@ -14,6 +14,9 @@
 //! - `world.rs`: what a run sets up once; `cases.rs`: each target's input and flags;
 //! - `process.rs`: running a process; `judge.rs`, `proxy.rs`: the promises held against it;
 //! - `report.rs`: violations, reproducers and counts; `json.rs`: the fuzzer's JSON reader.
+//!
+//! The HTTP target (`--target http`) has its own loop, `http_engine.rs`, over the same seeds,
+//! PRNG, line mutations, oracle and report, with its own `http_*.rs` steps.
 
 #![allow(dead_code)] // the soak and the test each use their own part
 
@@ -22,6 +25,28 @@
 // modules are public for those tests; nothing outside the fuzzer sees them.
 #[path = "cases.rs"]
 pub mod cases;
+#[path = "http_cases.rs"]
+pub mod http_cases;
+#[path = "http_drive.rs"]
+pub mod http_drive;
+#[path = "http_engine.rs"]
+pub mod http_engine;
+#[path = "http_expect.rs"]
+pub mod http_expect;
+#[path = "http_gen.rs"]
+pub mod http_gen;
+#[path = "http_judge.rs"]
+pub mod http_judge;
+#[path = "http_model.rs"]
+pub mod http_model;
+#[path = "http_mutate.rs"]
+pub mod http_mutate;
+#[path = "http_reply.rs"]
+pub mod http_reply;
+#[path = "http_repro.rs"]
+pub mod http_repro;
+#[path = "http_server.rs"]
+pub mod http_server;
 #[path = "json.rs"]
 pub mod json;
 #[path = "judge.rs"]
@@ -150,27 +175,9 @@ pub fn fuzz(config: &Config) -> Report {
         count(&mut report, target, &case, &outcome, case_started.elapsed());
         if let Some(v) = outcome.violation {
             let v = minimize(&world, target, v);
-            if config.progress.is_some() {
-                eprintln!("--- violation {}:\n{}", report.violations.len() + 1, v.describe());
-            }
-            if let Some(dir) = &config.out {
-                let _ = write_reproducer(&v, dir, config.seed, report.violations.len());
-            }
-            report.violations.push(v);
+            report.keep(config, v, Violation::describe, write_reproducer);
         }
-        if let Some(every) = config.progress
-            && last_progress.elapsed() >= every
-        {
-            last_progress = Instant::now();
-            let secs = started.elapsed().as_secs_f64();
-            eprintln!(
-                "[{secs:>6.0} s] {} cases, {} messages ({:.0}/s), {} violation(s)",
-                report.cases,
-                report.messages,
-                report.messages as f64 / secs,
-                report.violations.len()
-            );
-        }
+        report.tick(config, started, &mut last_progress, "messages");
     }
     report.elapsed = started.elapsed();
     report

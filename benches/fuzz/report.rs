@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use super::Config;
 use super::oracle::PENDING;
 
 /// A broken promise, with what reproduces it.
@@ -26,14 +27,7 @@ impl Violation {
         for line in self.input.split_inclusive(|&b| b == b'\n') {
             input.push_str("-->~ ");
             for &b in &line[..line.len().min(2000)] {
-                match b {
-                    b'\\' => input.push_str("\\\\"),
-                    b'\r' => input.push_str("\\r"),
-                    b'\n' => input.push_str("\\n"),
-                    b'\t' => input.push_str("\\t"),
-                    0x20..=0x7e => input.push(b as char),
-                    _ => input.push_str(&format!("\\x{b:02X}")),
-                }
+                push_escaped(&mut input, b, false);
             }
             if line.len() > 2000 {
                 input.push_str(&format!(" ... ({} more bytes)", line.len() - 2000));
@@ -77,9 +71,15 @@ pub struct Report {
 impl Report {
     /// The counts in a few lines: messages and cases per second, then per target and class.
     pub fn summary(&self) -> String {
+        self.summary_of("messages", PENDING)
+    }
+
+    /// [`Report::summary`] counting `unit`s (what `messages` holds), the tolerated classes
+    /// explained by `pending`.
+    pub fn summary_of(&self, unit: &str, pending: &[(&str, &str)]) -> String {
         let secs = self.elapsed.as_secs_f64().max(1e-9);
         let mut out = format!(
-            "{} cases, {} messages in {:.1} s: {:.0} messages/s, {:.0} cases/s; {} violation(s)",
+            "{} cases, {} {unit} in {:.1} s: {:.0} {unit}/s, {:.1} cases/s; {} violation(s)",
             self.cases,
             self.messages,
             secs,
@@ -96,10 +96,68 @@ impl Report {
             ));
         }
         for (class, n) in &self.tolerated {
-            let why = PENDING.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
+            let why = pending.iter().find(|(c, _)| c == class).map_or("", |(_, why)| why);
             out.push_str(&format!("\n  tolerated (pending fix) {class}: {n} case(s) — {why}"));
         }
         out
+    }
+
+    /// Keeps a violation: shown (as `show` writes it) when the run shows progress, and its
+    /// reproducer written (by `write`) to the run's directory as soon as it is found.
+    pub fn keep(&mut self, config: &Config, v: Violation, show: Show, write: Write) {
+        if config.progress.is_some() {
+            eprintln!("--- violation {}:\n{}", self.violations.len() + 1, show(&v));
+        }
+        if let Some(dir) = &config.out {
+            let _ = write(&v, dir, config.seed, self.violations.len());
+        }
+        self.violations.push(v);
+    }
+
+    /// Prints a progress line — cases, `unit`s (per second since `started`), violations so
+    /// far — when `last` is as old as the run's progress interval.
+    pub fn tick(&self, config: &Config, started: Instant, last: &mut Instant, unit: &str) {
+        let Some(every) = config.progress else { return };
+        if last.elapsed() < every {
+            return;
+        }
+        *last = Instant::now();
+        let secs = started.elapsed().as_secs_f64();
+        eprintln!(
+            "[{secs:>6.0} s] {} cases, {} {unit} ({:.0}/s), {} violation(s)",
+            self.cases,
+            self.messages,
+            self.messages as f64 / secs.max(1e-9),
+            self.violations.len()
+        );
+    }
+}
+
+/// How a target describes a violation.
+pub type Show = fn(&Violation) -> String;
+/// How a target writes a violation's reproducer: into a directory, for a seed, as its `n`th.
+pub type Write = fn(&Violation, &Path, u64, usize) -> std::io::Result<PathBuf>;
+
+/// Writes `BASE.txt` (`text`) and `BASE.bin` (`bytes`) into `dir`; returns the `.txt` path.
+pub fn write_pair(dir: &Path, base: &str, text: &str, bytes: &[u8]) -> std::io::Result<PathBuf> {
+    std::fs::create_dir_all(dir)?;
+    let base = dir.join(base);
+    std::fs::write(base.with_extension("bin"), bytes)?;
+    std::fs::write(base.with_extension("txt"), text)?;
+    Ok(base.with_extension("txt"))
+}
+
+/// Writes `b` as a transcript would: printable ASCII as it is, `\\ \r \n \t`, and `\xNN`
+/// for the rest (`\"` too when `quoted`).
+pub fn push_escaped(out: &mut String, b: u8, quoted: bool) {
+    match b {
+        b'\\' => out.push_str("\\\\"),
+        b'\r' => out.push_str("\\r"),
+        b'\n' => out.push_str("\\n"),
+        b'\t' => out.push_str("\\t"),
+        b'"' if quoted => out.push_str("\\\""),
+        0x20..=0x7e => out.push(b as char),
+        _ => out.push_str(&format!("\\x{b:02X}")),
     }
 }
 
@@ -121,9 +179,6 @@ pub fn write_reproducer(
     seed: u64,
     n: usize,
 ) -> std::io::Result<PathBuf> {
-    std::fs::create_dir_all(dir)?;
-    let base = dir.join(format!("violation-{seed}-{n}-{}-{}", v.target, v.class));
-    std::fs::write(base.with_extension("bin"), &v.input)?;
-    std::fs::write(base.with_extension("txt"), v.describe())?;
-    Ok(base.with_extension("txt"))
+    let base = format!("violation-{seed}-{n}-{}-{}", v.target, v.class);
+    write_pair(dir, &base, &v.describe(), &v.input)
 }

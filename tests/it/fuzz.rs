@@ -4,8 +4,9 @@
 //! same mutations through `Server::serve`, including the `examples/everything` server,
 //! whose handlers wait on the client. The soak is `cargo bench --bench fuzz`.
 
+// Shared with `http_fuzz.rs`, which drives the HTTP target of the same engine.
 #[path = "../../benches/fuzz/engine.rs"]
-mod engine;
+pub mod engine;
 
 use std::panic::{self, AssertUnwindSafe};
 use std::time::{Duration, Instant};

@@ -3,6 +3,7 @@
 //! - `transcripts`: golden request/response files replayed in process and over real pipes
 //! - `everything`: the conformance fixture server of `examples/everything`
 //! - `fuzz`: the seeded mutation fuzzer for a bounded budget (the soak is `benches/fuzz`)
+//! - `http_fuzz`: the same fuzzer's HTTP target: hostile requests against `baremcp --http`
 //! - `files`: `--root` safety against every escape, listing a large tree in pages, and
 //!   watching subscribed files
 //! - `http_framing`, `http_eras`, `http_streams`, `http_auth`, `http_jwks`, `http_process`:
@@ -55,6 +56,7 @@ mod http_auth;
 mod http_bounds;
 mod http_eras;
 mod http_framing;
+mod http_fuzz;
 mod http_harness;
 mod http_jwks;
 mod http_load;

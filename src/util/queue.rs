@@ -27,6 +27,9 @@ struct State<T> {
     ticket: u64,
     senders: usize,
     receiving: bool,
+    /// How many receive calls sleep on the condition variable: only then does a send or the
+    /// last sender's drop wake one (a wake-up nobody waits for still costs a system call).
+    waiting: usize,
 }
 
 impl<T> Shared<T> {
@@ -86,8 +89,14 @@ pub struct Seen(u64);
 /// most `max_bytes` (one item is let in alone whatever its size: it was read within the body
 /// limit already). An item of size 0 counts against `capacity` only.
 pub fn sized_queue<T>(capacity: usize, max_bytes: usize) -> (Sender<T>, Receiver<T>) {
-    let state =
-        State { items: VecDeque::new(), bytes: [0; LANES], ticket: 0, senders: 1, receiving: true };
+    let state = State {
+        items: VecDeque::new(),
+        bytes: [0; LANES],
+        ticket: 0,
+        senders: 1,
+        receiving: true,
+        waiting: 0,
+    };
     let shared =
         Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity, max_bytes });
     (Sender(shared.clone()), Receiver(shared))
@@ -115,7 +124,12 @@ impl<T> Sender<T> {
         state.ticket += 1;
         let ticket = state.ticket;
         state.items.push_back((item, Size { bytes, lane }, ticket));
-        self.0.ready.notify_one();
+        let waiting = state.waiting > 0;
+        // Woken after the lock is let go, so the receiver does not wake only to wait for it.
+        drop(state);
+        if waiting {
+            self.0.ready.notify_one();
+        }
         Ok(Ticket(ticket))
     }
 
@@ -142,8 +156,13 @@ impl<T> Clone for Sender<T> {
 
 impl<T> Drop for Sender<T> {
     fn drop(&mut self) {
-        self.0.lock().senders -= 1;
-        self.0.ready.notify_all();
+        let mut state = self.0.lock();
+        state.senders -= 1;
+        let waiting = state.waiting > 0 && state.senders == 0;
+        drop(state);
+        if waiting {
+            self.0.ready.notify_all();
+        }
     }
 }
 
@@ -203,7 +222,12 @@ impl<T> Receiver<T> {
         if now >= deadline {
             return Err(Recv::TimedOut);
         }
-        Ok(self.0.ready.wait_timeout(state, deadline - now).unwrap_or_else(|e| e.into_inner()).0)
+        let mut state = state;
+        state.waiting += 1;
+        let mut state =
+            self.0.ready.wait_timeout(state, deadline - now).unwrap_or_else(|e| e.into_inner()).0;
+        state.waiting -= 1;
+        Ok(state)
     }
 }
 

@@ -73,6 +73,25 @@ pub fn trace_context(raw_meta: Option<&str>) -> Option<TraceContext> {
     TraceContext::parse(&traceparent, tracestate.as_deref())
 }
 
+/// The raw JSON of `_meta`'s protocol version and client capabilities (the last of each when
+/// one is named twice, as a parsed value would keep), in one pass that builds nothing;
+/// `None` when `_meta` (its raw JSON text) is not an object.
+pub fn version_and_capabilities(raw_meta: &str) -> Option<(Option<&str>, Option<&str>)> {
+    let (mut version, mut capabilities) = (None, None);
+    Scanner::new(raw_meta)
+        .object(|key, s| {
+            let slot = match key.as_deref().unwrap_or_default() {
+                VERSION_KEY => &mut version,
+                CAPABILITIES_KEY => &mut capabilities,
+                _ => return s.value().map(drop),
+            };
+            *slot = Some(s.value()?);
+            Ok(())
+        })
+        .ok()?;
+    Some((version, capabilities))
+}
+
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.
 pub fn supported_versions() -> Vec<&'static str> {
     MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS.iter()).copied().collect()

@@ -2,6 +2,7 @@
 //! (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-{Name}`), checked against it
 //! before a request is dispatched, with the status and error the spec gives each failure.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
@@ -10,7 +11,7 @@ use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
 use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{ErrorObject, Frame, Message, raw_str};
+use crate::wire::jsonrpc::{ErrorObject, Frame, Message, is_object, raw_str};
 use crate::wire::params::ParamsField;
 
 /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
@@ -32,7 +33,8 @@ pub fn era(
         }
         Frame::Single(Message::Request { id, method, params }) => {
             let meta = params.object().and_then(|p| p.meta);
-            let names_version = meta.is_some_and(|m| meta_has(m, VERSION_KEY));
+            let members = meta.and_then(era::version_and_capabilities).unwrap_or_default();
+            let names_version = members.0.is_some();
             // A request that opens no session and says it speaks a version after the legacy
             // ones is judged by 2026-07-28 rules, so it hears what it lacks.
             let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
@@ -41,7 +43,7 @@ pub fn era(
                     && modern_header
                     && method != "initialize");
             let checked = || {
-                modern_checks(head, method, params, meta)
+                modern_checks(head, method, params, meta, members)
                     .and_then(|()| param_checks(head, method, params, param_headers))
             };
             if modern && let Err((status, error)) = checked() {
@@ -90,33 +92,27 @@ pub fn param_headers(
     table
 }
 
-/// Whether `_meta` (its raw JSON text) has member `key`.
-pub fn meta_has(raw: &str, key: &str) -> bool {
-    serde_json::from_str::<Value>(raw).is_ok_and(|m| m.get(key).is_some())
-}
-
 /// The 2026-07-28 rules for headers that repeat the body, in the order the reference server
 /// checks them: version header present, `_meta` complete, header = body, version supported,
-/// `Mcp-Method`, `Mcp-Name` (the tool or prompt name, resource URI, or task id).
+/// `Mcp-Method`, `Mcp-Name` (the tool or prompt name, resource URI, or task id). `members`
+/// are `_meta`'s raw version and capabilities ([`era::version_and_capabilities`]).
 pub fn modern_checks(
     head: &Head,
     method: &str,
     params: &ParamsField,
     meta: Option<&str>,
+    (version, capabilities): (Option<&str>, Option<&str>),
 ) -> Result<(), (u16, ErrorObject)> {
     let mismatch = |why: String| (400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
     let Some(header) = head.header("mcp-protocol-version") else {
         return Err(mismatch("the MCP-Protocol-Version header is required".into()));
     };
-    let meta_value: Value = meta.and_then(|m| serde_json::from_str(m).ok()).unwrap_or(Value::Null);
-    if meta_value.get(VERSION_KEY).is_none()
-        || !meta_value.get(CAPABILITIES_KEY).is_some_and(Value::is_object)
-    {
+    let Some(version) = version.filter(|_| capabilities.is_some_and(is_object)) else {
         let why =
             format!("params._meta must carry {VERSION_KEY} and {CAPABILITIES_KEY} (an object)");
         return Err((400, ErrorObject::invalid_params(why)));
-    }
-    if meta_value[VERSION_KEY] != header {
+    };
+    if raw_str(version).is_none_or(|version| version != header) {
         return Err(mismatch(format!(
             "MCP-Protocol-Version {header:?} does not match params._meta"
         )));
@@ -201,9 +197,9 @@ pub fn param_checks(
 }
 
 /// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded).
-fn decode_header(value: &str) -> Option<String> {
+fn decode_header(value: &str) -> Option<Cow<'_, str>> {
     let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
-        return Some(value.to_string());
+        return Some(Cow::Borrowed(value));
     };
     let valid = inner.len() % 4 == 0
         && inner
@@ -214,7 +210,8 @@ fn decode_header(value: &str) -> Option<String> {
     if !valid {
         return None;
     }
-    crate::util::encoding::base64_decode(inner).and_then(|bytes| String::from_utf8(bytes).ok())
+    let decoded = crate::util::encoding::base64_decode(inner)?;
+    String::from_utf8(decoded).ok().map(Cow::Owned)
 }
 
 #[cfg(test)]

@@ -80,6 +80,9 @@ impl Head {
 /// while no request is under way.
 pub struct Reader {
     pub inner: BufReader<Socket>,
+    /// The socket's read timeout as last set (zero: never set): set again only when it
+    /// changes, which saves a system call per request.
+    timeout: Duration,
 }
 
 /// Reads wake up this often to look at the stop flag and the deadline.
@@ -87,7 +90,7 @@ const SLICE: Duration = Duration::from_millis(250);
 
 impl Reader {
     pub fn new(socket: Socket) -> Reader {
-        Reader { inner: BufReader::with_capacity(16 * 1024, socket) }
+        Reader { inner: BufReader::with_capacity(16 * 1024, socket), timeout: Duration::ZERO }
     }
 
     /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
@@ -103,7 +106,12 @@ impl Reader {
             if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
                 return Err(Waited::Stopped);
             }
-            let _ = self.inner.get_ref().set_read_timeout(Some((deadline - now).min(SLICE)));
+            let timeout = (deadline - now).min(SLICE);
+            if timeout != self.timeout
+                && self.inner.get_ref().set_read_timeout(Some(timeout)).is_ok()
+            {
+                self.timeout = timeout;
+            }
             match self.inner.fill_buf() {
                 Ok([]) => return Ok(false),
                 Ok(_) => return Ok(true),

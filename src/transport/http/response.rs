@@ -67,12 +67,12 @@ impl Response {
     /// Writes status line, headers and body in one `writev`.
     pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
         let mut out = status_line(self.status, minor);
-        for (name, value) in &self.headers {
-            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-        }
+        header_lines(&mut out, &self.headers);
         let no_body = self.status == 204 || self.status < 200;
         if !no_body {
-            out.extend_from_slice(format!("Content-Length: {}\r\n", self.body.len()).as_bytes());
+            out.extend_from_slice(b"Content-Length: ");
+            decimal(&mut out, self.body.len() as u64);
+            out.extend_from_slice(b"\r\n");
         }
         connection_header(&mut out, self.close, minor, keep_alive_secs);
         out.extend_from_slice(b"\r\n");
@@ -96,8 +96,43 @@ fn write_all(w: &mut dyn Write, mut parts: &mut [IoSlice<'_>]) -> io::Result<()>
     Ok(())
 }
 
+/// The status line, in a buffer with room for the usual headers after it. Built by hand, as
+/// is the rest of the head: `format!` cost a tenth of a connection thread's instructions.
 fn status_line(status: u16, minor: u8) -> Vec<u8> {
-    format!("HTTP/1.{minor} {status} {}\r\n", reason(status)).into_bytes()
+    let mut out = Vec::with_capacity(256);
+    out.extend_from_slice(b"HTTP/1.");
+    out.push(b'0' + minor.min(9));
+    out.push(b' ');
+    decimal(&mut out, status.into());
+    out.push(b' ');
+    out.extend_from_slice(reason(status).as_bytes());
+    out.extend_from_slice(b"\r\n");
+    out
+}
+
+/// `name: value` lines.
+fn header_lines(out: &mut Vec<u8>, headers: &[(&'static str, String)]) {
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+/// Appends `n` in decimal.
+fn decimal(out: &mut Vec<u8>, mut n: u64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 fn connection_header(out: &mut Vec<u8>, close: bool, minor: u8, keep_alive_secs: u64) {
@@ -109,7 +144,9 @@ fn connection_header(out: &mut Vec<u8>, close: bool, minor: u8, keep_alive_secs:
         }
         // Clients then close an idle connection before the server does, so a reused
         // connection is never one the server is closing.
-        out.extend_from_slice(format!("Keep-Alive: timeout={keep_alive_secs}\r\n").as_bytes());
+        out.extend_from_slice(b"Keep-Alive: timeout=");
+        decimal(out, keep_alive_secs);
+        out.extend_from_slice(b"\r\n");
     }
 }
 
@@ -130,9 +167,7 @@ impl Sse {
         out.extend_from_slice(
             b"Content-Type: text/event-stream\r\nCache-Control: no-cache, no-transform\r\nX-Accel-Buffering: no\r\n",
         );
-        for (name, value) in headers {
-            out.extend_from_slice(format!("{name}: {value}\r\n").as_bytes());
-        }
+        header_lines(&mut out, headers);
         let chunked = minor == 1;
         if chunked {
             out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
@@ -178,5 +213,28 @@ impl Sse {
         let parts = [size.as_bytes(), a, b, c, end];
         write_all(w, &mut parts.map(IoSlice::new))?;
         w.flush()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_head_is_written_byte_for_byte() {
+        let mut out = Vec::new();
+        let response = Response::json(404, b"{}".to_vec()).header("Retry-After", "5");
+        response.write(&mut out, 1, 120).unwrap();
+        let expected = "HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\n\
+            Retry-After: 5\r\nContent-Length: 2\r\nKeep-Alive: timeout=120\r\n\r\n{}";
+        assert_eq!(String::from_utf8(out).unwrap(), expected);
+        let mut out = Vec::new();
+        Response::new(204).closing().write(&mut out, 0, 0).unwrap();
+        assert_eq!(out, b"HTTP/1.0 204 No Content\r\nConnection: close\r\n\r\n");
+        for n in [0, 7, 10, 65_536, u64::MAX] {
+            let mut text = Vec::new();
+            decimal(&mut text, n);
+            assert_eq!(text, n.to_string().as_bytes());
+        }
     }
 }

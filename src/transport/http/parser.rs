@@ -4,6 +4,7 @@
 //! chunked bodies (never both: that is how requests are smuggled past proxies), no obs-fold.
 
 use std::io::{self, BufRead, BufReader};
+use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -34,7 +35,11 @@ pub struct Head {
     pub path: String,
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub minor: u8,
-    pub headers: Vec<(String, String)>,
+    /// Every header's name and value, one after another: one buffer for the head rather than
+    /// two strings for each of its headers.
+    text: String,
+    /// Each header's name and value, as ranges of `text`, in the order sent.
+    fields: Vec<(Range<usize>, Range<usize>)>,
     pub body: BodyKind,
     /// When the request's first byte arrived: the deadline runs from here.
     pub started: Instant,
@@ -60,12 +65,17 @@ pub enum ReadError {
 impl Head {
     /// The first value of header `name` (lowercase).
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
+        let text = &self.text;
+        self.fields.iter().find(|(n, _)| text[n.clone()] == *name).map(|(_, v)| &text[v.clone()])
     }
 
     /// Every value of header `name` (lowercase), in the order sent.
     fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
-        self.headers.iter().filter(move |(n, _)| n == name).map(|(_, v)| v.as_str())
+        let text = &self.text;
+        self.fields
+            .iter()
+            .filter(move |(n, _)| text[n.clone()] == *name)
+            .map(move |(_, v)| &text[v.clone()])
     }
 
     /// Whether the connection stays open after this request.
@@ -83,6 +93,8 @@ pub struct Reader {
     /// The socket's read timeout as last set (zero: never set): set again only when it
     /// changes, which saves a system call per request.
     timeout: Duration,
+    /// Where head lines are read, kept from one request to the next.
+    line: Vec<u8>,
 }
 
 /// Reads wake up this often to look at the stop flag and the deadline.
@@ -90,7 +102,11 @@ const SLICE: Duration = Duration::from_millis(250);
 
 impl Reader {
     pub fn new(socket: Socket) -> Reader {
-        Reader { inner: BufReader::with_capacity(16 * 1024, socket), timeout: Duration::ZERO }
+        Reader {
+            inner: BufReader::with_capacity(16 * 1024, socket),
+            timeout: Duration::ZERO,
+            line: Vec::new(),
+        }
     }
 
     /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
@@ -176,7 +192,8 @@ impl Reader {
         let started = Instant::now();
         let deadline = started + limits.deadline;
         let mut room = MAX_HEAD_BYTES;
-        let mut line = Vec::new();
+        // The last head's line buffer, given back below: a head reads into it without growing.
+        let mut line = std::mem::take(&mut self.line);
         // RFC 9112 §2.2: empty lines before the request line are ignored.
         loop {
             self.line(&mut line, room, deadline).map_err(LineError::status)?;
@@ -188,31 +205,9 @@ impl Reader {
         if line.starts_with(b"PRI * HTTP/2") {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
-        let request_line = std::mem::take(&mut line);
-        let text =
-            std::str::from_utf8(&request_line).map_err(|_| bad("request line is not text"))?;
-        let mut parts = text.split(' ');
-        let (Some(method), Some(target), Some(version), None) =
-            (parts.next(), parts.next(), parts.next(), parts.next())
-        else {
-            return Err(bad("malformed request line"));
-        };
-        if method.is_empty() || !method.bytes().all(is_token) {
-            return Err(bad("malformed method"));
-        }
-        let minor = match version {
-            "HTTP/1.1" => 1,
-            "HTTP/1.0" => 0,
-            v if v.starts_with("HTTP/") => {
-                return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
-            }
-            _ => return Err(bad("malformed request line")),
-        };
-        if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
-            return Err(bad("the request target must be a path"));
-        }
-        let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
-        let mut headers = Vec::new();
+        let (method, path, minor) = request_line(&line)?;
+        let mut all = String::with_capacity(512);
+        let mut fields = Vec::with_capacity(16);
         loop {
             self.line(&mut line, room, deadline).map_err(LineError::status)?;
             room -= line.len() + 1;
@@ -222,7 +217,7 @@ impl Reader {
             if line[0] == b' ' || line[0] == b'\t' {
                 return Err(bad("folded header lines are not accepted"));
             }
-            if headers.len() == MAX_HEADERS {
+            if fields.len() == MAX_HEADERS {
                 return Err(ReadError::Status(431, "too many header fields"));
             }
             let text = std::str::from_utf8(&line).map_err(|_| bad("header is not text"))?;
@@ -235,16 +230,15 @@ impl Reader {
             if value.bytes().any(|b| b == b'\r' || b == 0) {
                 return Err(bad("cr or nul in a header value"));
             }
-            headers.push((name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_string()));
+            let name_at = all.len();
+            all.push_str(name);
+            all[name_at..].make_ascii_lowercase();
+            let value_at = all.len();
+            all.push_str(value.trim_matches([' ', '\t']));
+            fields.push((name_at..value_at, value_at..all.len()));
         }
-        let mut head = Head {
-            method: method.to_string(),
-            path,
-            minor,
-            headers,
-            body: BodyKind::None,
-            started,
-        };
+        let mut head =
+            Head { method, path, minor, text: all, fields, body: BodyKind::None, started };
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
             return Err(bad("missing host header"));
@@ -253,6 +247,7 @@ impl Reader {
         if head.values("host").nth(1).is_some() {
             return Err(bad("more than one host header"));
         }
+        self.line = line;
         Ok(head)
     }
 
@@ -355,6 +350,33 @@ impl LineError {
     }
 }
 
+/// The request line's method, path (without the query) and HTTP minor version.
+fn request_line(line: &[u8]) -> Result<(String, String, u8), ReadError> {
+    let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
+    let mut parts = text.split(' ');
+    let (Some(method), Some(target), Some(version), None) =
+        (parts.next(), parts.next(), parts.next(), parts.next())
+    else {
+        return Err(bad("malformed request line"));
+    };
+    if method.is_empty() || !method.bytes().all(is_token) {
+        return Err(bad("malformed method"));
+    }
+    let minor = match version {
+        "HTTP/1.1" => 1,
+        "HTTP/1.0" => 0,
+        v if v.starts_with("HTTP/") => {
+            return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
+        }
+        _ => return Err(bad("malformed request line")),
+    };
+    if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err(bad("the request target must be a path"));
+    }
+    let path = target.split(['?', '#']).next().unwrap_or("/");
+    Ok((method.to_string(), path.to_string(), minor))
+}
+
 fn bad(why: &'static str) -> ReadError {
     ReadError::Status(400, why)
 }
@@ -367,25 +389,23 @@ fn is_token(b: u8) -> bool {
 /// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
 /// lengths, could be read differently by a proxy in front: refused.
 fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
-    let lengths: Vec<&str> = head.values("content-length").collect();
+    let length = head.header("content-length");
     // Several fields of one name are one comma-separated list (RFC 9110 §5.3): `chunked` then
     // `identity` is not chunked, whichever field a proxy in front looks at.
-    let codings: Vec<&str> = head.values("transfer-encoding").collect();
-    if !codings.is_empty() && !lengths.is_empty() {
-        return Err(bad("content-length and transfer-encoding together"));
-    }
-    if !codings.is_empty() {
-        if head.minor == 0
-            || !matches!(codings[..], [coding] if coding.eq_ignore_ascii_case("chunked"))
-        {
+    let mut codings = head.values("transfer-encoding");
+    if let Some(coding) = codings.next() {
+        if length.is_some() {
+            return Err(bad("content-length and transfer-encoding together"));
+        }
+        if head.minor == 0 || codings.next().is_some() || !coding.eq_ignore_ascii_case("chunked") {
             return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
         }
         return Ok(BodyKind::Chunked);
     }
-    let Some(first) = lengths.first() else {
+    let Some(first) = length else {
         return Ok(BodyKind::None);
     };
-    if lengths.iter().any(|l| l != first) {
+    if head.values("content-length").any(|l| l != first) {
         return Err(bad("conflicting content-length headers"));
     }
     let n = number(first.as_bytes(), 10).ok_or_else(|| bad("malformed content-length"))?;

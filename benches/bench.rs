@@ -11,7 +11,8 @@
 //! without valgrind or the musl build (CI uses it to check that the bench itself works).
 //!
 //! `--http` measures Streamable HTTP instead: the release `baremcp --http` against
-//! `benches/floor_http.rs` (`http_load/bench.rs`); `--http --quick` is its short round.
+//! `benches/floor_http.rs` and rmcp (`benches/rmcp_peer`) in `http_load/bench.rs`;
+//! `--http --quick` is its short round.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -311,7 +312,8 @@ fn main() {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     if std::env::args().any(|a| a == "--http") {
         let [ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
-        return http::run(&ours, &floor, quick);
+        let rmcp = http::build_rmcp_peer(&root);
+        return http::run(&ours, &floor, rmcp.as_deref(), quick);
     }
     // Ours, floor B, floor A: the order of every row's values.
     let binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);

@@ -1,12 +1,15 @@
-//! The `--http` mode of `benches/bench.rs`: keep-alive `tools/call hello` requests per second and
-//! their p50/p99 latency with 1 and 16 concurrent clients, for the release `baremcp --http`
-//! (2026-07-28 stateless requests, and calls in legacy sessions) against `benches/floor_http.rs`
-//! in the same run, rounds interleaved; every reply is checked for its id and greeting.
+//! The `--http` mode of `benches/bench.rs`: keep-alive `tools/call hello` requests per second,
+//! their p50/p99/p99.9 latency, the server's CPU time per call and its peak memory, with 1, 16
+//! and 64 concurrent clients, for the release `baremcp --http` (2026-07-28 stateless requests,
+//! and calls in legacy sessions) against `benches/floor_http.rs` and rmcp's Streamable HTTP
+//! server (`benches/rmcp_peer`, both eras, built here when it can be) in the same run, rounds
+//! interleaved; every reply is checked for its id and greeting.
 
-use std::path::Path;
-use std::process::Child;
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -22,31 +25,56 @@ enum Kind {
     Floor,
 }
 
-const KINDS: [(Kind, &str); 3] = [
-    (Kind::Modern, "baremcp, 2026-07-28"),
-    (Kind::Legacy, "baremcp, legacy session"),
-    (Kind::Floor, "floor"),
+/// Which server a column of the table is.
+#[derive(Clone, Copy, PartialEq)]
+enum Server {
+    Ours,
+    Floor,
+    Rmcp,
+}
+
+/// Every server measured, with the requests it is sent and its name in the table.
+const RUNS: [(Server, Kind, &str); 5] = [
+    (Server::Ours, Kind::Modern, "baremcp, 2026-07-28"),
+    (Server::Ours, Kind::Legacy, "baremcp, legacy session"),
+    (Server::Floor, Kind::Floor, "floor"),
+    (Server::Rmcp, Kind::Modern, "rmcp, 2026-07-28"),
+    (Server::Rmcp, Kind::Legacy, "rmcp, legacy session"),
 ];
 
-/// One measure: calls per second and every call's latency.
+/// One measure: calls per second, every call's latency, the server's CPU time per call and
+/// its peak memory so far.
 struct Sample {
     rate: f64,
     latencies: Vec<Duration>,
+    cpu_us: f64,
+    peak_kib: u64,
 }
 
-/// `clients` threads, each on its own keep-alive connection, `calls` calls each.
-fn measure(addr: std::net::SocketAddr, kind: Kind, clients: usize, calls: u64) -> Sample {
+/// `clients` threads, each on its own keep-alive connection, `calls` calls each, to the
+/// server `pid` at `addr`.
+fn measure(addr: std::net::SocketAddr, pid: u32, kind: Kind, clients: usize, calls: u64) -> Sample {
     let go = Arc::new(AtomicBool::new(false));
+    // Every client waits at `done` after its last call, and keeps its connection until
+    // `release`: the server's CPU time is read in between, while the threads that served
+    // them are still there to be read.
+    let done = Arc::new(Barrier::new(clients + 1));
+    let release = Arc::new(Barrier::new(clients + 1));
     let threads: Vec<_> = (0..clients)
         .map(|_| {
-            let go = go.clone();
+            let (go, done, release) = (go.clone(), done.clone(), release.clone());
             std::thread::spawn(move || {
                 let mut conn = Conn::open(addr, "/mcp").expect("connect");
                 let session = (kind == Kind::Legacy).then(|| {
                     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
                         "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
                     let reply = conn.post(&init.to_string(), &[]).expect("initialize");
-                    reply.header("mcp-session-id").expect("a session id").to_string()
+                    let id = reply.header("mcp-session-id").expect("a session id").to_string();
+                    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+                    let headers = [("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+                    let reply = conn.post(initialized, &headers).expect("initialized");
+                    assert_eq!(reply.status, 202, "notifications/initialized: {reply:?}");
+                    id
                 });
                 let headers = match &session {
                     Some(id) => vec![("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")],
@@ -64,18 +92,42 @@ fn measure(addr: std::net::SocketAddr, kind: Kind, clients: usize, calls: u64) -
                     let id = i as u64 + 1;
                     assert!(reply.status == 200 && load::greets(&reply.message(), id, "World"), "reply to {id}: {reply:?}");
                 }
+                done.wait();
+                release.wait();
                 latencies
             })
         })
         .collect();
     // Connections open (and sessions made) before the clock starts.
     std::thread::sleep(Duration::from_millis(200));
+    let cpu_before = cpu_ns(pid);
     let started = Instant::now();
     go.store(true, Ordering::Relaxed);
+    done.wait();
+    let elapsed = started.elapsed();
+    let cpu_after = cpu_ns(pid);
+    release.wait();
     let latencies: Vec<Duration> =
         threads.into_iter().flat_map(|t| t.join().expect("a client panicked")).collect();
-    let rate = latencies.len() as f64 / started.elapsed().as_secs_f64();
-    Sample { rate, latencies }
+    let rate = latencies.len() as f64 / elapsed.as_secs_f64();
+    let used: u64 = cpu_after.iter().map(|(tid, ns)| ns - cpu_before.get(tid).unwrap_or(&0)).sum();
+    let cpu_us = used as f64 / 1e3 / latencies.len() as f64;
+    let peak_kib = load::peak_kib(pid).unwrap_or(0);
+    Sample { rate, latencies, cpu_us, peak_kib }
+}
+
+/// The nanoseconds each thread of process `pid` has run (`/proc/PID/task/TID/schedstat`),
+/// by thread id: finer than `/proc/PID/stat`'s clock ticks, which short runs need.
+fn cpu_ns(pid: u32) -> HashMap<u64, u64> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc is readable");
+    tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            Some((tid, stat.split_whitespace().next()?.parse().ok()?))
+        })
+        .collect()
 }
 
 fn quantile(sorted: &[Duration], q: f64) -> f64 {
@@ -91,58 +143,127 @@ fn start(binary: &Path) -> (Child, std::net::SocketAddr) {
     load::spawn(binary, &[]).unwrap_or_else(|e| panic!("{e}"))
 }
 
-/// Runs the HTTP bench and prints its table.
-pub fn run(ours: &Path, floor: &Path, quick: bool) {
+/// Builds `benches/rmcp_peer` (a project of its own, fetched from crates.io the first time)
+/// into `target/rmcp_peer`; `None`, said in one line, when it cannot be built.
+pub fn build_rmcp_peer(root: &Path) -> Option<PathBuf> {
+    let manifest = root.join("benches/rmcp_peer/Cargo.toml");
+    let target = root.join("target/rmcp_peer");
+    eprintln!("building benches/rmcp_peer (rmcp's Streamable HTTP server) ...");
+    let built = Command::new(env!("CARGO"))
+        .args(["build", "--release", "--quiet", "--manifest-path"])
+        .arg(&manifest)
+        .arg("--target-dir")
+        .arg(&target)
+        .status();
+    match built {
+        Ok(status) if status.success() => Some(target.join("release/rmcp_peer")),
+        _ => {
+            println!(
+                "rmcp: benches/rmcp_peer could not be built (no network for crates.io?); \
+                 measured without it"
+            );
+            None
+        }
+    }
+}
+
+/// One level's medians for one server: calls/s, p50, p99, p99.9, CPU µs per call, peak MiB.
+struct Summary {
+    rate: f64,
+    p50: f64,
+    p99: f64,
+    p999: f64,
+    cpu_us: f64,
+    peak_mib: f64,
+}
+
+fn summary(runs: &[Sample]) -> Summary {
+    let mut all: Vec<Duration> = runs.iter().flat_map(|s| s.latencies.iter().copied()).collect();
+    all.sort();
+    let peak_kib = median(&mut runs.iter().map(|s| s.peak_kib as f64).collect::<Vec<_>>());
+    Summary {
+        rate: median(&mut runs.iter().map(|s| s.rate).collect::<Vec<_>>()),
+        p50: quantile(&all, 0.5),
+        p99: quantile(&all, 0.99),
+        p999: quantile(&all, 0.999),
+        cpu_us: median(&mut runs.iter().map(|s| s.cpu_us).collect::<Vec<_>>()),
+        peak_mib: peak_kib / 1024.0,
+    }
+}
+
+/// Runs the HTTP bench and prints its table; `rmcp` is the peer's binary when it was built.
+pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
     let rounds = if quick { 1 } else { 5 };
-    let levels: [(usize, u64); 2] =
-        if quick { [(1, 1_000), (16, 100)] } else { [(1, 10_000), (16, 2_000)] };
-    // samples[level][kind]
+    let levels: [(usize, u64); 3] = if quick {
+        [(1, 1_000), (16, 100), (64, 25)]
+    } else {
+        [(1, 10_000), (16, 2_000), (64, 500)]
+    };
+    let runs: Vec<usize> =
+        (0..RUNS.len()).filter(|&r| RUNS[r].0 != Server::Rmcp || rmcp.is_some()).collect();
+    // samples[level][run]
     let mut samples: Vec<Vec<Vec<Sample>>> =
-        (0..2).map(|_| (0..3).map(|_| Vec::new()).collect()).collect();
+        (0..levels.len()).map(|_| (0..RUNS.len()).map(|_| Vec::new()).collect()).collect();
     for round in 0..rounds {
-        for k in 0..3 {
+        for k in 0..runs.len() {
             // Rotate which goes first so drift in the machine hits all alike.
-            let which = (round + k) % 3;
-            let kind = KINDS[which].0;
-            let (mut child, addr) = start(if kind == Kind::Floor { floor } else { ours });
+            let which = runs[(round + k) % runs.len()];
+            let (server, kind, _) = RUNS[which];
+            let binary = match server {
+                Server::Ours => ours,
+                Server::Floor => floor,
+                Server::Rmcp => rmcp.unwrap_or(ours),
+            };
+            let (mut child, addr) = start(binary);
             for (level, &(clients, calls)) in levels.iter().enumerate() {
-                samples[level][which].push(measure(addr, kind, clients, calls));
+                samples[level][which].push(measure(addr, child.id(), kind, clients, calls));
             }
-            if kind == Kind::Floor {
+            if server == Server::Ours {
+                load::stop(child).unwrap_or_else(|e| panic!("{e}"));
+            } else {
                 let _ = child.kill();
                 let _ = child.wait();
-            } else {
-                load::stop(child).unwrap_or_else(|e| panic!("{e}"));
             }
         }
         eprintln!("http round {} of {rounds} done", round + 1);
     }
     println!(
-        "baremcp --http vs floor_http: {rounds} interleaved round(s), keep-alive tools/call hello, medians"
+        "baremcp --http vs floor_http and rmcp: {rounds} interleaved round(s), keep-alive \
+         tools/call hello; calls/s and CPU per call are medians of the rounds, quantiles over \
+         all their calls, memory the median peak (VmHWM) after each level"
     );
-    println!("| clients | server | calls/s | p50 | p99 | calls/s ratio | p50 ratio | p99 ratio |");
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|");
+    println!(
+        "| clients | server | calls/s | p50 | p99 | p99.9 | CPU/call | peak | \
+         calls/s vs floor | vs rmcp | CPU vs floor | p99 vs floor |"
+    );
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
     for (level, &(clients, _)) in levels.iter().enumerate() {
-        let summary: Vec<(f64, f64, f64)> = samples[level]
-            .iter_mut()
-            .map(|runs| {
-                let rate = median(&mut runs.iter().map(|s| s.rate).collect::<Vec<_>>());
-                let mut all: Vec<Duration> =
-                    runs.iter().flat_map(|s| s.latencies.iter().copied()).collect();
-                all.sort();
-                (rate, quantile(&all, 0.5), quantile(&all, 0.99))
-            })
-            .collect();
-        let floor = summary[2];
-        for (which, (rate, p50, p99)) in summary.iter().enumerate() {
-            let ratios = if which == 2 {
-                "- | - | - |".to_string()
+        let all: Vec<Option<Summary>> =
+            samples[level].iter().map(|runs| (!runs.is_empty()).then(|| summary(runs))).collect();
+        let floor = all[2].as_ref().expect("the floor is always measured");
+        for &which in &runs {
+            let (server, kind, name) = RUNS[which];
+            let s = all[which].as_ref().expect("measured");
+            // rmcp of the same era.
+            let peer = RUNS.iter().position(|r| r.0 == Server::Rmcp && r.1 == kind);
+            let vs_rmcp = match peer.and_then(|p| all[p].as_ref()) {
+                Some(r) if server == Server::Ours => format!("{:.2}x", s.rate / r.rate),
+                _ => "-".into(),
+            };
+            let vs_floor = if server == Server::Floor {
+                "- | - | - | - |".to_string()
             } else {
-                format!("{:.2}x | {:.2}x | {:.2}x |", rate / floor.0, p50 / floor.1, p99 / floor.2)
+                format!(
+                    "{:.2}x | {vs_rmcp} | {:.2}x | {:.2}x |",
+                    s.rate / floor.rate,
+                    s.cpu_us / floor.cpu_us,
+                    s.p99 / floor.p99
+                )
             };
             println!(
-                "| {clients} | {} | {rate:.0} | {p50:.0} us | {p99:.0} us | {ratios}",
-                KINDS[which].1
+                "| {clients} | {name} | {:.0} | {:.0} us | {:.0} us | {:.0} us | {:.1} us | \
+                 {:.1} MiB | {vs_floor}",
+                s.rate, s.p50, s.p99, s.p999, s.cpu_us, s.peak_mib
             );
         }
     }

@@ -33,6 +33,8 @@ fn reason(status: u16) -> &'static str {
 /// A response with a fixed-length body (JSON when there is one).
 pub struct Response {
     pub status: u16,
+    /// Written before `headers`, without a string of its own: most responses have one.
+    content_type: Option<&'static str>,
     pub headers: Vec<(&'static str, String)>,
     pub body: Vec<u8>,
     /// The connection closes after it.
@@ -44,12 +46,19 @@ pub struct Response {
 
 impl Response {
     pub fn new(status: u16) -> Response {
-        Response { status, headers: Vec::new(), body: Vec::new(), close: false, head_only: false }
+        Response {
+            status,
+            content_type: None,
+            headers: Vec::new(),
+            body: Vec::new(),
+            close: false,
+            head_only: false,
+        }
     }
 
     pub fn json(status: u16, body: Vec<u8>) -> Response {
         let mut response = Response::new(status);
-        response.headers.push(("Content-Type", "application/json".into()));
+        response.content_type = Some("application/json");
         response.body = body;
         response
     }
@@ -67,6 +76,11 @@ impl Response {
     /// Writes status line, headers and body in one `writev`.
     pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
         let mut out = status_line(self.status, minor);
+        if let Some(media) = self.content_type {
+            out.extend_from_slice(b"Content-Type: ");
+            out.extend_from_slice(media.as_bytes());
+            out.extend_from_slice(b"\r\n");
+        }
         header_lines(&mut out, &self.headers);
         let no_body = self.status == 204 || self.status < 200;
         if !no_body {

@@ -77,8 +77,8 @@ impl Head {
 
     /// Whether the connection stays open after this request.
     pub fn keep_alive(&self) -> bool {
-        let connection = self.header("connection").unwrap_or("").to_ascii_lowercase();
-        let has = |word: &str| connection.split(',').any(|t| t.trim() == word);
+        let connection = self.header("connection").unwrap_or("");
+        let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
         if self.minor == 0 { has("keep-alive") } else { !has("close") }
     }
 }

@@ -15,18 +15,8 @@ use super::http_reply::{Reply, Tail, excerpt, read_replies};
 /// Defects known and not fixed yet: while one is listed, its class is tolerated (and
 /// counted) where it shows. The judge knows how to widen itself for these classes (each
 /// was listed once): `head-body`, `allow-metadata`, `memory-departed`, `accept-spin` (issue
-/// 25, fixed), `listen-without-stream`, `stream-close-unannounced`.
-pub const PENDING: &[(&str, &str)] = &[
-    // Found by this fuzzer, not in issue 25: for the lead to give an owner.
-    (
-        "listen-without-stream",
-        "a subscriptions/listen whose Accept admits no event stream is never answered",
-    ),
-    (
-        "stream-close-unannounced",
-        "an event stream answering Connection: close does not say Connection: close",
-    ),
-];
+/// 25), `listen-without-stream`, `stream-close-unannounced` (found by this fuzzer); all fixed.
+pub const PENDING: &[(&str, &str)] = &[];
 
 /// Whether `class` is tolerated: listed in [`PENDING`], and `FUZZ_STRICT` is not set (with
 /// it, pending classes show as the violations they are: how to see whether a fix landed).

@@ -13,7 +13,7 @@ use baremcp::{HttpOptions, Tool, ToolOutput};
 use serde_json::{Value, json};
 
 use crate::http_harness::{Killed, Reply, connect, initialize, modern, one_tool, post, raw};
-use crate::http_harness::{read_head, read_reply, spawn_http};
+use crate::http_harness::{read_head, read_reply, spawn_http, spawn_reporting};
 use crate::http_harness::{start, start_with};
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -188,18 +188,25 @@ fn the_traceparent_header_is_the_fallback_of_meta_s() {
     );
     assert_eq!(seen(None, Some("00-zz-00f067aa0ba902b7-01")), "none", "an invalid one is ignored");
 
-    // The request's log line names it too.
-    let dir = crate::scratch("http-operate-trace-log");
-    let log = dir.join("server.log");
-    let args = ["--log-level".as_ref(), "info".as_ref(), "--log-file".as_ref(), log.as_os_str()];
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    // The request's log line names it too (on stderr, which the harness collects).
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0", "--log-level", "info"]);
+    let (child, addr, log) = spawn_reporting(command);
     let _child = Killed(child);
     let call = modern("tools/call", json!({"name": "hello", "arguments": {"name": "t"}}));
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: hello"];
     let traced = format!("traceparent: {TRACEPARENT}");
     assert_eq!(post(addr, &call, &[headers[0], headers[1], headers[2], &traced]).status, 200);
-    let written = std::fs::read_to_string(&log).unwrap();
-    let line = written.lines().find(|l| l.contains("baremcp::request: tools/call")).unwrap();
+    // The line is written before the response; the reading thread may lag behind it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let line = loop {
+        let written = log.lock().unwrap().clone();
+        if let Some(line) = written.lines().find(|l| l.contains("baremcp::request: tools/call")) {
+            break line.to_string();
+        }
+        assert!(Instant::now() < deadline, "no request line in:\n{written}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(line.ends_with(" trace_id=4bf92f3577b34da6a3ce929d0e0e4736"), "{line}");
 }
 

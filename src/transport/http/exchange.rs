@@ -330,6 +330,12 @@ impl Exchange<'_> {
         };
         if modern {
             let listen = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "subscriptions/listen");
+            if listen && !sse_ok {
+                // Its answer is an event stream that stays open: a client that takes JSON
+                // alone could never read it.
+                let why = "subscriptions/listen needs accept: text/event-stream";
+                return self.refuse(head, Refusal::NotAcceptable, 406, why, false);
+            }
             // A listen request stays open: a long-lived stream, counted as one.
             let stream = match listen.then(|| self.open_stream(head)) {
                 Some(Err(refused)) => return refused,
@@ -411,7 +417,7 @@ impl Exchange<'_> {
         legacy: Option<(Use, bool)>,
     ) -> Outcome {
         let session = legacy.as_ref().map(|(session, _)| session.id.clone());
-        let mut headers = self.stream_headers();
+        let mut headers = self.stream_headers(head);
         if let Some((session, true)) = &legacy {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
@@ -437,9 +443,18 @@ impl Exchange<'_> {
         }
     }
 
-    /// The CORS headers an event stream's head carries, for an allowed page.
-    fn stream_headers(&self) -> Vec<(&'static str, String)> {
-        self.cors.as_deref().map_or_else(Vec::new, |origin| cors::response_headers(origin).into())
+    /// The headers an event stream's head carries beside its own: CORS for an allowed page,
+    /// and `Connection: close` on HTTP/1.1 when the client asked to close (RFC 9112 §9.6: the
+    /// connection ends with the stream; HTTP/1.0 streams always say so).
+    fn stream_headers(&self, head: &Head) -> Vec<(&'static str, String)> {
+        let mut headers: Vec<_> = self
+            .cors
+            .as_deref()
+            .map_or_else(Vec::new, |origin| cors::response_headers(origin).into());
+        if head.minor == 1 && !head.keep_alive() {
+            headers.push(("Connection", "close".to_string()));
+        }
+        headers
     }
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
@@ -540,7 +555,7 @@ impl Exchange<'_> {
             Err(refused) => return refused,
         };
         // Opened at once: clients wait for the head before they consider the stream open.
-        let headers = self.stream_headers();
+        let headers = self.stream_headers(head);
         let sse = match Sse::start(&mut self.writer, head.minor, &headers) {
             Ok(sse) => sse,
             Err(_) => {

@@ -1,4 +1,4 @@
-//! What a request read whole may be answered, as README's HTTP section orders the checks:
+//! What a request read whole may be answered, as docs/http.md orders the checks:
 //! `Host`, `Origin`, path (and the RFC 9728 metadata paths, read with GET and HEAD), HTTP
 //! method, then per method
 //! `Content-Type`, `Accept`, a body, and the message's own stage (era, session, dispatch);
@@ -18,7 +18,7 @@ pub const META_PATHS: [&str; 2] =
 enum Check {
     Pass,
     Fail,
-    /// The request is odd in a way the README does not settle: either.
+    /// The request is odd in a way docs/http.md does not settle: either.
     Either,
 }
 
@@ -32,7 +32,7 @@ pub struct Route {
     pub metadata: bool,
 }
 
-/// Loopback names, any port (README: "loopback names with any port").
+/// Loopback names, any port (docs/http.md: "loopback names with any port").
 fn host_check(value: &str) -> Check {
     let lower = value.to_ascii_lowercase();
     let (name, port) = match lower.rsplit_once(':') {
@@ -103,7 +103,7 @@ fn accept_check(value: Option<&str>) -> Check {
     }
 }
 
-/// The checks before a request's message, in the README's order.
+/// The checks before a request's message, in docs/http.md's order.
 pub fn route(request: &Request) -> Route {
     let mut route = Route { early: Vec::new(), passes: true, metadata: false };
     let apply = |check: Check, status: u16, route: &mut Route| {

@@ -1,12 +1,12 @@
-//! The HTTP fuzzer's model of the request reader: what README's HTTP section and RFC 9112 say
+//! The HTTP fuzzer's model of the request reader: what docs/http.md and RFC 9112 say
 //! the bytes of one connection are — which requests, where each ends, and with which statuses
 //! each may be refused — written apart from the server's parser so that the two are compared.
 //!
-//! Where the README leaves a choice open (a byte RFC 9110 lets a server refuse or accept, a
+//! Where docs/http.md leaves a choice open (a byte RFC 9110 lets a server refuse or accept, a
 //! size within a line ending of a bound), the model says both: the request as read, and the
 //! refusals it may get instead.
 
-/// The request head, request line and fields (README, Limits).
+/// The request head, request line and fields (docs/errors-and-bounds.md, HTTP bounds).
 pub const MAX_HEAD: usize = 16 * 1024;
 pub const MAX_FIELDS: usize = 64;
 /// A chunk-size line, its line end included (the server's own bound; past it, 400).
@@ -61,7 +61,7 @@ pub enum Framed {
     Cut { refusals: Vec<u16>, head: Option<Request> },
 }
 
-/// Why a head is refused, as the README lists it, with the statuses that fit.
+/// Why a head is refused, as docs/errors-and-bounds.md lists it, with the statuses that fit.
 struct Faults {
     /// Certain: the request is refused.
     sure: Vec<(u16, String)>,
@@ -261,7 +261,7 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
 }
 
 /// `name: value`: no whitespace before the colon, no obs-fold, no CR or NUL in the value
-/// (README, Limits); other control bytes and bytes past ASCII are the server's choice.
+/// (docs/errors-and-bounds.md, HTTP bounds); other control bytes and bytes past ASCII are the server's choice.
 fn check_field(text: &[u8], faults: &mut Faults) {
     if text[0] == b' ' || text[0] == b'\t' {
         faults.sure(400, "folded header line");
@@ -307,7 +307,7 @@ enum Kind {
     Chunked,
 }
 
-/// How the body is framed (RFC 9112 §6; README, Limits): `Content-Length` or chunked, never
+/// How the body is framed (RFC 9112 §6; docs/errors-and-bounds.md, HTTP bounds): `Content-Length` or chunked, never
 /// both; chunked only on HTTP/1.1 and only alone.
 fn body_kind(request: &Request, max_body: usize, faults: &mut Faults) -> Kind {
     let lengths: Vec<&str> = request

@@ -9,7 +9,7 @@
 //! `tests/it/http_fuzz.rs`).
 
 // The engine drives processes with unix facilities (process groups, rlimits, symlinks):
-// elsewhere the soak says so and stops (see README, Platforms).
+// elsewhere the soak says so and stops (see docs/install.md, Platforms).
 #[cfg(unix)]
 mod engine;
 

@@ -8,7 +8,7 @@ use crate::wire::era::{self, Era, RequestMeta};
 use crate::wire::jsonrpc::{ErrorObject, Id, Reply};
 use crate::wire::params::{Params, ParamsField};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::request";
 
 /// One request on its way through dispatch, with what the completion log line needs.

@@ -18,7 +18,7 @@ use crate::transport::telemetry::server_metrics::Refusal;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
 
 /// The first pause after `accept` fails, doubled at each failure in a row up to the last.

@@ -52,7 +52,7 @@ use readiness::Readiness;
 use session_table::Sessions;
 use socket::Listener;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
 
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::socket::Socket;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::wire";
 
 /// The whole request head (request line and headers) may not be longer than this.

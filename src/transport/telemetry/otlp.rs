@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
 use crate::util::trace_context::{Hex, TraceContext};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging).
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging).
 const LOG: &str = "baremcp::otlp";
 /// Spans waiting for the exporter; past this, new ones are dropped (and counted).
 const QUEUE: usize = 2048;

@@ -88,6 +88,23 @@ fn head_gets_no_body_on_any_path_and_the_connection_stays_in_step() {
 }
 
 #[test]
+fn a_head_refused_while_its_head_is_read_gets_no_body_either() {
+    let server = authenticated("http-head-refused", "ann token-ann\n");
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    // A header that is not UTF-8: refused once the request line said HEAD.
+    let mut bytes = format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/").into_bytes();
+    bytes.extend_from_slice(b"\xffplain\r\n\r\n");
+    conn.get_mut().write_all(&bytes).unwrap();
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 400, "{head}");
+    // The connection closes after the refusal: whatever follows the head is a body.
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut conn, &mut rest).unwrap();
+    assert!(rest.is_empty(), "a HEAD answer carried {:?}", String::from_utf8_lossy(&rest));
+}
+
+#[test]
 fn metadata_answers_get_and_head_and_names_them_in_its_405() {
     let server = authenticated("http-metadata-allow", "token-x\n");
     let addr = server.addr;

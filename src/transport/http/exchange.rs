@@ -93,7 +93,9 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
             Err(ReadError::Status(status, why)) => {
                 shared.metrics.refused(Refusal::of_status(status));
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let _ = refusal(status, why).closing().write(&mut exchange.writer, 1, 0);
+                let mut response = refusal(status, why).closing();
+                response.head_only = exchange.reader.head_request;
+                let _ = response.write(&mut exchange.writer, 1, 0);
                 return;
             }
         };

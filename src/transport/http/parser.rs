@@ -80,6 +80,9 @@ impl Head {
 /// while no request is under way.
 pub struct Reader {
     pub inner: BufReader<Socket>,
+    /// The request being read is a `HEAD`: known once its request line is read, so that a
+    /// refusal of the rest of its head is answered without a body (RFC 9110 §9.3.2).
+    pub head_request: bool,
 }
 
 /// Reads wake up this often to look at the stop flag and the deadline.
@@ -87,7 +90,7 @@ const SLICE: Duration = Duration::from_millis(250);
 
 impl Reader {
     pub fn new(socket: Socket) -> Reader {
-        Reader { inner: BufReader::with_capacity(16 * 1024, socket) }
+        Reader { inner: BufReader::with_capacity(16 * 1024, socket), head_request: false }
     }
 
     /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
@@ -153,6 +156,7 @@ impl Reader {
     /// Reads a request head. Waits up to `limits.idle` for its first byte (ending early when
     /// `stop` is set), then up to `limits.deadline` for the rest.
     pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
+        self.head_request = false;
         match self.fill(Instant::now() + limits.idle, Some(stop)) {
             Ok(true) => {}
             Err(Waited::TimedOut) => {
@@ -192,6 +196,7 @@ impl Reader {
         if method.is_empty() || !method.bytes().all(is_token) {
             return Err(bad("malformed method"));
         }
+        self.head_request = method == "HEAD";
         let minor = match version {
             "HTTP/1.1" => 1,
             "HTTP/1.0" => 0,

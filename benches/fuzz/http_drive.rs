@@ -55,8 +55,8 @@ pub fn expectations(bytes: &[u8], max_body: usize, head_bodies: bool) -> (Vec<bo
                     break;
                 }
             }
-            Framed::Refused { .. } => {
-                heads.push(false);
+            refused @ Framed::Refused { .. } => {
+                heads.push(refused.answers_head() && !head_bodies);
                 break;
             }
             Framed::Cut { .. } => break,

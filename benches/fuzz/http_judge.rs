@@ -55,10 +55,7 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     let items = frame_all(&run.sent, max_body);
     found.requests = items.iter().filter(|i| !matches!(i, Framed::Cut { .. })).count();
     let widened = pending("head-body");
-    let heads: Vec<bool> = items
-        .iter()
-        .map(|i| matches!(i, Framed::Whole { request, .. } if request.method == "HEAD" && !widened))
-        .collect();
+    let heads: Vec<bool> = items.iter().map(|i| i.answers_head() && !widened).collect();
     let (replies, tail) = read_replies(&run.received, &heads, run.end == End::Eof);
     let gone = matches!(run.end, End::ClientClosed | End::Reset | End::NoConnection);
     let mut r = 0;
@@ -84,7 +81,7 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                 check_reply(&mut found, request, reply, &allowed, (max_body, run.half_closed));
                 (false, (reply.open && may_stay_open(request)) || reply.closes())
             }
-            Framed::Refused { statuses, why, head } => {
+            Framed::Refused { statuses, why, head, .. } => {
                 let why = format!("refused for \"{why}\"");
                 refusal(&mut found, reply, statuses.clone(), head.as_ref(), &why);
                 (true, true)
@@ -175,9 +172,10 @@ fn after_last(
 ) {
     let last = judged.checked_sub(1).and_then(|i| replies.get(i));
     let head_before = |at: usize| {
-        replies.iter().position(|r| r.end == at).is_some_and(|i| {
-            matches!(items.get(i), Some(Framed::Whole { request, .. }) if request.method == "HEAD")
-        })
+        replies
+            .iter()
+            .position(|r| r.end == at)
+            .is_some_and(|i| items.get(i).is_some_and(Framed::answers_head))
     };
     if replies.len() > judged {
         let extra = &replies[judged];

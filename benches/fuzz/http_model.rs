@@ -54,11 +54,25 @@ pub enum Framed {
     Whole { request: Request, refusals: Vec<u16> },
     /// Malformed or too large: one of `statuses`, then the connection closes. When the
     /// fault is in the body, the server may refuse on what the head says first (`head`).
-    Refused { statuses: Vec<u16>, why: String, head: Option<Request> },
+    /// `head_method`: the refused request's request line was read whole and valid, and its
+    /// method is `HEAD`, so the refusal has no body (RFC 9110 §9.3.2).
+    Refused { statuses: Vec<u16>, why: String, head: Option<Request>, head_method: bool },
     /// The bytes end before the request does. The server waits (then `408`), or may have
     /// refused it already with one of `refusals`, or on what its head says (`head`, when the
     /// head is whole).
     Cut { refusals: Vec<u16>, head: Option<Request> },
+}
+
+impl Framed {
+    /// Whether the response to this item has no body: it answers a `HEAD`.
+    pub fn answers_head(&self) -> bool {
+        match self {
+            Framed::Whole { request, .. } => request.method == "HEAD",
+            Framed::Refused { head: Some(request), .. } => request.method == "HEAD",
+            Framed::Refused { head_method, .. } => *head_method,
+            Framed::Cut { .. } => false,
+        }
+    }
 }
 
 /// Why a head is refused, as docs/errors-and-bounds.md lists it, with the statuses that fit.
@@ -67,6 +81,8 @@ struct Faults {
     sure: Vec<(u16, String)>,
     /// A choice the rules leave open.
     maybe: Vec<u16>,
+    /// The request line was read whole and valid, and says `HEAD`.
+    head_method: bool,
 }
 
 impl Faults {
@@ -80,7 +96,7 @@ impl Faults {
         statuses.sort_unstable();
         statuses.dedup();
         let why = self.sure.iter().map(|(_, w)| w.as_str()).collect::<Vec<_>>().join("; ");
-        Framed::Refused { statuses, why, head: None }
+        Framed::Refused { statuses, why, head: None, head_method: self.head_method }
     }
 
     fn maybe_list(&self) -> Vec<u16> {
@@ -138,7 +154,7 @@ fn is_token(b: u8) -> bool {
 
 /// Reads the request starting at `start`.
 fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
-    let mut faults = Faults { sure: Vec::new(), maybe: Vec::new() };
+    let mut faults = Faults { sure: Vec::new(), maybe: Vec::new(), head_method: false };
     let mut at = start;
     let mut lines = 0usize;
     let mut request_line: Option<Vec<u8>> = None;
@@ -174,6 +190,9 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             None => {
                 request_line = Some(text.to_vec());
                 check_request_line(text, &mut faults);
+                faults.head_method = faults.sure.is_empty()
+                    && std::str::from_utf8(text).is_ok()
+                    && text.starts_with(b"HEAD ");
             }
             Some(_) if text.is_empty() => break,
             Some(_) => {
@@ -221,7 +240,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             Chunks::Bad(statuses, why) => {
                 let mut statuses = statuses;
                 statuses.extend(faults.maybe_list());
-                return Framed::Refused { statuses, why, head: Some(request) };
+                return Framed::Refused { statuses, why, head: Some(request), head_method: false };
             }
         },
     };

@@ -553,6 +553,12 @@ mod tests {
         assert_eq!(statuses(many.as_bytes()), [431]);
         let big = format!("GET /mcp HTTP/1.1\r\nHost: a\r\nX: {}\r\n\r\n", "a".repeat(20_000));
         assert_eq!(statuses(big.as_bytes()), [431]);
+        // A refused HEAD has no body once its request line was read whole and valid.
+        let answers_head = |bytes: &[u8]| frame_all(bytes, 1000)[0].answers_head();
+        assert!(answers_head(many.replacen("GET", "HEAD", 1).as_bytes()));
+        assert!(answers_head(b"HEAD /mcp HTTP/1.1\r\nHost: a\r\nX: \xff\r\n\r\n"));
+        assert!(!answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
+        assert!(!answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
         let Framed::Whole { request, .. } = &frame_all(&chunked("3\r\nabc\r\n0\r\n\r\n"), 9)[0]
         else {
             panic!("not read")

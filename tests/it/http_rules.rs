@@ -164,6 +164,41 @@ fn request_state_is_refused_to_another_caller() {
     }
 }
 
+/// A 2026-07-28 request declaring the tasks extension, sent with `auth`.
+fn with_tasks(addr: SocketAddr, auth: &str, method: &str, params: Value) -> Value {
+    let mut message: Value = serde_json::from_str(&modern(method, params)).unwrap();
+    let extension = json!({"io.modelcontextprotocol/tasks": {}});
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        extension;
+    let mut headers = vec!["MCP-Protocol-Version: 2026-07-28", auth];
+    let method_header = format!("Mcp-Method: {method}");
+    headers.push(&method_header);
+    let params = &message["params"];
+    let name = params["name"].as_str().or(params["taskId"].as_str());
+    let name = name.map(|n| format!("Mcp-Name: {n}"));
+    headers.extend(name.as_deref());
+    post(addr, &message.to_string(), &headers).json()
+}
+
+#[test]
+fn a_task_is_found_only_by_the_caller_that_started_it() {
+    let server = authenticated("http-task-owner", "ann token-ann\nbob token-bob\n");
+    let addr = server.addr;
+    let (ann, bob) = ("Authorization: Bearer token-ann", "Authorization: Bearer token-bob");
+    let call = json!({"name": "slow_compute", "arguments": {"seconds": 30}});
+    let started = with_tasks(addr, ann, "tools/call", call);
+    let id = started["result"]["taskId"].as_str().expect("a task").to_string();
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let refused = with_tasks(addr, bob, method, json!({"taskId": id}));
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().starts_with("unknown task"));
+    }
+    let got = with_tasks(addr, ann, "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let cancelled = with_tasks(addr, ann, "tasks/cancel", json!({"taskId": id}));
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+}
+
 #[test]
 fn each_static_token_is_its_own_principal_for_sessions() {
     let server = authenticated("http-token-sessions", "# two users\nann token-ann\ntoken-bob\n");

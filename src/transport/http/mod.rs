@@ -209,6 +209,14 @@ impl Server {
 /// `/metrics` has, a malformed session id prefix or OTLP endpoint (which is returned, read).
 fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+    // A request's path is compared without its query, and is printable ASCII without spaces.
+    let reachable = |b: u8| b.is_ascii_graphic() && b != b'?' && b != b'#';
+    if !options.path.starts_with('/') || !options.path.bytes().all(reachable) {
+        let path = &options.path;
+        return Err(invalid(format!(
+            "--http-path {path:?}: a path starting with /, without spaces, ? or #"
+        )));
+    }
     if [probes::HEALTHZ, probes::READYZ, probes::METRICS].contains(&options.path.as_str()) {
         let path = &options.path;
         return Err(invalid(format!("--http-path {path}: that path is served for operators")));

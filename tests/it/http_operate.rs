@@ -156,6 +156,31 @@ fn healthz_answers_while_a_handler_holds_the_loop_and_readyz_says_it_stalled() {
     assert_eq!(probe("/readyz").status, 200, "an idle loop is ready");
 }
 
+#[test]
+fn the_probes_answer_when_every_connection_is_taken() {
+    let server = start(HttpOptions { max_connections: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    // Two idle clients hold both connections (read as keep-alive connections for 15 s).
+    let held: Vec<_> = (0..2).map(|_| connect(addr)).collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while get(addr, "GET", "/mcp", "localhost", &[]).status != 503 {
+        assert!(Instant::now() < deadline, "the two connections were never counted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let health = get(addr, "GET", "/healthz", "lb.internal", &[]);
+    assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
+    assert_eq!(get(addr, "GET", "/readyz", "lb.internal", &[]).status, 200);
+    let refused = get(addr, "GET", "/metrics", "localhost", &[]);
+    assert_eq!(refused.status, 503, "only the probes are answered past the cap");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // A client that says nothing past the cap is refused within about a second.
+    let mut silent = connect(addr);
+    let started = Instant::now();
+    assert_eq!(read_reply(&mut silent).expect("a refusal").status, 503);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    drop(held);
+}
+
 /// A server whose tool `trace` says the trace id its handler sees.
 fn tracer() -> baremcp::Server {
     one_tool(Tool::new("trace", "Names its trace", json!({"type": "object"}), |_, cx| {

@@ -159,6 +159,11 @@ pub fn route(request: &Request) -> Route {
 pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
     match request.method.as_str() {
         _ if metadata => vec![200],
+        // A 2026-07-28 `subscriptions/listen` is answered by a stream: without one in
+        // `Accept` it is refused.
+        "POST" if may_stay_open(request) && !admits_stream(request) => {
+            vec![200, 202, 400, 404, 406]
+        }
         "POST" => vec![200, 202, 400, 404],
         "GET" => vec![200, 400, 404, 405, 406],
         _ => vec![204, 400, 404, 405],

@@ -86,7 +86,7 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                 refusal(&mut found, reply, statuses.clone(), head.as_ref(), &why);
                 (true, true)
             }
-            Framed::Cut { refusals, head } => {
+            Framed::Cut { refusals, head, .. } => {
                 let mut allowed = refusals.clone();
                 allowed.push(408);
                 if let Some(head) = head

@@ -59,8 +59,8 @@ pub enum Framed {
     Refused { statuses: Vec<u16>, why: String, head: Option<Request>, head_method: bool },
     /// The bytes end before the request does. The server waits (then `408`), or may have
     /// refused it already with one of `refusals`, or on what its head says (`head`, when the
-    /// head is whole).
-    Cut { refusals: Vec<u16>, head: Option<Request> },
+    /// head is whole). `head_method` as for `Refused`.
+    Cut { refusals: Vec<u16>, head: Option<Request>, head_method: bool },
 }
 
 impl Framed {
@@ -69,8 +69,8 @@ impl Framed {
         match self {
             Framed::Whole { request, .. } => request.method == "HEAD",
             Framed::Refused { head: Some(request), .. } => request.method == "HEAD",
-            Framed::Refused { head_method, .. } => *head_method,
-            Framed::Cut { .. } => false,
+            Framed::Cut { head: Some(request), .. } => request.method == "HEAD",
+            Framed::Refused { head_method, .. } | Framed::Cut { head_method, .. } => *head_method,
         }
     }
 }
@@ -174,7 +174,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             if raw > MAX_HEAD {
                 refusals.push(431);
             }
-            return Framed::Cut { refusals, head: None };
+            return Framed::Cut { refusals, head: None, head_method: faults.head_method };
         };
         lines += 1;
         let raw = next - start;
@@ -226,7 +226,11 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             at + n
         }
         Kind::Length(_) => {
-            return Framed::Cut { refusals: faults.maybe_list(), head: Some(request) };
+            return Framed::Cut {
+                refusals: faults.maybe_list(),
+                head: Some(request),
+                head_method: false,
+            };
         }
         Kind::Chunked => match chunked(bytes, at, max_body, &mut request.body) {
             Chunks::End(end, refusals) => {
@@ -235,7 +239,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             }
             Chunks::Cut(mut refusals) => {
                 refusals.extend(faults.maybe_list());
-                return Framed::Cut { refusals, head: Some(request) };
+                return Framed::Cut { refusals, head: Some(request), head_method: false };
             }
             Chunks::Bad(statuses, why) => {
                 let mut statuses = statuses;

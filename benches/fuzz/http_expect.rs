@@ -87,10 +87,7 @@ fn media_check(value: Option<&str>) -> Check {
 /// An `Accept` that admits JSON or event streams (none admits both).
 fn accept_check(value: Option<&str>) -> Check {
     let Some(value) = value else { return Check::Pass };
-    let types: Vec<String> = value
-        .split(',')
-        .map(|t| t.split(';').next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase())
-        .collect();
+    let types = media_ranges(value);
     let sse = ["text/event-stream", "text/*", "*/*"];
     let json = ["application/json", "application/*", "*/*"];
     let admits = |list: &[&str]| types.iter().any(|t| list.contains(&t.as_str()));
@@ -173,11 +170,27 @@ pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
 /// Whether the request's `Accept` admits an event stream (no `Accept` admits both kinds).
 pub fn admits_stream(request: &Request) -> bool {
     request.header("accept").is_none_or(|accept| {
-        accept.split(',').any(|t| {
-            let media = t.split(';').next().unwrap_or("").trim_matches([' ', '\t']);
-            ["text/event-stream", "text/*", "*/*"].iter().any(|m| media.eq_ignore_ascii_case(m))
-        })
+        let sse = ["text/event-stream", "text/*", "*/*"];
+        media_ranges(accept).iter().any(|media| sse.contains(&media.as_str()))
     })
+}
+
+/// The media ranges an `Accept` value admits, lowercased: those with `q=0` left out (RFC
+/// 9110 §12.4.2: not acceptable).
+fn media_ranges(value: &str) -> Vec<String> {
+    let zero = |parameter: &str| {
+        parameter.split_once('=').is_some_and(|(name, q)| {
+            let q = q.trim_matches([' ', '\t']);
+            name.trim_matches([' ', '\t']).eq_ignore_ascii_case("q")
+                && q.starts_with('0')
+                && q.bytes().all(|b| b == b'0' || b == b'.')
+        })
+    };
+    value
+        .split(',')
+        .filter(|t| !t.split(';').skip(1).any(zero))
+        .map(|t| t.split(';').next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase())
+        .collect()
 }
 
 /// Whether a response may be an event stream that stays open: a legacy GET stream, or a

@@ -54,8 +54,8 @@ pub enum Framed {
     Whole { request: Request, refusals: Vec<u16> },
     /// Malformed or too large: one of `statuses`, then the connection closes. When the
     /// fault is in the body, the server may refuse on what the head says first (`head`).
-    /// `head_method`: the refused request's request line was read whole and valid, and its
-    /// method is `HEAD`, so the refusal has no body (RFC 9110 §9.3.2).
+    /// `head_method`: the refused request's request line was read (text of three parts) and
+    /// its method is `HEAD`, so the refusal has no body (RFC 9110 §9.3.2).
     Refused { statuses: Vec<u16>, why: String, head: Option<Request>, head_method: bool },
     /// The bytes end before the request does. The server waits (then `408`), or may have
     /// refused it already with one of `refusals`, or on what its head says (`head`, when the
@@ -81,7 +81,7 @@ struct Faults {
     sure: Vec<(u16, String)>,
     /// A choice the rules leave open.
     maybe: Vec<u16>,
-    /// The request line was read whole and valid, and says `HEAD`.
+    /// The request line was read (text of three parts) and says `HEAD`.
     head_method: bool,
 }
 
@@ -190,8 +190,9 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             None => {
                 request_line = Some(text.to_vec());
                 check_request_line(text, &mut faults);
-                faults.head_method = faults.sure.is_empty()
-                    && std::str::from_utf8(text).is_ok()
+                // The server knows the method once the line is text of three parts.
+                faults.head_method = std::str::from_utf8(text).is_ok()
+                    && text.split(|&b| b == b' ').count() == 3
                     && text.starts_with(b"HEAD ");
             }
             Some(_) if text.is_empty() => break,
@@ -557,12 +558,13 @@ mod tests {
         assert_eq!(statuses(many.as_bytes()), [431]);
         let big = format!("GET /mcp HTTP/1.1\r\nHost: a\r\nX: {}\r\n\r\n", "a".repeat(20_000));
         assert_eq!(statuses(big.as_bytes()), [431]);
-        // A refused HEAD has no body once its request line was read whole and valid.
+        // A refused HEAD has no body once its request line was read.
         let answers_head = |bytes: &[u8]| frame_all(bytes, 1000)[0].answers_head();
         assert!(answers_head(many.replacen("GET", "HEAD", 1).as_bytes()));
         assert!(answers_head(b"HEAD /mcp HTTP/1.1\r\nHost: a\r\nX: \xff\r\n\r\n"));
-        assert!(!answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
-        assert!(!answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
+        assert!(answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(!answers_head(b"HEAD /mcp  HTTP/1.1\r\nHost: a\r\n\r\n"));
         let Framed::Whole { request, .. } = &frame_all(&chunked("3\r\nabc\r\n0\r\n\r\n"), 9)[0]
         else {
             panic!("not read")

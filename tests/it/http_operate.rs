@@ -251,6 +251,7 @@ fn session_ids_carry_their_prefix_and_bad_options_refuse_to_start() {
         ("--session-id-prefix", "seventeen-chars-x", "--session-id-prefix"),
         ("--http-path", "/metrics", "--http-path /metrics: that path is served for operators"),
         ("--http-path", "/readyz?x", "--http-path \"/readyz?x\": a path starting with /"),
+        ("--http-path", "/mcp/../readyz", "--http-path \"/mcp/../readyz\": a path starting"),
         (
             "--otlp-endpoint",
             "https://127.0.0.1:4318",

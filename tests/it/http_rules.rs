@@ -91,17 +91,25 @@ fn head_gets_no_body_on_any_path_and_the_connection_stays_in_step() {
 fn a_head_refused_while_its_head_is_read_gets_no_body_either() {
     let server = authenticated("http-head-refused", "ann token-ann\n");
     let addr = server.addr;
-    let mut conn = connect(addr);
-    // A header that is not UTF-8: refused once the request line said HEAD.
-    let mut bytes = format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/").into_bytes();
-    bytes.extend_from_slice(b"\xffplain\r\n\r\n");
-    conn.get_mut().write_all(&bytes).unwrap();
-    let (status, head) = read_head(&mut conn);
-    assert_eq!(status, 400, "{head}");
-    // The connection closes after the refusal: whatever follows the head is a body.
-    let mut rest = Vec::new();
-    std::io::Read::read_to_end(&mut conn, &mut rest).unwrap();
-    assert!(rest.is_empty(), "a HEAD answer carried {:?}", String::from_utf8_lossy(&rest));
+    // A header that is not UTF-8, a version not served, a target that is not a path: each
+    // refused once the request line said HEAD.
+    let mut not_text = format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/").into_bytes();
+    not_text.extend_from_slice(b"\xffplain\r\n\r\n");
+    let cases = [
+        (not_text, 400),
+        (format!("HEAD /mcp HTTP/2.0\r\nHost: {addr}\r\n\r\n").into_bytes(), 505),
+        (format!("HEAD mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes(), 400),
+    ];
+    for (bytes, expected) in cases {
+        let mut conn = connect(addr);
+        conn.get_mut().write_all(&bytes).unwrap();
+        let (status, head) = read_head(&mut conn);
+        assert_eq!(status, expected, "{head}");
+        // The connection closes after the refusal: whatever follows the head is a body.
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut conn, &mut rest).unwrap();
+        assert!(rest.is_empty(), "a HEAD answer carried {:?}", String::from_utf8_lossy(&rest));
+    }
 }
 
 #[test]
@@ -197,6 +205,12 @@ fn a_task_is_found_only_by_the_caller_that_started_it() {
     assert_eq!(got["result"]["status"], "working", "{got}");
     let cancelled = with_tasks(addr, ann, "tasks/cancel", json!({"taskId": id}));
     assert!(cancelled.get("result").is_some(), "{cancelled}");
+    // The call that became a task is counted as a call of its tool.
+    let scrape = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n{ann}\r\n\r\n");
+    let metrics = raw(addr, scrape.as_bytes()).unwrap().body;
+    let series = "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",\
+                  gen_ai_tool_name=\"slow_compute\"} 1";
+    assert!(metrics.contains(series), "{metrics}");
 }
 
 #[test]

@@ -28,11 +28,12 @@ const FIRST_PAUSE: Duration = Duration::from_millis(10);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
 /// Connections past `--max-connections` that may still ask `/healthz` or `/readyz`, on each
-/// listening address: each is read for [`PROBE_READ`] at most and answered `503` unless it
-/// asked a probe, so an orchestrator does not restart a process whose connections are all
-/// taken (by slow or idle clients, say) while it still serves them.
+/// listening address: each waits [`PROBE_READ`] at most for its first byte and as long again
+/// for the rest of its head (about a second in all), and is answered `503` unless it asked a
+/// probe, so an orchestrator does not restart a process whose connections are all taken (by
+/// slow or idle clients, say) while it still serves them.
 const PROBE_SLOTS: usize = 4;
-const PROBE_READ: Duration = Duration::from_secs(1);
+const PROBE_READ: Duration = Duration::from_millis(500);
 
 /// Accepts connections until the server stops, each served on a thread of its own while
 /// fewer than `cap` are open (on every listener: the `connections` gauge counts them).

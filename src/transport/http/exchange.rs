@@ -633,12 +633,24 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
     let Some(accept) = accept else { return (true, true) };
     let types: Vec<String> = accept
         .split(',')
+        .filter(|t| !t.split(';').skip(1).any(zero_quality))
         .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
         .collect();
     let any = types.iter().any(|t| t == "*/*");
     let json = any || types.iter().any(|t| t == "application/json" || t == "application/*");
     let sse = any || types.iter().any(|t| t == "text/event-stream" || t == "text/*");
     (json, sse)
+}
+
+/// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
+/// §12.4.2).
+fn zero_quality(parameter: &str) -> bool {
+    parameter.split_once('=').is_some_and(|(name, value)| {
+        let value = value.trim();
+        name.trim().eq_ignore_ascii_case("q")
+            && value.starts_with('0')
+            && value.bytes().all(|b| b == b'0' || b == b'.')
+    })
 }
 
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.
@@ -654,6 +666,9 @@ mod tests {
     fn accept_is_lenient() {
         assert_eq!(accepts(None), (true, true));
         assert_eq!(accepts(Some("text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("application/json, text/event-stream;q=0")), (true, false));
+        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, true));
+        assert_eq!(accepts(Some("text/event-stream;q=0.01")), (false, true));
         assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
         assert_eq!(accepts(Some("*/*")), (true, true));
         assert_eq!(accepts(Some("text/html")), (false, false));

@@ -210,11 +210,15 @@ impl Server {
 fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     // A request's path is compared without its query, and is printable ASCII without spaces.
+    // Clients that normalize URLs (curl, browsers) never send `.` or `..` segments.
     let reachable = |b: u8| b.is_ascii_graphic() && b != b'?' && b != b'#';
-    if !options.path.starts_with('/') || !options.path.bytes().all(reachable) {
+    let dotted =
+        options.path.contains("//") || options.path.split('/').any(|s| s == "." || s == "..");
+    if !options.path.starts_with('/') || !options.path.bytes().all(reachable) || dotted {
         let path = &options.path;
         return Err(invalid(format!(
-            "--http-path {path:?}: a path starting with /, without spaces, ? or #"
+            "--http-path {path:?}: a path starting with /, without spaces, ? or #, // or . or \
+             .. segments"
         )));
     }
     if [probes::HEALTHZ, probes::READYZ, probes::METRICS].contains(&options.path.as_str()) {

@@ -80,8 +80,8 @@ impl Head {
 /// while no request is under way.
 pub struct Reader {
     pub inner: BufReader<Socket>,
-    /// The request being read is a `HEAD`: known once its request line is read whole and
-    /// valid, so that a refusal of the rest of its head has no body (RFC 9110 §9.3.2).
+    /// The request being read is a `HEAD`: known once its request line is read and its method
+    /// is a token, so that a refusal of the rest of its head has no body (RFC 9110 §9.3.2).
     pub head_request: bool,
 }
 
@@ -196,6 +196,7 @@ impl Reader {
         if method.is_empty() || !method.bytes().all(is_token) {
             return Err(bad("malformed method"));
         }
+        self.head_request = method == "HEAD";
         let minor = match version {
             "HTTP/1.1" => 1,
             "HTTP/1.0" => 0,
@@ -208,7 +209,6 @@ impl Reader {
             return Err(bad("the request target must be a path"));
         }
         let path = target.split(['?', '#']).next().unwrap_or("/").to_string();
-        self.head_request = method == "HEAD";
         let mut headers = Vec::new();
         loop {
             self.line(&mut line, room, deadline).map_err(LineError::status)?;

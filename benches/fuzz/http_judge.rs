@@ -83,19 +83,14 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
             }
             Framed::Refused { statuses, why, head, .. } => {
                 let why = format!("refused for \"{why}\"");
-                refusal(&mut found, reply, statuses.clone(), head.as_ref(), &why);
+                let allowed = answered_from_head(statuses.clone(), head.as_ref());
+                refusal(&mut found, reply, allowed, head.as_ref(), &why);
                 (true, true)
             }
             Framed::Cut { refusals, head, .. } => {
                 let mut allowed = refusals.clone();
                 allowed.push(408);
-                if let Some(head) = head
-                    && route(head).passes
-                    && route(head).metadata
-                {
-                    // The metadata is answered without reading a body.
-                    allowed.extend(stage_statuses(head, true));
-                }
+                let allowed = answered_from_head(allowed, head.as_ref());
                 refusal(&mut found, reply, allowed, head.as_ref(), "cut off");
                 (true, true)
             }
@@ -119,6 +114,19 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     }
     after_last(&mut found, &replies, r, &tail, run, &items);
     found
+}
+
+/// `allowed`, and what the metadata answers when `head` asks it: the metadata is answered
+/// without reading a body, so a body that is cut off or malformed is never seen (the
+/// connection is closed after the answer all the same).
+fn answered_from_head(mut allowed: Vec<u16>, head: Option<&Request>) -> Vec<u16> {
+    if let Some(head) = head
+        && route(head).passes
+        && route(head).metadata
+    {
+        allowed.extend(stage_statuses(head, true));
+    }
+    allowed
 }
 
 /// Request `i`, which the client still waited for, got no response: the server closed the

@@ -2,7 +2,7 @@
 # Line coverage of src/ by `cargo test`: cargo-llvm-cov instruments the library and the
 # binary, and collects the profile of every process the tests start (the binary run over
 # pipes counts too). Prints the per-file table and the TOTAL line; extra arguments go to
-# `cargo llvm-cov` (e.g. `--html`, `--text`). The README's figure comes from this script.
+# `cargo llvm-cov` (e.g. `--html`, `--text`). docs/development/coverage.md's figure comes from this script.
 # A test that fails (a timing test on a loaded machine) is reported above the table, and
 # does not hide the figure.
 set -euo pipefail

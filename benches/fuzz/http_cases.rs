@@ -414,7 +414,7 @@ fn busy(rng: &mut Rng, makings: &Makings, case: &mut Case) {
 }
 
 /// Clients that send a request as large as a body may be while the loop is busy, and leave
-/// 300 ms later: what they sent must not stay held (README: memory is bounded by the
+/// 300 ms later: what they sent must not stay held (docs/errors-and-bounds.md: memory is bounded by the
 /// connections, not the calls).
 fn departed(makings: &Makings, case: &mut Case) {
     case.scripts.push(slow_call());

@@ -55,11 +55,16 @@ pub fn expectations(bytes: &[u8], max_body: usize, head_bodies: bool) -> (Vec<bo
                     break;
                 }
             }
-            Framed::Refused { .. } => {
-                heads.push(false);
+            refused @ Framed::Refused { .. } => {
+                heads.push(refused.answers_head() && !head_bodies);
                 break;
             }
-            Framed::Cut { .. } => break,
+            cut @ Framed::Cut { .. } => {
+                // Answered only if refused on what came: not counted as expected.
+                let expected = heads.len();
+                heads.push(cut.answers_head() && !head_bodies);
+                return (heads, expected);
+            }
         }
     }
     let expected = heads.len();

@@ -1,4 +1,4 @@
-//! What a request read whole may be answered, as README's HTTP section orders the checks:
+//! What a request read whole may be answered, as docs/http.md orders the checks:
 //! `Host`, `Origin`, path (and the RFC 9728 metadata paths, read with GET and HEAD), HTTP
 //! method, then per method
 //! `Content-Type`, `Accept`, a body, and the message's own stage (era, session, dispatch);
@@ -18,7 +18,7 @@ pub const META_PATHS: [&str; 2] =
 enum Check {
     Pass,
     Fail,
-    /// The request is odd in a way the README does not settle: either.
+    /// The request is odd in a way docs/http.md does not settle: either.
     Either,
 }
 
@@ -32,7 +32,7 @@ pub struct Route {
     pub metadata: bool,
 }
 
-/// Loopback names, any port (README: "loopback names with any port").
+/// Loopback names, any port (docs/http.md: "loopback names with any port").
 fn host_check(value: &str) -> Check {
     let lower = value.to_ascii_lowercase();
     let (name, port) = match lower.rsplit_once(':') {
@@ -87,10 +87,7 @@ fn media_check(value: Option<&str>) -> Check {
 /// An `Accept` that admits JSON or event streams (none admits both).
 fn accept_check(value: Option<&str>) -> Check {
     let Some(value) = value else { return Check::Pass };
-    let types: Vec<String> = value
-        .split(',')
-        .map(|t| t.split(';').next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase())
-        .collect();
+    let types = media_ranges(value);
     let sse = ["text/event-stream", "text/*", "*/*"];
     let json = ["application/json", "application/*", "*/*"];
     let admits = |list: &[&str]| types.iter().any(|t| list.contains(&t.as_str()));
@@ -103,7 +100,7 @@ fn accept_check(value: Option<&str>) -> Check {
     }
 }
 
-/// The checks before a request's message, in the README's order.
+/// The checks before a request's message, in docs/http.md's order.
 pub fn route(request: &Request) -> Route {
     let mut route = Route { early: Vec::new(), passes: true, metadata: false };
     let apply = |check: Check, status: u16, route: &mut Route| {
@@ -159,6 +156,11 @@ pub fn route(request: &Request) -> Route {
 pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
     match request.method.as_str() {
         _ if metadata => vec![200],
+        // A 2026-07-28 `subscriptions/listen` is answered by a stream: without one in
+        // `Accept` it is refused.
+        "POST" if may_stay_open(request) && !admits_stream(request) => {
+            vec![200, 202, 400, 404, 406]
+        }
         "POST" => vec![200, 202, 400, 404],
         "GET" => vec![200, 400, 404, 405, 406],
         _ => vec![204, 400, 404, 405],
@@ -168,11 +170,27 @@ pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
 /// Whether the request's `Accept` admits an event stream (no `Accept` admits both kinds).
 pub fn admits_stream(request: &Request) -> bool {
     request.header("accept").is_none_or(|accept| {
-        accept.split(',').any(|t| {
-            let media = t.split(';').next().unwrap_or("").trim_matches([' ', '\t']);
-            ["text/event-stream", "text/*", "*/*"].iter().any(|m| media.eq_ignore_ascii_case(m))
-        })
+        let sse = ["text/event-stream", "text/*", "*/*"];
+        media_ranges(accept).iter().any(|media| sse.contains(&media.as_str()))
     })
+}
+
+/// The media ranges an `Accept` value admits, lowercased: those with `q=0` left out (RFC
+/// 9110 §12.4.2: not acceptable).
+fn media_ranges(value: &str) -> Vec<String> {
+    let zero = |parameter: &str| {
+        parameter.split_once('=').is_some_and(|(name, q)| {
+            let q = q.trim_matches([' ', '\t']);
+            name.trim_matches([' ', '\t']).eq_ignore_ascii_case("q")
+                && q.starts_with('0')
+                && q.bytes().all(|b| b == b'0' || b == b'.')
+        })
+    };
+    value
+        .split(',')
+        .filter(|t| !t.split(';').skip(1).any(zero))
+        .map(|t| t.split(';').next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase())
+        .collect()
 }
 
 /// Whether a response may be an event stream that stays open: a legacy GET stream, or a

@@ -15,18 +15,8 @@ use super::http_reply::{Reply, Tail, excerpt, read_replies};
 /// Defects known and not fixed yet: while one is listed, its class is tolerated (and
 /// counted) where it shows. The judge knows how to widen itself for these classes (each
 /// was listed once): `head-body`, `allow-metadata`, `memory-departed`, `accept-spin` (issue
-/// 25, fixed), `listen-without-stream`, `stream-close-unannounced`.
-pub const PENDING: &[(&str, &str)] = &[
-    // Found by this fuzzer, not in issue 25: for the lead to give an owner.
-    (
-        "listen-without-stream",
-        "a subscriptions/listen whose Accept admits no event stream is never answered",
-    ),
-    (
-        "stream-close-unannounced",
-        "an event stream answering Connection: close does not say Connection: close",
-    ),
-];
+/// 25), `listen-without-stream`, `stream-close-unannounced` (found by this fuzzer); all fixed.
+pub const PENDING: &[(&str, &str)] = &[];
 
 /// Whether `class` is tolerated: listed in [`PENDING`], and `FUZZ_STRICT` is not set (with
 /// it, pending classes show as the violations they are: how to see whether a fix landed).
@@ -65,10 +55,7 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     let items = frame_all(&run.sent, max_body);
     found.requests = items.iter().filter(|i| !matches!(i, Framed::Cut { .. })).count();
     let widened = pending("head-body");
-    let heads: Vec<bool> = items
-        .iter()
-        .map(|i| matches!(i, Framed::Whole { request, .. } if request.method == "HEAD" && !widened))
-        .collect();
+    let heads: Vec<bool> = items.iter().map(|i| i.answers_head() && !widened).collect();
     let (replies, tail) = read_replies(&run.received, &heads, run.end == End::Eof);
     let gone = matches!(run.end, End::ClientClosed | End::Reset | End::NoConnection);
     let mut r = 0;
@@ -94,21 +81,16 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
                 check_reply(&mut found, request, reply, &allowed, (max_body, run.half_closed));
                 (false, (reply.open && may_stay_open(request)) || reply.closes())
             }
-            Framed::Refused { statuses, why, head } => {
+            Framed::Refused { statuses, why, head, .. } => {
                 let why = format!("refused for \"{why}\"");
-                refusal(&mut found, reply, statuses.clone(), head.as_ref(), &why);
+                let allowed = answered_from_head(statuses.clone(), head.as_ref());
+                refusal(&mut found, reply, allowed, head.as_ref(), &why);
                 (true, true)
             }
-            Framed::Cut { refusals, head } => {
+            Framed::Cut { refusals, head, .. } => {
                 let mut allowed = refusals.clone();
                 allowed.push(408);
-                if let Some(head) = head
-                    && route(head).passes
-                    && route(head).metadata
-                {
-                    // The metadata is answered without reading a body.
-                    allowed.extend(stage_statuses(head, true));
-                }
+                let allowed = answered_from_head(allowed, head.as_ref());
                 refusal(&mut found, reply, allowed, head.as_ref(), "cut off");
                 (true, true)
             }
@@ -132,6 +114,19 @@ pub fn judge_conn(case: &Case, n: usize, run: &ConnRun, max_body: usize) -> Foun
     }
     after_last(&mut found, &replies, r, &tail, run, &items);
     found
+}
+
+/// `allowed`, and what the metadata answers when `head` asks it: the metadata is answered
+/// without reading a body, so a body that is cut off or malformed is never seen (the
+/// connection is closed after the answer all the same).
+fn answered_from_head(mut allowed: Vec<u16>, head: Option<&Request>) -> Vec<u16> {
+    if let Some(head) = head
+        && route(head).passes
+        && route(head).metadata
+    {
+        allowed.extend(stage_statuses(head, true));
+    }
+    allowed
 }
 
 /// Request `i`, which the client still waited for, got no response: the server closed the
@@ -185,9 +180,10 @@ fn after_last(
 ) {
     let last = judged.checked_sub(1).and_then(|i| replies.get(i));
     let head_before = |at: usize| {
-        replies.iter().position(|r| r.end == at).is_some_and(|i| {
-            matches!(items.get(i), Some(Framed::Whole { request, .. }) if request.method == "HEAD")
-        })
+        replies
+            .iter()
+            .position(|r| r.end == at)
+            .is_some_and(|i| items.get(i).is_some_and(Framed::answers_head))
     };
     if replies.len() > judged {
         let extra = &replies[judged];

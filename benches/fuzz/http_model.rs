@@ -1,12 +1,12 @@
-//! The HTTP fuzzer's model of the request reader: what README's HTTP section and RFC 9112 say
+//! The HTTP fuzzer's model of the request reader: what docs/http.md and RFC 9112 say
 //! the bytes of one connection are — which requests, where each ends, and with which statuses
 //! each may be refused — written apart from the server's parser so that the two are compared.
 //!
-//! Where the README leaves a choice open (a byte RFC 9110 lets a server refuse or accept, a
+//! Where docs/http.md leaves a choice open (a byte RFC 9110 lets a server refuse or accept, a
 //! size within a line ending of a bound), the model says both: the request as read, and the
 //! refusals it may get instead.
 
-/// The request head, request line and fields (README, Limits).
+/// The request head, request line and fields (docs/errors-and-bounds.md, HTTP bounds).
 pub const MAX_HEAD: usize = 16 * 1024;
 pub const MAX_FIELDS: usize = 64;
 /// A chunk-size line, its line end included (the server's own bound; past it, 400).
@@ -54,19 +54,35 @@ pub enum Framed {
     Whole { request: Request, refusals: Vec<u16> },
     /// Malformed or too large: one of `statuses`, then the connection closes. When the
     /// fault is in the body, the server may refuse on what the head says first (`head`).
-    Refused { statuses: Vec<u16>, why: String, head: Option<Request> },
+    /// `head_method`: the refused request's request line was read (text of three parts) and
+    /// its method is `HEAD`, so the refusal has no body (RFC 9110 §9.3.2).
+    Refused { statuses: Vec<u16>, why: String, head: Option<Request>, head_method: bool },
     /// The bytes end before the request does. The server waits (then `408`), or may have
     /// refused it already with one of `refusals`, or on what its head says (`head`, when the
-    /// head is whole).
-    Cut { refusals: Vec<u16>, head: Option<Request> },
+    /// head is whole). `head_method` as for `Refused`.
+    Cut { refusals: Vec<u16>, head: Option<Request>, head_method: bool },
 }
 
-/// Why a head is refused, as the README lists it, with the statuses that fit.
+impl Framed {
+    /// Whether the response to this item has no body: it answers a `HEAD`.
+    pub fn answers_head(&self) -> bool {
+        match self {
+            Framed::Whole { request, .. } => request.method == "HEAD",
+            Framed::Refused { head: Some(request), .. } => request.method == "HEAD",
+            Framed::Cut { head: Some(request), .. } => request.method == "HEAD",
+            Framed::Refused { head_method, .. } | Framed::Cut { head_method, .. } => *head_method,
+        }
+    }
+}
+
+/// Why a head is refused, as docs/errors-and-bounds.md lists it, with the statuses that fit.
 struct Faults {
     /// Certain: the request is refused.
     sure: Vec<(u16, String)>,
     /// A choice the rules leave open.
     maybe: Vec<u16>,
+    /// The request line was read (text of three parts) and says `HEAD`.
+    head_method: bool,
 }
 
 impl Faults {
@@ -80,7 +96,7 @@ impl Faults {
         statuses.sort_unstable();
         statuses.dedup();
         let why = self.sure.iter().map(|(_, w)| w.as_str()).collect::<Vec<_>>().join("; ");
-        Framed::Refused { statuses, why, head: None }
+        Framed::Refused { statuses, why, head: None, head_method: self.head_method }
     }
 
     fn maybe_list(&self) -> Vec<u16> {
@@ -138,7 +154,7 @@ fn is_token(b: u8) -> bool {
 
 /// Reads the request starting at `start`.
 fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
-    let mut faults = Faults { sure: Vec::new(), maybe: Vec::new() };
+    let mut faults = Faults { sure: Vec::new(), maybe: Vec::new(), head_method: false };
     let mut at = start;
     let mut lines = 0usize;
     let mut request_line: Option<Vec<u8>> = None;
@@ -158,7 +174,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             if raw > MAX_HEAD {
                 refusals.push(431);
             }
-            return Framed::Cut { refusals, head: None };
+            return Framed::Cut { refusals, head: None, head_method: faults.head_method };
         };
         lines += 1;
         let raw = next - start;
@@ -174,6 +190,10 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             None => {
                 request_line = Some(text.to_vec());
                 check_request_line(text, &mut faults);
+                // The server knows the method once the line is text of three parts.
+                faults.head_method = std::str::from_utf8(text).is_ok()
+                    && text.split(|&b| b == b' ').count() == 3
+                    && text.starts_with(b"HEAD ");
             }
             Some(_) if text.is_empty() => break,
             Some(_) => {
@@ -207,7 +227,11 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             at + n
         }
         Kind::Length(_) => {
-            return Framed::Cut { refusals: faults.maybe_list(), head: Some(request) };
+            return Framed::Cut {
+                refusals: faults.maybe_list(),
+                head: Some(request),
+                head_method: false,
+            };
         }
         Kind::Chunked => match chunked(bytes, at, max_body, &mut request.body) {
             Chunks::End(end, refusals) => {
@@ -216,12 +240,12 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             }
             Chunks::Cut(mut refusals) => {
                 refusals.extend(faults.maybe_list());
-                return Framed::Cut { refusals, head: Some(request) };
+                return Framed::Cut { refusals, head: Some(request), head_method: false };
             }
             Chunks::Bad(statuses, why) => {
                 let mut statuses = statuses;
                 statuses.extend(faults.maybe_list());
-                return Framed::Refused { statuses, why, head: Some(request) };
+                return Framed::Refused { statuses, why, head: Some(request), head_method: false };
             }
         },
     };
@@ -261,7 +285,7 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
 }
 
 /// `name: value`: no whitespace before the colon, no obs-fold, no CR or NUL in the value
-/// (README, Limits); other control bytes and bytes past ASCII are the server's choice.
+/// (docs/errors-and-bounds.md, HTTP bounds); other control bytes and bytes past ASCII are the server's choice.
 fn check_field(text: &[u8], faults: &mut Faults) {
     if text[0] == b' ' || text[0] == b'\t' {
         faults.sure(400, "folded header line");
@@ -307,7 +331,7 @@ enum Kind {
     Chunked,
 }
 
-/// How the body is framed (RFC 9112 §6; README, Limits): `Content-Length` or chunked, never
+/// How the body is framed (RFC 9112 §6; docs/errors-and-bounds.md, HTTP bounds): `Content-Length` or chunked, never
 /// both; chunked only on HTTP/1.1 and only alone.
 fn body_kind(request: &Request, max_body: usize, faults: &mut Faults) -> Kind {
     let lengths: Vec<&str> = request
@@ -534,6 +558,13 @@ mod tests {
         assert_eq!(statuses(many.as_bytes()), [431]);
         let big = format!("GET /mcp HTTP/1.1\r\nHost: a\r\nX: {}\r\n\r\n", "a".repeat(20_000));
         assert_eq!(statuses(big.as_bytes()), [431]);
+        // A refused HEAD has no body once its request line was read.
+        let answers_head = |bytes: &[u8]| frame_all(bytes, 1000)[0].answers_head();
+        assert!(answers_head(many.replacen("GET", "HEAD", 1).as_bytes()));
+        assert!(answers_head(b"HEAD /mcp HTTP/1.1\r\nHost: a\r\nX: \xff\r\n\r\n"));
+        assert!(answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
+        assert!(answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(!answers_head(b"HEAD /mcp  HTTP/1.1\r\nHost: a\r\n\r\n"));
         let Framed::Whole { request, .. } = &frame_all(&chunked("3\r\nabc\r\n0\r\n\r\n"), 9)[0]
         else {
             panic!("not read")

@@ -8,8 +8,12 @@
 //! `cargo test` runs the same engines for a few seconds (`tests/it/fuzz.rs`,
 //! `tests/it/http_fuzz.rs`).
 
+// `cargo bench` builds a target without a harness under `--cfg test` but without `#[test]`
+// functions, so the test modules' imports go unused here; `cargo test` runs those modules.
+#![cfg_attr(test, allow(unused_imports))]
+
 // The engine drives processes with unix facilities (process groups, rlimits, symlinks):
-// elsewhere the soak says so and stops (see README, Platforms).
+// elsewhere the soak says so and stops (see docs/install.md, Platforms).
 #[cfg(unix)]
 mod engine;
 

@@ -21,7 +21,7 @@ use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::wire::lines::{Line, LineReader};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::conn";
 
 /// Why asking the client for input did not produce an answer.

@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use crate::wire::jsonrpc::{self, Id, Reply};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::outbox";
 
 /// Everything the server writes goes through here: one message per line, logged at debug

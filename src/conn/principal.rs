@@ -96,10 +96,13 @@ impl Principal {
     /// One text that differs between any two different callers: what state bound to a
     /// principal records (as a digest).
     pub(crate) fn binding(&self) -> String {
-        match &self.issuer {
-            None => format!("token\0{}", self.subject),
-            Some(issuer) => format!("jwt\0{issuer}\0{}", self.subject),
-        }
+        // JSON, so that no subject or issuer text can read as another split of the two.
+        let text = serde_json::Value::from;
+        let parts = match &self.issuer {
+            None => vec![text("token"), text(self.subject.as_str())],
+            Some(issuer) => vec![text("jwt"), text(issuer.as_str()), text(self.subject.as_str())],
+        };
+        serde_json::Value::Array(parts).to_string()
     }
 }
 
@@ -159,6 +162,10 @@ mod tests {
         for other in others {
             assert_ne!(early.binding(), other.binding(), "{other:?}");
         }
+        // No text in a claim reads as another split of issuer and subject.
+        let split = principal(json!({"iss": "x\0y", "sub": "z"}));
+        let other_split = principal(json!({"iss": "x", "sub": "y\0z"}));
+        assert_ne!(split.binding(), other_split.binding());
         assert_eq!(Principal::token("ann").issuer(), None);
         assert!(Principal::token("ann").claims().is_empty());
     }

@@ -17,7 +17,7 @@ use crate::wire::jsonrpc::{ErrorObject, Id, Message};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::session";
 
 /// At most this many `subscriptions/listen` streams are open at once; one more is refused.

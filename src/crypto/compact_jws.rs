@@ -106,6 +106,36 @@ pub(crate) fn verify(token: &str, keys: &KeySet) -> Result<Signed, JwsError> {
     Ok(Signed { alg, kid, claims })
 }
 
+/// Refuses a header that names a critical extension (none is understood here) or a type
+/// other than an access token's. HS256 tokens are held to it too.
+pub(crate) fn refuse_extensions(header: &Map<String, Value>) -> Result<(), JwsError> {
+    if let Some(crit) = header.get("crit") {
+        return Err(JwsError::Critical(shown(&crit.to_string())));
+    }
+    // RFC 9068 §2.1 types an access token `at+jwt`; most providers (Entra, Keycloak, Okta,
+    // Auth0 by default) still say `JWT` or nothing. Both are taken. Any other type names
+    // another kind of JWT (a DPoP proof, a logout token...), which is never an access token.
+    if let Some(typ) = typ(header)? {
+        let media = match typ.get(..12) {
+            Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
+            _ => typ,
+        };
+        if !media.eq_ignore_ascii_case("at+jwt") && !media.eq_ignore_ascii_case("jwt") {
+            return Err(JwsError::Type(shown(typ)));
+        }
+    }
+    Ok(())
+}
+
+/// The header's `typ`, when it has one.
+fn typ(header: &Map<String, Value>) -> Result<Option<&str>, JwsError> {
+    match header.get("typ") {
+        None => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text.as_str())),
+        Some(_) => Err(JwsError::Malformed("typ is not a string")),
+    }
+}
+
 /// The header's `alg` and `kid`, once nothing in it is refused.
 fn read_header(header: &Map<String, Value>) -> Result<(Algorithm, Option<String>), JwsError> {
     let text = |name, why| match header.get(name) {
@@ -120,21 +150,7 @@ fn read_header(header: &Map<String, Value>) -> Result<(Algorithm, Option<String>
         None if name.starts_with("HS") => return Err(JwsError::Hmac(shown(name))),
         None => return Err(JwsError::UnknownAlgorithm(shown(name))),
     };
-    if let Some(crit) = header.get("crit") {
-        return Err(JwsError::Critical(shown(&crit.to_string())));
-    }
-    // RFC 9068 §2.1 types an access token `at+jwt`; most providers (Entra, Keycloak, Okta,
-    // Auth0 by default) still say `JWT` or nothing. Both are taken. Any other type names
-    // another kind of JWT (a DPoP proof, a logout token...), which is never an access token.
-    if let Some(typ) = text("typ", "typ is not a string")? {
-        let media = match typ.get(..12) {
-            Some(prefix) if prefix.eq_ignore_ascii_case("application/") => &typ[12..],
-            _ => typ,
-        };
-        if !media.eq_ignore_ascii_case("at+jwt") && !media.eq_ignore_ascii_case("jwt") {
-            return Err(JwsError::Type(shown(typ)));
-        }
-    }
+    refuse_extensions(header)?;
     let kid = text("kid", "kid is not a string")?.map(String::from);
     Ok((alg, kid))
 }

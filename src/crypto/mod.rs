@@ -24,7 +24,7 @@ mod straus;
 #[cfg(test)]
 mod wycheproof;
 
-pub(crate) use compact_jws::{JwsError, verify as verify_jws};
+pub(crate) use compact_jws::{JwsError, refuse_extensions, verify as verify_jws};
 pub(crate) use jwks::{KeySet, MAX_JWKS_BYTES};
 // The key API is the JWS check's; only the Wycheproof tests call it from outside.
 #[cfg(test)]

@@ -65,9 +65,15 @@ pub(crate) fn dispatch(
                 (_, payload) => payload,
             }));
         }
-        "tasks/get" => modern_only(req).and_then(|()| task_methods::handle(server, req)),
-        "tasks/update" => modern_only(req).and_then(|()| task_methods::handle(server, req)),
-        "tasks/cancel" => modern_only(req).and_then(|()| task_methods::handle(server, req)),
+        "tasks/get" => {
+            modern_only(req).and_then(|()| task_methods::handle(server, req, conn.principal()))
+        }
+        "tasks/update" => {
+            modern_only(req).and_then(|()| task_methods::handle(server, req, conn.principal()))
+        }
+        "tasks/cancel" => {
+            modern_only(req).and_then(|()| task_methods::handle(server, req, conn.principal()))
+        }
         other => Err(ErrorObject::method_not_found(other)),
     };
     Some(reply.map(|result| {

@@ -8,7 +8,7 @@ use crate::wire::era::{self, Era, RequestMeta};
 use crate::wire::jsonrpc::{ErrorObject, Id, Reply};
 use crate::wire::params::{Params, ParamsField};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::request";
 
 /// One request on its way through dispatch, with what the completion log line needs.
@@ -67,13 +67,46 @@ impl<'a> Request<'a> {
             Some(trace) => format!(" trace_id={}", trace.trace_id_hex()),
             None => String::new(),
         };
+        let (method, id) = (Clipped(self.method), self.id.to_string());
+        let id = Clipped(&id);
         match &self.tool {
             Some((name, is_error)) => {
-                log::info!(target: LOG, "{} id={} {micros}us {outcome} tool={name} isError={is_error}{trace}", self.method, self.id)
+                log::info!(target: LOG, "{method} id={id} {micros}us {outcome} tool={name} isError={is_error}{trace}")
             }
-            None => {
-                log::info!(target: LOG, "{} id={} {micros}us {outcome}{trace}", self.method, self.id)
-            }
+            None => log::info!(target: LOG, "{method} id={id} {micros}us {outcome}{trace}"),
         }
+    }
+}
+
+/// A client's text in a log line, cut to 128 bytes (and marked `…`): an id or an unknown
+/// method may be megabytes, and the log is no place to copy them to at the client's pace.
+struct Clipped<'t>(&'t str);
+
+impl std::fmt::Display for Clipped<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const MAX_LOGGED: usize = 128;
+        if self.0.len() <= MAX_LOGGED {
+            return f.write_str(self.0);
+        }
+        let mut end = MAX_LOGGED;
+        while !self.0.is_char_boundary(end) {
+            end -= 1;
+        }
+        write!(f, "{}…", &self.0[..end])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Clipped;
+
+    #[test]
+    fn a_client_s_text_is_cut_in_log_lines_at_a_character() {
+        assert_eq!(Clipped("tools/call").to_string(), "tools/call");
+        let long = "é".repeat(1000);
+        let logged = Clipped(&long).to_string();
+        assert_eq!(logged, format!("{}…", "é".repeat(64)));
+        let odd = format!("a{long}");
+        assert_eq!(Clipped(&odd).to_string(), format!("a{}…", "é".repeat(63)));
     }
 }

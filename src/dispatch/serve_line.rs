@@ -17,7 +17,7 @@ use crate::registry::server::Server;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::serve";
 
 /// A request that got its reply, as a transport that measures sees it (HTTP's metrics and

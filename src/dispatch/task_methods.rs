@@ -5,6 +5,7 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::connection::Conn;
 use crate::conn::context::Context;
+use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::handler_setup::{interrupted, not_an_object, required_str, setup};
 use crate::dispatch::request::Request;
@@ -52,11 +53,16 @@ pub(crate) fn call(
             }
         }
     };
-    Some(server.tasks.start(spec, input, capabilities).map(Payload::Value))
+    Some(server.tasks.start(spec, input, capabilities, conn.principal()).map(Payload::Value))
 }
 
-/// The three task methods, for a client that declared the extension.
-pub(crate) fn handle(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
+/// The three task methods, for a client that declared the extension; a task is found only
+/// for the caller (`principal`) that started it.
+pub(crate) fn handle(
+    server: &Server,
+    req: &Request,
+    principal: Option<&Principal>,
+) -> Result<Value, ErrorObject> {
     if !server.tasks.any() {
         return Err(ErrorObject::method_not_found(req.method));
     }
@@ -64,7 +70,7 @@ pub(crate) fn handle(server: &Server, req: &Request) -> Result<Value, ErrorObjec
         return Err(missing_extension());
     }
     let id = required_str(req, req.params.task_id, "taskId")?;
-    let task = server.tasks.get(&id).ok_or_else(|| {
+    let task = server.tasks.get(&id, principal).ok_or_else(|| {
         ErrorObject::invalid_params(format!(
             "unknown task {id} (tasks live in one server process's memory, and not across restarts)"
         ))

@@ -22,7 +22,7 @@ use crate::registry::resource::{Contents, ReadError};
 use crate::util::encoding::{percent_decode, percent_encode_path};
 use crate::util::stamp::Stamp;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::files";
 
 /// Directories nested deeper than this under a root are not listed.

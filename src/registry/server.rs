@@ -20,7 +20,7 @@ use crate::util::stamp::Stamp;
 use crate::wire::era;
 use crate::wire::jsonrpc::ErrorObject;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::server";
 
 /// Default bound on one incoming line.

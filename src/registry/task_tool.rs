@@ -18,6 +18,7 @@ use std::time::SystemTime;
 use serde_json::{Value, json};
 
 use crate::conn::context::Context;
+use crate::conn::principal::Principal;
 use crate::registry::task::Task;
 pub use crate::registry::task::TaskContext;
 use crate::registry::tool::{HandlerError, Tool, ToolOutput};
@@ -120,18 +121,27 @@ pub(crate) struct Spec {
 #[derive(Default)]
 pub(crate) struct Tasks {
     pub specs: HashMap<String, Spec>,
-    /// Touched only by the serving loop; each task's own state is behind its mutex.
-    store: RefCell<Vec<(String, Arc<Task>)>>,
+    /// Touched only by the serving loop; each task's own state is behind its mutex. Each
+    /// task is kept with its id and the caller that started it ([`Principal::binding`]).
+    store: RefCell<Vec<Kept>>,
 }
+
+/// A task as the store keeps it: its id, who started it, the task.
+type Kept = (String, Option<String>, Arc<Task>);
 
 impl Tasks {
     pub fn any(&self) -> bool {
         !self.specs.is_empty()
     }
 
-    pub fn get(&self, id: &str) -> Option<Arc<Task>> {
+    /// The task `id`, if `caller` started it: a task is bound to the caller the transport
+    /// authenticated (the tasks spec's MUST), and another caller is told it does not exist.
+    pub fn get(&self, id: &str, caller: Option<&Principal>) -> Option<Arc<Task>> {
         self.expire();
-        self.store.borrow().iter().find(|(known, _)| known == id).map(|(_, task)| task.clone())
+        let caller = caller.map(Principal::binding);
+        let store = self.store.borrow();
+        let found = store.iter().find(|(known, owner, _)| known == id && *owner == caller);
+        found.map(|(_, _, task)| task.clone())
     }
 
     /// Makes a task and starts its thread; the task exists before this returns, so a
@@ -141,17 +151,18 @@ impl Tasks {
         spec: &Spec,
         input: Value,
         capabilities: Value,
+        caller: Option<&Principal>,
     ) -> Result<Value, ErrorObject> {
         self.expire();
         let mut store = self.store.borrow_mut();
-        if store.iter().filter(|(_, t)| !t.is_finished()).count() >= MAX_RUNNING {
+        if store.iter().filter(|(_, _, t)| !t.is_finished()).count() >= MAX_RUNNING {
             return Err(ErrorObject::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("too many running tasks (at most {MAX_RUNNING})"),
             ));
         }
         if store.len() >= MAX_KEPT {
-            match store.iter().position(|(_, t)| t.is_finished()) {
+            match store.iter().position(|(_, _, t)| t.is_finished()) {
                 Some(oldest) => drop(store.remove(oldest)),
                 None => return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many tasks")),
             }
@@ -174,14 +185,14 @@ impl Tasks {
                     format!("cannot start a task thread: {e}"),
                 )
             })?;
-        store.push((id, task));
+        store.push((id, caller.map(Principal::binding), task));
         Ok(created)
     }
 
     /// Finished tasks past their time to live are forgotten.
     fn expire(&self) {
         let now = SystemTime::now();
-        self.store.borrow_mut().retain(|(_, task)| !task.expired(now));
+        self.store.borrow_mut().retain(|(_, _, task)| !task.expired(now));
     }
 }
 

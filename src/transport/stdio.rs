@@ -13,7 +13,7 @@ use crate::util::poll::{RawFd, readable_within};
 use crate::wire::jsonrpc::{ErrorObject, Id};
 use crate::wire::lines::Line;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::serve";
 
 /// How often [`Server::serve_stdio`] looks at subscribed files while the client is quiet.

@@ -17,6 +17,30 @@ use std::time::Duration;
 /// stdin, for watched files; `baremcp proxy` on its upstream's output, to notice its exit).
 #[cfg(unix)]
 pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
+    const POLLIN: i16 = 1;
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    match poll_one(fd, POLLIN, timeout_ms) {
+        Ok(revents) => revents != 0,
+        // Interrupted by a signal: as if the time had passed; the caller simply waits again.
+        Err(e) => e.kind() != io::ErrorKind::Interrupted,
+    }
+}
+
+/// Whether the peer of socket `fd` has shut down its sending side or the connection failed,
+/// looking without reading or waiting. Unlike a one-byte peek it sees the end behind bytes
+/// sent before it (a stray line break, say), which a peek reads as a peer still there.
+#[cfg(target_os = "linux")]
+pub fn hung_up(fd: RawFd) -> bool {
+    // Linux's values: POLLRDHUP is the peer's shutdown of writing, with data still unread.
+    const POLLERR: i16 = 0x8;
+    const POLLHUP: i16 = 0x10;
+    const POLLRDHUP: i16 = 0x2000;
+    poll_one(fd, POLLRDHUP, 0).is_ok_and(|revents| revents & (POLLRDHUP | POLLHUP | POLLERR) != 0)
+}
+
+/// `poll(2)` on one descriptor: the events that happened (none when `timeout_ms` passed).
+#[cfg(unix)]
+fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> io::Result<i16> {
     #[repr(C)]
     struct PollFd {
         fd: i32,
@@ -26,21 +50,17 @@ pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
     unsafe extern "C" {
         fn poll(fds: *mut PollFd, count: std::ffi::c_ulong, timeout_ms: i32) -> i32;
     }
-    const POLLIN: i16 = 1;
-    let mut watched = PollFd { fd, events: POLLIN, revents: 0 };
-    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    let mut watched = PollFd { fd, events, revents: 0 };
     // SAFETY: `poll` reads and writes exactly the one `PollFd` it is given, which lives on
     // this stack frame for the whole call.
     match unsafe { poll(&mut watched, 1, timeout_ms) } {
-        0 => false,
-        // Interrupted by a signal: as if the time had passed; the caller simply waits again.
-        -1 => io::Error::last_os_error().kind() != io::ErrorKind::Interrupted,
-        _ => true,
+        -1 => Err(io::Error::last_os_error()),
+        _ => Ok(watched.revents),
     }
 }
 
 /// Without `poll`, a read is always worth trying: callers then block in it, and a server
-/// looks at watched files only before each wait (see README, Platforms).
+/// looks at watched files only before each wait (see docs/install.md, Platforms).
 #[cfg(not(unix))]
 pub fn readable_within(_fd: RawFd, _timeout: Duration) -> bool {
     true

@@ -13,7 +13,7 @@ use baremcp::{HttpOptions, Tool, ToolOutput};
 use serde_json::{Value, json};
 
 use crate::http_harness::{Killed, Reply, connect, initialize, modern, one_tool, post, raw};
-use crate::http_harness::{read_head, read_reply, spawn_http};
+use crate::http_harness::{read_head, read_reply, spawn_http, spawn_reporting};
 use crate::http_harness::{start, start_with};
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
@@ -156,6 +156,31 @@ fn healthz_answers_while_a_handler_holds_the_loop_and_readyz_says_it_stalled() {
     assert_eq!(probe("/readyz").status, 200, "an idle loop is ready");
 }
 
+#[test]
+fn the_probes_answer_when_every_connection_is_taken() {
+    let server = start(HttpOptions { max_connections: 2, ..HttpOptions::default() });
+    let addr = server.addr;
+    // Two idle clients hold both connections (read as keep-alive connections for 15 s).
+    let held: Vec<_> = (0..2).map(|_| connect(addr)).collect();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while get(addr, "GET", "/mcp", "localhost", &[]).status != 503 {
+        assert!(Instant::now() < deadline, "the two connections were never counted");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let health = get(addr, "GET", "/healthz", "lb.internal", &[]);
+    assert_eq!((health.status, health.body.as_str()), (200, "ok\n"));
+    assert_eq!(get(addr, "GET", "/readyz", "lb.internal", &[]).status, 200);
+    let refused = get(addr, "GET", "/metrics", "localhost", &[]);
+    assert_eq!(refused.status, 503, "only the probes are answered past the cap");
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    // A client that says nothing past the cap is refused within about a second.
+    let mut silent = connect(addr);
+    let started = Instant::now();
+    assert_eq!(read_reply(&mut silent).expect("a refusal").status, 503);
+    assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    drop(held);
+}
+
 /// A server whose tool `trace` says the trace id its handler sees.
 fn tracer() -> baremcp::Server {
     one_tool(Tool::new("trace", "Names its trace", json!({"type": "object"}), |_, cx| {
@@ -188,18 +213,25 @@ fn the_traceparent_header_is_the_fallback_of_meta_s() {
     );
     assert_eq!(seen(None, Some("00-zz-00f067aa0ba902b7-01")), "none", "an invalid one is ignored");
 
-    // The request's log line names it too.
-    let dir = crate::scratch("http-operate-trace-log");
-    let log = dir.join("server.log");
-    let args = ["--log-level".as_ref(), "info".as_ref(), "--log-file".as_ref(), log.as_os_str()];
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    // The request's log line names it too (on stderr, which the harness collects).
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0", "--log-level", "info"]);
+    let (child, addr, log) = spawn_reporting(command);
     let _child = Killed(child);
     let call = modern("tools/call", json!({"name": "hello", "arguments": {"name": "t"}}));
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: hello"];
     let traced = format!("traceparent: {TRACEPARENT}");
     assert_eq!(post(addr, &call, &[headers[0], headers[1], headers[2], &traced]).status, 200);
-    let written = std::fs::read_to_string(&log).unwrap();
-    let line = written.lines().find(|l| l.contains("baremcp::request: tools/call")).unwrap();
+    // The line is written before the response; the reading thread may lag behind it.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let line = loop {
+        let written = log.lock().unwrap().clone();
+        if let Some(line) = written.lines().find(|l| l.contains("baremcp::request: tools/call")) {
+            break line.to_string();
+        }
+        assert!(Instant::now() < deadline, "no request line in:\n{written}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
     assert!(line.ends_with(" trace_id=4bf92f3577b34da6a3ce929d0e0e4736"), "{line}");
 }
 
@@ -218,6 +250,8 @@ fn session_ids_carry_their_prefix_and_bad_options_refuse_to_start() {
         ("--session-id-prefix", "p 1", "--session-id-prefix \"p 1\": 1 to 16 letters"),
         ("--session-id-prefix", "seventeen-chars-x", "--session-id-prefix"),
         ("--http-path", "/metrics", "--http-path /metrics: that path is served for operators"),
+        ("--http-path", "/readyz?x", "--http-path \"/readyz?x\": a path starting with /"),
+        ("--http-path", "/mcp/../readyz", "--http-path \"/mcp/../readyz\": a path starting"),
         (
             "--otlp-endpoint",
             "https://127.0.0.1:4318",

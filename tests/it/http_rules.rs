@@ -88,6 +88,31 @@ fn head_gets_no_body_on_any_path_and_the_connection_stays_in_step() {
 }
 
 #[test]
+fn a_head_refused_while_its_head_is_read_gets_no_body_either() {
+    let server = authenticated("http-head-refused", "ann token-ann\n");
+    let addr = server.addr;
+    // A header that is not UTF-8, a version not served, a target that is not a path: each
+    // refused once the request line said HEAD.
+    let mut not_text = format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/").into_bytes();
+    not_text.extend_from_slice(b"\xffplain\r\n\r\n");
+    let cases = [
+        (not_text, 400),
+        (format!("HEAD /mcp HTTP/2.0\r\nHost: {addr}\r\n\r\n").into_bytes(), 505),
+        (format!("HEAD mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n").into_bytes(), 400),
+    ];
+    for (bytes, expected) in cases {
+        let mut conn = connect(addr);
+        conn.get_mut().write_all(&bytes).unwrap();
+        let (status, head) = read_head(&mut conn);
+        assert_eq!(status, expected, "{head}");
+        // The connection closes after the refusal: whatever follows the head is a body.
+        let mut rest = Vec::new();
+        std::io::Read::read_to_end(&mut conn, &mut rest).unwrap();
+        assert!(rest.is_empty(), "a HEAD answer carried {:?}", String::from_utf8_lossy(&rest));
+    }
+}
+
+#[test]
 fn metadata_answers_get_and_head_and_names_them_in_its_405() {
     let server = authenticated("http-metadata-allow", "token-x\n");
     let addr = server.addr;
@@ -145,6 +170,47 @@ fn request_state_is_refused_to_another_caller() {
         let retried = elicit(addr, &ann, Some(state));
         assert_eq!(retried["result"]["resultType"], "complete", "{retried}");
     }
+}
+
+/// A 2026-07-28 request declaring the tasks extension, sent with `auth`.
+fn with_tasks(addr: SocketAddr, auth: &str, method: &str, params: Value) -> Value {
+    let mut message: Value = serde_json::from_str(&modern(method, params)).unwrap();
+    let extension = json!({"io.modelcontextprotocol/tasks": {}});
+    message["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"] =
+        extension;
+    let mut headers = vec!["MCP-Protocol-Version: 2026-07-28", auth];
+    let method_header = format!("Mcp-Method: {method}");
+    headers.push(&method_header);
+    let params = &message["params"];
+    let name = params["name"].as_str().or(params["taskId"].as_str());
+    let name = name.map(|n| format!("Mcp-Name: {n}"));
+    headers.extend(name.as_deref());
+    post(addr, &message.to_string(), &headers).json()
+}
+
+#[test]
+fn a_task_is_found_only_by_the_caller_that_started_it() {
+    let server = authenticated("http-task-owner", "ann token-ann\nbob token-bob\n");
+    let addr = server.addr;
+    let (ann, bob) = ("Authorization: Bearer token-ann", "Authorization: Bearer token-bob");
+    let call = json!({"name": "slow_compute", "arguments": {"seconds": 30}});
+    let started = with_tasks(addr, ann, "tools/call", call);
+    let id = started["result"]["taskId"].as_str().expect("a task").to_string();
+    for method in ["tasks/get", "tasks/cancel", "tasks/update"] {
+        let refused = with_tasks(addr, bob, method, json!({"taskId": id}));
+        assert_eq!(refused["error"]["code"], -32602, "{method}: {refused}");
+        assert!(refused["error"]["message"].as_str().unwrap().starts_with("unknown task"));
+    }
+    let got = with_tasks(addr, ann, "tasks/get", json!({"taskId": id}));
+    assert_eq!(got["result"]["status"], "working", "{got}");
+    let cancelled = with_tasks(addr, ann, "tasks/cancel", json!({"taskId": id}));
+    assert!(cancelled.get("result").is_some(), "{cancelled}");
+    // The call that became a task is counted as a call of its tool.
+    let scrape = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n{ann}\r\n\r\n");
+    let metrics = raw(addr, scrape.as_bytes()).unwrap().body;
+    let series = "mcp_server_operation_duration_seconds_count{mcp_method_name=\"tools/call\",\
+                  gen_ai_tool_name=\"slow_compute\"} 1";
+    assert!(metrics.contains(series), "{metrics}");
 }
 
 #[test]

@@ -229,3 +229,38 @@ fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
     let result = next_event(&mut conn);
     assert_eq!(result["id"], 9);
 }
+
+#[test]
+fn a_listen_that_cannot_take_an_event_stream_is_refused_at_once() {
+    let server = default_server();
+    let addr = server.addr;
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{listen}",
+        listen.len()
+    );
+    let reply = raw(addr, request.as_bytes()).expect("an answer, not a stream held open");
+    assert_eq!(reply.status, 406);
+    assert!(reply.json()["error"]["message"].as_str().unwrap().contains("text/event-stream"));
+    still_serving(addr);
+}
+
+#[test]
+fn a_stream_for_a_client_that_asked_to_close_says_so() {
+    let server = default_server();
+    let addr = server.addr;
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    let mut conn = connect(addr);
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: subscriptions/listen",
+        "Connection: close",
+    ];
+    send_post(&mut conn, addr, &listen, &headers);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"), "{head}");
+    assert!(head.lines().any(|l| l.eq_ignore_ascii_case("connection: close")), "{head}");
+}

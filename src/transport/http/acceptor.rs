@@ -6,29 +6,40 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use crate::transport::http::exchange::{self, Shared, refusal};
 use crate::transport::http::main_loop::error_body;
+use crate::transport::http::parser::{Limits, Reader};
 use crate::transport::http::peer_table::Kind;
+use crate::transport::http::probes;
 use crate::transport::http::response::Response;
 use crate::transport::http::socket::{Listener, Socket, Stream};
 use crate::transport::telemetry::server_metrics::Refusal;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
 
 /// The first pause after `accept` fails, doubled at each failure in a row up to the last.
 const FIRST_PAUSE: Duration = Duration::from_millis(10);
 const LONGEST_PAUSE: Duration = Duration::from_secs(1);
 
+/// Connections past `--max-connections` that may still ask `/healthz` or `/readyz`, on each
+/// listening address: each waits [`PROBE_READ`] at most for its first byte and as long again
+/// for the rest of its head (about a second in all), and is answered `503` unless it asked a
+/// probe, so an orchestrator does not restart a process whose connections are all taken (by
+/// slow or idle clients, say) while it still serves them.
+const PROBE_SLOTS: usize = 4;
+const PROBE_READ: Duration = Duration::from_millis(500);
+
 /// Accepts connections until the server stops, each served on a thread of its own while
 /// fewer than `cap` are open (on every listener: the `connections` gauge counts them).
 pub fn accept(listener: Listener, shared: Arc<Shared>, cap: usize) {
     let mut reserve = spare();
+    let probing = Arc::new(AtomicUsize::new(0));
     // While `accept` fails: how many times in a row, and the next pause.
     let mut failing: Option<(u64, Duration)> = None;
     loop {
@@ -74,19 +85,41 @@ pub fn accept(listener: Listener, shared: Arc<Shared>, cap: usize) {
             log::warn!(target: LOG, "accepting connections again, after {times} failed accept(s)");
             reserve = reserve.or_else(spare);
         }
-        admit(stream, peer, ip, &shared, cap);
+        admit(stream, peer, ip, &shared, cap, &probing);
     }
 }
 
-/// Starts a thread serving `stream`, or refuses it at once when `cap` connections are open
-/// (503) or its peer holds `--max-connections-per-peer` (429).
-fn admit(stream: Stream, peer: String, ip: Option<IpAddr>, shared: &Arc<Shared>, cap: usize) {
+/// Starts a thread serving `stream`, or refuses it when `cap` connections are open (503, but
+/// for a probe: see [`PROBE_SLOTS`]) or its peer holds `--max-connections-per-peer` (429).
+fn admit(
+    stream: Stream,
+    peer: String,
+    ip: Option<IpAddr>,
+    shared: &Arc<Shared>,
+    cap: usize,
+    probing: &Arc<AtomicUsize>,
+) {
     let live = &shared.metrics.connections;
     if live.get() >= cap as i64 {
-        shared.metrics.refused(Refusal::ConnectionLimit);
-        log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
-        let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections");
-        return refuse(stream, Response::json(503, error_body(None, error)), "1");
+        let slot = Taken(probing.clone());
+        if probing.fetch_add(1, Ordering::Relaxed) >= PROBE_SLOTS {
+            drop(slot);
+            return at_capacity(Socket::new(stream), &peer, shared, cap);
+        }
+        let shared = shared.clone();
+        // Given back however the thread ends, or when it cannot start (the closure is dropped,
+        // and the connection closed with it).
+        let spawned = std::thread::Builder::new()
+            .name(format!("http probe {peer}"))
+            .stack_size(128 * 1024)
+            .spawn(move || {
+                let _slot = slot;
+                probe_or_refuse(stream, &peer, &shared, cap);
+            });
+        if let Err(e) = spawned {
+            log::error!(target: LOG, "cannot start a thread to read a probe: {e}");
+        }
+        return;
     }
     let slot = match shared.peers.open(ip, Kind::Connection) {
         Ok(slot) => slot,
@@ -115,6 +148,44 @@ fn admit(stream: Stream, peer: String, ip: Option<IpAddr>, shared: &Arc<Shared>,
     }
 }
 
+/// Past the cap: answers a probe read within [`PROBE_READ`], refuses anything else.
+fn probe_or_refuse(stream: Stream, peer: &str, shared: &Shared, cap: usize) {
+    let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+    let mut socket = Socket::new(stream);
+    let mut reader = Reader::new(socket.clone());
+    let limits = Limits { max_body: 0, deadline: PROBE_READ, idle: PROBE_READ };
+    let asked = reader.head(&limits, &shared.stop).ok().and_then(|head| {
+        let read = head.method == "GET" || head.method == "HEAD";
+        let answer = probes::probe(&head.path, &shared.readiness).filter(|_| read)?;
+        Some((head, answer))
+    });
+    match asked {
+        Some((head, mut answer)) => {
+            answer.head_only = head.method == "HEAD";
+            let _ = answer.closing().write(&mut socket, head.minor, 0);
+            socket.shutdown_write();
+        }
+        None => at_capacity(socket, peer, shared, cap),
+    }
+}
+
+/// Refuses a connection past `--max-connections`.
+fn at_capacity(socket: Socket, peer: &str, shared: &Shared, cap: usize) {
+    shared.metrics.refused(Refusal::ConnectionLimit);
+    log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
+    let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections");
+    refuse_on(socket, Response::json(503, error_body(None, error)), "1");
+}
+
+/// A probe slot past the cap, given back when dropped.
+struct Taken(Arc<AtomicUsize>);
+
+impl Drop for Taken {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
 /// A connection's place in the `connections` gauge, given up when dropped.
 struct Leave(Arc<Shared>);
 
@@ -128,7 +199,10 @@ impl Drop for Leave {
 /// does not read gets a second at most.
 fn refuse(stream: Stream, response: Response, retry: &str) {
     let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
-    let mut socket = Socket::new(stream);
+    refuse_on(Socket::new(stream), response, retry);
+}
+
+fn refuse_on(mut socket: Socket, response: Response, retry: &str) {
     let _ = response.header("Retry-After", retry).closing().write(&mut socket, 1, 0);
     socket.shutdown_write();
 }

@@ -31,7 +31,7 @@ use crate::wire::era::MODERN_VERSIONS;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
 /// Messages queued for one response before the client is deemed not to read.
@@ -93,7 +93,9 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
             Err(ReadError::Status(status, why)) => {
                 shared.metrics.refused(Refusal::of_status(status));
                 log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let _ = refusal(status, why).closing().write(&mut exchange.writer, 1, 0);
+                let mut response = refusal(status, why).closing();
+                response.head_only = exchange.reader.head_request;
+                let _ = response.write(&mut exchange.writer, 1, 0);
                 return;
             }
         };
@@ -330,6 +332,12 @@ impl Exchange<'_> {
         };
         if modern {
             let listen = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "subscriptions/listen");
+            if listen && !sse_ok {
+                // Its answer is an event stream that stays open: a client that takes JSON
+                // alone could never read it.
+                let why = "subscriptions/listen needs accept: text/event-stream";
+                return self.refuse(head, Refusal::NotAcceptable, 406, why, false);
+            }
             // A listen request stays open: a long-lived stream, counted as one.
             let stream = match listen.then(|| self.open_stream(head)) {
                 Some(Err(refused)) => return refused,
@@ -411,7 +419,7 @@ impl Exchange<'_> {
         legacy: Option<(Use, bool)>,
     ) -> Outcome {
         let session = legacy.as_ref().map(|(session, _)| session.id.clone());
-        let mut headers = self.stream_headers();
+        let mut headers = self.stream_headers(head);
         if let Some((session, true)) = &legacy {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
@@ -437,9 +445,18 @@ impl Exchange<'_> {
         }
     }
 
-    /// The CORS headers an event stream's head carries, for an allowed page.
-    fn stream_headers(&self) -> Vec<(&'static str, String)> {
-        self.cors.as_deref().map_or_else(Vec::new, |origin| cors::response_headers(origin).into())
+    /// The headers an event stream's head carries beside its own: CORS for an allowed page,
+    /// and `Connection: close` on HTTP/1.1 when the client asked to close (RFC 9112 §9.6: the
+    /// connection ends with the stream; HTTP/1.0 streams always say so).
+    fn stream_headers(&self, head: &Head) -> Vec<(&'static str, String)> {
+        let mut headers: Vec<_> = self
+            .cors
+            .as_deref()
+            .map_or_else(Vec::new, |origin| cors::response_headers(origin).into());
+        if head.minor == 1 && !head.keep_alive() {
+            headers.push(("Connection", "close".to_string()));
+        }
+        headers
     }
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
@@ -540,7 +557,7 @@ impl Exchange<'_> {
             Err(refused) => return refused,
         };
         // Opened at once: clients wait for the head before they consider the stream open.
-        let headers = self.stream_headers();
+        let headers = self.stream_headers(head);
         let sse = match Sse::start(&mut self.writer, head.minor, &headers) {
             Ok(sse) => sse,
             Err(_) => {
@@ -616,12 +633,24 @@ fn accepts(accept: Option<&str>) -> (bool, bool) {
     let Some(accept) = accept else { return (true, true) };
     let types: Vec<String> = accept
         .split(',')
+        .filter(|t| !t.split(';').skip(1).any(zero_quality))
         .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
         .collect();
     let any = types.iter().any(|t| t == "*/*");
     let json = any || types.iter().any(|t| t == "application/json" || t == "application/*");
     let sse = any || types.iter().any(|t| t == "text/event-stream" || t == "text/*");
     (json, sse)
+}
+
+/// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
+/// §12.4.2).
+fn zero_quality(parameter: &str) -> bool {
+    parameter.split_once('=').is_some_and(|(name, value)| {
+        let value = value.trim();
+        name.trim().eq_ignore_ascii_case("q")
+            && value.starts_with('0')
+            && value.bytes().all(|b| b == b'0' || b == b'.')
+    })
 }
 
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.
@@ -637,6 +666,9 @@ mod tests {
     fn accept_is_lenient() {
         assert_eq!(accepts(None), (true, true));
         assert_eq!(accepts(Some("text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("application/json, text/event-stream;q=0")), (true, false));
+        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, true));
+        assert_eq!(accepts(Some("text/event-stream;q=0.01")), (false, true));
         assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
         assert_eq!(accepts(Some("*/*")), (true, true));
         assert_eq!(accepts(Some("text/html")), (false, false));

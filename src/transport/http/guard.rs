@@ -13,6 +13,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde_json::{Map, Value};
 
 use crate::conn::principal::Principal;
+use crate::crypto::{JwsError, refuse_extensions};
 use crate::transport::http::claims::{check_claims, is_scope_token};
 use crate::transport::http::jwks_file::JwksVerifier;
 use crate::transport::http::options::HttpOptions;
@@ -297,8 +298,8 @@ impl Jwt {
     /// The token's principal, when it verifies.
     fn verify(&self, token: &str, now: u64) -> Result<Principal, &'static str> {
         let mut parts = token.split('.');
-        let (Some(encoded_header), Some(payload), Some(signature)) =
-            (parts.next(), parts.next(), parts.next())
+        let (Some(encoded_header), Some(payload), Some(signature), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
         else {
             return Err("malformed token");
         };
@@ -306,6 +307,11 @@ impl Jwt {
         if header.get("alg").and_then(Value::as_str) != Some("HS256") {
             return Err("token algorithm is not HS256");
         }
+        refuse_extensions(&header).map_err(|refused| match refused {
+            JwsError::Critical(_) => "token has critical header extensions",
+            JwsError::Type(_) => "token typ is not an access token",
+            _ => "malformed token",
+        })?;
         let mac = hmac(&self.secret, format!("{encoded_header}.{payload}").as_bytes());
         let signature = base64url(signature).ok_or("malformed token")?;
         if !same(&mac, &signature) {
@@ -387,6 +393,22 @@ mod tests {
         );
         let text = r#"{"exp":"5000","aud":"https://mcp.example/mcp"}"#;
         assert_eq!(jwt.verify(&token(b"s3cret", hs, text), 1000), Err("token has no exp"));
+        // The header is held to what a key set's tokens are: no critical extension, and an
+        // access token's type or none.
+        let crit = r#"{"alg":"HS256","crit":["x-unknown"],"x-unknown":1}"#;
+        assert_eq!(
+            jwt.verify(&token(b"s3cret", crit, good), 1000),
+            Err("token has critical header extensions")
+        );
+        let dpop = r#"{"alg":"HS256","typ":"dpop+jwt"}"#;
+        assert_eq!(
+            jwt.verify(&token(b"s3cret", dpop, good), 1000),
+            Err("token typ is not an access token")
+        );
+        let at = r#"{"alg":"HS256","typ":"at+jwt"}"#;
+        assert_eq!(subject(jwt.verify(&token(b"s3cret", at, good), 1000)), Ok("ann".into()));
+        let four = format!("{}.x", token(b"s3cret", hs, good));
+        assert_eq!(jwt.verify(&four, 1000), Err("malformed token"));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use crate::crypto::{JwsError, KeySet, MAX_JWKS_BYTES, verify_jws};
 use crate::transport::http::claims::check_claims;
 use crate::util::stamp::Stamp;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::guard";
 
 /// How often the file's stamp is looked at, at most.

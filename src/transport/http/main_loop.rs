@@ -25,7 +25,7 @@ use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::dispatcher";
 
 /// How often the loop wakes with no work: expiry, watched files, the stop flag.

@@ -52,7 +52,7 @@ use readiness::Readiness;
 use session_table::Sessions;
 use socket::Listener;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
 
 /// Work waiting for the dispatching loop, at most (more: the request is answered 503).
@@ -209,6 +209,18 @@ impl Server {
 /// `/metrics` has, a malformed session id prefix or OTLP endpoint (which is returned, read).
 fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
+    // A request's path is compared without its query, and is printable ASCII without spaces.
+    // Clients that normalize URLs (curl, browsers) never send `.` or `..` segments.
+    let reachable = |b: u8| b.is_ascii_graphic() && b != b'?' && b != b'#';
+    let dotted =
+        options.path.contains("//") || options.path.split('/').any(|s| s == "." || s == "..");
+    if !options.path.starts_with('/') || !options.path.bytes().all(reachable) || dotted {
+        let path = &options.path;
+        return Err(invalid(format!(
+            "--http-path {path:?}: a path starting with /, without spaces, ? or #, // or . or \
+             .. segments"
+        )));
+    }
     if [probes::HEALTHZ, probes::READYZ, probes::METRICS].contains(&options.path.as_str()) {
         let path = &options.path;
         return Err(invalid(format!("--http-path {path}: that path is served for operators")));

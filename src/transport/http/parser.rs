@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::socket::Socket;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::wire";
 
 /// The whole request head (request line and headers) may not be longer than this.
@@ -93,6 +93,9 @@ fn named(text: &str, at: &Range<usize>, name: &str) -> bool {
 /// while no request is under way.
 pub struct Reader {
     pub inner: BufReader<Socket>,
+    /// The request being read is a `HEAD`: known once its request line is read and its method
+    /// is a token, so that a refusal of the rest of its head has no body (RFC 9110 §9.3.2).
+    pub head_request: bool,
     /// The socket's read timeout as last set (zero: never set): set again only when it
     /// changes, which saves a system call per request.
     timeout: Duration,
@@ -107,6 +110,7 @@ impl Reader {
     pub fn new(socket: Socket) -> Reader {
         Reader {
             inner: BufReader::with_capacity(16 * 1024, socket),
+            head_request: false,
             timeout: Duration::ZERO,
             line: Vec::new(),
         }
@@ -180,6 +184,7 @@ impl Reader {
     /// Reads a request head. Waits up to `limits.idle` for its first byte (ending early when
     /// `stop` is set), then up to `limits.deadline` for the rest.
     pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
+        self.head_request = false;
         match self.fill(Instant::now() + limits.idle, Some(stop)) {
             Ok(true) => {}
             Err(Waited::TimedOut) => {
@@ -208,7 +213,7 @@ impl Reader {
         if line.starts_with(b"PRI * HTTP/2") {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
-        let (method, path, minor) = request_line(&line)?;
+        let (method, path, minor) = self.request_line(&line)?;
         let mut all = String::with_capacity(512);
         let mut fields = Vec::with_capacity(16);
         loop {
@@ -252,6 +257,35 @@ impl Reader {
         }
         self.line = line;
         Ok(head)
+    }
+
+    /// The request line's method, path (without the query) and HTTP minor version; whether
+    /// it is a `HEAD` is known as soon as its method is.
+    fn request_line(&mut self, line: &[u8]) -> Result<(String, String, u8), ReadError> {
+        let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
+        let mut parts = text.split(' ');
+        let (Some(method), Some(target), Some(version), None) =
+            (parts.next(), parts.next(), parts.next(), parts.next())
+        else {
+            return Err(bad("malformed request line"));
+        };
+        if method.is_empty() || !method.bytes().all(is_token) {
+            return Err(bad("malformed method"));
+        }
+        self.head_request = method == "HEAD";
+        let minor = match version {
+            "HTTP/1.1" => 1,
+            "HTTP/1.0" => 0,
+            v if v.starts_with("HTTP/") => {
+                return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
+            }
+            _ => return Err(bad("malformed request line")),
+        };
+        if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
+            return Err(bad("the request target must be a path"));
+        }
+        let path = target.split(['?', '#']).next().unwrap_or("/");
+        Ok((method.to_string(), path.to_string(), minor))
     }
 
     /// Reads the body `head` announced, within the same deadline as its head.
@@ -351,33 +385,6 @@ impl LineError {
             LineError::TooLong => ReadError::Status(431, "request head too large"),
         }
     }
-}
-
-/// The request line's method, path (without the query) and HTTP minor version.
-fn request_line(line: &[u8]) -> Result<(String, String, u8), ReadError> {
-    let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
-    let mut parts = text.split(' ');
-    let (Some(method), Some(target), Some(version), None) =
-        (parts.next(), parts.next(), parts.next(), parts.next())
-    else {
-        return Err(bad("malformed request line"));
-    };
-    if method.is_empty() || !method.bytes().all(is_token) {
-        return Err(bad("malformed method"));
-    }
-    let minor = match version {
-        "HTTP/1.1" => 1,
-        "HTTP/1.0" => 0,
-        v if v.starts_with("HTTP/") => {
-            return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
-        }
-        _ => return Err(bad("malformed request line")),
-    };
-    if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(bad("the request target must be a path"));
-    }
-    let path = target.split(['?', '#']).next().unwrap_or("/");
-    Ok((method.to_string(), path.to_string(), minor))
 }
 
 fn bad(why: &'static str) -> ReadError {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::signals;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
 
 pub struct Readiness {

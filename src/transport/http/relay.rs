@@ -15,7 +15,7 @@ use crate::transport::http::socket::Socket;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
 use crate::util::queue::Recv;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
 impl Exchange<'_> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use crate::conn::principal::Principal;
 use crate::transport::telemetry::server_metrics::ServerMetrics;
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::sessions";
 
 pub struct Sessions {

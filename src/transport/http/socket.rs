@@ -181,6 +181,7 @@ impl Stream {
         };
     }
 
+    #[cfg(not(target_os = "linux"))]
     fn set_nonblocking(&self, on: bool) -> io::Result<()> {
         match self {
             Stream::Tcp(s) => s.set_nonblocking(on),
@@ -190,7 +191,25 @@ impl Stream {
     }
 
     /// Whether the peer closed its end (or reset it), looking without reading or waiting.
+    /// A half-close counts as leaving, as it does for nginx (`499`): HTTP/1.1 clients do not
+    /// half-close a connection they still read from.
     pub fn peer_gone(&self) -> bool {
+        #[cfg(target_os = "linux")]
+        {
+            use std::os::fd::AsRawFd;
+            let fd = match self {
+                Stream::Tcp(s) => s.as_raw_fd(),
+                Stream::Unix(s) => s.as_raw_fd(),
+            };
+            crate::util::poll::hung_up(fd)
+        }
+        #[cfg(not(target_os = "linux"))]
+        self.peeked_end()
+    }
+
+    /// Elsewhere a one-byte peek: the end is seen only when no byte came before it.
+    #[cfg(not(target_os = "linux"))]
+    fn peeked_end(&self) -> bool {
         if self.set_nonblocking(true).is_err() {
             return false;
         }
@@ -210,7 +229,7 @@ impl Stream {
 }
 
 /// `recv` with `MSG_PEEK`: std's `UnixStream::peek` is not stable yet.
-#[cfg(unix)]
+#[cfg(all(unix, not(target_os = "linux")))]
 fn peek_unix(socket: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
     use std::os::fd::AsRawFd;
     unsafe extern "C" {

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant, SystemTime};
 use crate::conn::principal::Principal;
 use crate::util::sha256::{hex, same, sha256};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging), kept when files move.
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::guard";
 
 /// Tokens, one a line as `NAME TOKEN` or `TOKEN` (`#` comments and blank lines skipped), read

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
 use crate::util::trace_context::{Hex, TraceContext};
 
-/// The log target: the name `RUST_LOG` filters by (README, Logging).
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging).
 const LOG: &str = "baremcp::otlp";
 /// Spans waiting for the exporter; past this, new ones are dropped (and counted).
 const QUEUE: usize = 2048;
@@ -55,9 +55,23 @@ pub(crate) enum Attribute {
     Int(i64),
 }
 
+/// The longest text a span carries in its name, an attribute or its message, in bytes: a
+/// request id or an unknown method is the client's text, and the queue holds 2 048 spans
+/// (OpenTelemetry SDKs have the same attribute value length limit, unset by default).
+const MAX_TEXT: usize = 256;
+
+/// `text`, cut to [`MAX_TEXT`] bytes at a character boundary.
+fn clipped(text: &str) -> String {
+    let mut end = text.len().min(MAX_TEXT);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_string()
+}
+
 impl From<&str> for Attribute {
     fn from(text: &str) -> Attribute {
-        Attribute::Text(text.to_string())
+        Attribute::Text(clipped(text))
     }
 }
 
@@ -81,8 +95,8 @@ impl Span {
         end: SystemTime,
     ) -> Span {
         let name = match target {
-            Some(target) => format!("{method} {target}"),
-            None => method.to_string(),
+            Some(target) => clipped(&format!("{method} {target}")),
+            None => clipped(method),
         };
         let (trace_id, parent_id, trace_flags, tracestate) = match caller {
             Some(c) => {
@@ -114,7 +128,7 @@ impl Span {
     /// `ERROR` with the error's message.
     pub fn failed(self, error_type: &str, message: &str) -> Span {
         let mut span = self.attr("error.type", error_type);
-        span.error = Some(message.to_string());
+        span.error = Some(clipped(message));
         span
     }
 
@@ -445,6 +459,28 @@ mod tests {
             json!({"key": "error.type", "value": {"stringValue": "-32602"}})
         );
         assert_eq!(failed["status"], json!({"code": 2, "message": "params must be an object"}));
+    }
+
+    #[test]
+    fn a_client_s_text_is_cut_to_what_a_span_may_hold() {
+        let mut ids = SpanIds::new();
+        let huge = "é".repeat(1 << 20);
+        let span = Span::server(&mut ids, &huge, Some(&huge), None, at(1), at(2))
+            .attr("jsonrpc.request.id", huge.as_str())
+            .failed("-32601", &huge);
+        let exported: Value = serde_json::from_str(&encode(&resource(), &[span])).unwrap();
+        let span = &exported["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        let texts = [
+            &span["name"],
+            &span["attributes"][0]["value"]["stringValue"],
+            &span["attributes"][1]["value"]["stringValue"],
+            &span["status"]["message"],
+        ];
+        for text in texts {
+            let text = text.as_str().unwrap();
+            assert!(text.len() <= MAX_TEXT && text.len() >= MAX_TEXT - 1, "{}", text.len());
+            assert!(text.chars().all(|c| c == 'é'), "cut inside a character");
+        }
     }
 
     #[test]

@@ -168,6 +168,19 @@ mod tests {
     }
 
     #[test]
+    fn version_and_capabilities_are_found_in_one_scan_as_a_parsed_value_would_find_them() {
+        let meta =
+            format!(r#"{{"a":[1,{{"b":2}}],"{VERSION_KEY}":"x","{CAPABILITIES_KEY}":{{}}}}"#);
+        assert_eq!(version_and_capabilities(&meta), Some((Some(r#""x""#), Some("{}"))));
+        // The last of a name given twice, and a key written with an escape is still the key.
+        let twice =
+            format!(r#"{{"{VERSION_KEY}":"a","io.modelcontextprotocol\/protocolVersion":"b"}}"#);
+        assert_eq!(version_and_capabilities(&twice), Some((Some(r#""b""#), None)));
+        assert_eq!(version_and_capabilities("{}"), Some((None, None)));
+        assert_eq!(version_and_capabilities("[]"), None);
+    }
+
+    #[test]
     fn decides_era_per_request() {
         let caps = r#""io.modelcontextprotocol/clientCapabilities":{}"#;
         assert_eq!(era("{}"), Ok(Era::Legacy));

@@ -268,6 +268,14 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
     if method.is_empty() || !method.iter().all(|&b| is_token(b)) {
         faults.sure(400, "malformed method");
     }
+    let target = match absolute_form(target) {
+        Ok(Some((_, rest))) => rest,
+        Ok(None) => target,
+        Err(()) => {
+            faults.sure(400, "a malformed absolute-form target");
+            return;
+        }
+    };
     if !target.starts_with(b"/") || target.iter().any(|&b| b <= b' ' || b == 0x7f) {
         faults.sure(400, "the target must be a path");
     } else if target.iter().any(|&b| b >= 0x80) {
@@ -276,6 +284,8 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
     }
     match version {
         b"HTTP/1.1" | b"HTTP/1.0" => {}
+        // A later minor version is read as HTTP/1.1 (RFC 9110 §2.5).
+        v if v.len() == 8 && v.starts_with(b"HTTP/1.") && v[7].is_ascii_digit() => {}
         v if v.starts_with(b"HTTP/") => {
             faults.sure(505, "a version other than 1.0 and 1.1");
             faults.maybe.push(400);
@@ -311,10 +321,18 @@ fn head_of(request_line: &[u8], fields: &[Vec<u8>], start: usize) -> Request {
     let text = String::from_utf8_lossy(request_line);
     let mut parts = text.split(' ');
     let method = parts.next().unwrap_or("").to_string();
-    let target = parts.next().unwrap_or("");
+    let mut target = parts.next().unwrap_or("");
+    let authority = match absolute_form(target.as_bytes()) {
+        Ok(Some((authority, rest))) => {
+            target = std::str::from_utf8(rest).unwrap_or("/");
+            Some(String::from_utf8_lossy(authority).into_owned())
+        }
+        _ => None,
+    };
     let path = target.split(['?', '#']).next().unwrap_or("").to_string();
-    let minor = u8::from(parts.next() == Some("HTTP/1.1"));
-    let headers = fields
+    let version = parts.next().unwrap_or("");
+    let minor = u8::from(version.starts_with("HTTP/1.") && version != "HTTP/1.0");
+    let mut headers: Vec<(String, String)> = fields
         .iter()
         .map(|line| {
             let text = String::from_utf8_lossy(line);
@@ -322,7 +340,34 @@ fn head_of(request_line: &[u8], fields: &[Vec<u8>], start: usize) -> Request {
             (name.to_ascii_lowercase(), value.trim_matches([' ', '\t']).to_string())
         })
         .collect();
+    // The target's authority names the host in place of `Host` (RFC 9112 §3.2.2); HTTP/1.1
+    // still needs the field.
+    if let Some(authority) = authority {
+        match headers.iter_mut().find(|(name, _)| name == "host") {
+            Some((_, value)) => *value = authority,
+            None if minor == 0 => headers.push(("host".into(), authority)),
+            None => {}
+        }
+    }
     Request { method, path, minor, headers, body: Vec::new(), start, end: start }
+}
+
+/// An absolute-form target (`http://authority/path`, or `https`, RFC 9112 §3.2.2): its
+/// authority (a host and port, no user information) and the rest as a path (`/` when it has
+/// none); `None` for another form; `Err` when malformed.
+fn absolute_form(target: &[u8]) -> Result<Option<(&[u8], &[u8])>, ()> {
+    let scheme = [&b"http://"[..], b"https://"]
+        .into_iter()
+        .find(|scheme| target.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)));
+    let Some(scheme) = scheme else { return Ok(None) };
+    let after = &target[scheme.len()..];
+    let end = after.iter().position(|b| b"/?#".contains(b)).unwrap_or(after.len());
+    let authority = &after[..end];
+    if authority.is_empty() || authority.iter().any(|&b| b <= b' ' || b == 0x7f || b == b'@') {
+        return Err(());
+    }
+    let rest = &after[end..];
+    Ok(Some((authority, if rest.starts_with(b"/") { rest } else { b"/" })))
 }
 
 enum Kind {
@@ -538,6 +583,15 @@ mod tests {
         assert_eq!(statuses(b"GET /mcp HTTP/1.1\r\nHost: a\r\n folded\r\n\r\n"), [400]);
         assert_eq!(statuses(b"GET /mcp HTTP/2.0\r\nHost: a\r\n\r\n"), [400, 505]);
         assert_eq!(statuses(b"GET mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [400]);
+        assert_eq!(statuses(b"GET http://b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [200]);
+        assert_eq!(statuses(b"GET http://u@b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [400]);
+        assert_eq!(statuses(b"GET /mcp HTTP/1.2\r\nHost: a\r\n\r\n"), [200]);
+        let Framed::Whole { request, .. } =
+            &frame_all(b"GET HTTP://b:1?x HTTP/1.1\r\nHost: a\r\n\r\n", 9)[0]
+        else {
+            panic!("an absolute-form target is read")
+        };
+        assert_eq!((request.path.as_str(), request.header("host")), ("/", Some("b:1")));
         assert_eq!(statuses(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n"), [400]);
         let post = |fields: &str, body: &str| {
             format!("POST /mcp HTTP/1.1\r\nHost: a\r\n{fields}\r\n{body}").into_bytes()

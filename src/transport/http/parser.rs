@@ -1,7 +1,8 @@
 //! Reading HTTP/1.1 requests: one head, then its body, within size limits and a deadline.
 //!
-//! Only what an MCP endpoint needs is accepted: origin-form targets, `Content-Length` or
-//! chunked bodies (never both: that is how requests are smuggled past proxies), no obs-fold.
+//! Only what an MCP endpoint needs is accepted: origin-form targets (and the absolute form,
+//! which RFC 9112 makes a server take), `Content-Length` or chunked bodies (never both: that
+//! is how requests are smuggled past proxies), no obs-fold.
 
 use std::io::{self, BufRead, BufReader};
 use std::ops::Range;
@@ -80,6 +81,48 @@ impl Head {
         let connection = self.header("connection").unwrap_or("");
         let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
         if self.minor == 0 { has("keep-alive") } else { !has("close") }
+    }
+}
+
+/// What [`Reader::request_line`] reads: method, path, minor version, and the authority of an
+/// absolute-form target.
+type RequestLine = (String, String, u8, Option<String>);
+
+/// An absolute-form target (`http://authority/path?query`, or `https`), split into its
+/// authority and the rest as an origin-form target (`/` when it has no path); `None` for any
+/// other form. The authority must be a host and port, without user information.
+fn absolute_form(target: &str) -> Result<Option<(&str, &str)>, ReadError> {
+    let scheme = ["http://", "https://"].into_iter().find(|scheme| {
+        target.get(..scheme.len()).is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    });
+    let Some(scheme) = scheme else { return Ok(None) };
+    let after = &target[scheme.len()..];
+    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    let authority = &after[..end];
+    let fit = |b: u8| b > b' ' && b != 0x7f && b != b'@';
+    if authority.is_empty() || !authority.bytes().all(fit) {
+        return Err(bad("malformed absolute-form target"));
+    }
+    let rest = &after[end..];
+    Ok(Some((authority, if rest.starts_with('/') { rest } else { "/" })))
+}
+
+impl Head {
+    /// Names the request's host by `authority`, in place of any `Host` field: RFC 9112
+    /// §3.2.2 has an absolute-form target's authority win.
+    fn name_host(&mut self, authority: &str) {
+        let value_at = self.text.len();
+        self.text.push_str(authority);
+        let value = value_at..self.text.len();
+        let text = &self.text;
+        match self.fields.iter().position(|(name, _)| named(text, name, "host")) {
+            Some(i) => self.fields[i].1 = value,
+            None => {
+                let name_at = self.text.len();
+                self.text.push_str("host");
+                self.fields.push((name_at..self.text.len(), value));
+            }
+        }
     }
 }
 
@@ -213,7 +256,7 @@ impl Reader {
         if line.starts_with(b"PRI * HTTP/2") {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
-        let (method, path, minor) = self.request_line(&line)?;
+        let (method, path, minor, authority) = self.request_line(&line)?;
         let mut all = String::with_capacity(512);
         let mut fields = Vec::with_capacity(16);
         loop {
@@ -255,13 +298,17 @@ impl Reader {
         if head.values("host").nth(1).is_some() {
             return Err(bad("more than one host header"));
         }
+        if let Some(authority) = authority {
+            head.name_host(&authority);
+        }
         self.line = line;
         Ok(head)
     }
 
-    /// The request line's method, path (without the query) and HTTP minor version; whether
-    /// it is a `HEAD` is known as soon as its method is.
-    fn request_line(&mut self, line: &[u8]) -> Result<(String, String, u8), ReadError> {
+    /// The request line's method, path (without the query), HTTP minor version and, for an
+    /// absolute-form target, its authority; whether it is a `HEAD` is known as soon as its
+    /// method is.
+    fn request_line(&mut self, line: &[u8]) -> Result<RequestLine, ReadError> {
         let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
         let mut parts = text.split(' ');
         let (Some(method), Some(target), Some(version), None) =
@@ -276,16 +323,24 @@ impl Reader {
         let minor = match version {
             "HTTP/1.1" => 1,
             "HTTP/1.0" => 0,
+            // RFC 9110 §2.5: a later minor version of a major one served is read as the
+            // highest minor version served.
+            v if v.len() == 8 && v.starts_with("HTTP/1.") && v.as_bytes()[7].is_ascii_digit() => 1,
             v if v.starts_with("HTTP/") => {
                 return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
             }
             _ => return Err(bad("malformed request line")),
         };
+        // RFC 9112 §3.2.2: a server MUST accept the absolute form (`http://host/path`).
+        let (authority, target) = match absolute_form(target)? {
+            Some((authority, rest)) => (Some(authority.to_string()), rest),
+            None => (None, target),
+        };
         if !target.starts_with('/') || target.bytes().any(|b| b <= b' ' || b == 0x7f) {
             return Err(bad("the request target must be a path"));
         }
         let path = target.split(['?', '#']).next().unwrap_or("/");
-        Ok((method.to_string(), path.to_string(), minor))
+        Ok((method.to_string(), path.to_string(), minor, authority))
     }
 
     /// Reads the body `head` announced, within the same deadline as its head.
@@ -520,6 +575,39 @@ mod tests {
     fn chunk_sized(size: &str) -> u16 {
         let body = format!("{size}\r\n{}\r\n0\r\n\r\n", "a".repeat(0x5f));
         with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", &body)
+    }
+
+    /// The head of `request`, read as the server reads it, or the status it is refused with.
+    fn head_of(request: &str) -> Result<(String, u8, Option<String>), u16> {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        client.write_all(request.as_bytes()).unwrap();
+        let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+        let limits =
+            Limits { max_body: 0, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
+        match reader.head(&limits, &AtomicBool::new(false)) {
+            Ok(head) => Ok((head.path.clone(), head.minor, head.header("host").map(String::from))),
+            Err(ReadError::Status(status, _)) => Err(status),
+            Err(ReadError::Closed) => Err(0),
+        }
+    }
+
+    #[test]
+    fn absolute_form_targets_and_later_minor_versions_are_served() {
+        let read = |line: &str| head_of(&format!("{line}\r\nHost: other\r\n\r\n"));
+        let absolute = read("GET http://127.0.0.1:8080/mcp?x=1 HTTP/1.1");
+        assert_eq!(absolute, Ok(("/mcp".into(), 1, Some("127.0.0.1:8080".into()))));
+        assert_eq!(read("GET HTTPS://[::1]?q HTTP/1.1"), Ok(("/".into(), 1, Some("[::1]".into()))));
+        // RFC 9112 §3.2: the Host field is still required on HTTP/1.1, and still single.
+        let bare = head_of("GET http://localhost/mcp HTTP/1.1\r\n\r\n");
+        assert_eq!(bare, Err(400));
+        let http10 = head_of("GET http://localhost/mcp HTTP/1.0\r\n\r\n");
+        assert_eq!(http10, Ok(("/mcp".into(), 0, Some("localhost".into()))));
+        for refused in ["http:///mcp", "http://ann@localhost/mcp", "ftp://localhost/mcp", "*"] {
+            assert_eq!(read(&format!("GET {refused} HTTP/1.1")), Err(400), "{refused}");
+        }
+        assert_eq!(read("GET /mcp HTTP/1.2"), Ok(("/mcp".into(), 1, Some("other".into()))));
+        assert_eq!(read("GET /mcp HTTP/2.0"), Err(505));
     }
 
     #[test]

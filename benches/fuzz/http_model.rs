@@ -352,10 +352,13 @@ fn head_of(request_line: &[u8], fields: &[Vec<u8>], start: usize) -> Request {
     Request { method, path, minor, headers, body: Vec::new(), start, end: start }
 }
 
+/// An absolute-form target's authority and path.
+type Split<'t> = (&'t [u8], &'t [u8]);
+
 /// An absolute-form target (`http://authority/path`, or `https`, RFC 9112 §3.2.2): its
 /// authority (a host and port, no user information) and the rest as a path (`/` when it has
 /// none); `None` for another form; `Err` when malformed.
-fn absolute_form(target: &[u8]) -> Result<Option<(&[u8], &[u8])>, ()> {
+fn absolute_form(target: &[u8]) -> Result<Option<Split<'_>>, ()> {
     let scheme = [&b"http://"[..], b"https://"]
         .into_iter()
         .find(|scheme| target.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)));

@@ -59,6 +59,10 @@ pub(crate) struct Session {
     /// The last tool call's (small) arguments, whose allocations the next call reuses (taken
     /// while a call uses them).
     pub arguments: Option<Value>,
+    /// Whether request lines are logged (`baremcp::request` at info), once asked: the logger
+    /// is asked once a session, since its answer costs a few percent of a call (a filter's
+    /// directives matched against the target) and filters are set when the process starts.
+    pub requests_logged: Option<bool>,
 }
 
 impl Session {

@@ -47,11 +47,11 @@ impl<'a> Request<'a> {
         self.meta.era
     }
 
-    /// When the request began, if its completion will be logged. Timing costs a clock read
-    /// per request, so only then; asked here, so the filter is this module's, where the line
-    /// is logged (`RUST_LOG=baremcp::request=info`).
-    pub fn started() -> Option<std::time::Instant> {
-        log::log_enabled!(target: LOG, log::Level::Info).then(std::time::Instant::now)
+    /// Whether completions are logged. Asked here, so the filter is this module's, where the
+    /// line is logged (`RUST_LOG=baremcp::request=info`); timing costs a clock read per
+    /// request, so requests are timed only then.
+    pub fn logged() -> bool {
+        log::log_enabled!(target: LOG, log::Level::Info)
     }
 
     /// Logs the request's completion line; its trace id is `_meta`'s, else `fallback`'s (the

@@ -631,14 +631,19 @@ pub fn refusal(status: u16, why: &str) -> Response {
 /// names only one of them gets that one (strict checks have locked real clients out).
 fn accepts(accept: Option<&str>) -> (bool, bool) {
     let Some(accept) = accept else { return (true, true) };
-    let types: Vec<String> = accept
-        .split(',')
-        .filter(|t| !t.split(';').skip(1).any(zero_quality))
-        .map(|t| t.split(';').next().unwrap_or("").trim().to_ascii_lowercase())
-        .collect();
-    let any = types.iter().any(|t| t == "*/*");
-    let json = any || types.iter().any(|t| t == "application/json" || t == "application/*");
-    let sse = any || types.iter().any(|t| t == "text/event-stream" || t == "text/*");
+    let (mut json, mut sse) = (false, false);
+    // Compared in place, without a lowercased copy of each range: asked of every POST.
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        if parts.any(zero_quality) {
+            continue;
+        }
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        let any = is("*/*");
+        json |= any || is("application/json") || is("application/*");
+        sse |= any || is("text/event-stream") || is("text/*");
+    }
     (json, sse)
 }
 

@@ -87,13 +87,18 @@ fn media_check(value: Option<&str>) -> Check {
 /// An `Accept` that admits JSON or event streams (none admits both).
 fn accept_check(value: Option<&str>) -> Check {
     let Some(value) = value else { return Check::Pass };
-    let types = media_ranges(value);
-    let sse = ["text/event-stream", "text/*", "*/*"];
-    let json = ["application/json", "application/*", "*/*"];
-    let admits = |list: &[&str]| types.iter().any(|t| list.contains(&t.as_str()));
-    if admits(&sse) || admits(&json) {
+    let (json, sse) = verdicts(value);
+    let graphic = value.split(',').all(|t| {
+        t.split(';')
+            .next()
+            .unwrap_or("")
+            .trim_matches([' ', '\t'])
+            .bytes()
+            .all(|b| b.is_ascii_graphic())
+    });
+    if json == Some(true) || sse == Some(true) {
         Check::Pass
-    } else if types.iter().all(|t| t.bytes().all(|b| b.is_ascii_graphic())) {
+    } else if graphic {
         Check::Fail
     } else {
         Check::Either
@@ -169,15 +174,13 @@ pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
 
 /// Whether the request's `Accept` admits an event stream (no `Accept` admits both kinds).
 pub fn admits_stream(request: &Request) -> bool {
-    request.header("accept").is_none_or(|accept| {
-        let sse = ["text/event-stream", "text/*", "*/*"];
-        media_ranges(accept).iter().any(|media| sse.contains(&media.as_str()))
-    })
+    request.header("accept").is_none_or(|accept| verdicts(accept).1 == Some(true))
 }
 
-/// The media ranges an `Accept` value admits, lowercased: those with `q=0` left out (RFC
-/// 9110 §12.4.2: not acceptable).
-fn media_ranges(value: &str) -> Vec<String> {
+/// What an `Accept` value says of JSON and of event streams: for each, the verdict of the
+/// most specific ranges that name it (RFC 9110 §12.5.1), `q=0` refusing (§12.4.2), any of
+/// equally specific ones admitting; `None` when no range names it.
+fn verdicts(value: &str) -> (Option<bool>, Option<bool>) {
     let zero = |parameter: &str| {
         parameter.split_once('=').is_some_and(|(name, q)| {
             let q = q.trim_matches([' ', '\t']);
@@ -186,11 +189,25 @@ fn media_ranges(value: &str) -> Vec<String> {
                 && q.bytes().all(|b| b == b'0' || b == b'.')
         })
     };
-    value
+    let ranges: Vec<(String, bool)> = value
         .split(',')
-        .filter(|t| !t.split(';').skip(1).any(zero))
-        .map(|t| t.split(';').next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase())
-        .collect()
+        .map(|t| {
+            let mut parts = t.split(';');
+            let media = parts.next().unwrap_or("").trim_matches([' ', '\t']).to_ascii_lowercase();
+            (media, !parts.any(zero))
+        })
+        .collect();
+    let verdict = |names: [&str; 3]| {
+        names.iter().find_map(|name| {
+            let named: Vec<bool> =
+                ranges.iter().filter(|(media, _)| media == name).map(|(_, ok)| *ok).collect();
+            (!named.is_empty()).then(|| named.contains(&true))
+        })
+    };
+    (
+        verdict(["application/json", "application/*", "*/*"]),
+        verdict(["text/event-stream", "text/*", "*/*"]),
+    )
 }
 
 /// Whether a response may be an event stream that stays open: a legacy GET stream, or a

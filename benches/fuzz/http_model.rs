@@ -268,12 +268,19 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
     if method.is_empty() || !method.iter().all(|&b| is_token(b)) {
         faults.sure(400, "malformed method");
     }
+    // The server reads the version first: a bad authority is one fault among others.
     let target = match absolute_form(target) {
-        Ok(Some((_, rest))) => rest,
+        Ok(Some((authority, rest))) => {
+            if authority.iter().any(|&b| b >= 0x80) {
+                // Not text (refused), or text no host matches (refused later, or not).
+                faults.maybe.push(400);
+            }
+            rest
+        }
         Ok(None) => target,
         Err(()) => {
             faults.sure(400, "a malformed absolute-form target");
-            return;
+            b"/"
         }
     };
     if !target.starts_with(b"/") || target.iter().any(|&b| b <= b' ' || b == 0x7f) {
@@ -589,6 +596,11 @@ mod tests {
         assert_eq!(statuses(b"GET http://b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [200]);
         assert_eq!(statuses(b"GET http://u@b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [400]);
         assert_eq!(statuses(b"GET /mcp HTTP/1.2\r\nHost: a\r\n\r\n"), [200]);
+        assert_eq!(statuses(b"GET http://u@b/mcp HTTP/2.0\r\nHost: a\r\n\r\n"), [400, 505]);
+        let not_text = b"GET http://\xff/mcp HTTP/1.1\r\nHost: a\r\n\r\n";
+        assert!(
+            matches!(&frame_all(not_text, 9)[0], Framed::Whole { refusals, .. } if refusals.contains(&400))
+        );
         let Framed::Whole { request, .. } =
             &frame_all(b"GET HTTP://b:1?x HTTP/1.1\r\nHost: a\r\n\r\n", 9)[0]
         else {

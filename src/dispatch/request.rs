@@ -80,7 +80,7 @@ impl<'a> Request<'a> {
 
 /// A client's text in a log line, cut to 128 bytes (and marked `…`): an id or an unknown
 /// method may be megabytes, and the log is no place to copy them to at the client's pace.
-struct Clipped<'t>(&'t str);
+pub(crate) struct Clipped<'t>(pub &'t str);
 
 impl std::fmt::Display for Clipped<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -11,7 +11,7 @@ use crate::conn::connection::Conn;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::method_table;
-use crate::dispatch::request::Request;
+use crate::dispatch::request::{Clipped, Request};
 use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
 use crate::wire::era::Era;
@@ -228,7 +228,8 @@ fn show_reply(on_reply: &OnReply, request: &Intercepted, reply: Reply, took: Dur
         Err(error) => Err(error),
     };
     if panic::catch_unwind(AssertUnwindSafe(|| on_reply(request, shown, took))).is_err() {
-        log::error!(target: LOG, "the on_reply hook panicked on {} id={}", request.method, request.id);
+        let (method, id) = (Clipped(request.method), request.id.to_string());
+        log::error!(target: LOG, "the on_reply hook panicked on {method} id={}", Clipped(&id));
     }
     reply
 }

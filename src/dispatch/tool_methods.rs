@@ -59,10 +59,11 @@ pub(crate) fn call<'a>(
             if let Some(reply) =
                 crate::dispatch::task_methods::call(server, session, req, &name, &arguments, conn)
             {
-                // Counted and traced as a call of this tool, as the same call made inline is.
-                let is_error =
-                    matches!(&reply, Ok(Payload::Value(result)) if result["isError"] == true);
-                req.tool = Some((name, is_error));
+                // Counted and traced as a call of this tool, as the same call made inline is
+                // (and, as there, a refusal before the tool ran is not).
+                if let Ok(Payload::Value(result)) = &reply {
+                    req.tool = Some((name, result["isError"] == true));
+                }
                 return reply;
             }
             // The subject binds a 2026-07-28 requestState to this tool and these arguments.

@@ -178,6 +178,15 @@ fn the_probes_answer_when_every_connection_is_taken() {
     let refused = get(addr, "GET", "/metrics", "localhost", &[]);
     assert_eq!(refused.status, 503, "only the probes are answered past the cap");
     assert_eq!(refused.header("retry-after"), Some("1"));
+    // A HEAD refused past the cap gets the head alone.
+    let mut head = connect(addr);
+    head.get_mut()
+        .write_all(format!("HEAD /mcp HTTP/1.1\r\nHost: {addr}\r\n\r\n").as_bytes())
+        .unwrap();
+    assert_eq!(read_head(&mut head).0, 503);
+    let mut rest = Vec::new();
+    head.read_to_end(&mut rest).unwrap();
+    assert!(rest.is_empty(), "a HEAD answer carried {:?}", String::from_utf8_lossy(&rest));
     // A client that says nothing past the cap is refused within about a second.
     let mut silent = connect(addr);
     let started = Instant::now();

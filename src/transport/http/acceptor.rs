@@ -104,7 +104,9 @@ fn admit(
         let slot = Taken(probing.clone());
         if probing.fetch_add(1, Ordering::Relaxed) >= PROBE_SLOTS {
             drop(slot);
-            return at_capacity(Socket::new(stream), &peer, shared, cap);
+            // Nothing read yet, so not known to be a HEAD.
+            let _ = stream.set_write_timeout(Some(Duration::from_secs(1)));
+            return at_capacity(Socket::new(stream), &peer, shared, cap, false);
         }
         let shared = shared.clone();
         // Given back however the thread ends, or when it cannot start (the closure is dropped,
@@ -165,16 +167,18 @@ fn probe_or_refuse(stream: Stream, peer: &str, shared: &Shared, cap: usize) {
             let _ = answer.closing().write(&mut socket, head.minor, 0);
             socket.shutdown_write();
         }
-        None => at_capacity(socket, peer, shared, cap),
+        None => at_capacity(socket, peer, shared, cap, reader.head_request),
     }
 }
 
-/// Refuses a connection past `--max-connections`.
-fn at_capacity(socket: Socket, peer: &str, shared: &Shared, cap: usize) {
+/// Refuses a connection past `--max-connections`; `head_only` when it asked with `HEAD`.
+fn at_capacity(socket: Socket, peer: &str, shared: &Shared, cap: usize, head_only: bool) {
     shared.metrics.refused(Refusal::ConnectionLimit);
     log::warn!(target: LOG, "{peer} refused: {cap} connections open (--max-connections)");
     let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many connections");
-    refuse_on(socket, Response::json(503, error_body(None, error)), "1");
+    let mut response = Response::json(503, error_body(None, error));
+    response.head_only = head_only;
+    refuse_on(socket, response, "1");
 }
 
 /// A probe slot past the cap, given back when dropped.

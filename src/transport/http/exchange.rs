@@ -627,24 +627,43 @@ pub fn refusal(status: u16, why: &str) -> Response {
     Response::json(status, error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why)))
 }
 
-/// Whether `Accept` admits JSON and event streams. No header admits both; a client that
-/// names only one of them gets that one (strict checks have locked real clients out).
+/// Whether `Accept` admits JSON and event streams. No header admits both. Each type is
+/// judged by the most specific range that names it (RFC 9110 §12.5.1: `text/event-stream;q=0,
+/// */*` refuses event streams), a range with `q=0` refusing it. An answer that needs no
+/// stream is JSON even for a client that admits only streams (a server may disregard
+/// `Accept`, and strict checks have locked real clients out); one that admits neither is
+/// refused.
 fn accepts(accept: Option<&str>) -> (bool, bool) {
     let Some(accept) = accept else { return (true, true) };
-    let (mut json, mut sse) = (false, false);
+    // For each type: how specific the range that decided it was (0: none), and its verdict.
+    let (mut json, mut sse) = ((0, false), (0, false));
     // Compared in place, without a lowercased copy of each range: asked of every POST.
     for range in accept.split(',') {
         let mut parts = range.split(';');
         let media = parts.next().unwrap_or("").trim();
-        if parts.any(zero_quality) {
-            continue;
-        }
+        let acceptable = !parts.any(zero_quality);
         let is = |name: &str| media.eq_ignore_ascii_case(name);
-        let any = is("*/*");
-        json |= any || is("application/json") || is("application/*");
-        sse |= any || is("text/event-stream") || is("text/*");
+        let rank = |exact: &str, family: &str| {
+            if is(exact) {
+                3
+            } else if is(family) {
+                2
+            } else {
+                u8::from(is("*/*"))
+            }
+        };
+        for (verdict, rank) in [
+            (&mut json, rank("application/json", "application/*")),
+            (&mut sse, rank("text/event-stream", "text/*")),
+        ] {
+            if rank > verdict.0 {
+                *verdict = (rank, acceptable);
+            } else if rank > 0 && rank == verdict.0 {
+                verdict.1 |= acceptable;
+            }
+        }
     }
-    (json, sse)
+    (json.1, sse.1)
 }
 
 /// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
@@ -672,7 +691,10 @@ mod tests {
         assert_eq!(accepts(None), (true, true));
         assert_eq!(accepts(Some("text/event-stream")), (false, true));
         assert_eq!(accepts(Some("application/json, text/event-stream;q=0")), (true, false));
-        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, true));
+        // The most specific range decides: `*/*` does not undo a refused event stream.
+        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, false));
+        assert_eq!(accepts(Some("text/*;q=0, text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("*/*;q=0, application/json")), (true, false));
         assert_eq!(accepts(Some("text/event-stream;q=0.01")), (false, true));
         assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
         assert_eq!(accepts(Some("*/*")), (true, true));

@@ -96,11 +96,24 @@ impl Principal {
     /// One text that differs between any two different callers: what state bound to a
     /// principal records (as a digest).
     pub(crate) fn binding(&self) -> String {
-        // JSON, so that no subject or issuer text can read as another split of the two.
+        // JSON, so that no subject or issuer text can read as another split of the two; and
+        // which claim named a JWT's caller, so a client named `ann` is not the user `ann`.
         let text = serde_json::Value::from;
         let parts = match &self.issuer {
             None => vec![text("token"), text(self.subject.as_str())],
-            Some(issuer) => vec![text("jwt"), text(issuer.as_str()), text(self.subject.as_str())],
+            Some(issuer) => {
+                let named_by = match (self.claims.contains_key("sub"), &self.client_id) {
+                    (true, _) => "sub",
+                    (false, Some(_)) => "client",
+                    (false, None) => "none",
+                };
+                vec![
+                    text("jwt"),
+                    text(issuer.as_str()),
+                    text(named_by),
+                    text(self.subject.as_str()),
+                ]
+            }
         };
         serde_json::Value::Array(parts).to_string()
     }
@@ -166,6 +179,11 @@ mod tests {
         let split = principal(json!({"iss": "x\0y", "sub": "z"}));
         let other_split = principal(json!({"iss": "x", "sub": "y\0z"}));
         assert_ne!(split.binding(), other_split.binding());
+        // A client is not the user of the same name.
+        let user = principal(json!({"iss": "i", "sub": "ann"}));
+        let client = principal(json!({"iss": "i", "client_id": "ann"}));
+        assert_eq!((user.subject(), client.subject()), ("ann", "ann"));
+        assert_ne!(user.binding(), client.binding());
         assert_eq!(Principal::token("ann").issuer(), None);
         assert!(Principal::token("ann").claims().is_empty());
     }

@@ -16,6 +16,12 @@ pub(crate) fn check_claims(
     audience: Option<&str>,
     issuer: Option<&str>,
 ) -> Result<(), &'static str> {
+    // The claims that name the caller are strings (RFC 7519 §4.1.1-2, RFC 9068 §2.2): read as
+    // missing, another type would make two callers one.
+    let caller_claims = ["sub", "iss", "client_id", "azp", "appid", "cid"];
+    if caller_claims.iter().any(|name| claims.get(*name).is_some_and(|v| !v.is_string())) {
+        return Err("token names its caller with a claim that is not a string");
+    }
     let number = |name| claims.get(name).and_then(Value::as_f64);
     // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
     let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
@@ -82,6 +88,15 @@ mod tests {
             check_claims(&good, 1000, aud, Some("https://issuer.example/")),
             Err("token issuer is not trusted")
         );
+        // A caller named by anything but a string is no caller to tell from another.
+        for odd in
+            [json!({"sub": 1001}), json!({"iss": {}}), json!({"azp": null}), json!({"cid": [1]})]
+        {
+            let mut odd = claims(odd);
+            odd.insert("exp".into(), json!(2000));
+            let refused = check_claims(&odd, 1000, None, None);
+            assert_eq!(refused, Err("token names its caller with a claim that is not a string"));
+        }
         // Unconfigured checks are skipped; a configured one needs its claim.
         let bare = claims(json!({"exp": 2000}));
         assert_eq!(check_claims(&bare, 1000, None, None), Ok(()));

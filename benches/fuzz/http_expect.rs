@@ -146,7 +146,7 @@ pub fn route(request: &Request) -> Route {
     match method {
         "POST" => {
             apply(media_check(request.header("content-type")), 415, &mut route);
-            apply(accept_check(request.header("accept")), 406, &mut route);
+            apply(accept_check(request.list("accept").as_deref()), 406, &mut route);
             apply(if has_body { Check::Pass } else { Check::Fail }, 411, &mut route);
         }
         "GET" | "DELETE" => {
@@ -174,7 +174,7 @@ pub fn stage_statuses(request: &Request, metadata: bool) -> Vec<u16> {
 
 /// Whether the request's `Accept` admits an event stream (no `Accept` admits both kinds).
 pub fn admits_stream(request: &Request) -> bool {
-    request.header("accept").is_none_or(|accept| verdicts(accept).1 == Some(true))
+    request.list("accept").is_none_or(|accept| verdicts(&accept).1 == Some(true))
 }
 
 /// What an `Accept` value says of JSON and of event streams: for each, the verdict of the

@@ -34,6 +34,13 @@ impl Request {
         self.headers.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str())
     }
 
+    /// The lines of list field `name` joined with commas (RFC 9110 §5.3).
+    pub fn list(&self, name: &str) -> Option<String> {
+        let values: Vec<&str> =
+            self.headers.iter().filter(|(n, _)| n == name).map(|(_, v)| v.as_str()).collect();
+        (!values.is_empty()).then(|| values.join(", "))
+    }
+
     pub fn count(&self, name: &str) -> usize {
         self.headers.iter().filter(|(n, _)| n == name).count()
     }
@@ -162,7 +169,10 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     loop {
         let Some((text, next)) = line_at(bytes, at) else {
             // The head is cut off: refused already when it is too long, or a line read so
-            // far was refused.
+            // far was refused. A request line cut short says whether it is a HEAD already.
+            if request_line.is_none() {
+                faults.head_method = bytes[at..].starts_with(b"HEAD ");
+            }
             let raw = bytes.len() - start;
             if raw > MAX_HEAD + lines + 2 {
                 faults.sure(431, "request head too large");
@@ -180,6 +190,9 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
         let raw = next - start;
         if raw > MAX_HEAD + lines {
             faults.sure(431, "request head too large");
+            if request_line.is_none() {
+                faults.head_method = text.starts_with(b"HEAD ");
+            }
             return faults.refused();
         } else if raw > MAX_HEAD {
             faults.maybe.push(431);
@@ -211,12 +224,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     let request_line = request_line.unwrap_or_default();
     let mut request = head_of(&request_line, &fields, start);
     let kind = body_kind(&request, max_body, &mut faults);
-    if request.minor == 1 && request.count("host") == 0 {
-        faults.sure(400, "missing host header");
-    }
-    if request.count("host") > 1 {
-        faults.sure(400, "more than one host header");
-    }
+    check_fields(&request, &mut faults);
     if !faults.sure.is_empty() {
         return faults.refused();
     }
@@ -251,6 +259,29 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     };
     request.end = end;
     Framed::Whole { request, refusals: faults.maybe_list() }
+}
+
+/// One `Host` on HTTP/1.1, at most one on 1.0; fields naming one thing come once
+/// (docs/http.md); list fields combine.
+fn check_fields(request: &Request, faults: &mut Faults) {
+    if request.minor == 1 && request.count("host") == 0 {
+        faults.sure(400, "missing host header");
+    }
+    if request.count("host") > 1 {
+        faults.sure(400, "more than one host header");
+    }
+    let single = [
+        "origin",
+        "authorization",
+        "content-type",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+    ];
+    if single.iter().any(|name| request.count(name) > 1) {
+        faults.sure(400, "a field that names one thing, twice");
+    }
 }
 
 /// `method SP target SP version`, as RFC 9112 §3 has it, the target in origin form.
@@ -634,6 +665,10 @@ mod tests {
         assert!(answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
         assert!(answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
         assert!(!answers_head(b"HEAD /mcp  HTTP/1.1\r\nHost: a\r\n\r\n"));
+        let long = format!("\r\nHEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000));
+        assert!(answers_head(long.as_bytes()), "a request line too long");
+        assert!(answers_head(b"HEAD /mcp HT"), "a request line cut short");
+        assert!(!answers_head(b"HEA"));
         let Framed::Whole { request, .. } = &frame_all(&chunked("3\r\nabc\r\n0\r\n\r\n"), 9)[0]
         else {
             panic!("not read")

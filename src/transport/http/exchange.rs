@@ -16,6 +16,7 @@ use crate::transport::http::cors;
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
 use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
+use crate::transport::http::negotiation;
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::probes;
@@ -278,7 +279,7 @@ impl Exchange<'_> {
                 head.body != BodyKind::None,
             );
         }
-        let (json_ok, sse_ok) = accepts(head.header("accept"));
+        let (json_ok, sse_ok) = negotiation::accepts(head.list("accept").as_deref());
         if !json_ok && !sse_ok {
             return self.refuse(
                 head,
@@ -537,7 +538,7 @@ impl Exchange<'_> {
 
     /// Legacy GET: the session's standalone stream of server messages.
     fn get(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
-        let (_, sse_ok) = accepts(head.header("accept"));
+        let (_, sse_ok) = negotiation::accepts(head.list("accept").as_deref());
         let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
         if !sse_ok || head.header("accept").is_none() {
             let why = "a GET stream needs accept: text/event-stream";
@@ -627,77 +628,7 @@ pub fn refusal(status: u16, why: &str) -> Response {
     Response::json(status, error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why)))
 }
 
-/// Whether `Accept` admits JSON and event streams. No header admits both. Each type is
-/// judged by the most specific range that names it (RFC 9110 §12.5.1: `text/event-stream;q=0,
-/// */*` refuses event streams), a range with `q=0` refusing it. An answer that needs no
-/// stream is JSON even for a client that admits only streams (a server may disregard
-/// `Accept`, and strict checks have locked real clients out); one that admits neither is
-/// refused.
-fn accepts(accept: Option<&str>) -> (bool, bool) {
-    let Some(accept) = accept else { return (true, true) };
-    // For each type: how specific the range that decided it was (0: none), and its verdict.
-    let (mut json, mut sse) = ((0, false), (0, false));
-    // Compared in place, without a lowercased copy of each range: asked of every POST.
-    for range in accept.split(',') {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        let acceptable = !parts.any(zero_quality);
-        let is = |name: &str| media.eq_ignore_ascii_case(name);
-        let rank = |exact: &str, family: &str| {
-            if is(exact) {
-                3
-            } else if is(family) {
-                2
-            } else {
-                u8::from(is("*/*"))
-            }
-        };
-        for (verdict, rank) in [
-            (&mut json, rank("application/json", "application/*")),
-            (&mut sse, rank("text/event-stream", "text/*")),
-        ] {
-            if rank > verdict.0 {
-                *verdict = (rank, acceptable);
-            } else if rank > 0 && rank == verdict.0 {
-                verdict.1 |= acceptable;
-            }
-        }
-    }
-    (json.1, sse.1)
-}
-
-/// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
-/// §12.4.2).
-fn zero_quality(parameter: &str) -> bool {
-    parameter.split_once('=').is_some_and(|(name, value)| {
-        let value = value.trim();
-        name.trim().eq_ignore_ascii_case("q")
-            && value.starts_with('0')
-            && value.bytes().all(|b| b == b'0' || b == b'.')
-    })
-}
-
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.
 pub(super) fn peer_gone(reader: &Reader) -> bool {
     reader.inner.get_ref().peer_gone()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn accept_is_lenient() {
-        assert_eq!(accepts(None), (true, true));
-        assert_eq!(accepts(Some("text/event-stream")), (false, true));
-        assert_eq!(accepts(Some("application/json, text/event-stream;q=0")), (true, false));
-        // The most specific range decides: `*/*` does not undo a refused event stream.
-        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, false));
-        assert_eq!(accepts(Some("text/*;q=0, text/event-stream")), (false, true));
-        assert_eq!(accepts(Some("*/*;q=0, application/json")), (true, false));
-        assert_eq!(accepts(Some("text/event-stream;q=0.01")), (false, true));
-        assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
-        assert_eq!(accepts(Some("*/*")), (true, true));
-        assert_eq!(accepts(Some("text/html")), (false, false));
-    }
 }

@@ -16,6 +16,7 @@ mod guard;
 mod headers;
 mod jwks_file;
 mod main_loop;
+mod negotiation;
 mod options;
 mod parser;
 mod peer_table;

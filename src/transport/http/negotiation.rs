@@ -1,0 +1,72 @@
+//! Content negotiation for the endpoint: whether a request's `Accept` admits JSON and event
+//! streams, as RFC 9110 §12.5.1 reads it, leniently where real clients need it.
+
+/// Whether `Accept` admits JSON and event streams. No header admits both. Each type is
+/// judged by the most specific range that names it (RFC 9110 §12.5.1: `text/event-stream;q=0,
+/// */*` refuses event streams), a range with `q=0` refusing it. An answer that needs no
+/// stream is JSON even for a client that admits only streams (a server may disregard
+/// `Accept`, and strict checks have locked real clients out); one that admits neither is
+/// refused.
+pub fn accepts(accept: Option<&str>) -> (bool, bool) {
+    let Some(accept) = accept else { return (true, true) };
+    // For each type: how specific the range that decided it was (0: none), and its verdict.
+    let (mut json, mut sse) = ((0, false), (0, false));
+    // Compared in place, without a lowercased copy of each range: asked of every POST.
+    for range in accept.split(',') {
+        let mut parts = range.split(';');
+        let media = parts.next().unwrap_or("").trim();
+        let acceptable = !parts.any(zero_quality);
+        let is = |name: &str| media.eq_ignore_ascii_case(name);
+        let rank = |exact: &str, family: &str| {
+            if is(exact) {
+                3
+            } else if is(family) {
+                2
+            } else {
+                u8::from(is("*/*"))
+            }
+        };
+        for (verdict, rank) in [
+            (&mut json, rank("application/json", "application/*")),
+            (&mut sse, rank("text/event-stream", "text/*")),
+        ] {
+            if rank > verdict.0 {
+                *verdict = (rank, acceptable);
+            } else if rank > 0 && rank == verdict.0 {
+                verdict.1 |= acceptable;
+            }
+        }
+    }
+    (json.1, sse.1)
+}
+
+/// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
+/// §12.4.2).
+fn zero_quality(parameter: &str) -> bool {
+    parameter.split_once('=').is_some_and(|(name, value)| {
+        let value = value.trim();
+        name.trim().eq_ignore_ascii_case("q")
+            && value.starts_with('0')
+            && value.bytes().all(|b| b == b'0' || b == b'.')
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accept_is_lenient() {
+        assert_eq!(accepts(None), (true, true));
+        assert_eq!(accepts(Some("text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("application/json, text/event-stream;q=0")), (true, false));
+        // The most specific range decides: `*/*` does not undo a refused event stream.
+        assert_eq!(accepts(Some("text/event-stream; Q=0.000, */*;q=0.5")), (true, false));
+        assert_eq!(accepts(Some("text/*;q=0, text/event-stream")), (false, true));
+        assert_eq!(accepts(Some("*/*;q=0, application/json")), (true, false));
+        assert_eq!(accepts(Some("text/event-stream;q=0.01")), (false, true));
+        assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
+        assert_eq!(accepts(Some("*/*")), (true, true));
+        assert_eq!(accepts(Some("text/html")), (false, false));
+    }
+}

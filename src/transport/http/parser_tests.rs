@@ -1,0 +1,191 @@
+//! The request reader's tests: heads, targets, fields and bodies read off loopback
+//! connections as the server reads them.
+
+use std::io::Write;
+use std::net::{Shutdown, TcpListener, TcpStream};
+
+use super::*;
+use crate::transport::http::socket::Stream;
+
+/// Reads one request off a loopback connection as the server does: the status it is
+/// refused with, or 200 when its head and body were read.
+fn status(request: &[u8]) -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    client.write_all(request).unwrap();
+    client.shutdown(Shutdown::Write).unwrap();
+    let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+    let limits =
+        Limits { max_body: 1000, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
+    match reader.head(&limits, &AtomicBool::new(false)).and_then(|head| reader.body(&head, &limits))
+    {
+        Ok(_) => 200,
+        Err(ReadError::Status(status, _)) => status,
+        Err(ReadError::Closed) => 0,
+    }
+}
+
+fn with_headers(headers: &str, body: &str) -> u16 {
+    status(format!("POST /mcp HTTP/1.1\r\n{headers}\r\n{body}").as_bytes())
+}
+
+/// A chunked body of one 0x5f-byte chunk under the size line `size`.
+fn chunk_sized(size: &str) -> u16 {
+    let body = format!("{size}\r\n{}\r\n0\r\n\r\n", "a".repeat(0x5f));
+    with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", &body)
+}
+
+/// The head of `request`, read as the server reads it, or the status it is refused with.
+fn head_of(request: &str) -> Result<(String, u8, Option<String>), u16> {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    client.write_all(request.as_bytes()).unwrap();
+    let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+    let limits =
+        Limits { max_body: 0, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
+    match reader.head(&limits, &AtomicBool::new(false)) {
+        Ok(head) => Ok((head.path.clone(), head.minor, head.header("host").map(String::from))),
+        Err(ReadError::Status(status, _)) => Err(status),
+        Err(ReadError::Closed) => Err(0),
+    }
+}
+
+#[test]
+fn absolute_form_targets_and_later_minor_versions_are_served() {
+    let read = |line: &str| head_of(&format!("{line}\r\nHost: other\r\n\r\n"));
+    let absolute = read("GET http://127.0.0.1:8080/mcp?x=1 HTTP/1.1");
+    assert_eq!(absolute, Ok(("/mcp".into(), 1, Some("127.0.0.1:8080".into()))));
+    assert_eq!(read("GET HTTPS://[::1]?q HTTP/1.1"), Ok(("/".into(), 1, Some("[::1]".into()))));
+    // RFC 9112 §3.2: the Host field is still required on HTTP/1.1, and still single.
+    let bare = head_of("GET http://localhost/mcp HTTP/1.1\r\n\r\n");
+    assert_eq!(bare, Err(400));
+    let http10 = head_of("GET http://localhost/mcp HTTP/1.0\r\n\r\n");
+    assert_eq!(http10, Ok(("/mcp".into(), 0, Some("localhost".into()))));
+    for refused in ["http:///mcp", "http://ann@localhost/mcp", "ftp://localhost/mcp", "*"] {
+        assert_eq!(read(&format!("GET {refused} HTTP/1.1")), Err(400), "{refused}");
+    }
+    assert_eq!(read("GET /mcp HTTP/1.2"), Ok(("/mcp".into(), 1, Some("other".into()))));
+    assert_eq!(read("GET /mcp HTTP/2.0"), Err(505));
+}
+
+#[test]
+fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
+    let get =
+        |fields: &str| status(format!("GET /mcp HTTP/1.1\r\nHost: a\r\n{fields}\r\n").as_bytes());
+    for twice in ["Origin: http://a", "Authorization: Bearer t", "Mcp-Session-Id: s", "MCP-Name: x"]
+    {
+        let lower = twice.to_ascii_lowercase();
+        assert_eq!(get(&format!("{twice}\r\n{lower}\r\n")), 400, "{twice}");
+        assert_eq!(get(&format!("{twice}\r\n")), 200, "{twice}");
+    }
+    assert_eq!(get("Accept: text/html\r\nAccept: application/json\r\n"), 200);
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let request = "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: a/b\r\nX: 1\r\naccept: c/d;q=0\r\n\r\n";
+    client.write_all(request.as_bytes()).unwrap();
+    let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+    let limits =
+        Limits { max_body: 0, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
+    let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
+    assert_eq!(head.list("accept").as_deref(), Some("a/b, c/d;q=0"));
+    assert_eq!(head.list("x").as_deref(), Some("1"));
+    assert_eq!(head.list("y"), None);
+}
+
+#[test]
+fn a_request_line_refused_before_its_end_says_whether_it_is_a_head() {
+    for (request, status, head) in [
+        (format!("HEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, true),
+        (format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, false),
+        ("HEAD /healthz HT".to_string(), 408, true),
+    ] {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        client.write_all(request.as_bytes()).unwrap();
+        let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+        let limits = Limits {
+            max_body: 0,
+            deadline: Duration::from_millis(300),
+            idle: Duration::from_secs(5),
+        };
+        let refused = match reader.head(&limits, &AtomicBool::new(false)) {
+            Err(ReadError::Status(refused, _)) => refused,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!((refused, reader.head_request), (status, head), "{}", &request[..16]);
+    }
+}
+
+#[test]
+fn transfer_encoding_fields_are_one_list() {
+    let chunked = "0\r\n\r\n";
+    assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", chunked), 200);
+    assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: Chunked\r\n", chunked), 200);
+    for fields in [
+        "Transfer-Encoding: chunked, identity\r\n",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
+        "Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n",
+        "Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+    ] {
+        assert_eq!(with_headers(&format!("Host: a\r\n{fields}"), chunked), 501, "{fields:?}");
+    }
+}
+
+#[test]
+fn chunk_sizes_are_hex_digits_then_extensions() {
+    let zeros = "0".repeat(19);
+    for ok in [
+        "5f",
+        "5F",
+        "05f",
+        &format!("{zeros}5f"),
+        "5f;x",
+        "5f ; x = y",
+        "5f\t;x;y=z",
+        r#"5f;x="a;\" b""#,
+    ] {
+        assert_eq!(chunk_sized(ok), 200, "{ok:?}");
+    }
+    // A sign, whitespace other than around `;` and `=`, anything that is not a hex digit.
+    for bad in [
+        "", "+5f", "-5f", "  5f", "5f  ", "\u{a0}5f", "\u{b}5f", "5f\u{b}", "5 f", "5fg", "0x5f",
+        "5f,x",
+    ] {
+        assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+    }
+    // Extensions that are not `; name [= token or quoted-string]`.
+    for bad in
+        ["5f;", "5f; ", "5f;x ", "5f;x=", "5f;=y", "5f;x=y z", r#"5f;x="open"#, "5f;x=\"a\u{0}\""]
+    {
+        assert_eq!(chunk_sized(bad), 400, "{bad:?}");
+    }
+    // Over the body limit, or over any: 413, as a too long Content-Length.
+    for big in ["3e9", "ffffffffffffffff", "10000000000000000", &"f".repeat(40)] {
+        assert_eq!(chunk_sized(big), 413, "{big:?}");
+    }
+}
+
+#[test]
+fn one_host_and_no_cr_or_nul_in_values() {
+    assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a b\tc\r\n\r\n"), 200);
+    assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nHost: evil.com\r\n\r\n"), 400);
+    assert_eq!(status(b"GET /mcp HTTP/1.0\r\nHost: a\r\nhost: a\r\n\r\n"), 400);
+    assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\rb\r\n\r\n"), 400);
+    assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\0b\r\n\r\n"), 400);
+    assert_eq!(status(b"GET /mcp HTTP/1.1\r\nHost: a\r\nX-A: a\r\r\n\r\n"), 400);
+}
+
+#[test]
+fn content_length_too_large_to_hold_is_413() {
+    let length = |value: &str, body: &str| {
+        with_headers(&format!("Host: a\r\nContent-Length: {value}\r\n"), body)
+    };
+    assert_eq!(length("5", "abcde"), 200);
+    assert_eq!(length(&format!("{}5", "0".repeat(30)), "abcde"), 200);
+    for big in ["1001", "9999999999999999999", "99999999999999999999", &"9".repeat(100)] {
+        assert_eq!(length(big, ""), 413, "{big}");
+    }
+    for bad in ["", "+5", "-5", "5a", "5 5", "0x5", "\u{a0}5"] {
+        assert_eq!(length(bad, "abcde"), 400, "{bad:?}");
+    }
+}

@@ -262,7 +262,9 @@ fn check_reply(
         );
     }
     let expects = request.minor == 1
-        && request.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"));
+        && request.list("expect").is_some_and(|e| {
+            e.split(',').any(|x| x.trim_matches([' ', '\t']).eq_ignore_ascii_case("100-continue"))
+        });
     if reply.interim.iter().any(|&s| s != 100) || (!reply.interim.is_empty() && !expects) {
         found.fail("interim", format!("{what} got interim responses {:?}", reply.interim));
     }

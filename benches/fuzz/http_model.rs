@@ -47,7 +47,7 @@ impl Request {
 
     /// Whether the client asked to close after it (RFC 9112 §9.3).
     pub fn wants_close(&self) -> bool {
-        let connection = self.header("connection").unwrap_or("").to_ascii_lowercase();
+        let connection = self.list("connection").unwrap_or_default().to_ascii_lowercase();
         let has = |word: &str| connection.split(',').any(|t| t.trim() == word);
         if self.minor == 0 { !has("keep-alive") } else { has("close") }
     }
@@ -203,10 +203,8 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             None => {
                 request_line = Some(text.to_vec());
                 check_request_line(text, &mut faults);
-                // The server knows the method once the line is text of three parts.
-                faults.head_method = std::str::from_utf8(text).is_ok()
-                    && text.split(|&b| b == b' ').count() == 3
-                    && text.starts_with(b"HEAD ");
+                // The server knows a HEAD by the line's first bytes, whatever follows.
+                faults.head_method = text.starts_with(b"HEAD ");
             }
             Some(_) if text.is_empty() => break,
             Some(_) => {
@@ -279,7 +277,10 @@ fn check_fields(request: &Request, faults: &mut Faults) {
         "mcp-method",
         "mcp-name",
     ];
-    if single.iter().any(|name| request.count(name) > 1) {
+    let mcp = |name: &str| name.starts_with("mcp-") && request.count(name) > 1;
+    if single.iter().any(|name| request.count(name) > 1)
+        || request.headers.iter().any(|(n, _)| mcp(n))
+    {
         faults.sure(400, "a field that names one thing, twice");
     }
 }
@@ -664,7 +665,8 @@ mod tests {
         assert!(answers_head(b"HEAD /mcp HTTP/1.1\r\nHost: a\r\nX: \xff\r\n\r\n"));
         assert!(answers_head(b"HEAD /mcp HTTP/2.0\r\nHost: a\r\n\r\n"));
         assert!(answers_head(b"HEAD mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
-        assert!(!answers_head(b"HEAD /mcp  HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(answers_head(b"HEAD /mcp  HTTP/1.1\r\nHost: a\r\n\r\n"));
+        assert!(!answers_head(b"HEAD\t/mcp HTTP/1.1\r\nHost: a\r\n\r\n"));
         let long = format!("\r\nHEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000));
         assert!(answers_head(long.as_bytes()), "a request line too long");
         assert!(answers_head(b"HEAD /mcp HT"), "a request line cut short");

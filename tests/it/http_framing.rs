@@ -170,19 +170,24 @@ fn pipelined_requests_are_answered_in_order_on_one_connection() {
     conn.get_mut().write_all(old.as_bytes()).unwrap();
     assert_eq!(read_reply(&mut conn).unwrap().status, 200);
     assert!(read_reply(&mut conn).is_none());
-    // Expect: 100-continue gets its interim response first.
-    let mut conn = connect(addr);
-    let head = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nExpect: 100-continue\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n",
-        first.len()
-    );
-    conn.get_mut().write_all(head.as_bytes()).unwrap();
-    let mut line = String::new();
-    conn.read_line(&mut line).unwrap();
-    assert_eq!(line, "HTTP/1.1 100 Continue\r\n");
-    conn.read_line(&mut line).unwrap();
-    conn.get_mut().write_all(first.as_bytes()).unwrap();
-    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    // Expect: 100-continue gets its interim response first, alone, in a list, or on a line
+    // of its own beside another expectation (list fields combine).
+    for expect in
+        ["Expect: 100-continue", "Expect: foo, 100-Continue", "Expect: foo\r\nExpect: 100-continue"]
+    {
+        let mut conn = connect(addr);
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\n{expect}\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: tools/list\r\nContent-Length: {}\r\n\r\n",
+            first.len()
+        );
+        conn.get_mut().write_all(head.as_bytes()).unwrap();
+        let mut line = String::new();
+        conn.read_line(&mut line).unwrap();
+        assert_eq!(line, "HTTP/1.1 100 Continue\r\n", "{expect}");
+        conn.read_line(&mut line).unwrap();
+        conn.get_mut().write_all(first.as_bytes()).unwrap();
+        assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    }
 }
 
 #[test]

@@ -294,7 +294,9 @@ impl Exchange<'_> {
             let why = "a POST needs a JSON-RPC message as its body";
             return self.refuse(head, Refusal::of_status(status), status, why, false);
         }
-        if head.header("expect").is_some_and(|e| e.eq_ignore_ascii_case("100-continue"))
+        if head
+            .list("expect")
+            .is_some_and(|e| e.split(',').any(|x| x.trim().eq_ignore_ascii_case("100-continue")))
             && head.minor == 1
         {
             let _ = self.writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");

@@ -93,7 +93,7 @@ impl Head {
 
     /// Whether the connection stays open after this request.
     pub fn keep_alive(&self) -> bool {
-        let connection = self.header("connection").unwrap_or("");
+        let connection = self.list("connection").unwrap_or_default();
         let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
         if self.minor == 0 { has("keep-alive") } else { !has("close") }
     }
@@ -167,9 +167,8 @@ fn named(text: &str, at: &Range<usize>, name: &str) -> bool {
 /// while no request is under way.
 pub struct Reader {
     pub inner: BufReader<Socket>,
-    /// The request being read is a `HEAD`: known once its request line is read and its method
-    /// is a token (or from its first bytes, when the line is refused before its end), so that
-    /// a refusal has no body (RFC 9110 §9.3.2).
+    /// The request being read is a `HEAD`: known from its request line's first bytes (`HEAD `),
+    /// even when the line is refused, so that a refusal has no body (RFC 9110 §9.3.2).
     pub head_request: bool,
     /// The socket's read timeout as last set (zero: never set): set again only when it
     /// changes, which saves a system call per request.
@@ -324,7 +323,13 @@ impl Reader {
             all.push_str(name);
             all[name_at..].make_ascii_lowercase();
             let single = single_field(&all[name_at..]);
-            if seen & single != 0 {
+            // Every `Mcp-*` field names one thing too (`Mcp-Param-*` are named by the tools):
+            // those are rare, so an earlier one is looked for.
+            let again = |name: &str| {
+                name.starts_with("mcp-")
+                    && fields.iter().any(|(at, _): &(Range<usize>, _)| named(&all, at, name))
+            };
+            if seen & single != 0 || (single == 0 && again(&all[name_at..])) {
                 return Err(bad("a field that names one thing is sent twice"));
             }
             seen |= single;
@@ -353,6 +358,8 @@ impl Reader {
     /// absolute-form target, its authority; whether it is a `HEAD` is known as soon as its
     /// method is.
     fn request_line(&mut self, line: &[u8]) -> Result<RequestLine, ReadError> {
+        // Known from the line's first bytes, whatever is wrong after them.
+        self.head_request = line.starts_with(b"HEAD ");
         let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
         let mut parts = text.split(' ');
         let (Some(method), Some(target), Some(version), None) =
@@ -363,7 +370,6 @@ impl Reader {
         if method.is_empty() || !method.bytes().all(is_token) {
             return Err(bad("malformed method"));
         }
-        self.head_request = method == "HEAD";
         let minor = match version {
             "HTTP/1.1" => 1,
             "HTTP/1.0" => 0,

@@ -79,6 +79,9 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
         assert_eq!(get(&format!("{twice}\r\n")), 200, "{twice}");
     }
     assert_eq!(get("Accept: text/html\r\nAccept: application/json\r\n"), 200);
+    // Every `Mcp-*` field names one thing, those a tool names too.
+    assert_eq!(get("Mcp-Param-Region: eu\r\nmcp-param-region: us\r\n"), 400);
+    assert_eq!(get("Mcp-Param-Region: eu\r\nMcp-Param-Zone: a\r\n"), 200);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     let request = "GET /mcp HTTP/1.1\r\nHost: a\r\nAccept: a/b\r\nX: 1\r\naccept: c/d;q=0\r\n\r\n";
@@ -90,6 +93,16 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     assert_eq!(head.list("accept").as_deref(), Some("a/b, c/d;q=0"));
     assert_eq!(head.list("x").as_deref(), Some("1"));
     assert_eq!(head.list("y"), None);
+    assert!(head.keep_alive());
+    // `Connection` is a list too: `close` on a second line closes.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    let request =
+        "GET /mcp HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n";
+    client.write_all(request.as_bytes()).unwrap();
+    let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+    let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
+    assert!(!head.keep_alive());
 }
 
 #[test]
@@ -98,6 +111,9 @@ fn a_request_line_refused_before_its_end_says_whether_it_is_a_head() {
         (format!("HEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, true),
         (format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, false),
         ("HEAD /healthz HT".to_string(), 408, true),
+        // Whole but malformed: still a HEAD by its first bytes.
+        ("HEAD /healthz HTTP/1.1 extra\r\n\r\n".to_string(), 400, true),
+        ("HEAD  /healthz HTTP/1.1\r\n\r\n".to_string(), 400, true),
     ] {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();

@@ -212,6 +212,10 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
                     faults.sure(431, "too many header fields");
                 }
                 check_field(text, &mut faults);
+                if names_one_thing_again(text, &fields) {
+                    // Refused as it is read, before the rest of the head.
+                    faults.sure(400, "a field that names one thing, twice");
+                }
                 fields.push(text.to_vec());
             }
         }
@@ -259,8 +263,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     Framed::Whole { request, refusals: faults.maybe_list() }
 }
 
-/// One `Host` on HTTP/1.1, at most one on 1.0; fields naming one thing come once
-/// (docs/http.md); list fields combine.
+/// One `Host` on HTTP/1.1, at most one on 1.0 (checked once the head is whole).
 fn check_fields(request: &Request, faults: &mut Faults) {
     if request.minor == 1 && request.count("host") == 0 {
         faults.sure(400, "missing host header");
@@ -268,21 +271,19 @@ fn check_fields(request: &Request, faults: &mut Faults) {
     if request.count("host") > 1 {
         faults.sure(400, "more than one host header");
     }
-    let single = [
-        "origin",
-        "authorization",
-        "content-type",
-        "mcp-session-id",
-        "mcp-protocol-version",
-        "mcp-method",
-        "mcp-name",
-    ];
-    let mcp = |name: &str| name.starts_with("mcp-") && request.count(name) > 1;
-    if single.iter().any(|name| request.count(name) > 1)
-        || request.headers.iter().any(|(n, _)| mcp(n))
-    {
-        faults.sure(400, "a field that names one thing, twice");
-    }
+}
+
+/// Whether field line `text` names one thing (`Origin`, `Authorization`, `Content-Type`,
+/// any `Mcp-*`) and an earlier line of `fields` has its name: docs/http.md refuses the second.
+fn names_one_thing_again(text: &[u8], fields: &[Vec<u8>]) -> bool {
+    let name = |line: &[u8]| {
+        let end = line.iter().position(|&b| b == b':').unwrap_or(line.len());
+        line[..end].to_ascii_lowercase()
+    };
+    let this = name(text);
+    let single = [&b"origin"[..], b"authorization", b"content-type"];
+    (single.contains(&this.as_slice()) || this.starts_with(b"mcp-"))
+        && fields.iter().any(|field| name(field) == this)
 }
 
 /// `method SP target SP version`, as RFC 9112 §3 has it, the target in origin form.
@@ -628,6 +629,14 @@ mod tests {
         assert_eq!(statuses(b"GET http://b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [200]);
         assert_eq!(statuses(b"GET http://u@b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [400]);
         assert_eq!(statuses(b"GET /mcp HTTP/1.2\r\nHost: a\r\n\r\n"), [200]);
+        // A field naming one thing, twice: refused there, whatever comes after.
+        let twice =
+            format!("GET /mcp HTTP/1.1\r\nOrigin: a\r\norigin: b\r\nX: {}", "a".repeat(20_000));
+        assert_eq!(statuses(twice.as_bytes()), [400]);
+        assert_eq!(
+            statuses(b"GET /mcp HTTP/1.1\r\nHost: a\r\nMcp-Param-A: 1\r\nMcp-Param-B: 2\r\n\r\n"),
+            [200]
+        );
         assert_eq!(statuses(b"GET http://u@b/mcp HTTP/2.0\r\nHost: a\r\n\r\n"), [400, 505]);
         let not_text = b"GET http://\xff/mcp HTTP/1.1\r\nHost: a\r\n\r\n";
         assert!(

@@ -49,7 +49,7 @@ impl Request {
     pub fn wants_close(&self) -> bool {
         let connection = self.list("connection").unwrap_or_default().to_ascii_lowercase();
         let has = |word: &str| connection.split(',').any(|t| t.trim() == word);
-        if self.minor == 0 { !has("keep-alive") } else { has("close") }
+        has("close") || (self.minor == 0 && !has("keep-alive"))
     }
 }
 
@@ -168,23 +168,11 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     let mut fields: Vec<Vec<u8>> = Vec::new();
     loop {
         let Some((text, next)) = line_at(bytes, at) else {
-            // The head is cut off: refused already when it is too long, or a line read so
-            // far was refused. A request line cut short says whether it is a HEAD already.
+            // A request line cut short says whether it is a HEAD already.
             if request_line.is_none() {
                 faults.head_method = bytes[at..].starts_with(b"HEAD ");
             }
-            let raw = bytes.len() - start;
-            if raw > MAX_HEAD + lines + 2 {
-                faults.sure(431, "request head too large");
-            }
-            if !faults.sure.is_empty() {
-                return faults.refused();
-            }
-            let mut refusals = faults.maybe_list();
-            if raw > MAX_HEAD {
-                refusals.push(431);
-            }
-            return Framed::Cut { refusals, head: None, head_method: faults.head_method };
+            return head_cut_off(faults, bytes.len() - start, lines);
         };
         lines += 1;
         let raw = next - start;
@@ -261,6 +249,22 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     };
     request.end = end;
     Framed::Whole { request, refusals: faults.maybe_list() }
+}
+
+/// A head cut off after `raw` bytes in `lines` lines: refused already when it is too long, or
+/// when a line read so far was refused; else it waits.
+fn head_cut_off(mut faults: Faults, raw: usize, lines: usize) -> Framed {
+    if raw > MAX_HEAD + lines + 2 {
+        faults.sure(431, "request head too large");
+    }
+    if !faults.sure.is_empty() {
+        return faults.refused();
+    }
+    let mut refusals = faults.maybe_list();
+    if raw > MAX_HEAD {
+        refusals.push(431);
+    }
+    Framed::Cut { refusals, head: None, head_method: faults.head_method }
 }
 
 /// One `Host` on HTTP/1.1, at most one on 1.0 (checked once the head is whole).

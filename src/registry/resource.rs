@@ -280,6 +280,9 @@ impl ResourceTemplate {
     }
 }
 
+/// The most steps (bytes scanned, ends tried) one URI may cost to match against one template.
+const MATCH_BUDGET: usize = 1 << 22;
+
 /// A parsed URI template: literal text and variables, in order.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UriTemplate {
@@ -320,36 +323,104 @@ impl UriTemplate {
     }
 
     /// The variables of `uri` if it matches, percent-decoded; `None` otherwise (or when a
-    /// value does not decode to UTF-8).
+    /// value does not decode to UTF-8, or the match would take more than [`MATCH_BUDGET`]
+    /// steps: a URI is the client's, and its length and shape must not hold the loop).
     pub(crate) fn matches(&self, uri: &str) -> Option<Vars> {
-        let mut vars = Vars::new();
-        self.match_from(0, uri, &mut vars).then_some(vars)
+        let mut spans = Vec::new();
+        let mut budget = MATCH_BUDGET;
+        if !self.split(0, uri, 0, &mut spans, &mut budget) {
+            return None;
+        }
+        // Each value is decoded once, after the split is found.
+        let names = self.variables();
+        names
+            .zip(spans)
+            .map(|(name, (start, end))| {
+                let value = encoding::percent_decode(&uri[start..end])?;
+                Some((name.to_string(), String::from_utf8(value).ok()?))
+            })
+            .collect()
     }
 
-    fn match_from(&self, part: usize, rest: &str, vars: &mut Vars) -> bool {
-        match self.parts.get(part) {
-            None => rest.is_empty(),
-            Some(Part::Literal(literal)) => rest
-                .strip_prefix(literal.as_str())
-                .is_some_and(|rest| self.match_from(part + 1, rest, vars)),
-            Some(Part::Var { name, reserved }) => {
-                // Try the shortest value first; a variable never matches the empty string. A
-                // last variable must take the rest, so only that length is tried.
-                let limit =
-                    if *reserved { rest.len() } else { rest.find('/').unwrap_or(rest.len()) };
-                let first = if part + 1 == self.parts.len() { limit.max(1) } else { 1 };
-                for end in (first..=limit).filter(|&end| rest.is_char_boundary(end)) {
-                    let Some(value) = encoding::percent_decode(&rest[..end])
-                        .and_then(|b| String::from_utf8(b).ok())
+    /// Whether `uri[pos..]` matches the parts from `part` on, pushing each variable's span.
+    /// A variable never matches the empty string, never ends inside a `%XX` escape, and takes
+    /// the shortest value that lets the rest match: when a literal follows, only where that
+    /// literal occurs; a last variable, only the rest. Every step spends `budget`.
+    fn split(
+        &self,
+        part: usize,
+        uri: &str,
+        pos: usize,
+        spans: &mut Vec<(usize, usize)>,
+        budget: &mut usize,
+    ) -> bool {
+        if *budget == 0 {
+            return false;
+        }
+        let rest = &uri[pos..];
+        let (name_reserved, next) = match self.parts.get(part) {
+            None => return rest.is_empty(),
+            Some(Part::Literal(literal)) => {
+                return rest.starts_with(literal.as_str())
+                    && self.split(part + 1, uri, pos + literal.len(), spans, budget);
+            }
+            Some(Part::Var { reserved, .. }) => (*reserved, self.parts.get(part + 1)),
+        };
+        let limit = if name_reserved { rest.len() } else { rest.find('/').unwrap_or(rest.len()) };
+        let fits = |end: usize| {
+            end >= 1
+                && rest.is_char_boundary(end)
+                && !rest.as_bytes()[..end].ends_with(b"%")
+                && !(end >= 2 && rest.as_bytes()[end - 2] == b'%')
+        };
+        let mut try_end = |end: usize, budget: &mut usize| {
+            spans.push((pos, pos + end));
+            if self.split(part + 1, uri, pos + end, spans, budget) {
+                return true;
+            }
+            spans.pop();
+            false
+        };
+        match next {
+            None => limit == rest.len() && fits(limit) && try_end(limit, budget),
+            Some(Part::Literal(literal)) => {
+                let mut from = 1;
+                while from <= limit && !rest.is_char_boundary(from) {
+                    from += 1;
+                }
+                while from <= limit {
+                    let Some(found) = rest[from..].find(literal.as_str()).map(|at| from + at)
                     else {
-                        continue;
+                        // The scan that found nothing is paid for too.
+                        *budget = budget.saturating_sub(rest.len() - from);
+                        return false;
                     };
-                    vars.insert(name.clone(), value);
-                    if self.match_from(part + 1, &rest[end..], vars) {
+                    // What was scanned, and the try, are paid for.
+                    let cost = found - from + 1;
+                    if found > limit || cost > *budget {
+                        return false;
+                    }
+                    *budget -= cost;
+                    if fits(found) && try_end(found, budget) {
+                        return true;
+                    }
+                    from = found + 1;
+                    while from <= limit && !rest.is_char_boundary(from) {
+                        from += 1;
+                    }
+                }
+                false
+            }
+            Some(Part::Var { .. }) => {
+                for end in 1..=limit {
+                    if *budget == 0 {
+                        return false;
+                    }
+                    *budget -= 1;
+                    if fits(end) && try_end(end, budget) {
                         return true;
                     }
                 }
-                vars.remove(name);
                 false
             }
         }
@@ -389,7 +460,26 @@ mod tests {
             Some(vec![pair("a", "one"), pair("b", "two-three")])
         );
         assert_eq!(vars("x://{a}", "x://%ff"), None);
+        assert_eq!(vars("x://{a}-{b}", "x://é-%C3%A9"), Some(vec![pair("a", "é"), pair("b", "é")]));
+        assert_eq!(vars("x://{a}{b}", "x://%41%42"), Some(vec![pair("a", "A"), pair("b", "B")]));
+        assert_eq!(vars("x://{a}/{+b}", "x://1/2/3"), Some(vec![pair("a", "1"), pair("b", "2/3")]));
         assert_eq!(vars("x://fixed", "x://fixed"), Some(vec![]));
         assert_eq!(UriTemplate::parse("a/{x}/{+y}").variables().collect::<Vec<_>>(), ["x", "y"]);
+    }
+
+    #[test]
+    fn a_hostile_uri_costs_a_bounded_match() {
+        // Backtracking over every split was quadratic in one variable and cubic in two.
+        let started = std::time::Instant::now();
+        let one = format!("test://template/{}", "a/".repeat(500_000));
+        assert_eq!(vars("test://template/{id}/data", &one), None);
+        let two = format!("db://{}", "-".repeat(1 << 20));
+        assert_eq!(vars("db://{table}-{id}/row", &two), None);
+        let three = format!("x://{}", "a".repeat(1 << 16));
+        assert_eq!(vars("x://{a}{b}{c}/end", &three), None);
+        let long = format!("test://template/{}/data", "x".repeat(1 << 20));
+        assert_eq!(vars("test://template/{id}/data", &long).map(|v| v[0].1.len()), Some(1 << 20));
+        // Steps, not time, bound it (4 Mi of them); the time is only a sign.
+        assert!(started.elapsed() < std::time::Duration::from_secs(20), "{:?}", started.elapsed());
     }
 }

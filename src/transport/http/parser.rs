@@ -95,7 +95,8 @@ impl Head {
     pub fn keep_alive(&self) -> bool {
         let connection = self.list("connection").unwrap_or_default();
         let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
-        if self.minor == 0 { has("keep-alive") } else { !has("close") }
+        // `close` wins in either version (RFC 9112 §9.3); HTTP/1.0 stays open only when asked.
+        !has("close") && (self.minor == 1 || has("keep-alive"))
     }
 }
 

@@ -103,6 +103,13 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
     assert!(!head.keep_alive());
+    // On HTTP/1.0 too, `close` wins over `keep-alive`.
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+    client.write_all(b"GET /mcp HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n").unwrap();
+    let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
+    let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
+    assert!(!head.keep_alive());
 }
 
 #[test]

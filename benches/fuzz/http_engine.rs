@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use super::Config;
 use super::http_cases::{Case, Kind, Makings, SLOW_SECS, Script, Step, make_case};
 use super::http_drive::drive;
-use super::http_gen::{Bodies, SESSION_SLOT, bodies};
+use super::http_gen::{Bodies, HOSTILE_TEMPLATES, SESSION_SLOT, bodies};
 use super::http_judge::{PENDING, judge_conn, pending};
 use super::http_repro::write_case;
 use super::http_server::{Launch, Server};
@@ -43,12 +43,13 @@ pub struct HttpWorld {
 }
 
 /// The server's flags: a root to read, a manifest with a slow tool (it keeps the loop busy)
-/// and a quick one, a small body limit, short timeouts, a connection cap, RFC 9728 metadata.
+/// and a quick one, templates hostile URIs are read against, a small body limit, short
+/// timeouts, a connection cap, RFC 9728 metadata.
 pub fn setup(config: &Config) -> std::io::Result<HttpWorld> {
     std::fs::create_dir_all(&config.scratch)?;
     let manifest = config.scratch.join("http-manifest.json");
     let slow = format!(
-        r#"{{"server":{{"name":"http-fuzz","version":"1.0.0"}},"tools":[{{"name":"fuzz_slow","description":"Sleeps","run":{{"argv":["sleep","{SLOW_SECS}"],"timeoutMs":60000}}}},{{"name":"hello","description":"Greets","inputSchema":{{"type":"object","properties":{{"name":{{"type":"string"}}}}}},"run":{{"argv":["printf","Hello, %s!","{{name}}"]}}}}]}}"#
+        r#"{{"server":{{"name":"http-fuzz","version":"1.0.0"}},"tools":[{{"name":"fuzz_slow","description":"Sleeps","run":{{"argv":["sleep","{SLOW_SECS}"],"timeoutMs":60000}}}},{{"name":"hello","description":"Greets","inputSchema":{{"type":"object","properties":{{"name":{{"type":"string"}}}}}},"run":{{"argv":["printf","Hello, %s!","{{name}}"]}}}}],"resourceTemplates":{HOSTILE_TEMPLATES}}}"#
     );
     std::fs::write(&manifest, slow)?;
     let root = std::fs::canonicalize(config.fixtures.join("tree"))?;

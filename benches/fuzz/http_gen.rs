@@ -45,7 +45,38 @@ pub fn bodies(fixtures: &std::path::Path) -> Bodies {
             }
         }
     }
+    let (modern, legacy) = hostile_reads();
+    bodies.all.extend(modern.iter().chain(&legacy).cloned());
+    bodies.modern.extend(modern);
+    bodies.legacy.extend(legacy);
     bodies
+}
+
+/// The server's resource templates whose variables touch (`http_engine::setup` serves them):
+/// the shape that makes a matcher try every split.
+pub const HOSTILE_TEMPLATES: &str = r#"[{"uriTemplate":"fz://{a}{b}/x","name":"pair","run":{"argv":["echo","--","{a}"]}},{"uriTemplate":"fz://{a}/{+b}{c}/y","name":"reserved","run":{"argv":["echo","--","{c}"]}}]"#;
+
+/// Reads of long URIs shaped to cost [`HOSTILE_TEMPLATES`] the most (runs of plain,
+/// percent-encoded and separator characters that never end as a template does), 2026-07-28
+/// ones and legacy ones: each must be answered as quickly as any other request, whatever its
+/// length. A 2026-07-28 request repeats its URI in `Mcp-Name`, so its URIs are short enough
+/// for the head (longer ones test the head's limit); legacy URIs grow to 256 KiB.
+fn hostile_reads() -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+    let meta = format!(
+        r#","_meta":{{"{VERSION_KEY}":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+    );
+    let (mut modern, mut legacy) = (Vec::new(), Vec::new());
+    for (n, piece) in ["a", "%41", "a/", "%2F", "/"].iter().enumerate() {
+        for (size, era) in [(1 << 12, "modern"), (1 << 14, "legacy"), (1 << 18, "legacy")] {
+            let uri = format!("fz://{}/z", piece.repeat(size / piece.len()));
+            let meta = if era == "modern" { meta.as_str() } else { "" };
+            let read = format!(
+                r#"{{"jsonrpc":"2.0","id":{n},"method":"resources/read","params":{{"uri":"{uri}"{meta}}}}}"#
+            );
+            if era == "modern" { &mut modern } else { &mut legacy }.push(read.into_bytes());
+        }
+    }
+    (modern, legacy)
 }
 
 fn find(hay: &[u8], needle: &[u8]) -> bool {

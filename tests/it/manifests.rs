@@ -166,3 +166,23 @@ fn a_cwd_that_is_not_there_is_named_as_a_missing_directory() {
     );
     assert_eq!(text(2), "cannot run /no/such/program: No such file or directory (os error 2)");
 }
+
+#[test]
+fn a_prompt_argument_is_filled_in_once_and_never_read_as_a_placeholder() {
+    let dir = crate::scratch("manifest-prompt-fill");
+    let path = dir.join("manifest.json");
+    let prompts = json!([{"name": "compare", "description": "d",
+        "arguments": [{"name": "a", "required": true}, {"name": "b", "required": true}],
+        "messages": [{"role": "user", "text": "Compare {{a}} with {{ b }}, then {{a}}."}]}]);
+    std::fs::write(&path, json!({"prompts": prompts}).to_string()).unwrap();
+    // Each argument names the other: filled again, `{{b}}` became the 3 MB of b, and a value
+    // whose placeholder appeared twice grew the text quadratically (a request of 126 kB took a
+    // server past 2 GB and it aborted).
+    let b = "{{a}}".repeat(1000);
+    let get = json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get",
+        "params": {"name": "compare", "arguments": {"a": "{{b}}", "b": b}}});
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let replies = replies(&path, &format!("{init}\n{get}\n"));
+    let text = &replies[&1]["result"]["messages"][0]["content"]["text"];
+    assert_eq!(text, &json!(format!("Compare {{{{b}}}} with {b}, then {{{{b}}}}.")), "{replies:?}");
+}

@@ -162,6 +162,28 @@ pub(crate) fn double_placeholders(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// A prompt text with each `{{name}}` placeholder (as [`double_placeholders`] reads them)
+/// replaced by `value(name)`, or by nothing. In one pass over the text: what an argument
+/// brings is never read again, so a value holding `{{other}}` stays as written and the
+/// result is the text plus one copy of a value per placeholder.
+fn fill_placeholders<'v>(text: &str, value: impl Fn(&str) -> Option<&'v str>) -> String {
+    let mut pieces = text.split("{{");
+    let mut filled = String::from(pieces.next().unwrap_or(""));
+    for piece in pieces {
+        match piece.split_once("}}") {
+            Some((name, rest)) => {
+                filled.push_str(value(name.trim()).unwrap_or(""));
+                filled.push_str(rest);
+            }
+            None => {
+                filled.push_str("{{");
+                filled.push_str(piece);
+            }
+        }
+    }
+    filled
+}
+
 /// A value as it appears in a command: strings as they are, everything else as JSON text.
 fn text_of(value: &Value) -> String {
     match value {
@@ -395,11 +417,7 @@ impl Manifest {
                 Ok(messages
                     .iter()
                     .map(|(role, text)| {
-                        let mut filled = text.clone();
-                        for name in double_placeholders(text) {
-                            let value = args.get(&name).map(String::as_str).unwrap_or("");
-                            filled = filled.replace(&format!("{{{{{name}}}}}"), value);
-                        }
+                        let filled = fill_placeholders(text, |name| args.get(name).map(|v| &**v));
                         PromptMessage { role: *role, content: Content::Text(filled) }
                     })
                     .collect())

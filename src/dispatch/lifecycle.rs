@@ -10,6 +10,7 @@ use crate::conn::session::Session;
 use crate::dispatch::handler_setup::{Scope, cacheable, required_str};
 use crate::dispatch::request::Request;
 use crate::registry::server::Server;
+use crate::wire::capabilities::Declared;
 use crate::wire::era::{self, Era, LEGACY_VERSIONS};
 use crate::wire::jsonrpc::{ErrorObject, Reply, raw_str};
 use crate::wire::log_level::LogLevel;
@@ -24,12 +25,8 @@ pub(crate) fn initialize(
     let version =
         LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
-    session.client_capabilities = req
-        .params
-        .capabilities
-        .and_then(|c| serde_json::from_str::<Value>(c).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
+    // Only which capabilities are declared is ever read, so only their names are kept.
+    session.client_capabilities = req.params.capabilities.map(Declared::read).unwrap_or_default();
     let mut result = Map::new();
     result.insert("protocolVersion".into(), json!(version));
     result.insert("capabilities".into(), server.capabilities());

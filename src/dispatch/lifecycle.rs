@@ -126,3 +126,32 @@ pub(crate) fn set_level(session: &mut Session, req: &Request) -> Result<Value, E
     session.log_level = Some(level);
     Ok(json!({}))
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::conn::session::Session;
+    use crate::dispatch::serve_line::serve_lines;
+    use crate::registry::server::Server;
+    use crate::wire::capabilities::{MAX_NAME_BYTES, MAX_NAMES};
+
+    #[test]
+    fn a_legacy_session_keeps_a_few_short_capability_names_of_a_huge_initialize() {
+        let mut capabilities = String::from(r#"{"sampling":{},"experimental":{"x":["#);
+        capabilities.push_str(&"0,".repeat(100_000));
+        capabilities.push_str(r#"0]},"#);
+        for i in 0..5_000 {
+            capabilities.push_str(&format!(r#""c{i}":{{}},"#));
+        }
+        capabilities.push_str(&format!(r#""{}":{{}},"roots":1}}"#, "n".repeat(10_000)));
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities}}}}}"#
+        );
+        let mut session = Session::default();
+        let written = serve_lines(&Server::new("s", "1"), &mut session, &[&init]);
+        assert!(written.contains(r#""protocolVersion":"2025-11-25""#), "{written}");
+        let kept = &session.client_capabilities;
+        assert!(kept.kept_bytes() <= MAX_NAMES * MAX_NAME_BYTES, "{kept:?}");
+        assert!(kept.has("sampling") && kept.has("experimental") && kept.has("c0"));
+        assert!(!kept.has("roots") && !kept.has("c4999"));
+    }
+}

@@ -137,3 +137,44 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "panic".into())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::KEPT_ARGUMENTS;
+    use crate::conn::session::Session;
+    use crate::dispatch::serve_line::serve_lines;
+    use crate::registry::server::Server;
+    use crate::registry::tool::{Tool, ToolOutput};
+
+    #[test]
+    fn only_short_arguments_are_kept_for_the_next_call() {
+        let mut server = Server::new("s", "1");
+        let echo = Tool::new("echo", "Echoes", json!({"type": "object"}), |args, _| {
+            Ok(ToolOutput::text(args.to_string()))
+        });
+        server.add_tool(echo).unwrap();
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+        let call = |arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{arguments}}}}}"#
+            )
+        };
+        let mut session = Session::default();
+        // Short: kept, and its allocations serve the next call.
+        let short = r#"{"x":[{"a":0},{"a":1}]}"#;
+        let written = serve_lines(&server, &mut session, &[init, &call(short)]);
+        assert!(written.contains(r#"{\"x\":[{\"a\":0},{\"a\":1}]}"#), "{written}");
+        assert_eq!(session.arguments, Some(serde_json::from_str(short).unwrap()));
+        // Just over the bound, in the shape that costs most per byte: not kept.
+        let mut long = String::from(r#"{"x":["#);
+        while long.len() <= KEPT_ARGUMENTS {
+            long.push_str(r#"{"":0},"#);
+        }
+        long.push_str(r#"{"":0}]}"#);
+        let written = serve_lines(&server, &mut session, &[&call(&long)]);
+        assert!(written.contains(r#""id":2,"result""#), "{written}");
+        assert!(session.arguments.is_none(), "{} bytes of arguments kept", long.len());
+    }
+}

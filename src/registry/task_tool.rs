@@ -232,3 +232,45 @@ pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Declared> {
     let extensions = capabilities::member(raw, "extensions")?;
     capabilities::declares(extensions, EXTENSION).then(|| Declared::read(raw))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn finished_results_are_kept_under_a_byte_bound_the_oldest_going_first() {
+        let big = |input: &Value, _: &mut TaskContext| {
+            Ok(ToolOutput::text("x".repeat(input["bytes"].as_u64().unwrap_or(0) as usize)))
+        };
+        let (_, spec) =
+            TaskTool::new("big", "Returns bytes", json!({"type": "object"}), big).split();
+        let tasks = Tasks::default();
+        // Starts a task returning `bytes` of text, and waits (bounded) until it has finished.
+        let run = |bytes: usize| {
+            let created = tasks.start(&spec, json!({ "bytes": bytes }), Declared::default(), None);
+            let id = created.unwrap()["taskId"].as_str().unwrap().to_string();
+            let end = Instant::now() + Duration::from_secs(30);
+            while !tasks.get(&id, None).unwrap().is_finished() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            id
+        };
+        let ids: Vec<String> = (0..6).map(|_| run(15 << 20)).collect();
+        tasks.expire();
+        assert!(tasks.kept_bytes() <= MAX_KEPT_BYTES, "{} bytes kept", tasks.kept_bytes());
+        assert!(tasks.get(&ids[0], None).is_none(), "the oldest result is dropped first");
+        let newest = tasks.get(&ids[5], None).unwrap().detailed(&ids[5]);
+        assert_eq!(newest["status"], "completed");
+        assert_eq!(newest["result"]["content"][0]["text"].as_str().map(str::len), Some(15 << 20));
+        // A result that could never be kept beside others fails its task, saying why.
+        let id = run(17 << 20);
+        let failed = tasks.get(&id, None).unwrap().detailed(&id);
+        assert_eq!(failed["status"], "failed", "{}", failed["status"]);
+        let message = failed["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("the task's result is too large to keep"), "{message}");
+    }
+}

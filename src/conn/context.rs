@@ -305,7 +305,8 @@ impl<'a, 'io> Context<'a, 'io> {
     /// Whether the client declared `capability` (`"elicitation"`, `"sampling"`, `"roots"`):
     /// in this request's `_meta` (2026-07-28), or in `initialize` (legacy). A handler that can
     /// do without an answer asks only when this is true; asking anyway fails the request with
-    /// -32021 in 2026-07-28.
+    /// -32021 in 2026-07-28. A legacy session keeps the names of at most 32 declared
+    /// capabilities, each at most 64 bytes long: a longer or later name reads as undeclared.
     pub fn client_supports(&self, capability: &str) -> bool {
         self.declares(capability)
     }
@@ -313,11 +314,9 @@ impl<'a, 'io> Context<'a, 'io> {
     /// Whether the client declared `capability`: in this request's `_meta` (2026-07-28), or
     /// in `initialize` (legacy).
     fn declares(&self, capability: &str) -> bool {
-        let declared =
-            |capabilities: &Value| capabilities.get(capability).is_some_and(Value::is_object);
         match self.client_capabilities {
-            Some(raw) => serde_json::from_str::<Value>(raw).is_ok_and(|c| declared(&c)),
-            None => declared(&self.session.client_capabilities),
+            Some(raw) => crate::wire::capabilities::declares(raw, capability),
+            None => self.session.client_capabilities.has(capability),
         }
     }
 

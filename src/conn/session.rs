@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::util::stamp::Stamp;
+use crate::wire::capabilities::Declared;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
@@ -31,8 +32,8 @@ pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
-    /// What the legacy client declared in `initialize`.
-    pub client_capabilities: Value,
+    /// What the legacy client declared in `initialize`: a few short names, never the object.
+    pub client_capabilities: Declared,
     /// Set by `logging/setLevel` (legacy).
     pub log_level: Option<LogLevel>,
     /// The request a handler is waiting on the client for, and whether it was cancelled.

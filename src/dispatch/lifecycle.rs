@@ -10,6 +10,7 @@ use crate::conn::session::Session;
 use crate::dispatch::handler_setup::{Scope, cacheable, required_str};
 use crate::dispatch::request::Request;
 use crate::registry::server::Server;
+use crate::wire::capabilities::Declared;
 use crate::wire::era::{self, Era, LEGACY_VERSIONS};
 use crate::wire::jsonrpc::{ErrorObject, Reply, raw_str};
 use crate::wire::log_level::LogLevel;
@@ -24,12 +25,8 @@ pub(crate) fn initialize(
     let version =
         LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
-    session.client_capabilities = req
-        .params
-        .capabilities
-        .and_then(|c| serde_json::from_str::<Value>(c).ok())
-        .filter(Value::is_object)
-        .unwrap_or_else(|| json!({}));
+    // Only which capabilities are declared is ever read, so only their names are kept.
+    session.client_capabilities = req.params.capabilities.map(Declared::read).unwrap_or_default();
     let mut result = Map::new();
     result.insert("protocolVersion".into(), json!(version));
     result.insert("capabilities".into(), server.capabilities());
@@ -128,4 +125,33 @@ pub(crate) fn set_level(session: &mut Session, req: &Request) -> Result<Value, E
     })?;
     session.log_level = Some(level);
     Ok(json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::conn::session::Session;
+    use crate::dispatch::serve_line::serve_lines;
+    use crate::registry::server::Server;
+    use crate::wire::capabilities::{MAX_NAME_BYTES, MAX_NAMES};
+
+    #[test]
+    fn a_legacy_session_keeps_a_few_short_capability_names_of_a_huge_initialize() {
+        let mut capabilities = String::from(r#"{"sampling":{},"experimental":{"x":["#);
+        capabilities.push_str(&"0,".repeat(100_000));
+        capabilities.push_str(r#"0]},"#);
+        for i in 0..5_000 {
+            capabilities.push_str(&format!(r#""c{i}":{{}},"#));
+        }
+        capabilities.push_str(&format!(r#""{}":{{}},"roots":1}}"#, "n".repeat(10_000)));
+        let init = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"protocolVersion":"2025-11-25","capabilities":{capabilities}}}}}"#
+        );
+        let mut session = Session::default();
+        let written = serve_lines(&Server::new("s", "1"), &mut session, &[&init]);
+        assert!(written.contains(r#""protocolVersion":"2025-11-25""#), "{written}");
+        let kept = &session.client_capabilities;
+        assert!(kept.kept_bytes() <= MAX_NAMES * MAX_NAME_BYTES, "{} bytes", kept.kept_bytes());
+        assert!(kept.has("sampling") && kept.has("experimental") && kept.has("c0"));
+        assert!(!kept.has("roots") && !kept.has("c4999"));
+    }
 }

@@ -233,3 +233,17 @@ fn show_reply(on_reply: &OnReply, request: &Intercepted, reply: Reply, took: Dur
     }
     reply
 }
+
+/// Serves `lines` on one session, as stdio would, for tests that look at what the session
+/// keeps afterwards; returns what was written.
+#[cfg(test)]
+pub(crate) fn serve_lines(server: &Server, session: &mut Session, lines: &[&str]) -> String {
+    let mut written = Vec::new();
+    let mut input: &[u8] = b"";
+    let mut conn = Conn::new(&mut input, crate::conn::outbox::Outbox::new(&mut written), 1 << 24);
+    for line in lines {
+        serve_line(server, line.as_bytes(), session, &mut conn);
+    }
+    drop(conn);
+    String::from_utf8(written).unwrap_or_default()
+}

@@ -18,6 +18,13 @@ use crate::registry::tool::ToolOutput;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{ErrorObject, Payload, Reply};
 
+/// Arguments whose JSON text is at most this long are kept for the session's next call. The
+/// decoded value can be some 80 times its text (an object of one short member is a map node
+/// of about 650 bytes for 8 bytes of text), so the text is kept short: under 50 KiB held per
+/// session however the arguments are shaped, while the small calls that gain most from the
+/// reuse still allocate nothing.
+pub(crate) const KEPT_ARGUMENTS: usize = 512;
+
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
     Ok(listed(
@@ -90,9 +97,9 @@ pub(crate) fn call<'a>(
             }
         }
     };
-    // Small arguments are kept for the next call; huge ones are freed before the result is
+    // Small arguments are kept for the next call; others are freed before the result is
     // serialized, which keeps one copy fewer alive at the peak.
-    if req.params.arguments.is_some_and(|raw| raw.len() <= 64 * 1024) {
+    if req.params.arguments.is_some_and(|raw| raw.len() <= KEPT_ARGUMENTS) {
         session.arguments = Some(arguments);
     } else {
         drop(arguments);
@@ -129,4 +136,45 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
         .map(|s| s.to_string())
         .or_else(|| panic.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "panic".into())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::KEPT_ARGUMENTS;
+    use crate::conn::session::Session;
+    use crate::dispatch::serve_line::serve_lines;
+    use crate::registry::server::Server;
+    use crate::registry::tool::{Tool, ToolOutput};
+
+    #[test]
+    fn only_short_arguments_are_kept_for_the_next_call() {
+        let mut server = Server::new("s", "1");
+        let echo = Tool::new("echo", "Echoes", json!({"type": "object"}), |args, _| {
+            Ok(ToolOutput::text(args.to_string()))
+        });
+        server.add_tool(echo).unwrap();
+        let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#;
+        let call = |arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"echo","arguments":{arguments}}}}}"#
+            )
+        };
+        let mut session = Session::default();
+        // Short: kept, and its allocations serve the next call.
+        let short = r#"{"x":[{"a":0},{"a":1}]}"#;
+        let written = serve_lines(&server, &mut session, &[init, &call(short)]);
+        assert!(written.contains(r#"{\"x\":[{\"a\":0},{\"a\":1}]}"#), "{written}");
+        assert_eq!(session.arguments, Some(serde_json::from_str(short).unwrap()));
+        // Just over the bound, in the shape that costs most per byte: not kept.
+        let mut long = String::from(r#"{"x":["#);
+        while long.len() <= KEPT_ARGUMENTS {
+            long.push_str(r#"{"":0},"#);
+        }
+        long.push_str(r#"{"":0}]}"#);
+        let written = serve_lines(&server, &mut session, &[&call(&long)]);
+        assert!(written.contains(r#""id":2,"result""#), "{written}");
+        assert!(session.arguments.is_none(), "{} bytes of arguments kept", long.len());
+    }
 }

@@ -10,10 +10,14 @@ use serde_json::{Map, Value, json};
 use crate::conn::context::{ClientError, Context};
 use crate::registry::tool::{HandlerError, ToolOutput};
 use crate::util::encoding::rfc3339;
+use crate::wire::capabilities::Declared;
 use crate::wire::error_code::ErrorCode;
 
 /// How long a finished task stays readable, and what `ttlMs` says.
 pub(crate) const TTL: Duration = Duration::from_secs(3600);
+/// A finished task's result (its JSON text) is kept up to this size; a larger one fails the
+/// task with an error that says so. Across all kept tasks: `task_tool::MAX_KEPT_BYTES`.
+const MAX_RESULT_BYTES: usize = 16 << 20;
 /// How often a client should poll, as `pollIntervalMs` says.
 const POLL_MS: u64 = 200;
 /// How often an inline sleep looks whether its request was cancelled.
@@ -52,8 +56,9 @@ struct State {
     pending: Map<String, Value>,
     /// Answers from `tasks/update`, until the handler takes them.
     answers: Map<String, Value>,
-    /// Once finished: the tool result, or the error of a failed task.
-    outcome: Option<Result<Value, Value>>,
+    /// Once finished: the JSON text of the tool result, or of the error of a failed task
+    /// (which of the two the status says). Text, not a value: what it costs is its length.
+    outcome: Option<String>,
 }
 
 /// One task: its state, and a condition variable the handler waits on for answers and for
@@ -121,12 +126,13 @@ impl Task {
         if state.status == Status::InputRequired {
             task["inputRequests"] = Value::Object(state.pending.clone());
         }
-        match &state.outcome {
-            Some(Ok(result)) if state.status == Status::Completed => {
-                task["result"] = result.clone()
-            }
-            Some(Err(error)) if state.status == Status::Failed => task["error"] = error.clone(),
-            _ => {}
+        let field = match state.status {
+            Status::Completed => "result",
+            Status::Failed => "error",
+            _ => return task,
+        };
+        if let Some(json) = &state.outcome {
+            task[field] = serde_json::from_str(json).unwrap_or(Value::Null);
         }
         task
     }
@@ -164,9 +170,9 @@ impl Task {
             return;
         }
         let (status, outcome) = match outcome {
-            Ok(Ok(output)) => (Status::Completed, Ok(result_json(&output))),
+            Ok(Ok(output)) => (Status::Completed, result_json(&output)),
             Ok(Err(error)) => {
-                (Status::Completed, Ok(result_json(&ToolOutput::error(error.to_string()))))
+                (Status::Completed, result_json(&ToolOutput::error(error.to_string())))
             }
             Err(panic) => {
                 let why = panic
@@ -174,11 +180,18 @@ impl Task {
                     .map(|s| s.to_string())
                     .or_else(|| panic.downcast_ref::<String>().cloned());
                 let message = format!("internal error: {}", why.unwrap_or_else(|| "panic".into()));
-                (
-                    Status::Failed,
-                    Err(json!({ "code": ErrorCode::INTERNAL_ERROR, "message": message })),
-                )
+                (Status::Failed, failure(message))
             }
+        };
+        // A result that could never be kept beside others fails the task, saying why.
+        let (status, outcome) = if outcome.len() > MAX_RESULT_BYTES {
+            let size = outcome.len();
+            let message = format!(
+                "the task's result is too large to keep: {size} bytes (at most {MAX_RESULT_BYTES})"
+            );
+            (Status::Failed, failure(message))
+        } else {
+            (status, outcome)
         };
         state.status = status;
         state.outcome = Some(outcome);
@@ -186,12 +199,22 @@ impl Task {
         state.updated = SystemTime::now();
         self.changed.notify_all();
     }
+
+    /// The bytes its outcome keeps: none until it has finished.
+    pub fn kept_bytes(&self) -> usize {
+        self.lock().outcome.as_ref().map_or(0, String::len)
+    }
 }
 
-fn result_json(output: &ToolOutput) -> Value {
+fn result_json(output: &ToolOutput) -> String {
     let mut json = Vec::new();
     output.write_json(&mut json, None, true);
-    serde_json::from_slice(&json).unwrap_or(Value::Null)
+    String::from_utf8(json).unwrap_or_default()
+}
+
+/// The error object of a failed task, as JSON text.
+fn failure(message: String) -> String {
+    json!({ "code": ErrorCode::INTERNAL_ERROR, "message": message }).to_string()
 }
 
 /// What a task handler may do: ask the user, wait, and notice cancellation. Inline (a client
@@ -203,7 +226,7 @@ pub struct TaskContext<'t, 'a, 'io> {
 
 enum Mode<'t, 'a, 'io> {
     Inline(&'t mut Context<'a, 'io>),
-    Thread { task: Arc<Task>, capabilities: Value },
+    Thread { task: Arc<Task>, capabilities: Declared },
 }
 
 impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
@@ -213,7 +236,7 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
     }
 
     /// For a task's thread: questions wait in `task`; `capabilities` are the client's.
-    pub(crate) fn thread(task: Arc<Task>, capabilities: Value) -> Self {
+    pub(crate) fn thread(task: Arc<Task>, capabilities: Declared) -> Self {
         TaskContext { mode: Mode::Thread { task, capabilities } }
     }
 
@@ -285,7 +308,7 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
                 answers.into_iter().collect()
             }
             Mode::Thread { task, capabilities } => {
-                if !capabilities["elicitation"].is_object() {
+                if !capabilities.has("elicitation") {
                     return Err(ClientError::Unsupported("elicitation"));
                 }
                 let mut state = task.lock();

@@ -22,6 +22,7 @@ use crate::conn::principal::Principal;
 use crate::registry::task::Task;
 pub use crate::registry::task::TaskContext;
 use crate::registry::tool::{HandlerError, Tool, ToolOutput};
+use crate::wire::capabilities::{self, Declared};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -32,6 +33,9 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 const MAX_RUNNING: usize = 64;
 /// Tasks kept at most, finished ones included; the oldest finished go first.
 const MAX_KEPT: usize = 1024;
+/// The results of finished tasks (their JSON text) kept at most, in bytes, all tasks together;
+/// past it the oldest finished go first. One result is at most `task::MAX_RESULT_BYTES`.
+const MAX_KEPT_BYTES: usize = 64 << 20;
 
 /// A task handler: the tool's input and the task's context in, the output or a message for
 /// the model out, as a tool handler. It runs on its own thread when the client declared the
@@ -150,7 +154,7 @@ impl Tasks {
         &self,
         spec: &Spec,
         input: Value,
-        capabilities: Value,
+        capabilities: Declared,
         caller: Option<&Principal>,
     ) -> Result<Value, ErrorObject> {
         self.expire();
@@ -189,10 +193,28 @@ impl Tasks {
         Ok(created)
     }
 
-    /// Finished tasks past their time to live are forgotten.
+    /// Finished tasks past their time to live are forgotten, and so are the oldest finished
+    /// ones while the results kept add up to more than [`MAX_KEPT_BYTES`]. Run before each
+    /// use of the store: a result finished since then is counted at the next task request.
     fn expire(&self) {
         let now = SystemTime::now();
-        self.store.borrow_mut().retain(|(_, _, task)| !task.expired(now));
+        let mut store = self.store.borrow_mut();
+        store.retain(|(_, _, task)| !task.expired(now));
+        let mut bytes: usize = store.iter().map(|(_, _, task)| task.kept_bytes()).sum();
+        store.retain(|(_, _, task)| {
+            let kept = task.kept_bytes();
+            let evict = bytes > MAX_KEPT_BYTES && kept > 0;
+            if evict {
+                bytes = bytes.saturating_sub(kept);
+            }
+            !evict
+        });
+    }
+
+    /// The bytes the results of all kept tasks hold.
+    #[cfg(test)]
+    fn kept_bytes(&self) -> usize {
+        self.store.borrow().iter().map(|(_, _, task)| task.kept_bytes()).sum()
     }
 }
 
@@ -203,8 +225,52 @@ pub(crate) fn missing_extension() -> ErrorObject {
         .with_data(data)
 }
 
-/// Whether a 2026-07-28 request's `clientCapabilities` (raw JSON) declare the extension.
-pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Value> {
-    let capabilities: Value = serde_json::from_str(client_capabilities?).ok()?;
-    capabilities["extensions"][EXTENSION].is_object().then_some(capabilities)
+/// Whether a 2026-07-28 request's `clientCapabilities` (raw JSON) declare the extension; if
+/// so, what else they declare (read without building the object, as a task keeps it).
+pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Declared> {
+    let raw = client_capabilities?;
+    let extensions = capabilities::member(raw, "extensions")?;
+    capabilities::declares(extensions, EXTENSION).then(|| Declared::read(raw))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn finished_results_are_kept_under_a_byte_bound_the_oldest_going_first() {
+        let big = |input: &Value, _: &mut TaskContext| {
+            Ok(ToolOutput::text("x".repeat(input["bytes"].as_u64().unwrap_or(0) as usize)))
+        };
+        let (_, spec) =
+            TaskTool::new("big", "Returns bytes", json!({"type": "object"}), big).split();
+        let tasks = Tasks::default();
+        // Starts a task returning `bytes` of text, and waits (bounded) until it has finished.
+        let run = |bytes: usize| {
+            let created = tasks.start(&spec, json!({ "bytes": bytes }), Declared::default(), None);
+            let id = created.unwrap()["taskId"].as_str().unwrap().to_string();
+            let end = Instant::now() + Duration::from_secs(30);
+            while !tasks.get(&id, None).unwrap().is_finished() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            id
+        };
+        let ids: Vec<String> = (0..6).map(|_| run(15 << 20)).collect();
+        tasks.expire();
+        assert!(tasks.kept_bytes() <= MAX_KEPT_BYTES, "{} bytes kept", tasks.kept_bytes());
+        assert!(tasks.get(&ids[0], None).is_none(), "the oldest result is dropped first");
+        let newest = tasks.get(&ids[5], None).unwrap().detailed(&ids[5]);
+        assert_eq!(newest["status"], "completed");
+        assert_eq!(newest["result"]["content"][0]["text"].as_str().map(str::len), Some(15 << 20));
+        // A result that could never be kept beside others fails its task, saying why.
+        let id = run(17 << 20);
+        let failed = tasks.get(&id, None).unwrap().detailed(&id);
+        assert_eq!(failed["status"], "failed", "{}", failed["status"]);
+        let message = failed["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with("the task's result is too large to keep"), "{message}");
+    }
 }

@@ -1,7 +1,9 @@
 //! The wire: bytes to messages and back. Line framing, the strict JSON scanner and value
-//! decoding, the JSON-RPC envelope, its error objects and codes, the `params` members methods read,
-//! and the two MCP eras a request may belong to. Nothing here knows a server.
+//! decoding, the JSON-RPC envelope, its error objects and codes, the `params` members methods
+//! read, the two MCP eras a request may belong to, and what a client declared it can do.
+//! Nothing here knows a server.
 
+pub(crate) mod capabilities;
 pub(crate) mod era;
 pub(crate) mod error_code;
 pub(crate) mod json_string;

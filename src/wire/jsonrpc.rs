@@ -76,6 +76,17 @@ impl ErrorObject {
         Self::new(ErrorCode::INVALID_REQUEST, "message nests deeper than 128 levels")
     }
 
+    /// A message whose values, decoded, would take more than `max` bytes ([`max_weight`]).
+    pub fn too_heavy(max: usize) -> Self {
+        Self::new(
+            ErrorCode::INVALID_REQUEST,
+            format!(
+                "message too large once decoded: its objects and arrays would take more than \
+                 {max} bytes of memory (32 times its size, plus 16 MiB)"
+            ),
+        )
+    }
+
     /// Text that is not JSON (or not UTF-8).
     pub fn parse_error() -> Self {
         Self::new(ErrorCode::PARSE_ERROR, "parse error")
@@ -358,15 +369,30 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     if scanned.and_then(|()| scanner.end()).is_err() {
         return unparseable();
     }
-    if scanner.too_deep() {
+    let refused = if scanner.too_deep() {
+        Some(ErrorObject::too_deep())
+    } else if scanner.weight() > max_weight(text.len()) {
+        Some(ErrorObject::too_heavy(max_weight(text.len())))
+    } else {
+        None
+    };
+    if let Some(error) = refused {
         // Valid JSON, so its id is answered (a message without one is a notification).
         let id = env.id.filter(|_| !env.id_twice).and_then(Id::from_raw);
         return match env.id {
             None => Message::BadNotification,
-            Some(_) => Message::Invalid { id, error: ErrorObject::too_deep() },
+            Some(_) => Message::Invalid { id, error },
         };
     }
     classify(env)
+}
+
+/// How much a message of `len` bytes may make the server allocate to decode its values
+/// ([`Scanner::weight`]): 32 times its size, plus 16 MiB so that no small message is ever
+/// refused. Text and numbers cost about their size; small objects cost up to 100 times it, and
+/// one message of them at the line limit would take gigabytes, if only while it is served.
+pub fn max_weight(len: usize) -> usize {
+    len.saturating_mul(32).saturating_add(16 << 20)
 }
 
 /// Sorts an envelope that scanned as JSON. A response (no `method`, a `result` or an
@@ -576,6 +602,37 @@ mod tests {
     /// A line that starts with `{"jsonrpc":"2.0",` takes a shortcut; one space before it
     /// takes the general path. Both must classify every line alike, and find a parse error
     /// exactly where serde_json does.
+    #[test]
+    fn a_message_that_would_take_far_more_memory_than_its_size_is_refused_with_its_id() {
+        let call = |arguments: &str| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{{"name":"t","arguments":{{"rows":{arguments}}}}}}}"#
+            )
+        };
+        let refused = |line: &str| match parse_message(line) {
+            Message::Invalid { id: Some(id), error } => {
+                assert_eq!(id.to_string(), "7");
+                assert!(error.message.contains("too large once decoded"), "{}", error.message);
+                true
+            }
+            Message::Request { .. } => false,
+            _ => panic!("neither a request nor refused"),
+        };
+        // One-member objects: 7 bytes each that decode into about 670 (a map node each).
+        let objects = |n: usize| format!("[{}{{\"\":0}}]", r#"{"":0},"#.repeat(n - 1));
+        assert!(refused(&call(&objects(600_000))), "4 MB that decode into 400 MB");
+        assert!(!refused(&call(&objects(20_000))), "a small message is never refused");
+        // What real data looks like is taken at any size: numbers, rows of a table, text.
+        assert!(!refused(&call(&format!("[{}0]", "0,".repeat(2_000_000)))));
+        let row = r#"{"id":123,"name":"abcdefgh","v":1.5},"#;
+        assert!(!refused(&call(&format!("[{}0]", row.repeat(200_000)))));
+        assert!(!refused(&call(&format!("\"{}\"", "x".repeat(8 << 20)))));
+        // A notification is dropped, as one nested too deep is.
+        let note = r#"{"jsonrpc":"2.0","method":"notifications/x","params":{"a":ROWS}}"#;
+        let heavy = note.replace("ROWS", &objects(600_000));
+        assert!(matches!(parse_message(&heavy), Message::BadNotification));
+    }
+
     #[test]
     fn the_common_head_is_only_a_shortcut() {
         let valid = [

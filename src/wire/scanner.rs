@@ -25,11 +25,27 @@ pub struct Scanner<'a> {
     nested: u32,
     /// A value scanned so far nests deeper than [`MAX_DEPTH`].
     too_deep: bool,
+    /// About what decoding the containers scanned so far would allocate (see [`Scanner::weight`]).
+    weight: usize,
 }
+
+/// What one value in a container costs once decoded: a `serde_json::Value`.
+const SLOT: usize = 32;
+/// What an object with members costs besides its values: a `BTreeMap` node (eleven keys and
+/// values, and links), allocated with the first member.
+const NODE: usize = 608;
 
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Scanner<'a> {
-        Scanner { text, bytes: text.as_bytes(), pos: 0, nested: 0, too_deep: false }
+        Scanner { text, bytes: text.as_bytes(), pos: 0, nested: 0, too_deep: false, weight: 0 }
+    }
+
+    /// About the bytes that decoding the containers scanned so far into `serde_json::Value`s
+    /// would allocate besides their text: a value slot for each element and member, a map node
+    /// for each object with members. Small objects make it many times the text (`{"":0}` is
+    /// 7 bytes that take about 670), which is why a message is refused past a bound of it.
+    pub fn weight(&self) -> usize {
+        self.weight
     }
 
     /// Whether the text scanned so far nests deeper than [`MAX_DEPTH`] (as serde_json counts,
@@ -226,6 +242,7 @@ impl<'a> Scanner<'a> {
         loop {
             // A value starts here.
             self.skip_ws();
+            self.weight += SLOT;
             match self.bytes.get(self.pos) {
                 Some(&open @ (b'{' | b'[')) => {
                     self.pos += 1;
@@ -234,6 +251,9 @@ impl<'a> Scanner<'a> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
+                        if open == b'{' {
+                            self.weight += NODE;
+                        }
                         if depth % MAX_DEPTH == 0 && depth > 0 {
                             spilled.push(objects);
                         }

@@ -13,6 +13,7 @@ use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS,
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, Frame, Message, is_object, raw_str};
 use crate::wire::params::ParamsField;
+use crate::wire::scanner::Scanner;
 
 /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
 /// in `_meta`, or that opens no session and names a later version in its header; its headers
@@ -159,12 +160,10 @@ pub fn param_checks(
     else {
         return Ok(());
     };
-    let arguments: Value =
-        params.arguments.and_then(|a| serde_json::from_str(a).ok()).unwrap_or(Value::Null);
     let mismatch = |why: String| Err((400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why)));
     for (header, argument) in headers {
         let sent = head.header(header);
-        let value = arguments.get(argument).filter(|v| !v.is_null());
+        let value = member(params.arguments, argument).filter(|v| !v.is_null());
         let (sent, value) = match (sent, value) {
             (None, None) => continue,
             (None, Some(_)) => {
@@ -196,6 +195,27 @@ pub fn param_checks(
     Ok(())
 }
 
+/// The member `name` of the `arguments` object (the last one, when named twice, as a parsed
+/// object has it), decoded when it is a scalar; an object or array stands as an empty array
+/// (no header equals one). Only that member is decoded: a connection thread checking headers
+/// must not build the whole of a client's arguments, which can take many times their size.
+fn member(arguments: Option<&str>, name: &str) -> Option<Value> {
+    let mut found = None;
+    Scanner::new(arguments?)
+        .object(|key, s| {
+            let raw = s.value()?;
+            if key.as_deref() == Some(name) {
+                found = Some(raw);
+            }
+            Ok(())
+        })
+        .ok()?;
+    match found?.as_bytes().first() {
+        Some(b'{' | b'[') => Some(Value::Array(Vec::new())),
+        _ => serde_json::from_str(found?).ok(),
+    }
+}
+
 /// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded).
 fn decode_header(value: &str) -> Option<Cow<'_, str>> {
     let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
@@ -217,6 +237,20 @@ fn decode_header(value: &str) -> Option<Cow<'_, str>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn one_argument_is_read_as_a_parsed_object_would_have_it() {
+        let args = r#"{"big":[{"":0},{"":0}],"region":"eu","n":1.5,"region":"us","t":true}"#;
+        // The last of a name given twice, as serde_json keeps it.
+        assert_eq!(member(Some(args), "region"), Some(json!("us")));
+        assert_eq!(member(Some(args), "n"), Some(json!(1.5)));
+        assert_eq!(member(Some(args), "t"), Some(json!(true)));
+        // A container is never decoded: it stands as a value no header equals.
+        assert_eq!(member(Some(args), "big"), Some(json!([])));
+        assert_eq!(member(Some(args), "absent"), None);
+        assert_eq!(member(Some(r#""not an object""#), "region"), None);
+        assert_eq!(member(None, "region"), None);
+    }
 
     #[test]
     fn names_are_decoded_strictly() {

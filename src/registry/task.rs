@@ -66,11 +66,13 @@ struct State {
 pub(crate) struct Task {
     state: Mutex<State>,
     changed: Condvar,
+    /// The size of its input as JSON text: what its thread holds while it runs.
+    pub input_bytes: usize,
 }
 
 impl Task {
-    /// A task just made: `working`, nothing asked.
-    pub fn new() -> Task {
+    /// A task just made for an input of `input_bytes`: `working`, nothing asked.
+    pub fn new(input_bytes: usize) -> Task {
         let now = SystemTime::now();
         let state = State {
             status: Status::Working,
@@ -80,7 +82,7 @@ impl Task {
             answers: Map::new(),
             outcome: None,
         };
-        Task { state: Mutex::new(state), changed: Condvar::new() }
+        Task { state: Mutex::new(state), changed: Condvar::new(), input_bytes }
     }
 
     /// The `CreateTaskResult` that announces it.

@@ -31,6 +31,9 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Tasks not yet finished, at most: each holds a thread.
 const MAX_RUNNING: usize = 64;
+/// The inputs of tasks not yet finished (as JSON text), at most, in bytes, all together: each
+/// thread holds its input until it ends. One task alone may have a larger one.
+const MAX_RUNNING_INPUT_BYTES: usize = 64 << 20;
 /// Tasks kept at most, finished ones included; the oldest finished go first.
 const MAX_KEPT: usize = 1024;
 /// The results of finished tasks (their JSON text) kept at most, in bytes, all tasks together;
@@ -159,10 +162,22 @@ impl Tasks {
     ) -> Result<Value, ErrorObject> {
         self.expire();
         let mut store = self.store.borrow_mut();
-        if store.iter().filter(|(_, _, t)| !t.is_finished()).count() >= MAX_RUNNING {
+        let running = || store.iter().map(|(_, _, t)| t).filter(|t| !t.is_finished());
+        if running().count() >= MAX_RUNNING {
             return Err(ErrorObject::new(
                 ErrorCode::INTERNAL_ERROR,
                 format!("too many running tasks (at most {MAX_RUNNING})"),
+            ));
+        }
+        let input_bytes = json_len(&input);
+        let held: usize = running().map(|t| t.input_bytes).sum();
+        if held > 0 && held + input_bytes > MAX_RUNNING_INPUT_BYTES {
+            return Err(ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "too many running tasks: their inputs would take more than \
+                     {MAX_RUNNING_INPUT_BYTES} bytes"
+                ),
             ));
         }
         if store.len() >= MAX_KEPT {
@@ -173,7 +188,7 @@ impl Tasks {
         }
         // Unguessable: whoever knows a task's id may read its result.
         let id = crate::util::random::random_hex(16);
-        let task = Arc::new(Task::new());
+        let task = Arc::new(Task::new(input_bytes));
         let created = task.created(&id);
         let (thread_task, handler) = (task.clone(), spec.handler.clone());
         std::thread::Builder::new()
@@ -233,6 +248,23 @@ pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Declared> {
     capabilities::declares(extensions, EXTENSION).then(|| Declared::read(raw))
 }
 
+/// The length of `value` as compact JSON text, counted without writing it out.
+fn json_len(value: &Value) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0 += bytes.len();
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    let _ = serde_json::to_writer(&mut count, value);
+    count.0
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -240,6 +272,36 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn running_tasks_hold_inputs_under_a_byte_bound_one_alone_may_be_larger() {
+        // Runs until cancelled (a minute at most).
+        let wait = |_: &Value, cx: &mut TaskContext| {
+            cx.sleep(Duration::from_secs(60));
+            Ok(ToolOutput::text("done"))
+        };
+        let (_, spec) = TaskTool::new("wait", "Waits", json!({"type": "object"}), wait).split();
+        let tasks = Tasks::default();
+        let start = |mib: usize| {
+            let input = json!({ "label": "x".repeat(mib << 20) });
+            tasks.start(&spec, input, Declared::default(), None).map(|c| c["taskId"].clone())
+        };
+        let alone = start(80).expect("one task alone may hold more than the bound");
+        let refused = start(1).expect_err("none beside it");
+        assert!(refused.message.contains("inputs would take more than"), "{}", refused.message);
+        let id = alone.as_str().unwrap();
+        tasks.get(id, None).unwrap().cancel();
+        let end = Instant::now() + Duration::from_secs(30);
+        while !tasks.get(id, None).unwrap().is_finished() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut ids = vec![start(30).unwrap(), start(30).unwrap()];
+        assert!(start(5).is_err(), "30 + 30 + 5 MiB is past 64 MiB");
+        ids.push(start(1).unwrap());
+        for id in &ids {
+            tasks.get(id.as_str().unwrap(), None).unwrap().cancel();
+        }
+    }
 
     #[test]
     fn finished_results_are_kept_under_a_byte_bound_the_oldest_going_first() {

@@ -170,7 +170,10 @@ impl Session {
     /// Whether subscriptions to `uris` more fit: -32602 for a URI longer than
     /// [`MAX_SUBSCRIBED_URI_BYTES`], and past [`MAX_SUBSCRIPTIONS`] or
     /// [`MAX_SUBSCRIPTION_BYTES`] in all.
-    pub fn may_subscribe<'a>(&self, uris: impl Iterator<Item = &'a str>) -> Result<(), ErrorObject> {
+    pub fn may_subscribe<'a>(
+        &self,
+        uris: impl Iterator<Item = &'a str>,
+    ) -> Result<(), ErrorObject> {
         let (mut count, mut bytes) = (0, 0);
         for uri in uris {
             if uri.len() > MAX_SUBSCRIBED_URI_BYTES {

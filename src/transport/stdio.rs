@@ -32,7 +32,8 @@ impl Server {
 
     /// Serves on this process's stdin and stdout, as [`Server::serve`] does. While the client
     /// is quiet and a subscription names a file, the file is looked at every half second, so
-    /// its change is notified without waiting for the client's next message. The input buffer
+    /// its change is notified without waiting for the client's next message (each look takes
+    /// at most 256 watched files, the next ones in turn). The input buffer
     /// is larger than std's 8 KiB so a burst of pipelined requests is read in few system calls.
     ///
     /// A closed stdout is the client going away, as much as a closed stdin: both end with

@@ -165,8 +165,7 @@ fn resource_subscriptions_are_capped_in_bytes() {
         replies.iter().map(|r| (r["id"].clone(), r["error"]["message"].clone())).collect();
     use serde_json::json;
     let too_long = json!("resource uri too long to subscribe: 8193 bytes (at most 8192)");
-    let too_large =
-        json!("resource subscriptions too large (at most 262144 bytes of uris in all)");
+    let too_large = json!("resource subscriptions too large (at most 262144 bytes of uris in all)");
     assert_eq!(
         errors,
         [

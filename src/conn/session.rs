@@ -350,7 +350,7 @@ mod tests {
     use crate::util::stamp::Stamp;
 
     fn watched(path: &Path) -> Option<WatchedFile> {
-        Some(WatchedFile::new(path.to_path_buf(), Stamp::of(path).unwrap()))
+        Some(WatchedFile::new(path.to_path_buf(), Stamp::of(path)))
     }
 
     fn scratch(name: &str, files: usize) -> (PathBuf, Vec<PathBuf>) {

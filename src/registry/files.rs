@@ -130,7 +130,8 @@ impl FileRoot {
     /// The file a URI names, resolved now, to be watched for changes by its canonical path;
     /// `None` when it is not a servable file here.
     pub(crate) fn watched(&self, uri: &str) -> Option<WatchedFile> {
-        self.resolve(uri).map(|(_, path, metadata)| WatchedFile::new(path, Stamp::from(&metadata)))
+        self.resolve(uri)
+            .map(|(_, path, metadata)| WatchedFile::new(path, Some(Stamp::from(&metadata))))
     }
 
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.

@@ -349,13 +349,13 @@ impl Server {
             .map_err(String::as_str)
     }
 
-    /// The file behind `uri`, resolved now to be watched: a resource's watched file, or a
-    /// `--root` file; `None` when there is none (or it is missing).
+    /// The file behind `uri`, resolved now to be watched: a resource's watched file (which
+    /// may be missing now, and appear later), or a `--root` file; `None` when there is none.
     pub(crate) fn watched_file(&self, uri: &str) -> Option<WatchedFile> {
         match self.resources.iter().find(|r| r.uri == uri) {
             Some(resource) => {
                 let path = resource.watched_file.as_ref()?;
-                Some(WatchedFile::new(path.clone(), Stamp::of(path)?))
+                Some(WatchedFile::new(path.clone(), Stamp::of(path)))
             }
             None => self.roots.iter().find_map(|root| root.watched(uri)),
         }

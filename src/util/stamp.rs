@@ -14,9 +14,9 @@ pub(crate) struct WatchedFile {
 }
 
 impl WatchedFile {
-    /// Watches the file at `path`, which looks like `now`.
-    pub(crate) fn new(path: PathBuf, now: Stamp) -> WatchedFile {
-        WatchedFile { path, seen: Some(now) }
+    /// Watches the file at `path`, which looks like `now` (`None`: there is none yet).
+    pub(crate) fn new(path: PathBuf, now: Option<Stamp>) -> WatchedFile {
+        WatchedFile { path, seen: now }
     }
 
     /// Looks at the file again: true when it changed, went or came back since the last look.

@@ -299,6 +299,19 @@ fn a_manifest_path_resource_is_watched_like_a_root_file() {
     assert_eq!(watched_session(&server, "notes://today", &file), expected("notes://today"));
 }
 
+/// A resource's watched file that is missing when subscribed is watched all the same: its
+/// appearing is a change.
+#[test]
+fn a_watched_file_missing_when_subscribed_is_told_when_it_appears() {
+    let file = crate::scratch("watched-missing").join("later.md");
+    let mut server = Server::new("t", "1");
+    let gone = |_: &mut baremcp::Context| Err(baremcp::ReadError::NotFound);
+    server
+        .add_resource(baremcp::Resource::new("notes://later", "later", gone).watch_file(&file))
+        .unwrap();
+    assert_eq!(watched_session(&server, "notes://later", &file), expected("notes://later"));
+}
+
 #[test]
 fn the_binary_notifies_a_changed_file_while_the_client_is_quiet() {
     let root = crate::scratch("watched-binary");

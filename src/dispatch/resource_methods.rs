@@ -262,7 +262,10 @@ mod tests {
         let uri = format!("{}/d/../f", root.base_uri());
         let mut server = Server::new("t", "1");
         server.add_directory(root).unwrap();
-        let call = |id: u32, method: &str| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": uri}});
+        let call = |id: u32, method: &str| {
+            let params = json!({ "uri": uri });
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        };
         let (replies, resolved) = serve(&server, &[call(1, "resources/read")]);
         assert_eq!(replies[0]["result"]["contents"][0]["text"], "text");
         assert_eq!(resolved, 1, "one read");

@@ -96,6 +96,7 @@ impl FileRoot {
 
     /// The path a `file://` URI names, its canonical form and what it is, if that is a
     /// servable file under this root.
+    ///
     /// Nothing touches the file system unless the path could be opened and spells a path
     /// under the root: `..` may still lead out, which the canonical path then shows.
     fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf, fs::Metadata)> {

@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
-use crate::util::stamp::Stamp;
+use crate::util::stamp::WatchedFile;
 use crate::wire::capabilities::Declared;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message};
 use crate::wire::log_level::LogLevel;
@@ -28,6 +28,17 @@ pub(crate) const MAX_STREAMS: usize = 1024;
 /// each URI a `subscriptions/listen` stream agreed to watch (once per stream).
 pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
 
+/// A URI longer than this cannot be subscribed: it would be kept as long as the subscription.
+pub(crate) const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
+
+/// The URIs of those subscriptions total at most this many bytes, counted as
+/// [`MAX_SUBSCRIPTIONS`] counts them.
+pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
+
+/// At most this many watched files are looked at in one look (a tick of the HTTP loop, a pause
+/// of the stdio loop), across all sessions: with more, each is looked at less often.
+pub(crate) const FILE_LOOKS_PER_TICK: usize = 256;
+
 /// Modern requests never read the handshake part.
 #[derive(Default)]
 pub(crate) struct Session {
@@ -40,7 +51,7 @@ pub(crate) struct Session {
     in_flight: Option<Id<'static>>,
     cancelled: bool,
     /// Legacy `resources/subscribe` URIs.
-    pub subscribed: BTreeSet<String>,
+    subscribed: BTreeSet<String>,
     /// Open `subscriptions/listen` streams, by id (its exact text), and the resource URIs
     /// each agreed to watch.
     listening: BTreeMap<Id<'static>, BTreeSet<String>>,
@@ -49,12 +60,14 @@ pub(crate) struct Session {
     watchers: BTreeMap<String, BTreeSet<Id<'static>>>,
     /// How many URIs all streams watch together (a URI counted once per stream).
     stream_uris: usize,
+    /// The bytes of the subscribed URIs and of every stream's URIs (once per stream).
+    uri_bytes: usize,
     /// Resources that changed (reported by handlers, or watched files), to notify after the
     /// current response.
     pub updated: Vec<String>,
-    /// The files some subscription names (`--root` files, resources' watched files), as they
-    /// looked when last seen (`None`: gone).
-    watched: BTreeMap<String, Option<Stamp>>,
+    /// The files some subscription names (`--root` files, resources' watched files), by URI,
+    /// resolved when subscribed; forgotten when no subscription names them any more.
+    watched: BTreeMap<String, WatchedFile>,
     /// The buffer of the last tool result, emptied and kept for the next one.
     pub spare: Vec<u8>,
     /// The last tool call's (small) arguments, whose allocations the next call reuses (taken
@@ -122,10 +135,12 @@ impl Session {
         };
         self.stream_uris -= uris.len();
         for uri in uris {
+            self.uri_bytes -= uri.len();
             if let Some(ids) = self.watchers.get_mut(&uri) {
                 ids.remove(id.as_json());
                 if ids.is_empty() {
                     self.watchers.remove(&uri);
+                    self.forget_unless_named(&uri);
                 }
             }
         }
@@ -142,25 +157,69 @@ impl Session {
         self.listening.contains_key(id.as_json())
     }
 
-    /// Whether one more stream watching `uris` more URIs may open: -32602 past
-    /// [`MAX_STREAMS`] or [`MAX_SUBSCRIPTIONS`].
-    pub fn may_listen(&self, uris: usize) -> Result<(), ErrorObject> {
+    /// Whether one more stream watching `uris` may open: -32602 past [`MAX_STREAMS`], or as
+    /// [`Session::may_subscribe`] says.
+    pub fn may_listen(&self, uris: &BTreeSet<String>) -> Result<(), ErrorObject> {
         if self.listening.len() >= MAX_STREAMS {
             return Err(ErrorObject::invalid_params(format!(
                 "too many open subscriptions/listen streams (at most {MAX_STREAMS})"
             )));
         }
-        self.may_subscribe(uris)
+        self.may_subscribe(uris.iter().map(String::as_str))
     }
 
-    /// Whether `more` resource subscriptions fit under [`MAX_SUBSCRIPTIONS`].
-    pub fn may_subscribe(&self, more: usize) -> Result<(), ErrorObject> {
-        if self.subscribed.len() + self.stream_uris + more > MAX_SUBSCRIPTIONS {
+    /// Whether subscriptions to `uris` more fit: -32602 for a URI longer than
+    /// [`MAX_SUBSCRIBED_URI_BYTES`], and past [`MAX_SUBSCRIPTIONS`] or
+    /// [`MAX_SUBSCRIPTION_BYTES`] in all.
+    pub fn may_subscribe<'a>(
+        &self,
+        uris: impl Iterator<Item = &'a str>,
+    ) -> Result<(), ErrorObject> {
+        let (mut count, mut bytes) = (0, 0);
+        for uri in uris {
+            if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
+                return Err(ErrorObject::invalid_params(format!(
+                    "resource uri too long to subscribe: {} bytes (at most {MAX_SUBSCRIBED_URI_BYTES})",
+                    uri.len()
+                )));
+            }
+            count += 1;
+            bytes += uri.len();
+        }
+        if self.subscribed.len() + self.stream_uris + count > MAX_SUBSCRIPTIONS {
             return Err(ErrorObject::invalid_params(format!(
                 "too many resource subscriptions (at most {MAX_SUBSCRIPTIONS} in all)"
             )));
         }
+        if self.uri_bytes + bytes > MAX_SUBSCRIPTION_BYTES {
+            return Err(ErrorObject::invalid_params(format!(
+                "resource subscriptions too large (at most {MAX_SUBSCRIPTION_BYTES} bytes of uris in all)"
+            )));
+        }
         Ok(())
+    }
+
+    /// Whether the legacy session subscribed to `uri`.
+    pub fn is_subscribed(&self, uri: &str) -> bool {
+        self.subscribed.contains(uri)
+    }
+
+    /// Subscribes to `uri` (checked with [`Session::may_subscribe`] unless subscribed already),
+    /// watching `file`, the file behind it if any.
+    pub fn subscribe(&mut self, uri: String, file: Option<WatchedFile>) {
+        self.watch(&uri, file);
+        if !self.subscribed.contains(&uri) {
+            self.uri_bytes += uri.len();
+            self.subscribed.insert(uri);
+        }
+    }
+
+    /// Ends the subscription to `uri`, if any.
+    pub fn unsubscribe(&mut self, uri: &str) {
+        if self.subscribed.remove(uri) {
+            self.uri_bytes -= uri.len();
+            self.forget_unless_named(uri);
+        }
     }
 
     /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`.
@@ -168,6 +227,7 @@ impl Session {
         let id = id.clone().into_owned();
         for uri in &uris {
             self.watchers.entry(uri.clone()).or_default().insert(id.clone());
+            self.uri_bytes += uri.len();
         }
         self.stream_uris += uris.len();
         self.listening.insert(id, uris);
@@ -190,11 +250,18 @@ impl Session {
         std::mem::take(&mut self.cancelled)
     }
 
-    /// Starts watching `uri`, which names a file that looks like `stamp` now (`None`: not a
-    /// file). Called when a subscription names it.
-    pub fn watch(&mut self, uri: &str, stamp: Option<Stamp>) {
-        if let Some(stamp) = stamp {
-            self.watched.insert(uri.to_string(), Some(stamp));
+    /// Starts watching `file`, the file behind `uri` as resolved now (`None`: not a file),
+    /// from how it looks now. Called when a subscription names it.
+    pub fn watch(&mut self, uri: &str, file: Option<WatchedFile>) {
+        if let Some(file) = file {
+            self.watched.insert(uri.to_string(), file);
+        }
+    }
+
+    /// Stops watching the file behind `uri` once no subscription or stream names it.
+    fn forget_unless_named(&mut self, uri: &str) {
+        if !self.subscribed.contains(uri) && !self.watchers.contains_key(uri) {
+            self.watched.remove(uri);
         }
     }
 
@@ -203,18 +270,18 @@ impl Session {
         !self.watched.is_empty()
     }
 
-    /// Queues an update for each watched file that changed (or went) since it was last seen,
-    /// as `stamp` tells how it looks now, and forgets files no subscription names any more.
-    pub fn look_at_files(&mut self, stamp: impl Fn(&str) -> Option<Stamp>) {
-        let Session { watched, subscribed, watchers, updated, .. } = self;
-        watched.retain(|uri, _| subscribed.contains(uri) || watchers.contains_key(uri));
-        for (uri, seen) in watched.iter_mut() {
-            let now = stamp(uri);
-            if now != *seen {
-                *seen = now;
-                updated.push(uri.clone());
+    /// Looks at up to `count` watched files from the `skip`th on, in URI order, and queues an
+    /// update for each that changed (or went, or came back) since it was last seen; returns
+    /// how many it looked at.
+    fn look_at_files(&mut self, skip: usize, count: usize) -> usize {
+        let mut looked = 0;
+        for (uri, file) in self.watched.iter_mut().skip(skip).take(count) {
+            looked += 1;
+            if file.changed() {
+                self.updated.push(uri.clone());
             }
         }
+        looked
     }
 
     /// Sends `notifications/resources/updated` for each changed URI to the legacy
@@ -230,5 +297,121 @@ impl Session {
                 out.stream_notification("notifications/resources/updated", id, &rest);
             }
         }
+    }
+}
+
+/// Where the next look at watched files starts among those of all sessions, taken in turn:
+/// each look (a tick of the HTTP loop, a pause of the stdio loop) looks at most at
+/// [`FILE_LOOKS_PER_TICK`] files, so the time watching costs the loop stays bounded whatever
+/// clients subscribe, and with more files each is looked at less often.
+#[derive(Default)]
+pub(crate) struct FileRounds {
+    /// The position, among the watched files of all sessions in the order given, of the first
+    /// file the next look looks at. Sessions that come or go shift it; that delays some look,
+    /// never exceeds the bound.
+    next: usize,
+}
+
+impl FileRounds {
+    /// Looks at the next [`FILE_LOOKS_PER_TICK`] watched files of `sessions` (all of them when
+    /// there are fewer, each once), queuing each change in its session's `updated`; returns
+    /// how many files it looked at.
+    pub fn look<'a>(&mut self, sessions: impl Iterator<Item = &'a mut Session>) -> usize {
+        let mut sessions: Vec<&mut Session> = sessions.filter(|s| s.watches_files()).collect();
+        let total: usize = sessions.iter().map(|s| s.watched.len()).sum();
+        if total == 0 {
+            return 0;
+        }
+        let budget = FILE_LOOKS_PER_TICK.min(total);
+        let (mut first, mut skip) = (0, self.next % total);
+        self.next = (skip + budget) % total;
+        while skip >= sessions[first].watched.len() {
+            skip -= sessions[first].watched.len();
+            first += 1;
+        }
+        let (mut left, n) = (budget, sessions.len());
+        for i in (first..).map(|i| i % n) {
+            if left == 0 {
+                break;
+            }
+            left -= sessions[i].look_at_files(skip, left);
+            skip = 0;
+        }
+        budget
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+    use std::fs;
+    use std::path::{Path, PathBuf};
+
+    use super::*;
+    use crate::util::stamp::Stamp;
+
+    fn watched(path: &Path) -> Option<WatchedFile> {
+        Some(WatchedFile::new(path.to_path_buf(), Stamp::of(path)))
+    }
+
+    fn scratch(name: &str, files: usize) -> (PathBuf, Vec<PathBuf>) {
+        let dir = std::env::temp_dir().join(format!("baremcp-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let paths: Vec<PathBuf> = (0..files).map(|n| dir.join(format!("f{n:03}"))).collect();
+        paths.iter().for_each(|p| fs::write(p, "one").unwrap());
+        (dir, paths)
+    }
+
+    #[test]
+    fn each_look_takes_a_bounded_number_of_files_in_turn_across_sessions() {
+        let (dir, paths) = scratch("rounds", 300);
+        let (mut a, mut b) = (Session::default(), Session::default());
+        for (n, path) in paths.iter().enumerate() {
+            let session = if n < 200 { &mut a } else { &mut b };
+            session.subscribe(format!("file://{}", path.display()), watched(path));
+        }
+        let mut rounds = FileRounds::default();
+        assert_eq!(rounds.look([&mut a, &mut b].into_iter()), FILE_LOOKS_PER_TICK);
+        paths.iter().for_each(|p| fs::write(p, "two, longer").unwrap());
+        // The first look stopped 56 files into b: the next looks at b's other 44, then a's
+        // 200 and b's first 12; the third at b's next 44 (and a's first 168 again).
+        assert_eq!(rounds.look([&mut a, &mut b].into_iter()), FILE_LOOKS_PER_TICK);
+        assert_eq!((a.updated.len(), b.updated.len()), (200, 56));
+        assert_eq!(rounds.look([&mut a, &mut b].into_iter()), FILE_LOOKS_PER_TICK);
+        assert_eq!((a.updated.len(), b.updated.len()), (200, 100));
+        let told: BTreeSet<&String> = a.updated.iter().chain(&b.updated).collect();
+        assert_eq!(told.len(), 300, "each change told once");
+        // Fewer files than the bound: each is looked at once per look.
+        b.unsubscribe(&format!("file://{}", paths[299].display()));
+        a = Session::default();
+        assert_eq!(rounds.look([&mut a, &mut b].into_iter()), 99);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn subscriptions_give_back_their_bytes_and_files_when_they_end() {
+        let (dir, paths) = scratch("bytes", 1);
+        let uri = format!("file://{}", paths[0].display());
+        let mut session = Session::default();
+        session.subscribe(uri.clone(), watched(&paths[0]));
+        let id = Id::from_raw("7").unwrap();
+        session.watch(&uri, watched(&paths[0]));
+        session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]));
+        assert_eq!(session.uri_bytes, 2 * uri.len() + "test://other".len());
+        session.unsubscribe(&uri);
+        assert!(session.watches_files(), "the stream still watches it");
+        session.cancel(&id);
+        assert_eq!((session.uri_bytes, session.watches_files()), (0, false));
+        // A URI over the bound is refused, and so is one that would pass the total.
+        let long = "x".repeat(MAX_SUBSCRIBED_URI_BYTES + 1);
+        assert!(session.may_subscribe([long.as_str()].into_iter()).is_err());
+        let fill: BTreeSet<String> = (0..MAX_SUBSCRIPTION_BYTES / MAX_SUBSCRIBED_URI_BYTES)
+            .map(|n| format!("{n:08}").repeat(MAX_SUBSCRIBED_URI_BYTES / 8))
+            .collect();
+        assert!(session.may_listen(&fill).is_ok());
+        session.listen(&id, fill);
+        assert!(session.may_subscribe(["a"].into_iter()).is_err());
+        fs::remove_dir_all(&dir).unwrap();
     }
 }

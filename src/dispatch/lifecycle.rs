@@ -99,14 +99,14 @@ pub(crate) fn listen(
         } else {
             BTreeSet::new()
         };
-    if let Err(error) = session.may_listen(uris.len()) {
+    if let Err(error) = session.may_listen(&uris) {
         return Some(Err(error));
     }
     let mut rest = Map::new();
     rest.insert("notifications".into(), Value::Object(agreed));
     out.stream_notification("notifications/subscriptions/acknowledged", req.id, &rest);
     for uri in &uris {
-        session.watch(uri, server.file_stamp(uri));
+        session.watch(uri, server.watched_file(uri));
     }
     session.listen(req.id, uris);
     None

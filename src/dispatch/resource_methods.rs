@@ -163,8 +163,8 @@ fn find_and_read(
     if let Some(resource) = server.resources.iter().find(|r| r.uri == uri) {
         return (resource.reader)(cx).map(|c| (c, resource.mime_type.clone()));
     }
-    if let Some(root) = server.roots.iter().find(|root| root.contains(uri)) {
-        return root.read(uri).map(|(c, mime)| (c, Some(mime.to_string())));
+    if let Some(read) = server.roots.iter().find_map(|root| root.read_if_here(uri)) {
+        return read.map(|(c, mime)| (c, Some(mime.to_string())));
     }
     for template in &server.templates {
         if let Some(vars) = template.template.matches(uri) {
@@ -176,8 +176,12 @@ fn find_and_read(
 
 /// Whether a URI names something this server serves, without reading it.
 fn exists(server: &Server, uri: &str) -> bool {
+    server.roots.iter().any(|root| root.contains(uri)) || exists_beside_roots(server, uri)
+}
+
+/// Whether a URI names a resource or matches a template.
+fn exists_beside_roots(server: &Server, uri: &str) -> bool {
     server.resources.iter().any(|r| r.uri == uri)
-        || server.roots.iter().any(|root| root.contains(uri))
         || server.templates.iter().any(|t| t.template.matches(uri).is_some())
 }
 
@@ -191,18 +195,86 @@ pub(crate) fn subscribe(
     on: bool,
 ) -> Result<Value, ErrorObject> {
     let uri = uri_param(req)?;
-    // A subscribed file may have gone since: it can still be unsubscribed.
-    if !(exists(server, &uri) || !on && session.subscribed.contains(&uri)) {
+    let subscribed = session.is_subscribed(&uri);
+    if !on {
+        // A subscribed file may have gone since: it can still be unsubscribed.
+        if !subscribed && !exists(server, &uri) {
+            return Err(not_found(req.era(), &uri));
+        }
+        session.unsubscribe(&uri);
+        return Ok(json!({}));
+    }
+    if !subscribed {
+        // Before anything looks the URI up: one too long to keep costs nothing more.
+        session.may_subscribe(std::iter::once(uri.as_str()))?;
+    }
+    // Resolved once, now: the file is then looked at by its resolved path alone. A root
+    // that does not resolve the URI serves nothing by it.
+    let file = server.watched_file(&uri);
+    if file.is_none() && !exists_beside_roots(server, &uri) {
         return Err(not_found(req.era(), &uri));
     }
-    if on {
-        if !session.subscribed.contains(&uri) {
-            session.may_subscribe(1)?;
-        }
-        session.watch(&uri, server.file_stamp(&uri));
-        session.subscribed.insert(uri);
-    } else {
-        session.subscribed.remove(&uri);
-    }
+    session.subscribe(uri, file);
     Ok(json!({}))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{BufReader, Read};
+
+    use serde_json::{Value, json};
+
+    use crate::registry::files::{FileRoot, canonicalized_by};
+    use crate::registry::server::Server;
+
+    /// Input that hands over one line per read: the loop waits for more (and looks at the
+    /// files it watches) after each.
+    struct OneLineAtATime(std::vec::IntoIter<Value>);
+
+    impl Read for OneLineAtATime {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some(message) = self.0.next() else { return Ok(0) };
+            let line = format!("{message}\n");
+            buf[..line.len()].copy_from_slice(line.as_bytes());
+            Ok(line.len())
+        }
+    }
+
+    /// The replies to `requests` after a legacy `initialize`, and how many paths serving them
+    /// canonicalized.
+    fn serve(server: &Server, requests: &[Value]) -> (Vec<Value>, usize) {
+        let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}});
+        let lines: Vec<Value> = std::iter::once(init).chain(requests.iter().cloned()).collect();
+        let mut input = BufReader::with_capacity(1 << 16, OneLineAtATime(lines.into_iter()));
+        let mut output = Vec::new();
+        let ((), resolved) = canonicalized_by(|| server.serve(&mut input, &mut output).unwrap());
+        let replies = String::from_utf8(output).unwrap();
+        (replies.lines().skip(1).map(|l| serde_json::from_str(l).unwrap()).collect(), resolved)
+    }
+
+    #[test]
+    fn a_root_file_is_resolved_once_per_read_and_once_per_subscription() {
+        let dir = std::env::temp_dir().join(format!("baremcp-resolve-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("d")).unwrap();
+        std::fs::write(dir.join("f"), "text").unwrap();
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let uri = format!("{}/d/../f", root.base_uri());
+        let mut server = Server::new("t", "1");
+        server.add_directory(root).unwrap();
+        let call = |id: u32, method: &str| {
+            let params = json!({ "uri": uri });
+            json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+        };
+        let (replies, resolved) = serve(&server, &[call(1, "resources/read")]);
+        assert_eq!(replies[0]["result"]["contents"][0]["text"], "text");
+        assert_eq!(resolved, 1, "one read");
+        // After the subscription the loop looks at the file three times, without resolving.
+        let ping = |id: u32| json!({"jsonrpc": "2.0", "id": id, "method": "ping"});
+        let (replies, resolved) =
+            serve(&server, &[call(1, "resources/subscribe"), ping(2), ping(3), ping(4)]);
+        assert_eq!(replies[0]["result"], json!({}));
+        assert_eq!(resolved, 1, "one subscription, three looks");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

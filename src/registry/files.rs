@@ -1,7 +1,8 @@
 //! `--root DIR`: every regular file under a directory as a resource, safe by construction.
 //!
-//! A read percent-decodes the URI, canonicalizes the path (resolving `..` and symlinks) and
-//! serves it only if it lies inside a canonical root, is a regular file, is not hidden (unless
+//! A read percent-decodes the URI and, if its path is short enough to open and spells a path
+//! under the root, canonicalizes it (resolving `..` and symlinks, once per read) and serves it
+//! only if it lies inside the canonical root, is a regular file, is not hidden (unless
 //! allowed) and is within the size cap. The file is opened without following a final
 //! symlink and without blocking, and the opened descriptor's real path and type are checked
 //! again before a byte is read, so a path swapped underneath the check (for a link, a FIFO,
@@ -20,13 +21,32 @@ use serde_json::{Value, json};
 
 use crate::registry::resource::{Contents, ReadError};
 use crate::util::encoding::{percent_decode, percent_encode_path};
-use crate::util::stamp::Stamp;
+use crate::util::stamp::{Stamp, WatchedFile};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::files";
 
 /// Directories nested deeper than this under a root are not listed.
 const MAX_DEPTH: usize = 64;
+
+/// A path of this many bytes or more is never resolved: Linux opens none (`PATH_MAX`, which
+/// counts the terminating NUL), and other systems' limits are lower. Resolving costs a system
+/// call or two per component, so this bounds what one URI can cost.
+pub(crate) const MAX_PATH_BYTES: usize = 4096;
+
+#[cfg(test)]
+thread_local! {
+    /// How many paths this thread canonicalized: tests count resolutions with it.
+    static CANONICALIZED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// What `f` returns, and how many paths it canonicalized (on this thread).
+#[cfg(test)]
+pub(crate) fn canonicalized_by<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    let before = CANONICALIZED.with(std::cell::Cell::get);
+    let result = f();
+    (result, CANONICALIZED.with(std::cell::Cell::get) - before)
+}
 
 /// One served directory.
 pub struct FileRoot {
@@ -76,13 +96,25 @@ impl FileRoot {
 
     /// The path a `file://` URI names, its canonical form and what it is, if that is a
     /// servable file under this root.
+    ///
+    /// Nothing touches the file system unless the path could be opened and spells a path
+    /// under the root: `..` may still lead out, which the canonical path then shows.
     fn resolve(&self, uri: &str) -> Option<(PathBuf, PathBuf, fs::Metadata)> {
         let encoded = uri.strip_prefix("file://")?;
+        // Each byte of the path takes at most three in the URI (`%2F`).
+        if encoded.len() >= 3 * MAX_PATH_BYTES {
+            return None;
+        }
         let bytes = percent_decode(encoded)?;
-        if bytes.contains(&0) || !bytes.starts_with(b"/") {
+        if bytes.len() >= MAX_PATH_BYTES || bytes.contains(&0) || !bytes.starts_with(b"/") {
             return None;
         }
         let path = path_from_bytes(bytes)?;
+        if !path.starts_with(&self.root) {
+            return None;
+        }
+        #[cfg(test)]
+        CANONICALIZED.with(|n| n.set(n.get() + 1));
         let canonical = fs::canonicalize(&path).ok()?;
         let relative = canonical.strip_prefix(&self.root).ok()?;
         if relative.as_os_str().is_empty() || self.hidden(relative) {
@@ -96,16 +128,26 @@ impl FileRoot {
         self.resolve(uri).is_some()
     }
 
-    /// How the file a URI names looks now, to notice that it changed; `None` when it is not a
-    /// servable file here (any more).
-    pub(crate) fn stamp(&self, uri: &str) -> Option<Stamp> {
-        self.resolve(uri).map(|(_, _, metadata)| Stamp::from(&metadata))
+    /// The file a URI names, resolved now, to be watched for changes by its canonical path;
+    /// `None` when it is not a servable file here.
+    pub(crate) fn watched(&self, uri: &str) -> Option<WatchedFile> {
+        self.resolve(uri)
+            .map(|(_, path, metadata)| WatchedFile::new(path, Some(Stamp::from(&metadata))))
     }
 
     /// Reads the file a URI names; anything outside the root is `NotFound`, never opened.
     pub fn read(&self, uri: &str) -> Result<(Contents, &'static str), ReadError> {
-        let (requested, path, _) = self.resolve(uri).ok_or(ReadError::NotFound)?;
-        self.read_resolved(&requested, &path)
+        self.read_if_here(uri).unwrap_or(Err(ReadError::NotFound))
+    }
+
+    /// Reads the file a URI names, resolving it once; `None` when it names no servable file
+    /// here, so that the caller can look elsewhere.
+    pub(crate) fn read_if_here(
+        &self,
+        uri: &str,
+    ) -> Option<Result<(Contents, &'static str), ReadError>> {
+        let (requested, path, _) = self.resolve(uri)?;
+        Some(self.read_resolved(&requested, &path))
     }
 
     /// Reads a path `resolve` accepted, checking again what is opened: the file may have been
@@ -462,6 +504,30 @@ mod tests {
         let result =
             read.recv_timeout(Duration::from_secs(5)).expect("the read waited on the FIFO");
         assert!(matches!(result, Err(ReadError::NotFound)));
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn only_a_path_that_can_be_opened_under_the_root_is_resolved() {
+        let dir = std::env::temp_dir().join(format!("baremcp-pathmax-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("d")).unwrap();
+        fs::write(dir.join("f"), "x").unwrap();
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        // `/d/..` repeated k times, then `/f`: a valid spelling of the file, 5k + 2 bytes
+        // after the root's path.
+        let spelled = |k: usize| format!("{}{}/f", root.base_uri(), "/d/..".repeat(k));
+        let longest = (MAX_PATH_BYTES - 1 - root.path().as_os_str().len() - 2) / 5;
+        let (read, resolved) = canonicalized_by(|| root.read(&spelled(longest)));
+        assert!(read.is_ok());
+        assert_eq!(resolved, 1, "a read resolves its path once");
+        let (read, resolved) = canonicalized_by(|| root.read(&spelled(longest + 1)));
+        assert!(matches!(read, Err(ReadError::NotFound)));
+        assert_eq!(resolved, 0, "a path too long to open is refused before it is resolved");
+        // A path that does not spell one under the root is not resolved either.
+        let (read, resolved) = canonicalized_by(|| root.read("file:///etc/passwd"));
+        assert!(matches!(read, Err(ReadError::NotFound)));
+        assert_eq!(resolved, 0);
         fs::remove_dir_all(&dir).unwrap();
     }
 

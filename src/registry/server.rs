@@ -16,7 +16,7 @@ use crate::registry::task_tool::{TaskTool, Tasks};
 use crate::registry::tool::Tool;
 use crate::schema::Schema;
 use crate::util::fnv::Fnv;
-use crate::util::stamp::Stamp;
+use crate::util::stamp::{Stamp, WatchedFile};
 use crate::wire::era;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -349,11 +349,15 @@ impl Server {
             .map_err(String::as_str)
     }
 
-    /// How the file behind `uri` looks now: a resource's watched file, or a `--root` file.
-    pub(crate) fn file_stamp(&self, uri: &str) -> Option<Stamp> {
+    /// The file behind `uri`, resolved now to be watched: a resource's watched file (which
+    /// may be missing now, and appear later), or a `--root` file; `None` when there is none.
+    pub(crate) fn watched_file(&self, uri: &str) -> Option<WatchedFile> {
         match self.resources.iter().find(|r| r.uri == uri) {
-            Some(resource) => resource.watched_file.as_deref().and_then(Stamp::of),
-            None => self.roots.iter().find_map(|root| root.stamp(uri)),
+            Some(resource) => {
+                let path = resource.watched_file.as_ref()?;
+                Some(WatchedFile::new(path.clone(), Stamp::of(path)))
+            }
+            None => self.roots.iter().find_map(|root| root.watched(uri)),
         }
     }
 

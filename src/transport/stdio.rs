@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::conn::connection::Conn;
 use crate::conn::outbox::Outbox;
-use crate::conn::session::Session;
+use crate::conn::session::{FileRounds, Session};
 use crate::dispatch::serve_line::serve_line;
 use crate::registry::server::Server;
 use crate::util::poll::{RawFd, readable_within};
@@ -32,7 +32,8 @@ impl Server {
 
     /// Serves on this process's stdin and stdout, as [`Server::serve`] does. While the client
     /// is quiet and a subscription names a file, the file is looked at every half second, so
-    /// its change is notified without waiting for the client's next message. The input buffer
+    /// its change is notified without waiting for the client's next message (each look takes
+    /// at most 256 watched files, the next ones in turn). The input buffer
     /// is larger than std's 8 KiB so a burst of pipelined requests is read in few system calls.
     ///
     /// A closed stdout is the client going away, as much as a closed stdin: both end with
@@ -55,6 +56,7 @@ fn run(
     input: Option<RawFd>,
 ) -> io::Result<()> {
     let mut session = Session::default();
+    let mut files = FileRounds::default();
     let max_line = server.max_message_bytes;
     let mut conn = Conn::new(reader, Outbox::new(writer), max_line);
     let mut line = Vec::new();
@@ -72,22 +74,23 @@ fn run(
         if conn.input_waiting() {
             conn.out.check()?;
         } else {
-            before_waiting(server, &mut session, &mut conn, input)?;
+            before_waiting(&mut session, &mut files, &mut conn, input)?;
         }
     }
 }
 
 /// Flushes before the loop waits for input. While files are watched, it looks at them first
-/// and, when `input` can be polled, again every [`WATCH_INTERVAL`] until input arrives.
+/// and, when `input` can be polled, again every [`WATCH_INTERVAL`] until input arrives; each
+/// look takes the next files in turn, a bounded number of them.
 fn before_waiting(
-    server: &Server,
     session: &mut Session,
+    files: &mut FileRounds,
     conn: &mut Conn,
     input: Option<RawFd>,
 ) -> io::Result<()> {
     loop {
         if session.watches_files() {
-            session.look_at_files(|uri| server.file_stamp(uri));
+            files.look(std::iter::once(&mut *session));
             session.notify_updates(&mut conn.out);
         }
         conn.out.flush()?;

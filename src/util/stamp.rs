@@ -3,7 +3,30 @@
 use std::fs;
 #[cfg(unix)]
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A file a subscription names, resolved once, when it was subscribed: looking at it again
+/// is one `metadata` call on that path, however long the URI that named it.
+#[derive(Debug)]
+pub(crate) struct WatchedFile {
+    path: PathBuf,
+    seen: Option<Stamp>,
+}
+
+impl WatchedFile {
+    /// Watches the file at `path`, which looks like `now` (`None`: there is none yet).
+    pub(crate) fn new(path: PathBuf, now: Option<Stamp>) -> WatchedFile {
+        WatchedFile { path, seen: now }
+    }
+
+    /// Looks at the file again: true when it changed, went or came back since the last look.
+    pub(crate) fn changed(&mut self) -> bool {
+        let now = Stamp::of(&self.path);
+        let changed = now != self.seen;
+        self.seen = now;
+        changed
+    }
+}
 
 /// What a change to a file changes: its device and inode (replaced by a rename), its size,
 /// and its modification and status-change times to the nanosecond.

@@ -222,6 +222,70 @@ fn a_subscribed_root_file_that_changes_is_notified_when_the_loop_next_waits() {
     assert_eq!(watched_session(&server, &uri, &file), expected(&uri));
 }
 
+/// Each look at watched files looks at 256 at most, the next ones in turn: 300 changed files
+/// are each told once, over two looks.
+#[test]
+fn watched_files_are_looked_at_a_bounded_number_at_a_time() {
+    let root = crate::scratch("many-watched");
+    let files: Vec<_> = (0..300).map(|n| root.join(format!("f{n:03}"))).collect();
+    files.iter().for_each(|f| std::fs::write(f, "one").unwrap());
+    let mut server = Server::new("t", "1");
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    let line = |value: Value| format!("{value}\n").into_bytes();
+    let mut first = line(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}),
+    );
+    for (n, file) in files.iter().enumerate() {
+        let uri = format!("file://{}", file.display());
+        first.extend(line(
+            json!({"jsonrpc": "2.0", "id": n + 1, "method": "resources/subscribe", "params": {"uri": uri}}),
+        ));
+    }
+    let edited = files.clone();
+    let chunks: Vec<Chunk> = vec![
+        (Box::new(|| {}), first),
+        (
+            Box::new(move || edited.iter().for_each(|f| std::fs::write(f, "two, longer").unwrap())),
+            line(json!({"jsonrpc": "2.0", "id": 1000, "method": "ping"})),
+        ),
+        (Box::new(|| {}), line(json!({"jsonrpc": "2.0", "id": 1001, "method": "ping"}))),
+    ];
+    let mut output = Vec::new();
+    let mut input = BufReader::with_capacity(1 << 20, Chunks(chunks));
+    server.serve(&mut input, &mut output).unwrap();
+    let output = String::from_utf8(output).unwrap();
+    let lines: Vec<Value> = output.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let at = |id: u64| lines.iter().position(|l| l["id"] == id).unwrap();
+    let told = |from: usize, to: usize| -> Vec<&str> {
+        lines[from..to].iter().map(|l| l["params"]["uri"].as_str().unwrap()).collect()
+    };
+    let (first, second) = (told(at(1000) + 1, at(1001)), told(at(1001) + 1, lines.len()));
+    assert_eq!((first.len(), second.len()), (256, 44));
+    let all: std::collections::BTreeSet<&str> = first.into_iter().chain(second).collect();
+    assert_eq!(all.len(), 300, "each change told once");
+}
+
+/// A `file://` URI whose path is too long for the system to open is not found, before any
+/// file system call (the one just short enough is served).
+#[test]
+fn a_file_uri_too_long_to_open_is_not_found() {
+    let root = crate::scratch("path-max");
+    std::fs::create_dir_all(root.join("d")).unwrap();
+    std::fs::write(root.join("f"), "found").unwrap();
+    let mut server = Server::new("t", "1");
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    // The path is the root's, `/d/..` k times and `/f`; 4096 bytes or more is too long.
+    let longest = (4095 - root.as_os_str().len() - 2) / 5;
+    let read = |id: usize, k: usize| {
+        let uri = format!("file://{}{}/f", root.display(), "/d/..".repeat(k));
+        json!({"jsonrpc": "2.0", "id": id, "method": "resources/read", "params": {"uri": uri}})
+    };
+    let replies = ask(&server, &[read(1, longest), read(2, longest + 1)]);
+    assert_eq!(replies[0]["result"]["contents"][0]["text"], "found");
+    assert_eq!(replies[1]["error"]["code"], -32002, "{}", replies[1]);
+    assert_eq!(replies[1]["error"]["message"], "resource not found");
+}
+
 #[test]
 fn a_manifest_path_resource_is_watched_like_a_root_file() {
     let dir = crate::scratch("watched-manifest");
@@ -233,6 +297,19 @@ fn a_manifest_path_resource_is_watched_like_a_root_file() {
     std::fs::write(&manifest, declared.to_string()).unwrap();
     let server = crate::app::manifest::load(&manifest).unwrap().into_server().unwrap();
     assert_eq!(watched_session(&server, "notes://today", &file), expected("notes://today"));
+}
+
+/// A resource's watched file that is missing when subscribed is watched all the same: its
+/// appearing is a change.
+#[test]
+fn a_watched_file_missing_when_subscribed_is_told_when_it_appears() {
+    let file = crate::scratch("watched-missing").join("later.md");
+    let mut server = Server::new("t", "1");
+    let gone = |_: &mut baremcp::Context| Err(baremcp::ReadError::NotFound);
+    server
+        .add_resource(baremcp::Resource::new("notes://later", "later", gone).watch_file(&file))
+        .unwrap();
+    assert_eq!(watched_session(&server, "notes://later", &file), expected("notes://later"));
 }
 
 #[test]

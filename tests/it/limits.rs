@@ -130,6 +130,57 @@ fn resource_subscriptions_are_capped() {
     assert_eq!(out.lines().filter(|l| l.contains("acknowledged")).count(), 2, "streams 1 and 6");
 }
 
+/// A URI longer than 8 KiB cannot be subscribed, and the URIs one session holds subscribed
+/// (legacy and each stream's) total at most 256 KiB: past either a subscribe or a listen is
+/// refused, and a cancel gives its bytes back.
+#[test]
+fn resource_subscriptions_are_capped_in_bytes() {
+    let root = crate::fixture("tree").canonicalize().unwrap();
+    let hello = format!("file://{}/hello.txt", root.display());
+    // A URI of exactly `len` bytes.
+    let sized = |n: usize, len: usize| {
+        let uri = format!("file:///nowhere/{n}/");
+        uri.clone() + &"x".repeat(len - uri.len())
+    };
+    let subscribe = |id: u32, uri: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#
+        )
+    };
+    let full: Vec<String> = (0..32).map(|n| sized(n, 8192)).collect();
+    let input = [
+        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
+        subscribe(1, &sized(0, 8193)),
+        listen_to(2, &[sized(0, 8193)]),
+        listen_to(3, &full),
+        subscribe(4, &hello),
+        cancel("3"),
+        subscribe(5, &hello),
+        listen_to(6, &full),
+        listen_to(7, &full[1..]),
+    ];
+    let out = serve(&["--root", root.to_str().unwrap()], &input.join("\n"));
+    let replies = replies(&out);
+    let errors: Vec<_> =
+        replies.iter().map(|r| (r["id"].clone(), r["error"]["message"].clone())).collect();
+    use serde_json::json;
+    let too_long = json!("resource uri too long to subscribe: 8193 bytes (at most 8192)");
+    let too_large = json!("resource subscriptions too large (at most 262144 bytes of uris in all)");
+    assert_eq!(
+        errors,
+        [
+            (json!(0), json!(null)),
+            (json!(1), too_long.clone()),
+            (json!(2), too_long),
+            (json!(4), too_large.clone()),
+            (json!(5), json!(null)),
+            (json!(6), too_large),
+        ],
+        "{out}"
+    );
+    assert_eq!(out.lines().filter(|l| l.contains("acknowledged")).count(), 2, "streams 3 and 7");
+}
+
 /// Opening and closing thousands of streams whose ids have escapes costs a lookup each, not a
 /// walk over the others decoding each open id (10 000 such listens took over 6 s in a
 /// release build).

@@ -15,7 +15,7 @@ use serde_json::json;
 use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
-use crate::conn::session::Session;
+use crate::conn::session::{FileRounds, Session};
 use crate::dispatch::serve_line::{Served, batch_replies, serve_message};
 use crate::registry::server::Server;
 use crate::transport::http::readiness::Readiness;
@@ -157,6 +157,8 @@ pub struct Dispatcher<'s> {
     /// Each request's duration, and its span.
     observer: Observer,
     last_look: Instant,
+    /// Where the next tick's look at watched files starts.
+    files: FileRounds,
 }
 
 impl<'s> Dispatcher<'s> {
@@ -178,6 +180,7 @@ impl<'s> Dispatcher<'s> {
             readiness,
             observer,
             last_look: Instant::now(),
+            files: FileRounds::default(),
         }
     }
 
@@ -240,19 +243,11 @@ impl<'s> Dispatcher<'s> {
         let table = &self.table;
         self.sessions.retain(|id, _| table.contains(id));
         self.listens.retain(|(_, sink)| !sink.is_closed());
-        let mut updated = Vec::new();
-        for session in self
-            .sessions
-            .values_mut()
-            .map(|l| &mut l.state)
-            .chain(self.listens.iter_mut().map(|(s, _)| s))
-        {
-            if session.watches_files() {
-                session.look_at_files(|uri| self.server.file_stamp(uri));
-                updated.append(&mut session.updated);
-            }
-        }
-        self.broadcast(updated);
+        let sessions = self.sessions.values_mut().map(|l| &mut l.state);
+        self.files.look(sessions.chain(self.listens.iter_mut().map(|(s, _)| s)));
+        // Each session watches the files it subscribed to itself, so it tells only its own
+        // subscribers: a change is told once to each, whenever each looks.
+        self.notify();
     }
 
     /// A client notification (or response nobody waits for) outside a wait.
@@ -363,17 +358,26 @@ impl<'s> Dispatcher<'s> {
         if updated.is_empty() {
             return;
         }
-        // Every session watching a file saw it change: one update for each, not one per
-        // session that noticed.
         updated.sort_unstable();
         updated.dedup();
+        for session in self.sessions.values_mut().map(|l| &mut l.state) {
+            session.updated.extend(updated.iter().cloned());
+        }
+        for (session, _) in &mut self.listens {
+            session.updated.extend(updated.iter().cloned());
+        }
+        self.notify();
+    }
+
+    /// Sends each session's queued updates to its subscribers: legacy sessions on their GET
+    /// stream, listen streams on theirs.
+    fn notify(&mut self) {
         let targets = self
             .sessions
             .values_mut()
             .map(|l| (&mut l.state, l.stream.as_ref()))
             .chain(self.listens.iter_mut().map(|(s, k)| (s, Some(&*k))));
-        for (session, sink) in targets {
-            session.updated.extend(updated.iter().cloned());
+        for (session, sink) in targets.filter(|(s, _)| !s.updated.is_empty()) {
             let mut writer = SinkWriter { sink, buf: Vec::new() };
             let mut out = Outbox::new(&mut writer);
             session.notify_updates(&mut out);

@@ -77,7 +77,7 @@ impl ErrorObject {
     }
 
     /// A message whose values, decoded, would take more than `max` bytes ([`max_weight`]).
-    pub fn too_heavy(max: usize) -> Self {
+    pub(crate) fn too_heavy(max: usize) -> Self {
         Self::new(
             ErrorCode::INVALID_REQUEST,
             format!(

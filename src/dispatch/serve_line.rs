@@ -50,13 +50,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
         Frame::Single(message) => {
             if let Some((id, reply)) = serve_message(server, message, session, conn, None) {
                 conn.out.response(id.as_ref(), &reply);
-                // A small result buffer is reused, so a tool call allocates none.
-                if let Ok(Payload::Json(mut buf)) = reply
-                    && buf.capacity() <= 64 * 1024
-                {
-                    buf.clear();
-                    session.spare = buf;
-                }
+                keep_buffer(session, reply);
             }
         }
         Frame::Batch(items) => serve_batch(server, &items, session, conn),
@@ -113,6 +107,17 @@ pub(crate) fn batch_replies(
         }
     }
     Ok(replies)
+}
+
+/// A small result buffer, written out, goes back to `session`: the next tool call writes
+/// its result there and allocates none.
+pub(crate) fn keep_buffer(session: &mut Session, reply: Reply) {
+    if let Ok(Payload::Json(mut buf)) = reply
+        && buf.capacity() <= 64 * 1024
+    {
+        buf.clear();
+        session.spare = buf;
+    }
 }
 
 /// One message: a request gets its reply (unless cancelled, or left open), an invalid message

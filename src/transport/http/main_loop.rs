@@ -16,7 +16,7 @@ use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::{FileRounds, Session};
-use crate::dispatch::serve_line::{Served, batch_replies, serve_message};
+use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
 use crate::registry::server::Server;
 use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, session_tag};
@@ -159,6 +159,9 @@ pub struct Dispatcher<'s> {
     last_look: Instant,
     /// Where the next tick's look at watched files starts.
     files: FileRounds,
+    /// What a 2026-07-28 call's fresh session lends from the last one, as a stdio session keeps
+    /// it: the result buffer and small arguments whose allocations the next call reuses.
+    lent: Session,
 }
 
 impl<'s> Dispatcher<'s> {
@@ -181,6 +184,7 @@ impl<'s> Dispatcher<'s> {
             observer,
             last_look: Instant::now(),
             files: FileRounds::default(),
+            lent: Session::default(),
         }
     }
 
@@ -287,6 +291,9 @@ impl<'s> Dispatcher<'s> {
         log::debug!(target: LOG, "<- {}", call.body);
         let legacy_id = call.session.as_deref().filter(|_| !call.modern);
         let mut legacy = legacy_id.and_then(|id| self.sessions.remove(id)).unwrap_or_default();
+        if legacy_id.is_none() {
+            lend(&mut self.lent, &mut legacy.state);
+        }
         let frame = jsonrpc::parse_line(&call.body);
         let server = self.server;
         let mut waiter = Waiter {
@@ -313,7 +320,10 @@ impl<'s> Dispatcher<'s> {
                 let _ = conn.out.flush();
                 match reply {
                     Some((id, reply)) => {
-                        (status_of(call.modern, &reply), response(id.as_ref(), &reply))
+                        let answer =
+                            (status_of(call.modern, &reply), response(id.as_ref(), &reply));
+                        keep_buffer(&mut legacy.state, reply);
+                        answer
                     }
                     None => (200, None),
                 }
@@ -334,6 +344,9 @@ impl<'s> Dispatcher<'s> {
             }
         };
         drop(conn);
+        if legacy_id.is_none() {
+            lend(&mut legacy.state, &mut self.lent);
+        }
         let updated = std::mem::take(&mut legacy.state.updated);
         if let Some(id) = legacy_id {
             if legacy.state.legacy_version.is_none() {
@@ -384,6 +397,13 @@ impl<'s> Dispatcher<'s> {
             let _ = out.flush();
         }
     }
+}
+
+/// Moves what one session lends the next (its result buffer and kept arguments: allocations,
+/// no state) from `from` to `to`.
+fn lend(from: &mut Session, to: &mut Session) {
+    to.spare = std::mem::take(&mut from.spare);
+    to.arguments = from.arguments.take();
 }
 
 /// One response as JSON bytes (logged at debug level by the outbox).

@@ -44,6 +44,8 @@ pub struct Head {
     pub body: BodyKind,
     /// When the request's first byte arrived: the deadline runs from here.
     pub started: Instant,
+    /// Whether the connection stays open after this request: read once from `Connection`.
+    keep_alive: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,11 +95,27 @@ impl Head {
 
     /// Whether the connection stays open after this request.
     pub fn keep_alive(&self) -> bool {
+        self.keep_alive
+    }
+
+    /// What `Connection` says of the connection after this request.
+    fn reads_keep_alive(&self) -> bool {
         let connection = self.list("connection").unwrap_or_default();
         let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
         // `close` wins in either version (RFC 9112 §9.3); HTTP/1.0 stays open only when asked.
         !has("close") && (self.minor == 1 || has("keep-alive"))
     }
+}
+
+/// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
+/// whitespace), byte by byte.
+fn trim_whitespace(value: &str) -> &str {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let bytes = value.as_bytes();
+    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
+    // Both ends are next to ASCII bytes: character boundaries.
+    &value[start..end]
 }
 
 /// A bit for each field that names one thing, whose second line a proxy and this server could
@@ -311,8 +329,8 @@ impl Reader {
                 return Err(ReadError::Status(431, "too many header fields"));
             }
             let text = std::str::from_utf8(&line).map_err(|_| bad("header is not text"))?;
-            let (name, value) =
-                text.split_once(':').ok_or_else(|| bad("header without a colon"))?;
+            let colon = memchr::memchr(b':', &line).ok_or_else(|| bad("header without a colon"))?;
+            let (name, value) = (&text[..colon], &text[colon + 1..]);
             if name.is_empty() || !name.bytes().all(is_token) {
                 return Err(bad("malformed header name"));
             }
@@ -335,11 +353,20 @@ impl Reader {
             }
             seen |= single;
             let value_at = all.len();
-            all.push_str(value.trim_matches([' ', '\t']));
+            all.push_str(trim_whitespace(value));
             fields.push((name_at..value_at, value_at..all.len()));
         }
-        let mut head =
-            Head { method, path, minor, text: all, fields, body: BodyKind::None, started };
+        let mut head = Head {
+            method,
+            path,
+            minor,
+            text: all,
+            fields,
+            body: BodyKind::None,
+            started,
+            keep_alive: false,
+        };
+        head.keep_alive = head.reads_keep_alive();
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
             return Err(bad("missing host header"));

@@ -212,3 +212,18 @@ fn content_length_too_large_to_hold_is_413() {
         assert_eq!(length(bad, "abcde"), 400, "{bad:?}");
     }
 }
+
+#[test]
+fn a_value_loses_only_the_spaces_and_tabs_around_it() {
+    for (raw, trimmed) in [
+        (" \t a b \t", "a b"),
+        ("", ""),
+        (" \t ", ""),
+        ("x", "x"),
+        ("é \t", "é"),
+        ("\u{a0}x\u{a0}", "\u{a0}x\u{a0}"),
+        ("\u{c}x", "\u{c}x"),
+    ] {
+        assert_eq!(trim_whitespace(raw), trimmed, "{raw:?}");
+    }
+}

@@ -109,11 +109,12 @@ pub(crate) fn batch_replies(
     Ok(replies)
 }
 
-/// A small result buffer, written out, goes back to `session`: the next tool call writes
-/// its result there and allocates none.
+/// A small result buffer (at most 4 KiB: a session kept for a while holds it, and a server
+/// may hold a thousand sessions), written out, goes back to `session`: the next tool call
+/// writes its result there and allocates none.
 pub(crate) fn keep_buffer(session: &mut Session, reply: Reply) {
     if let Ok(Payload::Json(mut buf)) = reply
-        && buf.capacity() <= 64 * 1024
+        && buf.capacity() <= 4 << 10
     {
         buf.clear();
         session.spare = buf;

@@ -24,16 +24,21 @@ const LOG: &str = "baremcp::session";
 /// At most this many `subscriptions/listen` streams are open at once; one more is refused.
 pub(crate) const MAX_STREAMS: usize = 1024;
 
-/// At most this many resource subscriptions at once: each URI `resources/subscribe` named, and
-/// each URI a `subscriptions/listen` stream agreed to watch (once per stream).
-pub(crate) const MAX_SUBSCRIPTIONS: usize = 4096;
-
 /// A URI longer than this cannot be subscribed: it would be kept as long as the subscription.
 pub(crate) const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
 
-/// The URIs of those subscriptions total at most this many bytes, counted as
-/// [`MAX_SUBSCRIPTIONS`] counts them.
+/// What the resource subscriptions of one session keep, in bytes, at most ([`kept_bytes`]
+/// each): each URI `resources/subscribe` named, and each URI a `subscriptions/listen` stream
+/// agreed to watch (once per stream).
 pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
+
+/// What a subscription to `uri` by the stream whose id takes `id_len` bytes (0 for a legacy
+/// `resources/subscribe`) keeps: the URI in up to three places (the subscription, the
+/// watchers of it, the file watched and its path), the stream's id again, and the nodes of
+/// the maps that hold them.
+pub(crate) fn kept_bytes(uri: &str, id_len: usize) -> usize {
+    3 * uri.len() + id_len + 512
+}
 
 /// At most this many watched files are looked at in one look (a tick of the HTTP loop, a pause
 /// of the stdio loop), across all sessions: with more, each is looked at less often.
@@ -58,8 +63,6 @@ pub(crate) struct Session {
     /// The same the other way round: the streams watching each URI, so an update finds its
     /// streams without looking at the others.
     watchers: BTreeMap<String, BTreeSet<Id<'static>>>,
-    /// How many URIs all streams watch together (a URI counted once per stream).
-    stream_uris: usize,
     /// The bytes of the subscribed URIs and of every stream's URIs (once per stream).
     uri_bytes: usize,
     /// Resources that changed (reported by handlers, or watched files), to notify after the
@@ -133,9 +136,8 @@ impl Session {
             log::debug!(target: LOG, "ignored cancellation of {id}: no such request in flight");
             return;
         };
-        self.stream_uris -= uris.len();
         for uri in uris {
-            self.uri_bytes -= uri.len();
+            self.uri_bytes -= kept_bytes(&uri, id.as_json().len());
             if let Some(ids) = self.watchers.get_mut(&uri) {
                 ids.remove(id.as_json());
                 if ids.is_empty() {
@@ -159,23 +161,25 @@ impl Session {
 
     /// Whether one more stream watching `uris` may open: -32602 past [`MAX_STREAMS`], or as
     /// [`Session::may_subscribe`] says.
-    pub fn may_listen(&self, uris: &BTreeSet<String>) -> Result<(), ErrorObject> {
+    pub fn may_listen(&self, id: &Id, uris: &BTreeSet<String>) -> Result<(), ErrorObject> {
         if self.listening.len() >= MAX_STREAMS {
             return Err(ErrorObject::invalid_params(format!(
                 "too many open subscriptions/listen streams (at most {MAX_STREAMS})"
             )));
         }
-        self.may_subscribe(uris.iter().map(String::as_str))
+        self.may_subscribe(uris.iter().map(String::as_str), id.as_json().len())
     }
 
-    /// Whether subscriptions to `uris` more fit: -32602 for a URI longer than
-    /// [`MAX_SUBSCRIBED_URI_BYTES`], and past [`MAX_SUBSCRIPTIONS`] or
-    /// [`MAX_SUBSCRIPTION_BYTES`] in all.
+    /// Whether subscriptions to `uris` more (by a stream whose id takes `id_len` bytes, 0 for
+    /// `resources/subscribe`) fit: -32602 for a URI longer than [`MAX_SUBSCRIBED_URI_BYTES`],
+    /// and past [`MAX_SUBSCRIPTION_BYTES`] in all (each subscription keeps 512 bytes at
+    /// least, so that is also at most 512 subscriptions).
     pub fn may_subscribe<'a>(
         &self,
         uris: impl Iterator<Item = &'a str>,
+        id_len: usize,
     ) -> Result<(), ErrorObject> {
-        let (mut count, mut bytes) = (0, 0);
+        let mut bytes = 0;
         for uri in uris {
             if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
                 return Err(ErrorObject::invalid_params(format!(
@@ -183,17 +187,11 @@ impl Session {
                     uri.len()
                 )));
             }
-            count += 1;
-            bytes += uri.len();
-        }
-        if self.subscribed.len() + self.stream_uris + count > MAX_SUBSCRIPTIONS {
-            return Err(ErrorObject::invalid_params(format!(
-                "too many resource subscriptions (at most {MAX_SUBSCRIPTIONS} in all)"
-            )));
+            bytes += kept_bytes(uri, id_len);
         }
         if self.uri_bytes + bytes > MAX_SUBSCRIPTION_BYTES {
             return Err(ErrorObject::invalid_params(format!(
-                "resource subscriptions too large (at most {MAX_SUBSCRIPTION_BYTES} bytes of uris in all)"
+                "resource subscriptions too large (they would keep more than {MAX_SUBSCRIPTION_BYTES} bytes)"
             )));
         }
         Ok(())
@@ -209,7 +207,7 @@ impl Session {
     pub fn subscribe(&mut self, uri: String, file: Option<WatchedFile>) {
         self.watch(&uri, file);
         if !self.subscribed.contains(&uri) {
-            self.uri_bytes += uri.len();
+            self.uri_bytes += kept_bytes(&uri, 0);
             self.subscribed.insert(uri);
         }
     }
@@ -217,7 +215,7 @@ impl Session {
     /// Ends the subscription to `uri`, if any.
     pub fn unsubscribe(&mut self, uri: &str) {
         if self.subscribed.remove(uri) {
-            self.uri_bytes -= uri.len();
+            self.uri_bytes -= kept_bytes(uri, 0);
             self.forget_unless_named(uri);
         }
     }
@@ -227,9 +225,8 @@ impl Session {
         let id = id.clone().into_owned();
         for uri in &uris {
             self.watchers.entry(uri.clone()).or_default().insert(id.clone());
-            self.uri_bytes += uri.len();
+            self.uri_bytes += kept_bytes(uri, id.as_json().len());
         }
-        self.stream_uris += uris.len();
         self.listening.insert(id, uris);
     }
 
@@ -398,20 +395,30 @@ mod tests {
         let id = Id::from_raw("7").unwrap();
         session.watch(&uri, watched(&paths[0]));
         session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]));
-        assert_eq!(session.uri_bytes, 2 * uri.len() + "test://other".len());
+        let kept = kept_bytes(&uri, 0) + kept_bytes(&uri, 1) + kept_bytes("test://other", 1);
+        assert_eq!(session.uri_bytes, kept);
         session.unsubscribe(&uri);
         assert!(session.watches_files(), "the stream still watches it");
         session.cancel(&id);
         assert_eq!((session.uri_bytes, session.watches_files()), (0, false));
         // A URI over the bound is refused, and so is one that would pass the total.
         let long = "x".repeat(MAX_SUBSCRIBED_URI_BYTES + 1);
-        assert!(session.may_subscribe([long.as_str()].into_iter()).is_err());
-        let fill: BTreeSet<String> = (0..MAX_SUBSCRIPTION_BYTES / MAX_SUBSCRIBED_URI_BYTES)
+        assert!(session.may_subscribe([long.as_str()].into_iter(), 0).is_err());
+        let each = kept_bytes(&"x".repeat(MAX_SUBSCRIBED_URI_BYTES), 1);
+        let fill: BTreeSet<String> = (0..MAX_SUBSCRIPTION_BYTES / each)
             .map(|n| format!("{n:08}").repeat(MAX_SUBSCRIBED_URI_BYTES / 8))
             .collect();
-        assert!(session.may_listen(&fill).is_ok());
+        assert!(session.may_listen(&id, &fill).is_ok());
         session.listen(&id, fill);
-        assert!(session.may_subscribe(["a"].into_iter()).is_err());
+        let one_more = "y".repeat(MAX_SUBSCRIBED_URI_BYTES);
+        assert!(session.may_subscribe([one_more.as_str()].into_iter(), 0).is_err());
+        // A stream's id is kept once for each URI it watches: a long one counts as often.
+        let fresh = Session::default();
+        let text = format!("\"{}\"", "i".repeat(128 << 10));
+        let long_id = Id::from_raw(&text).unwrap();
+        let two = BTreeSet::from(["x:0".to_string(), "x:1".to_string()]);
+        assert!(fresh.may_listen(&long_id, &two).is_err(), "256 KiB of id, twice");
+        assert!(fresh.may_listen(&long_id, &BTreeSet::from(["x:0".to_string()])).is_ok());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -99,7 +99,7 @@ pub(crate) fn listen(
         } else {
             BTreeSet::new()
         };
-    if let Err(error) = session.may_listen(&uris) {
+    if let Err(error) = session.may_listen(req.id, &uris) {
         return Some(Err(error));
     }
     let mut rest = Map::new();

@@ -206,7 +206,7 @@ pub(crate) fn subscribe(
     }
     if !subscribed {
         // Before anything looks the URI up: one too long to keep costs nothing more.
-        session.may_subscribe(std::iter::once(uri.as_str()))?;
+        session.may_subscribe(std::iter::once(uri.as_str()), 0)?;
     }
     // Resolved once, now: the file is then looked at by its resolved path alone. A root
     // that does not resolve the URI serves nothing by it.

@@ -98,6 +98,22 @@ impl Head {
         self.keep_alive
     }
 
+    /// A head of these fields (names and values as ranges of `text`), whose body is not known
+    /// yet.
+    fn of(
+        method: String,
+        path: String,
+        minor: u8,
+        text: String,
+        fields: Vec<(Range<usize>, Range<usize>)>,
+        started: Instant,
+    ) -> Head {
+        let body = BodyKind::None;
+        let mut head = Head { method, path, minor, text, fields, body, started, keep_alive: false };
+        head.keep_alive = head.reads_keep_alive();
+        head
+    }
+
     /// What `Connection` says of the connection after this request.
     fn reads_keep_alive(&self) -> bool {
         let connection = self.list("connection").unwrap_or_default();
@@ -356,17 +372,7 @@ impl Reader {
             all.push_str(trim_whitespace(value));
             fields.push((name_at..value_at, value_at..all.len()));
         }
-        let mut head = Head {
-            method,
-            path,
-            minor,
-            text: all,
-            fields,
-            body: BodyKind::None,
-            started,
-            keep_alive: false,
-        };
-        head.keep_alive = head.reads_keep_alive();
+        let mut head = Head::of(method, path, minor, all, fields, started);
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
             return Err(bad("missing host header"));

@@ -90,7 +90,7 @@ pub(crate) fn handle(
                     "params.inputResponses.{key} must be an object"
                 )));
             }
-            task.update(responses);
+            task.update(responses)?;
             Ok(json!({}))
         }
     }

@@ -12,6 +12,8 @@ use crate::registry::tool::{HandlerError, ToolOutput};
 use crate::util::encoding::rfc3339;
 use crate::wire::capabilities::Declared;
 use crate::wire::error_code::ErrorCode;
+use crate::wire::jsonrpc::ErrorObject;
+use crate::wire::value::weigh;
 
 /// How long a finished task stays readable, and what `ttlMs` says.
 pub(crate) const TTL: Duration = Duration::from_secs(3600);
@@ -20,6 +22,9 @@ pub(crate) const TTL: Duration = Duration::from_secs(3600);
 const MAX_RESULT_BYTES: usize = 16 << 20;
 /// How often a client should poll, as `pollIntervalMs` says.
 const POLL_MS: u64 = 200;
+/// What the answers a task keeps while it waits for the rest may take ([`weigh`]): elicitation
+/// results are small forms, and a task may wait for its other answers for as long as it lives.
+pub(crate) const MAX_WAITING_ANSWERS: usize = 1 << 20;
 /// How often an inline sleep looks whether its request was cancelled.
 const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
@@ -140,8 +145,18 @@ impl Task {
     }
 
     /// `tasks/update`: answers to open questions are kept for the handler; others ignored.
-    pub fn update(&self, responses: Map<String, Value>) {
+    /// Answers kept waiting for the handler (it may wait for others) take at most
+    /// [`MAX_WAITING_ANSWERS`] bytes ([`weigh`]): past it the update is refused, nothing kept.
+    pub fn update(&self, responses: Map<String, Value>) -> Result<(), ErrorObject> {
         let mut state = self.lock();
+        let kept: usize = state.answers.values().map(weigh).sum();
+        let open = responses.iter().filter(|(key, _)| state.pending.contains_key(*key));
+        if kept + open.map(|(_, answer)| weigh(answer)).sum::<usize>() > MAX_WAITING_ANSWERS {
+            return Err(ErrorObject::invalid_params(format!(
+                "params.inputResponses too large: a task keeps at most {MAX_WAITING_ANSWERS} \
+                 bytes of answers while it waits"
+            )));
+        }
         for (key, answer) in responses {
             if state.pending.remove(&key).is_some() {
                 state.answers.insert(key, answer);
@@ -152,6 +167,7 @@ impl Task {
             state.updated = SystemTime::now();
         }
         self.changed.notify_all();
+        Ok(())
     }
 
     /// `tasks/cancel`: a task not yet finished is cancelled at once; its handler sees it at
@@ -346,5 +362,35 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn answers_kept_while_a_task_waits_are_bounded() {
+        let task = Task::new(0);
+        for key in ["name", "pad"] {
+            task.lock().pending.insert(key.into(), json!({}));
+        }
+        let answer = |content: Value| {
+            let mut responses = Map::new();
+            responses.insert("pad".into(), json!({ "action": "accept", "content": content }));
+            responses
+        };
+        // A few hundred thousand numbers decode into megabytes; the task could wait for its
+        // other answer as long as it lives (before, 13 MiB of them kept 215 MB each).
+        let heavy = answer(json!({ "pad": vec![0; 100_000] }));
+        assert!(task.update(heavy).is_err());
+        assert!(task.lock().answers.is_empty(), "nothing of a refused update is kept");
+        assert!(task.lock().pending.contains_key("pad"), "the question is still open");
+        assert!(task.update(answer(json!({ "pad": "ok" }))).is_ok());
+        assert!(task.lock().answers.contains_key("pad"));
+        // Answers to questions not asked are ignored, whatever they weigh.
+        let mut unasked = Map::new();
+        unasked.insert("other".into(), json!(vec![0; 100_000]));
+        assert!(task.update(unasked).is_ok());
     }
 }

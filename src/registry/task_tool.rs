@@ -25,14 +25,15 @@ use crate::registry::tool::{HandlerError, Tool, ToolOutput};
 use crate::wire::capabilities::{self, Declared};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
+use crate::wire::value::weigh;
 
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Tasks not yet finished, at most: each holds a thread.
 const MAX_RUNNING: usize = 64;
-/// The inputs of tasks not yet finished (as JSON text), at most, in bytes, all together: each
-/// thread holds its input until it ends. One task alone may have a larger one.
+/// What the inputs of tasks not yet finished take in memory ([`weigh`]), at most, in bytes, all
+/// together: each thread holds its input until it ends. One task alone may have a larger one.
 const MAX_RUNNING_INPUT_BYTES: usize = 64 << 20;
 /// Tasks kept at most, finished ones included; the oldest finished go first.
 const MAX_KEPT: usize = 1024;
@@ -169,7 +170,7 @@ impl Tasks {
                 format!("too many running tasks (at most {MAX_RUNNING})"),
             ));
         }
-        let input_bytes = json_len(&input);
+        let input_bytes = weigh(&input);
         let held: usize = running().map(|t| t.input_bytes).sum();
         if held > 0 && held + input_bytes > MAX_RUNNING_INPUT_BYTES {
             return Err(ErrorObject::new(
@@ -248,23 +249,6 @@ pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Declared> {
     capabilities::declares(extensions, EXTENSION).then(|| Declared::read(raw))
 }
 
-/// The length of `value` as compact JSON text, counted without writing it out.
-fn json_len(value: &Value) -> usize {
-    struct Count(usize);
-    impl std::io::Write for Count {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0 += bytes.len();
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-    let mut count = Count(0);
-    let _ = serde_json::to_writer(&mut count, value);
-    count.0
-}
-
 #[cfg(test)]
 mod tests {
     use std::time::{Duration, Instant};
@@ -298,6 +282,11 @@ mod tests {
         let mut ids = vec![start(30).unwrap(), start(30).unwrap()];
         assert!(start(5).is_err(), "30 + 30 + 5 MiB is past 64 MiB");
         ids.push(start(1).unwrap());
+        // Inputs are weighed as they are held, not as their text: 4 bytes of `[[]],` take 200.
+        let nested = json!({ "x": vec![json!([[]]); 20_000] });
+        assert!(weigh(&nested) > 4 << 20, "{}", weigh(&nested));
+        let refused = tasks.start(&spec, nested, Declared::default(), None);
+        assert!(refused.is_err(), "60 MiB held, and 4 MiB more");
         for id in &ids {
             tasks.get(id.as_str().unwrap(), None).unwrap().cancel();
         }

@@ -76,13 +76,13 @@ impl ErrorObject {
         Self::new(ErrorCode::INVALID_REQUEST, "message nests deeper than 128 levels")
     }
 
-    /// A message whose values, decoded, would take more than `max` bytes ([`max_weight`]).
-    pub(crate) fn too_heavy(max: usize) -> Self {
+    /// A message whose values, decoded, would take more than [`MAX_DECODED_BYTES`].
+    pub(crate) fn too_heavy() -> Self {
         Self::new(
             ErrorCode::INVALID_REQUEST,
             format!(
-                "message too large once decoded: its objects and arrays would take more than \
-                 {max} bytes of memory (32 times its size, plus 16 MiB)"
+                "message too large once decoded: its values would take more than \
+                 {MAX_DECODED_BYTES} bytes of memory"
             ),
         )
     }
@@ -371,8 +371,8 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     }
     let refused = if scanner.too_deep() {
         Some(ErrorObject::too_deep())
-    } else if scanner.weight() > max_weight(text.len()) {
-        Some(ErrorObject::too_heavy(max_weight(text.len())))
+    } else if scanner.weight() > MAX_DECODED_BYTES {
+        Some(ErrorObject::too_heavy())
     } else {
         None
     };
@@ -387,13 +387,11 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     classify(env)
 }
 
-/// How much a message of `len` bytes may make the server allocate to decode its values
-/// ([`Scanner::weight`]): 32 times its size, plus 16 MiB so that no small message is ever
-/// refused. Text and numbers cost about their size; small objects cost up to 100 times it, and
-/// one message of them at the line limit would take gigabytes, if only while it is served.
-pub fn max_weight(len: usize) -> usize {
-    len.saturating_mul(32).saturating_add(16 << 20)
-}
+/// The most a message may make the server allocate to decode its values, besides their text
+/// ([`Scanner::weight`]). Small values cost many times their text (a one-member object 100
+/// times, nested arrays 90), so a message at the line limit could take gigabytes, if only
+/// while it is served; no message under 2 MiB comes near this.
+pub const MAX_DECODED_BYTES: usize = 256 << 20;
 
 /// Sorts an envelope that scanned as JSON. A response (no `method`, a `result` or an
 /// `error`) and a message without an `id` member (a notification) are never replied to,
@@ -622,7 +620,12 @@ mod tests {
         let objects = |n: usize| format!("[{}{{\"\":0}}]", r#"{"":0},"#.repeat(n - 1));
         assert!(refused(&call(&objects(600_000))), "4 MB that decode into 400 MB");
         assert!(!refused(&call(&objects(20_000))), "a small message is never refused");
-        // What real data looks like is taken at any size: numbers, rows of a table, text.
+        // Arrays in arrays: 2 bytes a level that take about 180.
+        let nested = |levels: usize| format!("{}0{}", "[".repeat(levels), "]".repeat(levels));
+        let stacks = |n: usize| format!("[{}]", vec![nested(100); n].join(","));
+        assert!(refused(&call(&stacks(16_000))), "3.2 MB that decode into about 300 MB");
+        assert!(!refused(&call(&stacks(4_000))), "0.8 MB that decode into about 75 MB");
+        // What real data looks like is taken up to megabytes: numbers, rows of a table, text.
         assert!(!refused(&call(&format!("[{}0]", "0,".repeat(2_000_000)))));
         let row = r#"{"id":123,"name":"abcdefgh","v":1.5},"#;
         assert!(!refused(&call(&format!("[{}0]", row.repeat(200_000)))));

@@ -25,25 +25,36 @@ pub struct Scanner<'a> {
     nested: u32,
     /// A value scanned so far nests deeper than [`MAX_DEPTH`].
     too_deep: bool,
-    /// About what decoding the containers scanned so far would allocate (see [`Scanner::weight`]).
+    /// About the most that decoding the values scanned so far would allocate (see
+    /// [`Scanner::weight`]).
     weight: usize,
 }
 
-/// What one value in a container costs once decoded: a `serde_json::Value`.
-const SLOT: usize = 32;
-/// What an object with members costs besides its values: a `BTreeMap` node (eleven keys and
-/// values, and links), allocated with the first member.
-const NODE: usize = 608;
+// What decoding into `serde_json::Value`s allocates, at most, besides the text itself (the
+// figures of a 64-bit build with glibc's allocator; each is rounded up).
+/// An element of an array: a 32-byte `Value` in a buffer grown by doubling, so up to twice that.
+pub(crate) const ELEMENT: usize = 64;
+/// An array with elements: its buffer's first allocation (four `Value`s) and the allocator's
+/// header.
+pub(crate) const ARRAY: usize = 144;
+/// An object with members: its first `BTreeMap` node (eleven keys and values, and links).
+pub(crate) const NODE: usize = 608;
+/// A member of an object: its share of the nodes (half full at worst, past the first) and its
+/// key's allocation.
+pub(crate) const MEMBER: usize = 152;
+/// A string's allocation, besides its text.
+pub(crate) const STRING: usize = 24;
 
 impl<'a> Scanner<'a> {
     pub fn new(text: &'a str) -> Scanner<'a> {
         Scanner { text, bytes: text.as_bytes(), pos: 0, nested: 0, too_deep: false, weight: 0 }
     }
 
-    /// About the bytes that decoding the containers scanned so far into `serde_json::Value`s
-    /// would allocate besides their text: a value slot for each element and member, a map node
-    /// for each object with members. Small objects make it many times the text (`{"":0}` is
-    /// 7 bytes that take about 670), which is why a message is refused past a bound of it.
+    /// About the most that decoding the containers scanned so far into `serde_json::Value`s
+    /// would allocate besides their text: array buffers, map nodes, a value for each element, a
+    /// share of a node and a key for each member, an allocation for each string. Small values
+    /// make it many times the text (`{"":0}` is 7 bytes that take about 670, `[[]]` 4 that take
+    /// about 180), which is why a message is refused past a bound of it.
     pub fn weight(&self) -> usize {
         self.weight
     }
@@ -242,7 +253,9 @@ impl<'a> Scanner<'a> {
         loop {
             // A value starts here.
             self.skip_ws();
-            self.weight += SLOT;
+            if depth > 0 && objects & 1 == 0 {
+                self.weight += ELEMENT;
+            }
             match self.bytes.get(self.pos) {
                 Some(&open @ (b'{' | b'[')) => {
                     self.pos += 1;
@@ -251,9 +264,7 @@ impl<'a> Scanner<'a> {
                     if self.peek() == Some(close) {
                         self.pos += 1;
                     } else {
-                        if open == b'{' {
-                            self.weight += NODE;
-                        }
+                        self.weight += if open == b'{' { NODE + MEMBER } else { ARRAY };
                         if depth % MAX_DEPTH == 0 && depth > 0 {
                             spilled.push(objects);
                         }
@@ -267,6 +278,7 @@ impl<'a> Scanner<'a> {
                     }
                 }
                 Some(b'"') => {
+                    self.weight += STRING;
                     self.string()?;
                 }
                 Some(b't') => self.literal(b"true")?,
@@ -285,6 +297,7 @@ impl<'a> Scanner<'a> {
                     Some(b',') => {
                         self.pos += 1;
                         if in_object {
+                            self.weight += MEMBER;
                             self.skip_key()?;
                             self.expect(b':')?;
                         }

@@ -6,6 +6,24 @@ use serde_json::{Map, Value};
 
 use crate::wire::scanner::{MAX_DEPTH, Scanner, Syntax};
 
+/// About the most that `value` holds in memory, counted as [`Scanner::weight`] counts what a
+/// text would decode into, its strings' text and keys included: what a value kept for a
+/// while (a task's input, an answer it waits for) is bounded by.
+pub fn weigh(value: &Value) -> usize {
+    use crate::wire::scanner::{ARRAY, ELEMENT, MEMBER, NODE, STRING};
+    match value {
+        Value::String(text) => STRING + text.len(),
+        Value::Array(items) if !items.is_empty() => {
+            ARRAY + items.iter().map(|item| ELEMENT + weigh(item)).sum::<usize>()
+        }
+        Value::Object(members) if !members.is_empty() => {
+            let each = |(key, item): (&String, &Value)| MEMBER + key.len() + weigh(item);
+            NODE + members.iter().map(each).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
 /// Decodes `text` into a `Value`, exactly as `serde_json::from_str` does, in one pass that
 /// only allocates what the value holds. Escaped strings and numbers that are not plain
 /// integers are handed to serde_json, so every decision about them stays its own.
@@ -159,6 +177,22 @@ pub fn decode_into(text: &str, slot: &mut Value) -> Result<(), Syntax> {
 mod tests {
     use super::*;
     use crate::wire::scanner::tests::{VALID, random_texts};
+    use crate::wire::scanner::{ARRAY, ELEMENT, MEMBER, NODE, STRING};
+
+    #[test]
+    fn a_value_weighs_what_its_text_would_decode_into() {
+        use serde_json::json;
+        assert_eq!(weigh(&json!([])), 0);
+        assert_eq!(weigh(&json!([0, 1])), ARRAY + 2 * ELEMENT);
+        assert_eq!(weigh(&json!({"ab": "cd"})), NODE + MEMBER + 2 + STRING + 2);
+        // The scanner counts the same containers as it reads the text (strings' own text
+        // aside, which the text already holds).
+        let text = r#"{"a":[[1],{"b":"c"}],"d":{}}"#;
+        let mut scanner = Scanner::new(text);
+        scanner.value().unwrap();
+        let texts = "a".len() + "b".len() + "c".len() + "d".len();
+        assert_eq!(weigh(&decode(text).unwrap()), scanner.weight() + texts);
+    }
 
     /// Random JSON-like text, and mutations of valid JSON: decoding must give what serde_json
     /// gives, afresh and over the previous text's value.

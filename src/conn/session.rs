@@ -40,6 +40,12 @@ pub(crate) fn kept_bytes(uri: &str, id_len: usize) -> usize {
     3 * uri.len() + id_len + 512
 }
 
+/// What a `subscriptions/listen` stream whose id takes `id_len` bytes keeps besides its
+/// subscriptions, whether it names resources or not: its id and its entry among the streams.
+pub(crate) fn stream_bytes(id_len: usize) -> usize {
+    id_len + 128
+}
+
 /// At most this many watched files are looked at in one look (a tick of the HTTP loop, a pause
 /// of the stdio loop), across all sessions: with more, each is looked at less often.
 pub(crate) const FILE_LOOKS_PER_TICK: usize = 256;
@@ -136,6 +142,7 @@ impl Session {
             log::debug!(target: LOG, "ignored cancellation of {id}: no such request in flight");
             return;
         };
+        self.uri_bytes -= stream_bytes(id.as_json().len());
         for uri in uris {
             self.uri_bytes -= kept_bytes(&uri, id.as_json().len());
             if let Some(ids) = self.watchers.get_mut(&uri) {
@@ -167,7 +174,8 @@ impl Session {
                 "too many open subscriptions/listen streams (at most {MAX_STREAMS})"
             )));
         }
-        self.may_subscribe(uris.iter().map(String::as_str), id.as_json().len())
+        let id_len = id.as_json().len();
+        self.may_keep(uris.iter().map(String::as_str), id_len, stream_bytes(id_len))
     }
 
     /// Whether subscriptions to `uris` more (by a stream whose id takes `id_len` bytes, 0 for
@@ -179,7 +187,17 @@ impl Session {
         uris: impl Iterator<Item = &'a str>,
         id_len: usize,
     ) -> Result<(), ErrorObject> {
-        let mut bytes = 0;
+        self.may_keep(uris, id_len, 0)
+    }
+
+    /// As [`Session::may_subscribe`], with `base` bytes kept besides the subscriptions.
+    fn may_keep<'a>(
+        &self,
+        uris: impl Iterator<Item = &'a str>,
+        id_len: usize,
+        base: usize,
+    ) -> Result<(), ErrorObject> {
+        let mut bytes = base;
         for uri in uris {
             if uri.len() > MAX_SUBSCRIBED_URI_BYTES {
                 return Err(ErrorObject::invalid_params(format!(
@@ -223,6 +241,7 @@ impl Session {
     /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`.
     pub fn listen(&mut self, id: &Id, uris: BTreeSet<String>) {
         let id = id.clone().into_owned();
+        self.uri_bytes += stream_bytes(id.as_json().len());
         for uri in &uris {
             self.watchers.entry(uri.clone()).or_default().insert(id.clone());
             self.uri_bytes += kept_bytes(uri, id.as_json().len());
@@ -395,7 +414,10 @@ mod tests {
         let id = Id::from_raw("7").unwrap();
         session.watch(&uri, watched(&paths[0]));
         session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]));
-        let kept = kept_bytes(&uri, 0) + kept_bytes(&uri, 1) + kept_bytes("test://other", 1);
+        let kept = kept_bytes(&uri, 0)
+            + stream_bytes(1)
+            + kept_bytes(&uri, 1)
+            + kept_bytes("test://other", 1);
         assert_eq!(session.uri_bytes, kept);
         session.unsubscribe(&uri);
         assert!(session.watches_files(), "the stream still watches it");
@@ -414,11 +436,15 @@ mod tests {
         assert!(session.may_subscribe([one_more.as_str()].into_iter(), 0).is_err());
         // A stream's id is kept once for each URI it watches: a long one counts as often.
         let fresh = Session::default();
-        let text = format!("\"{}\"", "i".repeat(128 << 10));
+        let text = format!("\"{}\"", "i".repeat(100 << 10));
         let long_id = Id::from_raw(&text).unwrap();
         let two = BTreeSet::from(["x:0".to_string(), "x:1".to_string()]);
-        assert!(fresh.may_listen(&long_id, &two).is_err(), "256 KiB of id, twice");
+        assert!(fresh.may_listen(&long_id, &two).is_err(), "100 KiB of id, three times");
         assert!(fresh.may_listen(&long_id, &BTreeSet::from(["x:0".to_string()])).is_ok());
+        // A stream that names no resource keeps its id all the same.
+        let text = format!("\"{}\"", "i".repeat(MAX_SUBSCRIPTION_BYTES));
+        let longer_id = Id::from_raw(&text).unwrap();
+        assert!(fresh.may_listen(&longer_id, &BTreeSet::new()).is_err());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -22,7 +22,7 @@ pub(crate) fn call(
     session: &mut Session,
     req: &Request,
     name: &str,
-    arguments: &Value,
+    arguments: &mut Value,
     conn: &mut Conn,
 ) -> Option<Reply> {
     let spec = server.tasks.specs.get(name)?;
@@ -31,7 +31,8 @@ pub(crate) fn call(
         return (spec.required && modern).then(|| Err(missing_extension()));
     };
     let input = match &spec.prepare {
-        None => arguments.clone(),
+        // Moved into the task, not copied: the loop has no more use for them.
+        None => std::mem::take(arguments),
         Some(prepare) => {
             let subject = || format!("{name} {arguments}");
             let setup = match setup(server, req, conn.principal(), &subject) {

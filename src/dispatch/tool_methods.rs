@@ -17,13 +17,15 @@ use crate::registry::server::Server;
 use crate::registry::tool::ToolOutput;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{ErrorObject, Payload, Reply};
+use crate::wire::value::weigh;
 
-/// Arguments whose JSON text is at most this long are kept for the session's next call. The
-/// decoded value can be some 80 times its text (an object of one short member is a map node
-/// of about 650 bytes for 8 bytes of text), so the text is kept short: under 50 KiB held per
-/// session however the arguments are shaped, while the small calls that gain most from the
-/// reuse still allocate nothing.
+/// Arguments whose JSON text is at most this long, and that take at most [`KEPT_WEIGHT`]
+/// decoded ([`weigh`]: an object of one short member is a map node of about 650 bytes for 8
+/// bytes of text), are kept for the session's next call, so the small calls that gain most
+/// from the reuse allocate nothing. The text is checked first, as it costs nothing.
 pub(crate) const KEPT_ARGUMENTS: usize = 512;
+/// What kept arguments may take in memory, however they are shaped.
+pub(crate) const KEPT_WEIGHT: usize = 16 << 10;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
@@ -63,9 +65,14 @@ pub(crate) fn call<'a>(
     let output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
         Ok(()) => {
-            if let Some(reply) =
-                crate::dispatch::task_methods::call(server, session, req, &name, &arguments, conn)
-            {
+            if let Some(reply) = crate::dispatch::task_methods::call(
+                server,
+                session,
+                req,
+                &name,
+                &mut arguments,
+                conn,
+            ) {
                 // Counted and traced as a call of this tool, as the same call made inline is
                 // (and, as there, a refusal before the tool ran is not).
                 if let Ok(Payload::Value(result)) = &reply {
@@ -99,7 +106,12 @@ pub(crate) fn call<'a>(
     };
     // Small arguments are kept for the next call; others are freed before the result is
     // serialized, which keeps one copy fewer alive at the peak.
-    if req.params.arguments.is_some_and(|raw| raw.len() <= KEPT_ARGUMENTS) {
+    // No text of 96 bytes weighs more than 16 KiB (152 a byte at most: objects in objects),
+    // so the common small call is not weighed.
+    let small = |raw: &str| {
+        raw.len() <= 96 || raw.len() <= KEPT_ARGUMENTS && weigh(&arguments) <= KEPT_WEIGHT
+    };
+    if req.params.arguments.is_some_and(small) {
         session.arguments = Some(arguments);
     } else {
         drop(arguments);
@@ -142,7 +154,7 @@ fn panic_message(panic: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use serde_json::json;
 
-    use super::KEPT_ARGUMENTS;
+    use super::{KEPT_ARGUMENTS, weigh};
     use crate::conn::session::Session;
     use crate::dispatch::serve_line::serve_lines;
     use crate::registry::server::Server;
@@ -176,5 +188,10 @@ mod tests {
         let written = serve_lines(&server, &mut session, &[&call(&long)]);
         assert!(written.contains(r#""id":2,"result""#), "{written}");
         assert!(session.arguments.is_none(), "{} bytes of arguments kept", long.len());
+        // Short, but objects in objects: 498 bytes that would keep 61 KiB.
+        let deep = format!("{}0{}", r#"{"":"#.repeat(98), "}".repeat(98));
+        assert!(deep.len() <= KEPT_ARGUMENTS);
+        serve_lines(&server, &mut session, &[&call(&deep)]);
+        assert!(session.arguments.is_none(), "kept: {:?}", session.arguments.as_ref().map(weigh));
     }
 }

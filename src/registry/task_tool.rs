@@ -107,11 +107,16 @@ impl TaskTool {
         let inline = {
             let (handler, prepare) = (handler.clone(), prepare.clone());
             move |args: &Value, cx: &mut Context| {
+                // The arguments themselves when there is no preparation: never a copy of them.
+                let prepared;
                 let input = match &prepare {
-                    Some(prepare) => prepare(args, cx)?,
-                    None => args.clone(),
+                    Some(prepare) => {
+                        prepared = prepare(args, cx)?;
+                        &prepared
+                    }
+                    None => args,
                 };
-                handler(&input, &mut TaskContext::inline(cx))
+                handler(input, &mut TaskContext::inline(cx))
             }
         };
         (Tool::new(name, description, input_schema, inline), Spec { required, handler, prepare })

@@ -100,9 +100,9 @@ fn resource_subscriptions_are_capped_in_bytes() {
             r#"{{"jsonrpc":"2.0","id":{id},"method":"resources/subscribe","params":{{"uri":"{uri}"}}}}"#
         )
     };
-    // Each subscription keeps about 3 × its URI + its stream's id + 512 bytes: 11 of these
-    // fill the 256 KiB to within 25 bytes.
-    let full: Vec<String> = (0..11).map(|n| sized(n, 7772)).collect();
+    // Each subscription keeps about 3 × its URI + its stream's id + 512 bytes, and a stream
+    // its id + 128: one stream of 11 of these fills the 256 KiB to within 28 bytes.
+    let full: Vec<String> = (0..11).map(|n| sized(n, 7768)).collect();
     let input = [
         r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
         subscribe(1, &sized(0, 8193)),

@@ -365,10 +365,11 @@ impl<'io> Conn<'io> {
 
 /// The result of a client response, or its error as the handler sees it.
 fn answer(text: &str) -> Result<Value, ClientError> {
-    let message: Value = serde_json::from_str(text)
+    let mut message: Value = serde_json::from_str(text)
         .map_err(|_| ClientError::Invalid("unreadable response".into()))?;
-    if let Some(result) = message.get("result") {
-        return Ok(result.clone());
+    // Taken out, not copied: a result can be as large as a message.
+    if let Some(result) = message.get_mut("result") {
+        return Ok(result.take());
     }
     let error = &message["error"];
     Err(ClientError::Rejected(ErrorObject {

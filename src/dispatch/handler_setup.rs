@@ -11,9 +11,11 @@ use crate::conn::principal::Principal;
 use crate::dispatch::request::Request;
 use crate::dispatch::request_state;
 use crate::registry::server::Server;
+use crate::registry::task::MAX_WAITING_ANSWERS;
 use crate::wire::era::Era;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
+use crate::wire::value::weigh;
 
 /// The context facts for a handler: progress token, log level, client capabilities, and for
 /// a 2026-07-28 retry the answers from `inputResponses` and a verified `requestState`.
@@ -62,6 +64,15 @@ pub(crate) fn setup<'a>(
                 )));
             }
             answers.get_or_insert_default().extend(responses);
+        }
+        // A handler may ask again and again, each round's answers carried in the state to the
+        // next: what one request may hold of them is bounded, as for a task.
+        let kept: usize = answers.iter().flat_map(|a| a.values()).map(weigh).sum();
+        if kept > MAX_WAITING_ANSWERS {
+            return Err(ErrorObject::invalid_params(format!(
+                "params.inputResponses too large: a request keeps at most \
+                 {MAX_WAITING_ANSWERS} bytes of answers, with those of requestState"
+            )));
         }
     }
     Ok(Setup {

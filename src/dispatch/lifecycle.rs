@@ -3,6 +3,7 @@
 
 use std::collections::BTreeSet;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
@@ -82,7 +83,8 @@ pub(crate) fn listen(
     };
     let uris: Vec<String> = match filter.get("resourceSubscriptions") {
         None => Vec::new(),
-        Some(list) => match serde_json::from_value(list.clone()) {
+        // Read in place, not copied: the list can be as large as a message.
+        Some(list) => match Vec::<String>::deserialize(list) {
             Ok(uris) => uris,
             Err(_) => {
                 return Some(Err(ErrorObject::invalid_params(

@@ -87,7 +87,11 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
         .params
         .context
         .and_then(|c| serde_json::from_str::<Value>(c).ok())
-        .and_then(|c| c.get("arguments").and_then(Value::as_object).cloned())
+        .and_then(|mut c| match c.get_mut("arguments").map(Value::take) {
+            // Taken out, not copied: the context can be as large as a message.
+            Some(Value::Object(arguments)) => Some(arguments),
+            _ => None,
+        })
         .unwrap_or_default();
     let unknown_argument = || ErrorObject::invalid_params(format!("unknown argument: {arg_name}"));
     let (values, total) = match (

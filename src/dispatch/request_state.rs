@@ -47,7 +47,7 @@ pub fn open(
     if !same(expected.as_bytes(), mac.as_bytes()) {
         return Err("its signature does not verify (was it changed, or made by another server?)");
     }
-    let payload: Value =
+    let mut payload: Value =
         base64_decode(body).and_then(|b| serde_json::from_slice(&b).ok()).ok_or("malformed")?;
     if payload.get("p").and_then(Value::as_str) != caller(principal).as_deref() {
         return Err("it belongs to another caller");
@@ -55,7 +55,10 @@ pub fn open(
     if payload["m"] != method || payload["d"] != hex(&sha256(subject.as_bytes())).as_str() {
         return Err("it belongs to a different request");
     }
-    payload["a"].as_object().cloned().ok_or("malformed")
+    match payload["a"].take() {
+        Value::Object(answers) => Ok(answers),
+        _ => Err("malformed"),
+    }
 }
 
 #[cfg(test)]

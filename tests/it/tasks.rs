@@ -236,3 +236,29 @@ fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
 fn server_info() -> Value {
     json!({ "io.modelcontextprotocol/serverInfo": { "name": "baremcp-everything", "title": "baremcp everything", "version": env!("CARGO_PKG_VERSION") } })
 }
+
+/// What a request keeps of its client's answers (its `inputResponses` and those its
+/// `requestState` carries from earlier rounds) is bounded: each round could carry the last's
+/// on, and three rounds of 300 000 small objects took a server past 1.5 GB.
+#[test]
+fn answers_a_request_keeps_are_bounded_with_those_of_its_state() {
+    with_server(|c| {
+        let round1 = c
+            .call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }))
+            .unwrap();
+        assert_eq!(round1["resultType"], "input_required");
+        let answer = |pad: usize| {
+            let content = json!({ "name": "Alice", "pad": vec![json!({ "a": 0 }); pad] });
+            json!({ "action": "accept", "content": content })
+        };
+        let retry = |pad: usize| {
+            json!({ "name": "test_tool_with_task", "arguments": {},
+                "inputResponses": { "user_name": answer(pad) }, "requestState": round1["requestState"] })
+        };
+        let refused = c.call("tools/call", retry(2_000)).unwrap_err();
+        assert_eq!(refused["code"], -32602, "{refused}");
+        assert!(refused["message"].as_str().unwrap().contains("too large"), "{refused}");
+        let created = c.call("tools/call", retry(10)).unwrap();
+        assert_eq!(created["resultType"], "task", "{created}");
+    });
+}

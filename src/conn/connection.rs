@@ -371,10 +371,10 @@ fn answer(text: &str) -> Result<Value, ClientError> {
     if let Some(result) = message.get_mut("result") {
         return Ok(result.take());
     }
-    let error = &message["error"];
+    let mut error = message["error"].take();
     Err(ClientError::Rejected(ErrorObject {
         code: ErrorCode(error["code"].as_i64().unwrap_or(0)),
         message: error["message"].as_str().unwrap_or("").to_string(),
-        data: error.get("data").cloned(),
+        data: error.get_mut("data").map(Value::take),
     }))
 }

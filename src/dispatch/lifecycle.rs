@@ -3,7 +3,6 @@
 
 use std::collections::BTreeSet;
 
-use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
@@ -73,36 +72,35 @@ pub(crate) fn listen(
             "a subscription with this id is already open",
         )));
     }
-    let filter: Value = match req.params.notifications.map(serde_json::from_str::<Value>) {
-        Some(Ok(filter)) if filter.is_object() => filter,
+    let mut filter: Map<String, Value> = match req.params.notifications.map(serde_json::from_str) {
+        Some(Ok(Value::Object(filter))) => filter,
         _ => {
             return Some(Err(ErrorObject::invalid_params(
                 "subscriptions/listen needs params.notifications (an object)",
             )));
         }
     };
-    let uris: Vec<String> = match filter.get("resourceSubscriptions") {
+    // Taken out and read by value: the list can be as large as a message, and its strings
+    // move into the subscriptions rather than being copied.
+    let list = filter.remove("resourceSubscriptions");
+    let agrees = server.has_resources() && list.is_some();
+    let uris: Vec<String> = match list.map(serde_json::from_value) {
         None => Vec::new(),
-        // Read in place, not copied: the list can be as large as a message.
-        Some(list) => match Vec::<String>::deserialize(list) {
-            Ok(uris) => uris,
-            Err(_) => {
-                return Some(Err(ErrorObject::invalid_params(
-                    "notifications.resourceSubscriptions must be an array of strings",
-                )));
-            }
-        },
+        Some(Ok(uris)) => uris,
+        Some(Err(_)) => {
+            return Some(Err(ErrorObject::invalid_params(
+                "notifications.resourceSubscriptions must be an array of strings",
+            )));
+        }
     };
-    let mut agreed = Map::new();
-    let uris: BTreeSet<String> =
-        if server.has_resources() && filter.get("resourceSubscriptions").is_some() {
-            agreed.insert("resourceSubscriptions".into(), json!(uris));
-            uris.into_iter().collect()
-        } else {
-            BTreeSet::new()
-        };
+    let uris: BTreeSet<String> = if agrees { uris.into_iter().collect() } else { BTreeSet::new() };
     if let Err(error) = session.may_listen(req.id, &uris) {
         return Some(Err(error));
+    }
+    // Only what it may keep is echoed: each URI once, in order.
+    let mut agreed = Map::new();
+    if agrees {
+        agreed.insert("resourceSubscriptions".into(), json!(uris));
     }
     let mut rest = Map::new();
     rest.insert("notifications".into(), Value::Object(agreed));

@@ -51,7 +51,8 @@ pub(crate) fn get(
             .with_data(json!({ "prompt": name, "missing": argument.name })));
         }
     }
-    let subject = || format!("{name} {}", json!(args));
+    // The arguments' text straight from the map: no copy of them as a value first.
+    let subject = || format!("{name} {}", serde_json::to_string(&args).unwrap_or_default());
     let mut cx = Context::new(setup(server, req, conn.principal(), &subject)?, session, conn);
     let messages = (prompt.handler)(&args, &mut cx);
     if let Some(interrupted) = interrupted(server, req, &cx, &subject) {

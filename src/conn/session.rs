@@ -32,6 +32,9 @@ pub(crate) const MAX_SUBSCRIBED_URI_BYTES: usize = 8 * 1024;
 /// agreed to watch (once per stream).
 pub(crate) const MAX_SUBSCRIPTION_BYTES: usize = 256 * 1024;
 
+/// No session keeps more subscriptions than this: each keeps 512 bytes at least.
+pub(crate) const MOST_SUBSCRIPTIONS: usize = MAX_SUBSCRIPTION_BYTES / 512;
+
 /// What a subscription to `uri` by the stream whose id takes `id_len` bytes (0 for a legacy
 /// `resources/subscribe`) keeps: the URI in up to three places (the subscription, the
 /// watchers of it, the file watched and its path), the stream's id again, and the nodes of
@@ -69,7 +72,7 @@ pub(crate) struct Session {
     /// The same the other way round: the streams watching each URI, so an update finds its
     /// streams without looking at the others.
     watchers: BTreeMap<String, BTreeSet<Id<'static>>>,
-    /// The bytes of the subscribed URIs and of every stream's URIs (once per stream).
+    /// What the subscriptions and streams keep ([`kept_bytes`], [`stream_bytes`]).
     uri_bytes: usize,
     /// Resources that changed (reported by handlers, or watched files), to notify after the
     /// current response.
@@ -180,8 +183,7 @@ impl Session {
 
     /// Whether subscriptions to `uris` more (by a stream whose id takes `id_len` bytes, 0 for
     /// `resources/subscribe`) fit: -32602 for a URI longer than [`MAX_SUBSCRIBED_URI_BYTES`],
-    /// and past [`MAX_SUBSCRIPTION_BYTES`] in all (each subscription keeps 512 bytes at
-    /// least, so that is also at most 512 subscriptions).
+    /// and past [`MAX_SUBSCRIPTION_BYTES`] in all (so at most [`MOST_SUBSCRIPTIONS`]).
     pub fn may_subscribe<'a>(
         &self,
         uris: impl Iterator<Item = &'a str>,

@@ -6,7 +6,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
-use crate::conn::session::{MAX_SUBSCRIPTION_BYTES, Session, kept_bytes};
+use crate::conn::session::{MOST_SUBSCRIPTIONS, Session};
 use crate::dispatch::handler_setup::{Scope, cacheable, required_str};
 use crate::dispatch::request::Request;
 use crate::registry::server::Server;
@@ -93,12 +93,11 @@ pub(crate) fn listen(
             )));
         }
     };
-    // No session keeps more subscriptions than this, so a longer list is refused (by
+    // No session keeps more than `MOST_SUBSCRIPTIONS`, so a longer list is refused (by
     // `may_listen`) without being sorted whole.
-    let most = MAX_SUBSCRIPTION_BYTES / kept_bytes("", 0) + 1;
     let mut set = BTreeSet::new();
     for uri in uris.into_iter().filter(|_| agrees) {
-        if set.len() == most {
+        if set.len() > MOST_SUBSCRIPTIONS {
             break;
         }
         set.insert(uri);

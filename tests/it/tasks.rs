@@ -57,6 +57,15 @@ impl Client {
         }
     }
 
+    /// The first round of `test_tool_with_task`: it asks before a task exists.
+    fn first_round(&mut self) -> Value {
+        let round1 = self
+            .call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }))
+            .unwrap();
+        assert_eq!(round1["resultType"], "input_required");
+        round1
+    }
+
     /// Polls `tasks/get` (at most 5 s) until the task's status is `want` or final.
     fn wait(&mut self, task: &str, want: &str) -> Value {
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -189,10 +198,7 @@ fn questions_wait_in_the_task_and_may_be_answered_in_parts() {
 #[test]
 fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
     with_server(|c| {
-        let round1 = c
-            .call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }))
-            .unwrap();
-        assert_eq!(round1["resultType"], "input_required");
+        let round1 = c.first_round();
         assert!(round1.get("taskId").is_none());
         let answer = json!({ "action": "accept", "content": { "name": "Alice" } });
         let params = json!({ "name": "test_tool_with_task", "arguments": {}, "inputResponses": { "user_name": answer }, "requestState": round1["requestState"] });
@@ -243,10 +249,7 @@ fn server_info() -> Value {
 #[test]
 fn answers_a_request_keeps_are_bounded_with_those_of_its_state() {
     with_server(|c| {
-        let round1 = c
-            .call("tools/call", json!({ "name": "test_tool_with_task", "arguments": {} }))
-            .unwrap();
-        assert_eq!(round1["resultType"], "input_required");
+        let round1 = c.first_round();
         let answer = |pad: usize| {
             let content = json!({ "name": "Alice", "pad": vec![json!({ "a": 0 }); pad] });
             json!({ "action": "accept", "content": content })

@@ -1,5 +1,6 @@
 //! Waiting for a descriptor to become readable, with a timeout (`poll(2)`): how a
-//! single-threaded loop that would block in `read` wakes up now and then.
+//! single-threaded loop that would block in `read` wakes up now and then, and how an HTTP
+//! connection thread waits on its socket and a wake-up at once.
 
 #[cfg(unix)]
 use std::io;
@@ -38,24 +39,55 @@ pub fn hung_up(fd: RawFd) -> bool {
     poll_one(fd, POLLRDHUP, 0).is_ok_and(|revents| revents & (POLLRDHUP | POLLHUP | POLLERR) != 0)
 }
 
+/// Waits until socket `socket` has input or its peer left (or failed), or `wake` is readable,
+/// or `timeout` passes: whether each happened (both false when the time passed or a signal
+/// came). How a connection thread sleeps while the dispatching loop may answer on its own.
+#[cfg(target_os = "linux")]
+pub fn either_within(socket: RawFd, wake: RawFd, timeout: Duration) -> (bool, bool) {
+    const POLLIN: i16 = 1;
+    const POLLRDHUP: i16 = 0x2000;
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    let mut fds = [PollFd::new(socket, POLLIN | POLLRDHUP), PollFd::new(wake, POLLIN)];
+    match poll_fds(&mut fds, timeout_ms) {
+        // POLLERR and POLLHUP are reported whether asked for or not.
+        Ok(()) => (fds[0].revents != 0, fds[1].revents != 0),
+        Err(_) => (false, false),
+    }
+}
+
+/// One descriptor `poll(2)` watches, as the C library lays it out.
+#[cfg(unix)]
+#[repr(C)]
+struct PollFd {
+    fd: i32,
+    events: i16,
+    revents: i16,
+}
+
+#[cfg(unix)]
+impl PollFd {
+    fn new(fd: RawFd, events: i16) -> PollFd {
+        PollFd { fd, events, revents: 0 }
+    }
+}
+
 /// `poll(2)` on one descriptor: the events that happened (none when `timeout_ms` passed).
 #[cfg(unix)]
 fn poll_one(fd: RawFd, events: i16, timeout_ms: i32) -> io::Result<i16> {
-    #[repr(C)]
-    struct PollFd {
-        fd: i32,
-        events: i16,
-        revents: i16,
-    }
+    let mut watched = [PollFd::new(fd, events)];
+    poll_fds(&mut watched, timeout_ms).map(|()| watched[0].revents)
+}
+
+#[cfg(unix)]
+fn poll_fds(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<()> {
     unsafe extern "C" {
         fn poll(fds: *mut PollFd, count: std::ffi::c_ulong, timeout_ms: i32) -> i32;
     }
-    let mut watched = PollFd { fd, events, revents: 0 };
-    // SAFETY: `poll` reads and writes exactly the one `PollFd` it is given, which lives on
-    // this stack frame for the whole call.
-    match unsafe { poll(&mut watched, 1, timeout_ms) } {
+    // SAFETY: `poll` reads and writes exactly the `fds.len()` entries it is given, which
+    // the caller's slice holds for the whole call.
+    match unsafe { poll(fds.as_mut_ptr(), fds.len() as std::ffi::c_ulong, timeout_ms) } {
         -1 => Err(io::Error::last_os_error()),
-        _ => Ok(watched.revents),
+        _ => Ok(()),
     }
 }
 

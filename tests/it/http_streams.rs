@@ -31,9 +31,22 @@ fn notifications_before_the_response_make_an_event_stream() {
     assert_eq!(events.len(), 4, "{events:?}");
     assert_eq!(events[0]["method"], "notifications/progress");
     assert_eq!(events[3]["id"], 5);
-    // The connection carries the next request after the stream ended.
+    // The connection carries the next request after the stream ended: answered by the loop
+    // itself (small), through the connection thread (too large for the loop to write: a long
+    // id), as a stream again, and by the loop again, each in its turn.
     send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":6,"method":"ping"}"#, &[&with]);
     assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 6);
+    let long = "i".repeat(70_000);
+    let ping = json!({"jsonrpc": "2.0", "id": long, "method": "ping"}).to_string();
+    send_post(&mut conn, addr, &ping, &[&with]);
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    assert_eq!(reply.json()["id"], long.as_str());
+    send_post(&mut conn, addr, &call.replace(":5,", ":7,"), &[&with]);
+    let events = read_reply(&mut conn).unwrap().events();
+    assert_eq!((events.len(), &events[3]["id"]), (4, &json!(7)));
+    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":8,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 8);
 }
 
 #[test]

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::conn::principal::Principal;
 use crate::transport::http::cors;
+use crate::transport::http::direct::{Claim, Direct, DirectLine};
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
 use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
@@ -86,6 +87,8 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         cors: None,
         received: Instant::now(),
         listening: false,
+        line: None,
+        answered: None,
     };
     loop {
         let head = match exchange.reader.head(&shared.limits, &shared.stop) {
@@ -103,6 +106,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         let started = Instant::now();
         exchange.received = started;
         let (status, session, reuse) = exchange.request(&head);
+        let took = exchange.answered.take().unwrap_or_else(Instant::now) - started;
         // A balancer asks its probes every second or so: their lines are for debugging.
         let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
         log::log!(
@@ -113,7 +117,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
             head.method,
             head.path,
             session.as_deref().map_or("-", session_tag),
-            started.elapsed().as_millis()
+            took.as_millis()
         );
         if !reuse || !head.keep_alive() || shared.stop.load(Ordering::Relaxed) {
             return;
@@ -131,9 +135,14 @@ pub(super) struct Exchange<'s> {
     /// headers.
     cors: Option<String>,
     /// When the request's head had been read.
-    received: Instant,
+    pub received: Instant,
     /// The request is a `subscriptions/listen`: its event stream is counted as one.
     pub listening: bool,
+    /// How the loop writes responses itself, made at the first request it may (`None` before,
+    /// and where it cannot).
+    line: Option<Arc<DirectLine>>,
+    /// When the loop wrote the last response itself: the connection thread learns it later.
+    pub answered: Option<Instant>,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -421,21 +430,44 @@ impl Exchange<'_> {
         principal: Option<Arc<Principal>>,
         legacy: Option<(Use, bool)>,
     ) -> Outcome {
-        let session = legacy.as_ref().map(|(session, _)| session.id.clone());
+        let name = legacy.as_ref().map(|(session, _)| session.id.clone());
         let mut headers = self.stream_headers(head);
         if let Some((session, true)) = &legacy {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
         let (modern, bytes) = (legacy.is_none(), text.len());
         let arrival = self.arrival(head);
+        let direct = self.direct(head, matches!(legacy, Some((_, true))));
+        let claim = direct.as_ref().map(|d| d.claim.clone());
+        let session = legacy.map(|(session, _)| session);
         let call = |sink| {
-            let body = text;
-            Inbound::Call(Call { session, body, sink, modern, sse: sse_ok, principal, arrival })
+            let (body, sse) = (text, sse_ok);
+            Inbound::Call(Call { session, body, sink, modern, sse, principal, arrival, direct })
         };
-        match self.hand_over(head, call, bytes) {
-            Ok(handed) => self.pump(head, handed, sse_ok, headers, legacy.map(|(s, _)| s)),
+        match self.hand_over(head, call, bytes, claim.clone()) {
+            Ok(handed) => self.pump(head, handed, sse_ok, headers, name, claim),
             Err(refused) => refused,
         }
+    }
+
+    /// What the loop needs to write this request's response itself, when it may: not for a
+    /// listen (its stream stays open) nor a connection that closes after it (its close is the
+    /// connection thread's to make). `announce`: the request creates a legacy session.
+    fn direct(&mut self, head: &Head, announce: bool) -> Option<Direct> {
+        if self.listening || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        if self.line.is_none() {
+            self.line = DirectLine::new(self.writer.clone());
+        }
+        let cors = self.cors.as_deref().map_or_else(Vec::new, |o| cors::response_headers(o).into());
+        Some(Direct {
+            claim: self.line.as_ref()?.arm(),
+            minor: head.minor,
+            keep_alive_secs: self.shared.limits.idle.as_secs(),
+            cors,
+            announce,
+        })
     }
 
     /// How the request reached the loop: when, with which HTTP trace context, over what.
@@ -500,11 +532,12 @@ impl Exchange<'_> {
         head: &Head,
         work: impl FnOnce(Sink) -> Inbound,
         bytes: usize,
+        claim: Option<Claim>,
     ) -> Result<Handed, Outcome> {
         // What the client has not read yet is bounded in bytes too.
         let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
         let closed = Arc::new(AtomicBool::new(false));
-        match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone())), bytes) {
+        match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone(), claim)), bytes) {
             Ok(ticket) => Ok(Handed { rx, closed, ticket }),
             Err(refused) => {
                 self.busy(refused);
@@ -555,7 +588,7 @@ impl Exchange<'_> {
             Err(refused) => return refused,
         };
         let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
-        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0) {
+        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0, None) {
             Ok(handed) => handed,
             Err(refused) => return refused,
         };
@@ -574,7 +607,7 @@ impl Exchange<'_> {
         loop {
             let written = match rx.recv_timeout(POLL) {
                 Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, line.as_bytes()),
-                Recv::Item(Out::Done(_)) | Recv::Closed => {
+                Recv::Item(Out::Done(_) | Out::Rest(_)) | Recv::Closed => {
                     let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
                     return (200, name, reuse);
                 }

@@ -18,8 +18,9 @@ use crate::conn::principal::Principal;
 use crate::conn::session::{FileRounds, Session};
 use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
 use crate::registry::server::Server;
+use crate::transport::http::direct::{Claim, Direct, Rest, Unsent};
 use crate::transport::http::readiness::Readiness;
-use crate::transport::http::session_table::{Sessions, session_tag};
+use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::wire::error_code::ErrorCode;
@@ -50,8 +51,9 @@ pub enum Inbound {
 pub struct Call {
     /// Who sent it, when authentication is configured.
     pub principal: Option<Arc<Principal>>,
-    /// The legacy session it belongs to; `None` for 2026-07-28 requests.
-    pub session: Option<String>,
+    /// The legacy session it belongs to, kept in use (not expired, not evicted) until the
+    /// request is answered; `None` for 2026-07-28 requests.
+    pub session: Option<Use>,
     pub body: String,
     pub sink: Sink,
     pub modern: bool,
@@ -60,6 +62,8 @@ pub struct Call {
     pub sse: bool,
     /// When it was read, and the trace context of its HTTP headers.
     pub arrival: Arrival,
+    /// How the loop writes the response itself, when its connection thread lets it.
+    pub direct: Option<Direct>,
 }
 
 /// What a connection thread writes for its request.
@@ -69,6 +73,8 @@ pub enum Out {
     /// The response with its HTTP status; `None` when there is none (a cancelled request, a
     /// batch of notifications).
     Done(Option<(u16, Vec<u8>)>),
+    /// The rest of a response the loop began to write itself (see `direct`).
+    Rest(Rest),
 }
 
 /// Where a request's (or stream's) messages go: a bounded queue to its connection thread.
@@ -77,11 +83,13 @@ pub enum Out {
 pub struct Sink {
     tx: Sender<Out>,
     closed: Arc<AtomicBool>,
+    /// The request the loop may answer itself: anything sent hands it back first.
+    claim: Option<Claim>,
 }
 
 impl Sink {
-    pub fn new(tx: Sender<Out>, closed: Arc<AtomicBool>) -> Sink {
-        Sink { tx, closed }
+    pub fn new(tx: Sender<Out>, closed: Arc<AtomicBool>, claim: Option<Claim>) -> Sink {
+        Sink { tx, closed, claim }
     }
 
     pub fn is_closed(&self) -> bool {
@@ -96,8 +104,11 @@ impl Sink {
         // before it.
         let bytes = match &out {
             Out::Event(line) => line.len(),
-            Out::Done(_) => 0,
+            Out::Done(_) | Out::Rest(_) => 0,
         };
+        if let Some(claim) = &self.claim {
+            claim.attach();
+        }
         match self.tx.send_sized(out, bytes).map(drop) {
             Ok(()) => true,
             Err(Refused::Full) => {
@@ -162,6 +173,8 @@ pub struct Dispatcher<'s> {
     /// What a 2026-07-28 call's fresh session lends from the last one, as a stdio session keeps
     /// it: the result buffer and small arguments whose allocations the next call reuses.
     lent: Session,
+    /// Where a response the loop writes itself is put together.
+    scratch: Vec<u8>,
 }
 
 impl<'s> Dispatcher<'s> {
@@ -185,6 +198,7 @@ impl<'s> Dispatcher<'s> {
             last_look: Instant::now(),
             files: FileRounds::default(),
             lent: Session::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -289,7 +303,7 @@ impl<'s> Dispatcher<'s> {
             return;
         }
         log::debug!(target: LOG, "<- {}", call.body);
-        let legacy_id = call.session.as_deref().filter(|_| !call.modern);
+        let legacy_id = call.session.as_ref().map(|s| s.id.as_str()).filter(|_| !call.modern);
         let mut legacy = legacy_id.and_then(|id| self.sessions.remove(id)).unwrap_or_default();
         if legacy_id.is_none() {
             lend(&mut self.lent, &mut legacy.state);
@@ -361,7 +375,21 @@ impl<'s> Dispatcher<'s> {
             self.broadcast(updated);
             return;
         }
-        call.sink.send(Out::Done(body.map(|b| (status, b))));
+        // Out of use before the client can see the answer and act on it.
+        call.session.as_ref().map(Use::release);
+        let done = body.map(|b| (status, b));
+        match &call.direct {
+            Some(direct) if !call.sink.is_closed() => {
+                let made = legacy_id.filter(|id| self.table.contains(id));
+                let closing = self.readiness.closing.load(Ordering::Relaxed);
+                match direct.answer(done, made, closing, &mut self.scratch) {
+                    Some(Unsent::Done(done)) => drop(call.sink.send(Out::Done(done))),
+                    Some(Unsent::Rest(rest)) => drop(call.sink.send(Out::Rest(rest))),
+                    None => {}
+                }
+            }
+            _ => drop(call.sink.send(Out::Done(done))),
+        }
         self.broadcast(updated);
     }
 
@@ -534,7 +562,7 @@ mod tests {
             let metrics = Arc::new(ServerMetrics::new());
             let table = Arc::new(Sessions::new(Duration::from_secs(60), 10, None, metrics));
             let mine = table.create(None).unwrap();
-            let sink = Sink::new(out, Arc::new(AtomicBool::new(false)));
+            let sink = Sink::new(out, Arc::new(AtomicBool::new(false)), None);
             Setup { tx, rx, sink, table, mine }
         }
 
@@ -577,11 +605,11 @@ mod tests {
     #[test]
     fn a_client_that_does_not_read_is_given_up_past_the_bytes_of_its_events() {
         let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
-        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)), None);
         assert!(sink.send(Out::Event("e".repeat(60))));
         assert!(sink.send(Out::Done(Some((200, vec![b'r'; 200])))), "the response always fits");
         let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
-        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)));
+        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)), None);
         assert!(sink.send(Out::Event("e".repeat(60))));
         assert!(!sink.send(Out::Event("e".repeat(60))));
         assert!(sink.is_closed() && !sink.send(Out::Done(None)));

@@ -4,13 +4,16 @@
 //! reads requests, enforces limits and security, and writes responses; and the dispatching
 //! loop on the thread that called [`Server::serve_http`], which alone touches the `Server`
 //! and the sessions, so handlers need not be `Send` or `Sync`. Connection threads hand it
-//! work over a channel and get each request's messages back on a bounded one of their own.
+//! work over a channel and get each request's messages back on a bounded one of their own;
+//! a small JSON response with nothing before it the loop writes itself, without waiting
+//! (`direct`).
 //! A slow handler delays the other requests (as on stdio), never the refusals, 202s and
 //! keep-alives the connection threads give on their own.
 
 mod acceptor;
 mod claims;
 mod cors;
+mod direct;
 mod exchange;
 mod guard;
 mod headers;

@@ -2,15 +2,15 @@
 //! body when the response comes first, else an event stream (counted in `/metrics` while it
 //! is open) that ends with the response, with keep-alive comments while the client waits.
 
-use std::io;
+use std::io::{self, Write};
 use std::sync::atomic::Ordering;
 use std::time::Instant;
 
+use crate::transport::http::direct::{Claim, DirectLine, Mode, Rest};
 use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone};
 use crate::transport::http::main_loop::Out;
 use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
-use crate::transport::http::session_table::Use;
 use crate::transport::http::socket::Socket;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
 use crate::util::queue::Recv;
@@ -27,16 +27,22 @@ impl Exchange<'_> {
         handed: Handed,
         sse_ok: bool,
         mut headers: Vec<(&'static str, String)>,
-        session: Option<Use>,
+        name: Option<String>,
+        claim: Option<Claim>,
     ) -> Outcome {
         let Handed { rx, closed, ticket } = handed;
-        let name = session.as_ref().map(|s| s.id.clone());
+        if let Some(claim) = claim
+            && let Mode::Written(status, reuse) = self.detached(claim.line(), sse_ok)
+        {
+            self.answered = claim.line().written_at();
+            return (status, name, reuse);
+        }
         let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
         let mut stream: Option<Sse> = None;
         // The stream is counted from the moment it opens until this returns.
         let (metrics, mut counted) = (&self.shared.metrics, None);
         let kind = if self.listening { StreamKind::Listen } else { StreamKind::Response };
-        let mut last_write = Instant::now();
+        let mut last_write = self.received;
         let result = loop {
             match rx.recv_timeout(POLL) {
                 Recv::Item(Out::Event(line)) if sse_ok => {
@@ -52,6 +58,10 @@ impl Exchange<'_> {
                     last_write = Instant::now();
                 }
                 Recv::Item(Out::Event(_)) => {}
+                // The loop began the response itself: no stream was opened before it.
+                Recv::Item(Out::Rest(Rest { status, bytes, reuse })) => {
+                    break self.writer.write_all(&bytes).map(|()| (status, reuse));
+                }
                 Recv::Item(Out::Done(done)) => {
                     // `initialize` that failed made no session: its id is not announced.
                     if created && !name.as_deref().is_some_and(|id| self.shared.table.contains(id))
@@ -106,6 +116,21 @@ impl Exchange<'_> {
         }
     }
 
+    /// Waits on the socket while the loop may write the response itself (see `direct`): until
+    /// it did (`Written`), or the request is back with this thread (`Attached`): the loop sent
+    /// something else, the client sent more (a request read early waits for this one's
+    /// answer, so that answers keep their order) or left, or a keep-alive comment is due.
+    fn detached(&mut self, line: &DirectLine, sse_ok: bool) -> Mode {
+        loop {
+            let more = !self.reader.inner.buffer().is_empty() || line.wait(POLL);
+            let due = sse_ok && self.received.elapsed() >= self.shared.keepalive;
+            match line.settle(more || due) {
+                Mode::Detached => {}
+                settled => return settled,
+            }
+        }
+    }
+
     /// Ends a request with what the loop sent (`None`: no response is due): the last event of
     /// its stream, else a JSON body (`202` without one). The status, and whether the
     /// connection can carry another request.
@@ -123,10 +148,7 @@ impl Exchange<'_> {
                 .map(|()| (200, sse.reusable())),
             (Some(sse), None) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
             (None, done) => {
-                let mut response = match done {
-                    Some((status, body)) => Response::json(status, body),
-                    None => Response::new(202),
-                };
+                let mut response = Response::answer(done);
                 // `send` adds the CORS headers an event stream's head carries.
                 headers.retain(|(name, _)| *name == "Mcp-Session-Id");
                 response.headers.append(headers);

@@ -73,26 +73,47 @@ impl Response {
         self
     }
 
+    /// What ends a request the dispatching loop answered: its JSON response with its status,
+    /// or `None`: 202 without a body.
+    pub fn answer(done: Option<(u16, Vec<u8>)>) -> Response {
+        match done {
+            Some((status, body)) => Response::json(status, body),
+            None => Response::new(202),
+        }
+    }
+
     /// Writes status line, headers and body in one `writev`.
     pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
-        let mut out = status_line(self.status, minor);
+        let mut out = Vec::with_capacity(256);
+        let body = self.head(&mut out, minor, keep_alive_secs);
+        write_all(w, &mut [IoSlice::new(&out), IoSlice::new(body)])?;
+        w.flush()
+    }
+
+    /// Appends the whole response to `out`: for a writer that must send it in one piece.
+    pub fn render(&self, out: &mut Vec<u8>, minor: u8, keep_alive_secs: u64) {
+        let body = self.head(out, minor, keep_alive_secs);
+        out.extend_from_slice(body);
+    }
+
+    /// Appends the head to `out`; the body that follows it.
+    fn head(&self, out: &mut Vec<u8>, minor: u8, keep_alive_secs: u64) -> &[u8] {
+        status_line(out, self.status, minor);
         if let Some(media) = self.content_type {
             out.extend_from_slice(b"Content-Type: ");
             out.extend_from_slice(media.as_bytes());
             out.extend_from_slice(b"\r\n");
         }
-        header_lines(&mut out, &self.headers);
+        header_lines(out, &self.headers);
         let no_body = self.status == 204 || self.status < 200;
         if !no_body {
             out.extend_from_slice(b"Content-Length: ");
-            decimal(&mut out, self.body.len() as u64);
+            decimal(out, self.body.len() as u64);
             out.extend_from_slice(b"\r\n");
         }
-        connection_header(&mut out, self.close, minor, keep_alive_secs);
+        connection_header(out, self.close, minor, keep_alive_secs);
         out.extend_from_slice(b"\r\n");
-        let body: &[u8] = if no_body || self.head_only { &[] } else { &self.body };
-        write_all(w, &mut [IoSlice::new(&out), IoSlice::new(body)])?;
-        w.flush()
+        if no_body || self.head_only { &[] } else { &self.body }
     }
 }
 
@@ -110,18 +131,16 @@ fn write_all(w: &mut dyn Write, mut parts: &mut [IoSlice<'_>]) -> io::Result<()>
     Ok(())
 }
 
-/// The status line, in a buffer with room for the usual headers after it. Built by hand, as
-/// is the rest of the head: `format!` cost a tenth of a connection thread's instructions.
-fn status_line(status: u16, minor: u8) -> Vec<u8> {
-    let mut out = Vec::with_capacity(256);
+/// Appends the status line. Built by hand, as is the rest of the head: `format!` cost a
+/// tenth of a connection thread's instructions.
+fn status_line(out: &mut Vec<u8>, status: u16, minor: u8) {
     out.extend_from_slice(b"HTTP/1.");
     out.push(b'0' + minor.min(9));
     out.push(b' ');
-    decimal(&mut out, status.into());
+    decimal(out, status.into());
     out.push(b' ');
     out.extend_from_slice(reason(status).as_bytes());
     out.extend_from_slice(b"\r\n");
-    out
 }
 
 /// `name: value` lines.
@@ -177,7 +196,8 @@ impl Sse {
         minor: u8,
         headers: &[(&'static str, String)],
     ) -> io::Result<Sse> {
-        let mut out = status_line(200, minor);
+        let mut out = Vec::with_capacity(256);
+        status_line(&mut out, 200, minor);
         out.extend_from_slice(
             b"Content-Type: text/event-stream\r\nCache-Control: no-cache, no-transform\r\nX-Accel-Buffering: no\r\n",
         );

@@ -6,6 +6,7 @@
 //! requests or streams is open; past the cap, the least recently used idle session goes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -43,18 +44,30 @@ pub enum Refused {
     Full,
 }
 
-/// Holds a session busy while a request or stream is open; dropping it ends the use.
+/// Holds a session busy while a request or stream is open; dropping it (or `release`) ends
+/// the use.
 pub struct Use {
     sessions: Arc<Sessions>,
     pub id: String,
+    released: AtomicBool,
 }
 
-impl Drop for Use {
-    fn drop(&mut self) {
+impl Use {
+    /// Ends the use now, keeping the id: a request answered is over for its client.
+    pub fn release(&self) {
+        if self.released.swap(true, Ordering::Relaxed) {
+            return;
+        }
         if let Some(entry) = self.sessions.lock().get_mut(&self.id) {
             entry.busy = entry.busy.saturating_sub(1);
             entry.last = Instant::now();
         }
+    }
+}
+
+impl Drop for Use {
+    fn drop(&mut self) {
+        self.release();
     }
 }
 
@@ -114,7 +127,7 @@ impl Sessions {
         let now = Instant::now();
         table.insert(id.clone(), Entry { created: now, last: now, busy: 1, owner });
         self.metrics.sessions.add(1);
-        Ok(Use { sessions: Arc::clone(self), id })
+        Ok(Use { sessions: Arc::clone(self), id, released: AtomicBool::new(false) })
     }
 
     /// Starts a use of session `id` by `caller`.
@@ -125,7 +138,11 @@ impl Sessions {
             Some(entry) if same_caller(entry.owner.as_deref(), caller) => {
                 entry.busy += 1;
                 entry.last = Instant::now();
-                Ok(Use { sessions: Arc::clone(self), id: id.to_string() })
+                Ok(Use {
+                    sessions: Arc::clone(self),
+                    id: id.to_string(),
+                    released: AtomicBool::new(false),
+                })
             }
             _ => Err(Refused::Unknown),
         }

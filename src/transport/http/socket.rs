@@ -10,6 +10,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
+#[cfg(target_os = "linux")]
+const LOG: &str = "baremcp::http::connection";
+
 /// A bound address, accepting connections.
 pub enum Listener {
     Tcp(TcpListener),
@@ -195,16 +199,52 @@ impl Stream {
     /// half-close a connection they still read from.
     pub fn peer_gone(&self) -> bool {
         #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            let fd = match self {
-                Stream::Tcp(s) => s.as_raw_fd(),
-                Stream::Unix(s) => s.as_raw_fd(),
-            };
-            crate::util::poll::hung_up(fd)
-        }
+        return crate::util::poll::hung_up(self.fd());
         #[cfg(not(target_os = "linux"))]
         self.peeked_end()
+    }
+
+    #[cfg(target_os = "linux")]
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        use std::os::fd::AsRawFd;
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        }
+    }
+
+    /// Writes what the socket takes now, without waiting (`send` with `MSG_DONTWAIT`, on a
+    /// descriptor another thread may be reading in blocking mode): how many bytes, 0 when
+    /// its buffer is full.
+    #[cfg(target_os = "linux")]
+    pub fn send_now(&self, buf: &[u8]) -> io::Result<usize> {
+        unsafe extern "C" {
+            fn send(fd: i32, buf: *const u8, len: usize, flags: i32) -> isize;
+        }
+        const MSG_DONTWAIT: i32 = 0x40;
+        // A peer that left is an error to report, not a SIGPIPE.
+        const MSG_NOSIGNAL: i32 = 0x4000;
+        loop {
+            // SAFETY: `buf` is valid for `buf.len()` bytes of reads for the duration of the
+            // call, and the descriptor belongs to this stream, alive for as long.
+            let n =
+                unsafe { send(self.fd(), buf.as_ptr(), buf.len(), MSG_DONTWAIT | MSG_NOSIGNAL) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let error = io::Error::last_os_error();
+            match error.kind() {
+                io::ErrorKind::WouldBlock => return Ok(0),
+                io::ErrorKind::Interrupted => {}
+                _ => return Err(error),
+            }
+        }
+    }
+
+    /// Elsewhere the loop never writes itself (see `direct`): nothing is taken.
+    #[cfg(not(target_os = "linux"))]
+    pub fn send_now(&self, _buf: &[u8]) -> io::Result<usize> {
+        Ok(0)
     }
 
     /// Elsewhere a one-byte peek: the end is seen only when no byte came before it.
@@ -293,4 +333,23 @@ impl Write for Socket {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// A non-blocking, close-on-exec `eventfd`, or `None` when none can be had.
+#[cfg(target_os = "linux")]
+pub fn eventfd() -> Option<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    unsafe extern "C" {
+        fn eventfd(initval: u32, flags: i32) -> i32;
+    }
+    const EFD_CLOEXEC: i32 = 0o2_000_000;
+    const EFD_NONBLOCK: i32 = 0o4_000;
+    // SAFETY: `eventfd` takes no pointers; a descriptor it returns is new and ours alone.
+    let fd = unsafe { eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK) };
+    if fd < 0 {
+        log::debug!(target: LOG, "no eventfd: {}", io::Error::last_os_error());
+        return None;
+    }
+    // SAFETY: `fd` is a descriptor just opened and owned by nothing else.
+    Some(unsafe { std::fs::File::from_raw_fd(fd) })
 }

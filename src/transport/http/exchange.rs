@@ -122,6 +122,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         if !reuse || !head.keep_alive() || shared.stop.load(Ordering::Relaxed) {
             return;
         }
+        exchange.reader.recycle(head);
     }
 }
 

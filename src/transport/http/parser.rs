@@ -40,7 +40,7 @@ pub struct Head {
     /// two strings for each of its headers.
     text: String,
     /// Each header's name and value, as ranges of `text`, in the order sent.
-    fields: Vec<(Range<usize>, Range<usize>)>,
+    fields: Vec<Field>,
     pub body: BodyKind,
     /// When the request's first byte arrived: the deadline runs from here.
     pub started: Instant,
@@ -105,7 +105,7 @@ impl Head {
         path: String,
         minor: u8,
         text: String,
-        fields: Vec<(Range<usize>, Range<usize>)>,
+        fields: Vec<Field>,
         started: Instant,
     ) -> Head {
         let body = BodyKind::None;
@@ -124,28 +124,26 @@ impl Head {
 }
 
 /// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
-/// whitespace), byte by byte.
-fn trim_whitespace(value: &str) -> &str {
+/// whitespace).
+fn trim_whitespace(value: &[u8]) -> &[u8] {
     let blank = |b: &u8| *b == b' ' || *b == b'\t';
-    let bytes = value.as_bytes();
-    let start = bytes.iter().position(|b| !blank(b)).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
-    // Both ends are next to ASCII bytes: character boundaries.
+    let start = value.iter().position(|b| !blank(b)).unwrap_or(value.len());
+    let end = value.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
     &value[start..end]
 }
 
 /// A bit for each field that names one thing, whose second line a proxy and this server could
 /// read differently (RFC 9110 §5.3 makes only list fields combinable): a head with two is
 /// refused. `Host`'s own check says more.
-fn single_field(name: &str) -> u8 {
+fn single_field(name: &[u8]) -> u8 {
     match name {
-        "origin" => 1,
-        "authorization" => 2,
-        "content-type" => 4,
-        "mcp-session-id" => 8,
-        "mcp-protocol-version" => 16,
-        "mcp-method" => 32,
-        "mcp-name" => 64,
+        b"origin" => 1,
+        b"authorization" => 2,
+        b"content-type" => 4,
+        b"mcp-session-id" => 8,
+        b"mcp-protocol-version" => 16,
+        b"mcp-method" => 32,
+        b"mcp-name" => 64,
         _ => 0,
     }
 }
@@ -210,7 +208,13 @@ pub struct Reader {
     timeout: Duration,
     /// Where head lines are read, kept from one request to the next.
     line: Vec<u8>,
+    /// The last head's buffers (its text and field ranges), emptied: the next head fills
+    /// them rather than allocating its own.
+    spare: (Vec<u8>, Vec<Field>),
 }
+
+/// A header's name and value, as ranges of its head's text.
+type Field = (Range<usize>, Range<usize>);
 
 /// Reads wake up this often to look at the stop flag and the deadline.
 const SLICE: Duration = Duration::from_millis(250);
@@ -222,6 +226,7 @@ impl Reader {
             head_request: false,
             timeout: Duration::ZERO,
             line: Vec::new(),
+            spare: (Vec::new(), Vec::new()),
         }
     }
 
@@ -328,8 +333,10 @@ impl Reader {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
         let (method, path, minor, authority) = self.request_line(&line)?;
-        let mut all = String::with_capacity(512);
-        let mut fields = Vec::with_capacity(16);
+        // Bytes, checked to be text once at the end: one pass for the head, not one a line.
+        let (mut all, mut fields) = std::mem::take(&mut self.spare);
+        all.reserve(512);
+        fields.reserve(16);
         // The fields of `single_field` seen so far, one bit each.
         let mut seen = 0u8;
         loop {
@@ -344,34 +351,38 @@ impl Reader {
             if fields.len() == MAX_HEADERS {
                 return Err(ReadError::Status(431, "too many header fields"));
             }
-            let text = std::str::from_utf8(&line).map_err(|_| bad("header is not text"))?;
+            if !line.is_ascii() && std::str::from_utf8(&line).is_err() {
+                return Err(bad("header is not text"));
+            }
             let colon = memchr::memchr(b':', &line).ok_or_else(|| bad("header without a colon"))?;
-            let (name, value) = (&text[..colon], &text[colon + 1..]);
-            if name.is_empty() || !name.bytes().all(is_token) {
+            let (name, value) = (&line[..colon], &line[colon + 1..]);
+            if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
                 return Err(bad("malformed header name"));
             }
             // RFC 9110 §5.5: a CR or NUL in a value is read differently by different parsers.
-            if value.bytes().any(|b| b == b'\r' || b == 0) {
+            if memchr::memchr2(b'\r', 0, value).is_some() {
                 return Err(bad("cr or nul in a header value"));
             }
             let name_at = all.len();
-            all.push_str(name);
+            all.extend_from_slice(name);
             all[name_at..].make_ascii_lowercase();
             let single = single_field(&all[name_at..]);
             // Every `Mcp-*` field names one thing too (`Mcp-Param-*` are named by the tools):
             // those are rare, so an earlier one is looked for.
-            let again = |name: &str| {
-                name.starts_with("mcp-")
-                    && fields.iter().any(|(at, _): &(Range<usize>, _)| named(&all, at, name))
+            let again = |name: &[u8]| {
+                name.starts_with(b"mcp-")
+                    && fields.iter().any(|(at, _): &(Range<usize>, _)| all[at.clone()] == *name)
             };
             if seen & single != 0 || (single == 0 && again(&all[name_at..])) {
                 return Err(bad("a field that names one thing is sent twice"));
             }
             seen |= single;
             let value_at = all.len();
-            all.push_str(trim_whitespace(value));
+            all.extend_from_slice(trim_whitespace(value));
             fields.push((name_at..value_at, value_at..all.len()));
         }
+        // Every line is text, and each was cut next to ASCII bytes: so is the whole.
+        let all = String::from_utf8(all).map_err(|_| bad("header is not text"))?;
         let mut head = Head::of(method, path, minor, all, fields, started);
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
@@ -386,6 +397,17 @@ impl Reader {
         }
         self.line = line;
         Ok(head)
+    }
+
+    /// Takes back the buffers of a head that is done with, for the next.
+    pub fn recycle(&mut self, head: Head) {
+        let (mut text, mut fields) = (head.text.into_bytes(), head.fields);
+        // A head the size of the usual ones is kept; a large one's buffer is let go.
+        if text.capacity() <= 4096 && fields.capacity() <= 64 {
+            text.clear();
+            fields.clear();
+            self.spare = (text, fields);
+        }
     }
 
     /// The request line's method, path (without the query), HTTP minor version and, for an
@@ -532,8 +554,22 @@ fn bad(why: &'static str) -> ReadError {
 
 /// RFC 9110 token characters (method and header names).
 fn is_token(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
+    TOKEN[usize::from(b)]
 }
+
+/// Which bytes are token characters: looked up, as every byte of every header name is.
+const TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-')
+            || matches!(c, b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        b += 1;
+    }
+    table
+};
 
 /// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
 /// lengths, could be read differently by a proxy in front: refused.

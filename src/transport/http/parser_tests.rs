@@ -224,6 +224,14 @@ fn a_value_loses_only_the_spaces_and_tabs_around_it() {
         ("\u{a0}x\u{a0}", "\u{a0}x\u{a0}"),
         ("\u{c}x", "\u{c}x"),
     ] {
-        assert_eq!(trim_whitespace(raw), trimmed, "{raw:?}");
+        assert_eq!(trim_whitespace(raw.as_bytes()), trimmed.as_bytes(), "{raw:?}");
+    }
+}
+
+#[test]
+fn the_token_table_is_rfc_9110_s_tchar() {
+    for b in 0..=255u8 {
+        let tchar = b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+        assert_eq!(is_token(b), tchar, "{b:#04x}");
     }
 }

@@ -380,7 +380,7 @@ impl<'s> Dispatcher<'s> {
         let done = body.map(|b| (status, b));
         match &call.direct {
             Some(direct) if !call.sink.is_closed() => {
-                let made = legacy_id.filter(|id| self.table.contains(id));
+                let made = legacy_id.filter(|id| direct.announce && self.table.contains(id));
                 let closing = self.readiness.closing.load(Ordering::Relaxed);
                 match direct.answer(done, made, closing, &mut self.scratch) {
                     Some(Unsent::Done(done)) => drop(call.sink.send(Out::Done(done))),

@@ -40,8 +40,8 @@ pub fn hung_up(fd: RawFd) -> bool {
 }
 
 /// Waits until socket `socket` has input or its peer left (or failed), or `wake` is readable,
-/// or `timeout` passes: whether each happened (both false when the time passed or a signal
-/// came). How a connection thread sleeps while the dispatching loop may answer on its own.
+/// or `timeout` passes: whether each happened (both false when the time passed; the socket's
+/// when `poll` failed). How a connection thread sleeps while the dispatching loop may answer on its own.
 #[cfg(target_os = "linux")]
 pub fn either_within(socket: RawFd, wake: RawFd, timeout: Duration) -> (bool, bool) {
     const POLLIN: i16 = 1;
@@ -51,7 +51,9 @@ pub fn either_within(socket: RawFd, wake: RawFd, timeout: Duration) -> (bool, bo
     match poll_fds(&mut fds, timeout_ms) {
         // POLLERR and POLLHUP are reported whether asked for or not.
         Ok(()) => (fds[0].revents != 0, fds[1].revents != 0),
-        Err(_) => (false, false),
+        // Interrupted, or worse: as if the socket woke, so its caller looks (and, should the
+        // error last, does not spin here).
+        Err(_) => (true, false),
     }
 }
 

@@ -2,13 +2,15 @@
 //! only in 2025-03-26 sessions); modern requests are stateless and their headers must match
 //! the body; `input_required` state signed by one process is accepted by another.
 
+use std::io::Write;
 use std::time::Duration;
 
 use baremcp::HttpOptions;
 use serde_json::json;
 
 use crate::http_harness::{
-    Reply, default_server, everything, initialize, modern, post, raw, start, start_with,
+    Reply, connect, default_server, everything, initialize, modern, post, raw, read_reply, start,
+    start_with,
 };
 
 #[test]
@@ -82,7 +84,26 @@ fn batches_only_in_2025_03_26_sessions() {
         json!([{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"result":{}}])
     );
     let notes = r#"[{"jsonrpc":"2.0","method":"notifications/initialized"}]"#;
-    assert_eq!(post(addr, notes, &[&format!("Mcp-Session-Id: {old}")]).status, 202);
+    let reply = post(addr, notes, &[&format!("Mcp-Session-Id: {old}")]);
+    assert_eq!((reply.status, reply.header("content-type")), (202, None));
+    // The same pipelined with a ping: the connection thread writes the 202, as the loop does.
+    let mut conn = connect(addr);
+    let with = format!("Mcp-Session-Id: {old}");
+    let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
+    let mut both = Vec::new();
+    for body in [notes, ping] {
+        both.extend_from_slice(
+            format!(
+                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{with}\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        );
+    }
+    conn.get_mut().write_all(&both).unwrap();
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!((reply.status, reply.header("content-type"), reply.body.as_str()), (202, None, ""));
+    assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 9);
     let new = initialize(addr, "2025-11-25");
     let reply = post(addr, batch, &[&format!("Mcp-Session-Id: {new}")]);
     assert_eq!((reply.status, reply.json()["error"]["code"].clone()), (400, json!(-32600)));

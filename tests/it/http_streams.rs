@@ -147,6 +147,38 @@ fn cancellable() -> baremcp::Server {
     ))
 }
 
+/// A server whose one tool sleeps four seconds, deaf to cancellation.
+fn sleepy() -> baremcp::Server {
+    one_tool(baremcp::Tool::new("sleep", "Sleeps", json!({"type": "object"}), |_, _| {
+        std::thread::sleep(Duration::from_secs(4));
+        Ok(baremcp::ToolOutput::text("slept"))
+    }))
+}
+
+#[test]
+fn a_client_that_leaves_sees_its_connection_closed_before_its_handler_ends() {
+    let server = start_with(HttpOptions::default(), sleepy);
+    let addr = server.addr;
+    let call = modern("tools/call", json!({"name": "sleep", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: sleep"];
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &call, &headers);
+    std::thread::sleep(Duration::from_millis(300));
+    conn.get_ref().shutdown(Shutdown::Write).unwrap();
+    let left = Instant::now();
+    // The server ends the connection (no response: the client left) while the handler, which
+    // holds a hold on the socket to answer it, still sleeps.
+    conn.get_ref().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut rest = Vec::new();
+    assert_eq!(
+        std::io::Read::read_to_end(conn.get_mut(), &mut rest).map(|_| rest.len()).ok(),
+        Some(0)
+    );
+    assert!(left.elapsed() < Duration::from_millis(3000), "closed after {:?}", left.elapsed());
+    drop(conn);
+    still_serving(addr);
+}
+
 #[test]
 fn closing_a_modern_request_s_stream_cancels_it() {
     let server = start_with(HttpOptions::default(), cancellable);

@@ -49,6 +49,9 @@ pub enum Mode {
     Written(u16, bool),
     /// The connection thread takes what comes over the request's sink.
     Attached,
+    /// The loop wrote the response's first bytes and sends the rest over the sink: the
+    /// connection thread writes only that (no event stream, no keep-alive comment first).
+    Begun,
 }
 
 /// What the loop did not write itself, for the connection thread to write.
@@ -188,20 +191,17 @@ impl Claim {
     ) -> Option<Unsent> {
         let mut state = self.line.lock();
         if state.request != self.request || state.mode != Mode::Detached {
-            return Some(Unsent::Done(Some((response.status, response.body))));
+            return Some(Unsent::Done(response.into_done()));
         }
         buf.clear();
         response.render(buf, minor, keep_alive_secs);
         let reuse = !response.close;
         let sent = self.line.socket.send_now(buf);
+        let status = response.status;
         let rest = match sent {
             Ok(n) if n == buf.len() => None,
-            Ok(0) => Some(Unsent::Done(Some((response.status, response.body)))),
-            Ok(n) => Some(Unsent::Rest(Rest {
-                status: response.status,
-                bytes: buf[n..].to_vec(),
-                reuse,
-            })),
+            Ok(0) => Some(Unsent::Done(response.into_done())),
+            Ok(n) => Some(Unsent::Rest(Rest { status, bytes: buf[n..].to_vec(), reuse })),
             // The client is gone: the connection thread finds out, and closes.
             Err(_) => {
                 state.mode = Mode::Written(499, false);
@@ -209,8 +209,11 @@ impl Claim {
             }
         };
         state.mode = match rest {
-            None => Mode::Written(response.status, reuse),
-            Some(_) => Mode::Attached,
+            None => Mode::Written(status, reuse),
+            Some(Unsent::Done(_)) => Mode::Attached,
+            // The connection thread must know before it looks at the sink that part of the
+            // response went: it may wake before the rest is queued.
+            Some(Unsent::Rest(_)) => Mode::Begun,
         };
         state.written = rest.is_none().then(Instant::now);
         drop(state);
@@ -334,6 +337,11 @@ mod tests {
         let answered =
             direct(claim, false).answer(Some((200, b"{}".to_vec())), None, false, &mut Vec::new());
         assert!(matches!(answered, Some(Unsent::Done(Some((200, body)))) if body == b"{}"));
+        // A 202 without a body goes back as one (not as an empty JSON body).
+        let claim = line.arm();
+        assert_eq!(line.settle(true), Mode::Attached);
+        let answered = direct(claim, false).answer(None, None, false, &mut Vec::new());
+        assert!(matches!(answered, Some(Unsent::Done(None))));
         client.set_nonblocking(true).unwrap();
         assert!(client.read(&mut [0; 1]).is_err(), "the loop wrote nothing");
         // The connection thread takes it back on its own (more bytes came, say).
@@ -395,8 +403,9 @@ mod tests {
             None => panic!("all went"),
         };
         assert!(rest.status == 200 && rest.reuse && !rest.bytes.is_empty());
-        // Handed back, with a wake-up.
-        assert_eq!(line.settle(false), Mode::Attached);
+        // Handed back, with a wake-up, saying part of the response went: the connection
+        // thread writes nothing but the rest.
+        assert_eq!(line.settle(false), Mode::Begun);
         let started = Instant::now();
         line.wait(Duration::from_secs(5));
         assert!(started.elapsed() < Duration::from_secs(4));

@@ -88,6 +88,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         received: Instant::now(),
         listening: false,
         line: None,
+        line_tried: false,
         answered: None,
     };
     loop {
@@ -142,6 +143,8 @@ pub(super) struct Exchange<'s> {
     /// How the loop writes responses itself, made at the first request it may (`None` before,
     /// and where it cannot).
     line: Option<Arc<DirectLine>>,
+    /// Whether `line` was tried for: without a descriptor for it, not tried again.
+    line_tried: bool,
     /// When the loop wrote the last response itself: the connection thread learns it later.
     pub answered: Option<Instant>,
 }
@@ -458,7 +461,8 @@ impl Exchange<'_> {
         if self.listening || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed) {
             return None;
         }
-        if self.line.is_none() {
+        if !self.line_tried {
+            self.line_tried = true;
             self.line = DirectLine::new(self.writer.clone());
         }
         let cors = self.cors.as_deref().map_or_else(Vec::new, |o| cors::response_headers(o).into());
@@ -648,6 +652,16 @@ impl Exchange<'_> {
             return self.send(head, response, None, false);
         }
         self.refuse(head, Refusal::MissingSession, 400, "missing Mcp-Session-Id header", false)
+    }
+}
+
+impl Drop for Exchange<'_> {
+    /// The loop may still hold the socket, for a request it has not finished (its client
+    /// left): the connection is closed now all the same, not when the loop lets go.
+    fn drop(&mut self) {
+        if self.line.as_ref().is_some_and(|line| Arc::strong_count(line) > 1) {
+            self.writer.shutdown_both();
+        }
     }
 }
 

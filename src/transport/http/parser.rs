@@ -333,14 +333,39 @@ impl Reader {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
         let (method, path, minor, authority) = self.request_line(&line)?;
-        // Bytes, checked to be text once at the end: one pass for the head, not one a line.
+        let (all, fields) = self.fields(&mut line, room, deadline)?;
+        let mut head = Head::of(method, path, minor, all, fields, started);
+        head.body = body_kind(&head, limits.max_body)?;
+        if minor == 1 && head.header("host").is_none() {
+            return Err(bad("missing host header"));
+        }
+        // RFC 9112 §3.2: which of two hosts is meant is anyone's guess (a proxy's and ours).
+        if head.values("host").nth(1).is_some() {
+            return Err(bad("more than one host header"));
+        }
+        if let Some(authority) = authority {
+            head.name_host(&authority);
+        }
+        self.line = line;
+        Ok(head)
+    }
+
+    /// Reads a head's header fields (after its request line, with `room` bytes of the head
+    /// left), into one text (names lowercased) and the fields' ranges in it: bytes checked to
+    /// be text once at the end, one pass for the head rather than one a line.
+    fn fields(
+        &mut self,
+        line: &mut Vec<u8>,
+        mut room: usize,
+        deadline: Instant,
+    ) -> Result<(String, Vec<Field>), ReadError> {
         let (mut all, mut fields) = std::mem::take(&mut self.spare);
         all.reserve(512);
         fields.reserve(16);
         // The fields of `single_field` seen so far, one bit each.
         let mut seen = 0u8;
         loop {
-            self.line(&mut line, room, deadline).map_err(LineError::status)?;
+            self.line(line, room, deadline).map_err(LineError::status)?;
             room -= line.len() + 1;
             if line.is_empty() {
                 break;
@@ -351,10 +376,10 @@ impl Reader {
             if fields.len() == MAX_HEADERS {
                 return Err(ReadError::Status(431, "too many header fields"));
             }
-            if !line.is_ascii() && std::str::from_utf8(&line).is_err() {
+            if !line.is_ascii() && std::str::from_utf8(line).is_err() {
                 return Err(bad("header is not text"));
             }
-            let colon = memchr::memchr(b':', &line).ok_or_else(|| bad("header without a colon"))?;
+            let colon = memchr::memchr(b':', line).ok_or_else(|| bad("header without a colon"))?;
             let (name, value) = (&line[..colon], &line[colon + 1..]);
             if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
                 return Err(bad("malformed header name"));
@@ -383,20 +408,7 @@ impl Reader {
         }
         // Every line is text, and each was cut next to ASCII bytes: so is the whole.
         let all = String::from_utf8(all).map_err(|_| bad("header is not text"))?;
-        let mut head = Head::of(method, path, minor, all, fields, started);
-        head.body = body_kind(&head, limits.max_body)?;
-        if minor == 1 && head.header("host").is_none() {
-            return Err(bad("missing host header"));
-        }
-        // RFC 9112 §3.2: which of two hosts is meant is anyone's guess (a proxy's and ours).
-        if head.values("host").nth(1).is_some() {
-            return Err(bad("more than one host header"));
-        }
-        if let Some(authority) = authority {
-            head.name_host(&authority);
-        }
-        self.line = line;
-        Ok(head)
+        Ok((all, fields))
     }
 
     /// Takes back the buffers of a head that is done with, for the next.

@@ -3,8 +3,8 @@
 //! is open) that ends with the response, with keep-alive comments while the client waits.
 
 use std::io::{self, Write};
-use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{Claim, DirectLine, Mode, Rest};
 use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone};
@@ -13,7 +13,7 @@ use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
 use crate::transport::http::socket::Socket;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
-use crate::util::queue::Recv;
+use crate::util::queue::{Recv, Ticket};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
@@ -31,11 +31,19 @@ impl Exchange<'_> {
         claim: Option<Claim>,
     ) -> Outcome {
         let Handed { rx, closed, ticket } = handed;
-        if let Some(claim) = claim
-            && let Mode::Written(status, reuse) = self.detached(claim.line(), sse_ok)
-        {
-            self.answered = claim.line().written_at();
-            return (status, name, reuse);
+        // Part of the response is on the wire already: only its rest may follow.
+        let mut begun = false;
+        let mut wait = POLL;
+        if let Some(claim) = claim {
+            match self.detached(claim.line(), sse_ok) {
+                Mode::Written(status, reuse) => {
+                    self.answered = claim.line().written_at();
+                    return (status, name, reuse);
+                }
+                // Back from the socket, which may have woken for its client leaving or a
+                // keep-alive comment due: both are looked at at once, not a tick later.
+                mode => (begun, wait) = (mode == Mode::Begun, Duration::ZERO),
+            }
         }
         let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
         let mut stream: Option<Sse> = None;
@@ -44,7 +52,8 @@ impl Exchange<'_> {
         let kind = if self.listening { StreamKind::Listen } else { StreamKind::Response };
         let mut last_write = self.received;
         let result = loop {
-            match rx.recv_timeout(POLL) {
+            let got = rx.recv_timeout(std::mem::replace(&mut wait, POLL));
+            match got {
                 Recv::Item(Out::Event(line)) if sse_ok => {
                     counted.get_or_insert_with(|| metrics.open_stream(kind));
                     let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
@@ -72,19 +81,11 @@ impl Exchange<'_> {
                 }
                 Recv::TimedOut => {
                     if peer_gone(&self.reader) {
-                        closed.store(true, Ordering::Relaxed);
-                        // Not served yet: its body leaves the loop's queue now, not when the
-                        // loop would have reached it.
-                        drop(self.shared.tx.withdraw(ticket));
-                        log::info!(
-                            target: LOG,
-                            "{} closed its connection while its request was open",
-                            self.peer,
-                        );
+                        self.left(&closed, ticket);
                         return (499, name, false);
                     }
                     // A long wait: a comment keeps proxies from timing the response out.
-                    if sse_ok && last_write.elapsed() >= self.shared.keepalive {
+                    if sse_ok && !begun && last_write.elapsed() >= self.shared.keepalive {
                         counted.get_or_insert_with(|| metrics.open_stream(kind));
                         if let Err(e) = opened(&mut stream, &mut self.writer, head.minor, &headers)
                             .and_then(|sse| sse.comment(&mut self.writer, "keep-alive"))
@@ -94,6 +95,9 @@ impl Exchange<'_> {
                         last_write = Instant::now();
                     }
                 }
+                // Never before the rest it sent; but should it come to that, the response
+                // cannot be finished, so the connection ends.
+                Recv::Closed if begun => break Err(io::ErrorKind::BrokenPipe.into()),
                 Recv::Closed => {
                     // The loop dropped the stream (server stopping, session gone, newer GET).
                     break match stream.take() {
@@ -116,10 +120,20 @@ impl Exchange<'_> {
         }
     }
 
+    /// The client closed its connection while its request was open: the loop hears so, and
+    /// a request not served yet leaves the loop's queue now, not when the loop would have
+    /// reached it.
+    fn left(&self, closed: &AtomicBool, ticket: Ticket) {
+        closed.store(true, Ordering::Relaxed);
+        drop(self.shared.tx.withdraw(ticket));
+        log::info!(target: LOG, "{} closed its connection while its request was open", self.peer);
+    }
+
     /// Waits on the socket while the loop may write the response itself (see `direct`): until
-    /// it did (`Written`), or the request is back with this thread (`Attached`): the loop sent
-    /// something else, the client sent more (a request read early waits for this one's
-    /// answer, so that answers keep their order) or left, or a keep-alive comment is due.
+    /// it did (`Written`), or the request is back with this thread (`Attached`, or `Begun`
+    /// when the loop wrote part of the response): the loop sent something else, the client
+    /// sent more (a request read early waits for this one's answer, so that answers keep
+    /// their order) or left, or a keep-alive comment is due.
     fn detached(&mut self, line: &DirectLine, sse_ok: bool) -> Mode {
         loop {
             let more = !self.reader.inner.buffer().is_empty() || line.wait(POLL);

@@ -82,6 +82,11 @@ impl Response {
         }
     }
 
+    /// What [`Response::answer`] was made from: `None` for a 202 without a body.
+    pub fn into_done(self) -> Option<(u16, Vec<u8>)> {
+        self.content_type.map(|_| (self.status, self.body))
+    }
+
     /// Writes status line, headers and body in one `writev`.
     pub fn write(&self, w: &mut dyn Write, minor: u8, keep_alive_secs: u64) -> io::Result<()> {
         let mut out = Vec::with_capacity(256);

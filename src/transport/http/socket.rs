@@ -177,6 +177,14 @@ impl Stream {
         }
     }
 
+    pub fn shutdown_both(&self) {
+        let _ = match self {
+            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            #[cfg(unix)]
+            Stream::Unix(s) => s.shutdown(Shutdown::Both),
+        };
+    }
+
     pub fn shutdown_write(&self) {
         let _ = match self {
             Stream::Tcp(s) => s.shutdown(Shutdown::Write),

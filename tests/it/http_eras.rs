@@ -9,8 +9,8 @@ use baremcp::HttpOptions;
 use serde_json::json;
 
 use crate::http_harness::{
-    Reply, connect, default_server, everything, initialize, modern, post, raw, read_reply, start,
-    start_with,
+    Reply, connect, default_server, everything, initialize, modern, post, post_text, raw,
+    read_reply, start, start_with,
 };
 
 #[test]
@@ -90,17 +90,8 @@ fn batches_only_in_2025_03_26_sessions() {
     let mut conn = connect(addr);
     let with = format!("Mcp-Session-Id: {old}");
     let ping = r#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#;
-    let mut both = Vec::new();
-    for body in [notes, ping] {
-        both.extend_from_slice(
-            format!(
-                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n{with}\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
-    }
-    conn.get_mut().write_all(&both).unwrap();
+    let both = post_text(addr, notes, &[&with]) + &post_text(addr, ping, &[&with]);
+    conn.get_mut().write_all(both.as_bytes()).unwrap();
     let reply = read_reply(&mut conn).unwrap();
     assert_eq!((reply.status, reply.header("content-type"), reply.body.as_str()), (202, None, ""));
     assert_eq!(read_reply(&mut conn).unwrap().json()["id"], 9);

@@ -11,8 +11,8 @@ use baremcp::HttpOptions;
 use serde_json::json;
 
 use crate::http_harness::{
-    INITIALIZE, connect, default_server, initialize, modern, one_tool, post, raw, read_reply,
-    send_post, start, start_with, still_serving,
+    INITIALIZE, connect, default_server, initialize, modern, one_tool, post, post_text, raw,
+    read_reply, send_post, start, start_with, still_serving,
 };
 
 #[test]
@@ -146,17 +146,11 @@ fn pipelined_requests_are_answered_in_order_on_one_connection() {
     let v = "MCP-Protocol-Version: 2026-07-28";
     let first = modern("tools/list", json!({}));
     let second = modern("server/discover", json!({}));
-    let mut bytes = Vec::new();
+    let mut bytes = String::new();
     for (body, method) in [(&first, "tools/list"), (&second, "server/discover")] {
-        bytes.extend_from_slice(
-            format!(
-                "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n{v}\r\nMcp-Method: {method}\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        );
+        bytes += &post_text(addr, body, &[v, &format!("Mcp-Method: {method}")]);
     }
-    conn.get_mut().write_all(&bytes).unwrap();
+    conn.get_mut().write_all(bytes.as_bytes()).unwrap();
     let one = read_reply(&mut conn).unwrap();
     let two = read_reply(&mut conn).unwrap();
     assert!(one.json()["result"]["tools"].is_array());

@@ -147,6 +147,11 @@ pub fn post(addr: SocketAddr, body: &str, extra: &[&str]) -> Reply {
 
 /// Writes a POST (as [`post`] does) on `conn`, without reading the response.
 pub fn send_post(conn: &mut BufReader<TcpStream>, addr: SocketAddr, body: &str, extra: &[&str]) {
+    conn.get_mut().write_all(post_text(addr, body, extra).as_bytes()).unwrap();
+}
+
+/// A POST of `body` with the `extra` header lines, as it goes on the wire.
+pub fn post_text(addr: SocketAddr, body: &str, extra: &[&str]) -> String {
     let mut head = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
@@ -158,7 +163,7 @@ pub fn send_post(conn: &mut BufReader<TcpStream>, addr: SocketAddr, body: &str, 
     }
     head.push_str("\r\n");
     head.push_str(body);
-    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    head
 }
 
 /// Sends raw bytes on a fresh connection and reads one response (or `None`: closed).

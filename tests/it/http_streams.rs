@@ -180,6 +180,24 @@ fn a_client_that_leaves_sees_its_connection_closed_before_its_handler_ends() {
 }
 
 #[test]
+fn a_client_that_half_closes_after_a_quick_request_still_reads_its_answer() {
+    let server = default_server();
+    let addr = server.addr;
+    let list = modern("tools/list", json!({}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+    for _ in 0..20 {
+        let mut conn = connect(addr);
+        send_post(&mut conn, addr, &list, &headers);
+        conn.get_ref().shutdown(Shutdown::Write).unwrap();
+        let reply = read_reply(&mut conn).expect("an answer before the close");
+        assert_eq!(
+            (reply.status, reply.json()["result"]["resultType"].clone()),
+            (200, json!("complete"))
+        );
+    }
+}
+
+#[test]
 fn closing_a_modern_request_s_stream_cancels_it() {
     let server = start_with(HttpOptions::default(), cancellable);
     let addr = server.addr;

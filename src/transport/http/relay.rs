@@ -40,8 +40,8 @@ impl Exchange<'_> {
                     self.answered = claim.line().written_at();
                     return (status, name, reuse);
                 }
-                // Back from the socket, which may have woken for its client leaving or a
-                // keep-alive comment due: both are looked at at once, not a tick later.
+                // Back from the socket, which may have woken for a keep-alive comment due:
+                // looked at at once, not a tick later.
                 mode => (begun, wait) = (mode == Mode::Begun, Duration::ZERO),
             }
         }
@@ -52,8 +52,8 @@ impl Exchange<'_> {
         let kind = if self.listening { StreamKind::Listen } else { StreamKind::Response };
         let mut last_write = self.received;
         let result = loop {
-            let got = rx.recv_timeout(std::mem::replace(&mut wait, POLL));
-            match got {
+            let waited = std::mem::replace(&mut wait, POLL);
+            match rx.recv_timeout(waited) {
                 Recv::Item(Out::Event(line)) if sse_ok => {
                     counted.get_or_insert_with(|| metrics.open_stream(kind));
                     let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
@@ -80,7 +80,9 @@ impl Exchange<'_> {
                     break self.answer(head, stream.take(), done, &mut headers);
                 }
                 Recv::TimedOut => {
-                    if peer_gone(&self.reader) {
+                    // A client that half-closed after its request may still read: it is
+                    // given a tick to be answered in, as when the loop has no say.
+                    if !waited.is_zero() && peer_gone(&self.reader) {
                         self.left(&closed, ticket);
                         return (499, name, false);
                     }

@@ -24,6 +24,13 @@ pub struct Running {
     thread: Option<JoinHandle<()>>,
 }
 
+impl Running {
+    /// Asks the server to stop, as a signal would, without waiting for it.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);

@@ -13,8 +13,8 @@ use baremcp::{HttpOptions, Tool, ToolOutput};
 use serde_json::{Value, json};
 
 use crate::http_harness::{Killed, Reply, connect, initialize, modern, one_tool, post, raw};
+use crate::http_harness::{default_server, send_post, start, start_with};
 use crate::http_harness::{read_head, read_reply, spawn_http, spawn_reporting};
-use crate::http_harness::{start, start_with};
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const OTHER_TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -376,4 +376,39 @@ fn each_request_becomes_a_span_in_its_caller_s_trace() {
     assert!(failed.get("parentSpanId").is_none(), "no caller: a trace of its own");
     assert_eq!(attribute(failed, "error.type"), Some("-32602"));
     assert_eq!(failed["status"]["code"], 2);
+}
+
+/// Keep-alive clients sending back to back through a stop: each connection ends after a
+/// response that says `Connection: close`, never with a request read and left unanswered
+/// (the dispatching loop may have promised keep-alive just before the stop).
+#[test]
+fn a_stop_ends_busy_connections_after_a_response_that_says_so() {
+    let server = default_server();
+    let addr = server.addr;
+    let clients: Vec<_> = (0..4)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let list = modern("tools/list", json!({}));
+                let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+                let mut conn = connect(addr);
+                let started = Instant::now();
+                while started.elapsed() < Duration::from_secs(20) {
+                    send_post(&mut conn, addr, &list, &headers);
+                    let Some(reply) = read_reply(&mut conn) else {
+                        return Err("a request was read and never answered");
+                    };
+                    assert_eq!(reply.status, 200, "{reply:?}");
+                    if reply.header("connection") == Some("close") {
+                        return Ok(read_reply(&mut conn).is_none());
+                    }
+                }
+                Err("the server never stopped")
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(500));
+    server.stop();
+    for client in clients {
+        assert_eq!(client.join().unwrap(), Ok(true), "closed after saying so");
+    }
 }

@@ -57,7 +57,8 @@ pub struct Shared {
     pub limits: Limits,
     pub path: String,
     pub keepalive: Duration,
-    /// Set when the server closes: finish the current request, then close.
+    /// Set when the server closes: finish the current request (and one already sent after a
+    /// response that said the connection stays open), then close.
     pub stop: Arc<AtomicBool>,
     /// Draining, closing, stalled: what `/readyz` answers.
     pub readiness: Arc<Readiness>,
@@ -120,7 +121,12 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
             session.as_deref().map_or("-", session_tag),
             took.as_millis()
         );
-        if !reuse || !head.keep_alive() || shared.stop.load(Ordering::Relaxed) {
+        // Stopping, a connection whose last response said it stays open is not closed at
+        // once: a request the client sent on it in the meantime is read, and answered with
+        // `Connection: close` (the dispatching loop may have written that response before
+        // the stop, while the connection thread only learns of it now). With none under way,
+        // reading the next head ends it at once.
+        if !reuse || !head.keep_alive() {
             return;
         }
         exchange.reader.recycle(head);

@@ -240,7 +240,10 @@ impl Reader {
             if now >= deadline {
                 return Err(Waited::TimedOut);
             }
-            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            // A request already on its way (its bytes in the socket) is read, to be answered
+            // (with `Connection: close`): closing on it would reset the connection instead.
+            if stop.is_some_and(|s| s.load(Ordering::Relaxed)) && !self.inner.get_ref().has_input()
+            {
                 return Err(Waited::Stopped);
             }
             let timeout = (deadline - now).min(SLICE);

@@ -212,6 +212,22 @@ impl Stream {
         self.peeked_end()
     }
 
+    /// Whether bytes (or the peer's end) wait to be read now, looking without waiting.
+    #[cfg(unix)]
+    pub fn has_input(&self) -> bool {
+        use std::os::fd::AsRawFd;
+        let fd = match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Unix(s) => s.as_raw_fd(),
+        };
+        crate::util::poll::readable_within(fd, Duration::ZERO)
+    }
+
+    #[cfg(not(unix))]
+    pub fn has_input(&self) -> bool {
+        false
+    }
+
     #[cfg(target_os = "linux")]
     pub fn fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;

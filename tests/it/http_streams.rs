@@ -147,6 +147,18 @@ fn cancellable() -> baremcp::Server {
     ))
 }
 
+/// A connection on which a 2026-07-28 call of `tool` (without arguments) has been under way
+/// for 300 ms.
+fn calling(addr: std::net::SocketAddr, tool: &str) -> std::io::BufReader<std::net::TcpStream> {
+    let call = modern("tools/call", json!({"name": tool, "arguments": {}}));
+    let name = format!("Mcp-Name: {tool}");
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", &name];
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, &call, &headers);
+    std::thread::sleep(Duration::from_millis(300));
+    conn
+}
+
 /// A server whose one tool sleeps four seconds, deaf to cancellation.
 fn sleepy() -> baremcp::Server {
     one_tool(baremcp::Tool::new("sleep", "Sleeps", json!({"type": "object"}), |_, _| {
@@ -159,11 +171,7 @@ fn sleepy() -> baremcp::Server {
 fn a_client_that_leaves_sees_its_connection_closed_before_its_handler_ends() {
     let server = start_with(HttpOptions::default(), sleepy);
     let addr = server.addr;
-    let call = modern("tools/call", json!({"name": "sleep", "arguments": {}}));
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: sleep"];
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, &call, &headers);
-    std::thread::sleep(Duration::from_millis(300));
+    let mut conn = calling(addr, "sleep");
     conn.get_ref().shutdown(Shutdown::Write).unwrap();
     let left = Instant::now();
     // The server ends the connection (no response: the client left) while the handler, which
@@ -201,12 +209,7 @@ fn a_client_that_half_closes_after_a_quick_request_still_reads_its_answer() {
 fn closing_a_modern_request_s_stream_cancels_it() {
     let server = start_with(HttpOptions::default(), cancellable);
     let addr = server.addr;
-    let call = modern("tools/call", json!({"name": "wait_for_cancel", "arguments": {}}));
-    let headers =
-        ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: wait_for_cancel"];
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, &call, &headers);
-    std::thread::sleep(Duration::from_millis(300));
+    let conn = calling(addr, "wait_for_cancel");
     let closed = Instant::now();
     drop(conn);
     while !SAW_CANCEL.load(Ordering::Relaxed) {

@@ -77,6 +77,15 @@ pub enum Out {
     Rest(Rest),
 }
 
+impl From<Unsent> for Out {
+    fn from(unsent: Unsent) -> Out {
+        match unsent {
+            Unsent::Done(done) => Out::Done(done),
+            Unsent::Rest(rest) => Out::Rest(rest),
+        }
+    }
+}
+
 /// Where a request's (or stream's) messages go: a bounded queue to its connection thread.
 /// A full queue means the client does not read: the stream is given up, never waited on.
 #[derive(Clone)]
@@ -382,10 +391,8 @@ impl<'s> Dispatcher<'s> {
             Some(direct) if !call.sink.is_closed() => {
                 let made = legacy_id.filter(|id| direct.announce && self.table.contains(id));
                 let closing = self.readiness.closing.load(Ordering::Relaxed);
-                match direct.answer(done, made, closing, &mut self.scratch) {
-                    Some(Unsent::Done(done)) => drop(call.sink.send(Out::Done(done))),
-                    Some(Unsent::Rest(rest)) => drop(call.sink.send(Out::Rest(rest))),
-                    None => {}
+                if let Some(unsent) = direct.answer(done, made, closing, &mut self.scratch) {
+                    call.sink.send(unsent.into());
                 }
             }
             _ => drop(call.sink.send(Out::Done(done))),

@@ -215,12 +215,7 @@ impl Stream {
     /// Whether bytes (or the peer's end) wait to be read now, looking without waiting.
     #[cfg(unix)]
     pub fn has_input(&self) -> bool {
-        use std::os::fd::AsRawFd;
-        let fd = match self {
-            Stream::Tcp(s) => s.as_raw_fd(),
-            Stream::Unix(s) => s.as_raw_fd(),
-        };
-        crate::util::poll::readable_within(fd, Duration::ZERO)
+        crate::util::poll::readable_within(self.fd(), Duration::ZERO)
     }
 
     #[cfg(not(unix))]
@@ -228,7 +223,7 @@ impl Stream {
         false
     }
 
-    #[cfg(target_os = "linux")]
+    #[cfg(unix)]
     pub fn fd(&self) -> std::os::fd::RawFd {
         use std::os::fd::AsRawFd;
         match self {

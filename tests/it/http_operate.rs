@@ -13,8 +13,8 @@ use baremcp::{HttpOptions, Tool, ToolOutput};
 use serde_json::{Value, json};
 
 use crate::http_harness::{Killed, Reply, connect, initialize, modern, one_tool, post, raw};
-use crate::http_harness::{default_server, send_post, start, start_with};
-use crate::http_harness::{read_head, read_reply, spawn_http, spawn_reporting};
+use crate::http_harness::{default_server, start, start_with};
+use crate::http_harness::{post_text, read_head, read_reply, spawn_http, spawn_reporting};
 
 const TRACEPARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
 const OTHER_TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
@@ -383,22 +383,60 @@ fn each_request_becomes_a_span_in_its_caller_s_trace() {
 /// (the dispatching loop may have promised keep-alive just before the stop).
 #[test]
 fn a_stop_ends_busy_connections_after_a_response_that_says_so() {
+    let list = |addr| {
+        let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+        post_text(addr, &modern("tools/list", json!({})), &headers)
+    };
+    clients_through_a_stop(list, false, |reply| assert_eq!(reply.status, 200, "{reply:?}"));
+}
+
+/// The same when each answer is an event stream (progress comes before it) and each client
+/// keeps one request queued behind the one being answered: a stream that starts once the
+/// server is stopping says `Connection: close` too, so the connection ends with it rather
+/// than carrying request after request until the stop gives up on it.
+#[test]
+fn a_stop_ends_pipelining_connections_after_an_event_stream_that_says_so() {
+    let progress = |addr| {
+        let params = json!({"name": "test_tool_with_progress", "arguments": {}});
+        let mut call: Value = serde_json::from_str(&modern("tools/call", params)).unwrap();
+        call["params"]["_meta"]["progressToken"] = json!("p");
+        let headers = [
+            "MCP-Protocol-Version: 2026-07-28",
+            "Mcp-Method: tools/call",
+            "Mcp-Name: test_tool_with_progress",
+        ];
+        post_text(addr, &call.to_string(), &headers)
+    };
+    clients_through_a_stop(progress, true, |reply| {
+        assert_eq!(reply.header("content-type"), Some("text/event-stream"));
+        assert_eq!(reply.events().last().unwrap()["id"], 7, "{reply:?}");
+    });
+}
+
+/// Four clients send `request(addr)` over and over, each on one keep-alive connection (with
+/// one more always sent ahead when `queued`), while the server stops; `check` looks at every
+/// answer. Each connection must end right after an answer that says `Connection: close`.
+fn clients_through_a_stop(request: fn(SocketAddr) -> String, queued: bool, check: fn(&Reply)) {
     let server = default_server();
     let addr = server.addr;
     let clients: Vec<_> = (0..4)
         .map(|_| {
             std::thread::spawn(move || {
-                let list = modern("tools/list", json!({}));
-                let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+                let request = request(addr);
                 let mut conn = connect(addr);
+                if queued {
+                    conn.get_mut().write_all(request.as_bytes()).unwrap();
+                }
                 let started = Instant::now();
                 while started.elapsed() < Duration::from_secs(20) {
-                    send_post(&mut conn, addr, &list, &headers);
-                    let Some(reply) = read_reply(&mut conn) else {
-                        return Err("a request was read and never answered");
+                    let sent = conn.get_mut().write_all(request.as_bytes());
+                    let Some(reply) = sent.ok().and_then(|()| read_reply(&mut conn)) else {
+                        return Err("the connection ended after an answer that did not say so");
                     };
-                    assert_eq!(reply.status, 200, "{reply:?}");
+                    check(&reply);
                     if reply.header("connection") == Some("close") {
+                        // A request queued behind it is not read: HTTP has the client send
+                        // it again, elsewhere.
                         return Ok(read_reply(&mut conn).is_none());
                     }
                 }

@@ -280,7 +280,7 @@ impl Exchange<'_> {
             response.headers.extend(cors::response_headers(origin));
         }
         response.head_only = head.method == "HEAD";
-        response.close |= close || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed);
+        response.close |= close || self.closing(head);
         let written =
             response.write(&mut self.writer, head.minor, self.shared.limits.idle.as_secs());
         (response.status, session, written.is_ok() && !response.close)
@@ -441,7 +441,7 @@ impl Exchange<'_> {
         legacy: Option<(Use, bool)>,
     ) -> Outcome {
         let name = legacy.as_ref().map(|(session, _)| session.id.clone());
-        let mut headers = self.stream_headers(head);
+        let mut headers = self.stream_headers();
         if let Some((session, true)) = &legacy {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
@@ -491,18 +491,15 @@ impl Exchange<'_> {
         }
     }
 
-    /// The headers an event stream's head carries beside its own: CORS for an allowed page,
-    /// and `Connection: close` on HTTP/1.1 when the client asked to close (RFC 9112 §9.6: the
-    /// connection ends with the stream; HTTP/1.0 streams always say so).
-    fn stream_headers(&self, head: &Head) -> Vec<(&'static str, String)> {
-        let mut headers: Vec<_> = self
-            .cors
-            .as_deref()
-            .map_or_else(Vec::new, |origin| cors::response_headers(origin).into());
-        if head.minor == 1 && !head.keep_alive() {
-            headers.push(("Connection", "close".to_string()));
-        }
-        headers
+    /// The headers an event stream's head carries beside its own: CORS for an allowed page.
+    fn stream_headers(&self) -> Vec<(&'static str, String)> {
+        self.cors.as_deref().map_or_else(Vec::new, |origin| cors::response_headers(origin).into())
+    }
+
+    /// Whether a response starting now ends its connection: the client asked so, or the
+    /// server is stopping (a client told so sends no more requests on it).
+    pub fn closing(&self, head: &Head) -> bool {
+        !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed)
     }
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
@@ -604,8 +601,8 @@ impl Exchange<'_> {
             Err(refused) => return refused,
         };
         // Opened at once: clients wait for the head before they consider the stream open.
-        let headers = self.stream_headers(head);
-        let sse = match Sse::start(&mut self.writer, head.minor, &headers) {
+        let (headers, close) = (self.stream_headers(), self.closing(head));
+        let sse = match Sse::start(&mut self.writer, head.minor, &headers, close) {
             Ok(sse) => sse,
             Err(_) => {
                 closed.store(true, Ordering::Relaxed);

@@ -86,11 +86,14 @@ impl Readiness {
         let began = match self.drain_began.compare_exchange(0, now, Relaxed, Relaxed) {
             Ok(_) => {
                 let secs = self.drain.as_secs();
-                log::info!(
-                    target: LOG,
-                    "draining: /readyz answers 503; serving {secs}s more (SIGINT or a second \
-                     SIGTERM: stop now)",
-                );
+                // `--drain-secs 0`: no drain to speak of; the stop's own line follows.
+                if secs > 0 {
+                    log::info!(
+                        target: LOG,
+                        "draining: /readyz answers 503; serving {secs}s more (SIGINT or a \
+                         second SIGTERM: stop now)",
+                    );
+                }
                 now
             }
             Err(began) => began,

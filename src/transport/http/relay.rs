@@ -11,7 +11,6 @@ use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gon
 use crate::transport::http::main_loop::Out;
 use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
-use crate::transport::http::socket::Socket;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
 use crate::util::queue::{Recv, Ticket};
 
@@ -56,7 +55,7 @@ impl Exchange<'_> {
             match rx.recv_timeout(waited) {
                 Recv::Item(Out::Event(line)) if sse_ok => {
                     counted.get_or_insert_with(|| metrics.open_stream(kind));
-                    let sse = match opened(&mut stream, &mut self.writer, head.minor, &headers) {
+                    let sse = match self.opened(&mut stream, head, &headers) {
                         Ok(sse) => sse,
                         Err(e) => break Err(e),
                     };
@@ -89,9 +88,7 @@ impl Exchange<'_> {
                     // A long wait: a comment keeps proxies from timing the response out.
                     if sse_ok && !begun && last_write.elapsed() >= self.shared.keepalive {
                         counted.get_or_insert_with(|| metrics.open_stream(kind));
-                        if let Err(e) = opened(&mut stream, &mut self.writer, head.minor, &headers)
-                            .and_then(|sse| sse.comment(&mut self.writer, "keep-alive"))
-                        {
+                        if let Err(e) = self.keep_alive(&mut stream, head, &headers) {
                             break Err(e);
                         }
                         last_write = Instant::now();
@@ -120,6 +117,34 @@ impl Exchange<'_> {
                 (499, name, false)
             }
         }
+    }
+
+    /// The response's event stream, its head written when it is first needed (saying
+    /// `Connection: close` if the response ends its connection).
+    fn opened<'a>(
+        &mut self,
+        stream: &'a mut Option<Sse>,
+        head: &Head,
+        headers: &[(&'static str, String)],
+    ) -> io::Result<&'a Sse> {
+        let sse = match stream.take() {
+            Some(sse) => sse,
+            None => {
+                let close = self.closing(head);
+                Sse::start(&mut self.writer, head.minor, headers, close)?
+            }
+        };
+        Ok(stream.insert(sse))
+    }
+
+    /// A keep-alive comment on the response's event stream, opened for it if need be.
+    fn keep_alive(
+        &mut self,
+        stream: &mut Option<Sse>,
+        head: &Head,
+        headers: &[(&'static str, String)],
+    ) -> io::Result<()> {
+        self.opened(stream, head, headers)?.comment(&mut self.writer, "keep-alive")
     }
 
     /// The client closed its connection while its request was open: the loop hears so, and
@@ -173,18 +198,4 @@ impl Exchange<'_> {
             }
         }
     }
-}
-
-/// The response's event stream, its head written when it is first needed.
-fn opened<'a>(
-    stream: &'a mut Option<Sse>,
-    writer: &mut Socket,
-    minor: u8,
-    headers: &[(&'static str, String)],
-) -> io::Result<&'a Sse> {
-    let sse = match stream.take() {
-        Some(sse) => sse,
-        None => Sse::start(writer, minor, headers)?,
-    };
-    Ok(stream.insert(sse))
 }

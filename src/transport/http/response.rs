@@ -191,15 +191,20 @@ fn connection_header(out: &mut Vec<u8>, close: bool, minor: u8, keep_alive_secs:
 /// A Server-Sent Events response: chunked on HTTP/1.1, delimited by closing on HTTP/1.0.
 pub struct Sse {
     chunked: bool,
+    /// Its head said `Connection: close`: the connection ends with the stream.
+    close: bool,
 }
 
 impl Sse {
     /// Writes the response head and a first comment, so the first byte leaves at once
-    /// (proxies give up on a response whose first byte is slow).
+    /// (proxies give up on a response whose first byte is slow). `close`: the connection
+    /// ends with the stream, and the head says so (RFC 9112 §9.6); HTTP/1.0 streams always
+    /// end it.
     pub fn start(
         w: &mut dyn Write,
         minor: u8,
         headers: &[(&'static str, String)],
+        close: bool,
     ) -> io::Result<Sse> {
         let mut out = Vec::with_capacity(256);
         status_line(&mut out, 200, minor);
@@ -210,12 +215,14 @@ impl Sse {
         let chunked = minor == 1;
         if chunked {
             out.extend_from_slice(b"Transfer-Encoding: chunked\r\n");
-        } else {
+        }
+        let close = close || !chunked;
+        if close {
             out.extend_from_slice(b"Connection: close\r\n");
         }
         out.extend_from_slice(b"\r\n");
         w.write_all(&out)?;
-        let sse = Sse { chunked };
+        let sse = Sse { chunked, close };
         sse.comment(w, "stream open")?;
         Ok(sse)
     }
@@ -239,7 +246,7 @@ impl Sse {
     }
 
     pub fn reusable(&self) -> bool {
-        self.chunked
+        !self.close
     }
 
     /// Writes `parts` as one piece of the stream: one chunk on HTTP/1.1.

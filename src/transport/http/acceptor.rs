@@ -57,6 +57,10 @@ pub fn accept(listener: Listener, shared: Arc<Shared>, cap: usize) {
                     (0, FIRST_PAUSE)
                 });
                 *times += 1;
+                // The reserve is lost when another thread takes the descriptor it freed before
+                // it is taken again: it is sought again at each failure, not only once
+                // `accept` succeeds (until then, waiting clients would get no 503).
+                reserve = reserve.or_else(spare);
                 // Out of descriptors: one is freed to take the waiting client and tell it
                 // 503, rather than leave it in the backlog; then taken again.
                 if out_of_descriptors(&e)

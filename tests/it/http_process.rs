@@ -1,14 +1,16 @@
 //! The binary serving HTTP as a process: a graceful stop on SIGTERM (even while a handler waits
 //! on its client), the drain before it (`/readyz` 503 while the listener still serves; a
-//! second signal or SIGINT skips it), unsafe binds refused, and unix sockets (a stale file replaced, one in use
-//! left alone, a successor's file kept, the file removed at stop).
+//! second signal or SIGINT skips it), an answer made as the stop gives up still written,
+//! unsafe binds refused, and unix sockets (a stale file replaced, one in use left alone, a
+//! successor's file kept, the file removed at stop).
 
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use crate::http_harness::{ask_sampling, connect, initialize, modern, post, raw, spawn_http};
+use crate::http_harness::{ask_sampling, connect, initialize, modern, post, post_text, raw};
+use crate::http_harness::{read_reply, spawn_http};
 
 /// Flags that stop on SIGTERM at once, without the drain that tests of other things skip.
 fn no_drain() -> [&'static std::ffi::OsStr; 2] {
@@ -229,4 +231,34 @@ fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
     serves();
     assert!(terminate(new).success());
     assert!(!path.exists());
+}
+
+/// A request whose last byte arrives half a second before a stop's 10 s are up, and whose
+/// handler runs past them: the loop answers as the server gives up, and the answer (or, had
+/// the loop gone first, a 503) still reaches the client before the process exits.
+#[test]
+fn an_answer_made_as_a_stop_gives_up_still_reaches_its_client() {
+    let dir = crate::scratch("answer-at-the-cap");
+    let manifest = dir.join("nap.json");
+    let nap = json!({"tools": [{"name": "nap", "description": "Sleeps", "run": {"argv": ["sleep", "0.8"]}}]});
+    std::fs::write(&manifest, nap.to_string()).unwrap();
+    let args = ["--drain-secs".as_ref(), "0".as_ref(), "--manifest".as_ref(), manifest.as_os_str()];
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    let body = modern("tools/call", json!({"name": "nap", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: nap"];
+    let request = post_text(addr, &body, &headers);
+    let (most, last) = request.split_at(request.len() - 1);
+    let mut conn = connect(addr);
+    conn.get_mut().write_all(most.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "-TERM");
+    std::thread::sleep(Duration::from_millis(9_500));
+    conn.get_mut().write_all(last.as_bytes()).unwrap();
+    let reply = read_reply(&mut conn).expect("an answer, not the connection closed unanswered");
+    match reply.status {
+        200 => assert_eq!(reply.json()["id"], 7, "{reply:?}"),
+        status => assert_eq!(status, 503, "{reply:?}"),
+    }
+    assert_eq!(reply.header("connection"), Some("close"));
+    assert!(exit_within(child, 5).success());
 }

@@ -69,6 +69,8 @@ const INBOUND_BYTES: usize = 64 << 20;
 
 /// How long requests in flight may take to finish once the server is stopping.
 const DRAIN: Duration = Duration::from_secs(10);
+/// Past [`DRAIN`], how long connection threads still get to write what the loop answered.
+const LAST_WRITES: Duration = Duration::from_millis(250);
 
 /// HMAC-SHA-256 of a JWT's signing input (`header.payload`) with `key`: the signature an
 /// HS256 token accepted by `--jwt-secret-file` carries, for programs that issue them.
@@ -198,6 +200,7 @@ impl Server {
         });
         dispatcher.finish();
         drop(shared);
+        last_writes(&metrics);
         wakers.iter().for_each(socket::Waker::clean_up);
         Ok(())
     }
@@ -206,6 +209,17 @@ impl Server {
     fn resource(&self) -> Resource {
         let text = |key: &str| self.info[key].as_str().unwrap_or_default().to_string();
         Resource { service_name: text("name"), service_version: text("version") }
+    }
+}
+
+/// Stopped with connections open, waits up to [`LAST_WRITES`] for them to close: a request
+/// the loop answered just before the end may not be written yet (its connection thread was
+/// only just woken), nor one still arriving refused (the loop is gone: 503). Both take a
+/// moment, not a tick.
+fn last_writes(metrics: &ServerMetrics) {
+    let began = Instant::now();
+    while metrics.connections.get() > 0 && began.elapsed() < LAST_WRITES {
+        std::thread::sleep(Duration::from_millis(5));
     }
 }
 

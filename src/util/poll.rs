@@ -41,7 +41,8 @@ pub fn hung_up(fd: RawFd) -> bool {
 
 /// Waits until socket `socket` has input or its peer left (or failed), or `wake` is readable,
 /// or `timeout` passes: whether each happened (both false when the time passed; the socket's
-/// when `poll` failed). How a connection thread sleeps while the dispatching loop may answer on its own.
+/// when `poll` failed). How a connection thread sleeps while the dispatching loop may answer
+/// on its own.
 #[cfg(target_os = "linux")]
 pub fn either_within(socket: RawFd, wake: RawFd, timeout: Duration) -> (bool, bool) {
     const POLLIN: i16 = 1;

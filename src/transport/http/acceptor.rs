@@ -4,7 +4,7 @@
 //! logs once when that begins and once when it ends, and meanwhile answers each waiting
 //! client 503 with a descriptor it keeps in reserve for that.
 
-use std::net::IpAddr;
+use std::net::{IpAddr, Shutdown};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -169,7 +169,7 @@ fn probe_or_refuse(stream: Stream, peer: &str, shared: &Shared, cap: usize) {
         Some((head, mut answer)) => {
             answer.head_only = head.method == "HEAD";
             let _ = answer.closing().write(&mut socket, head.minor, 0);
-            socket.shutdown_write();
+            socket.shutdown(Shutdown::Write);
         }
         None => at_capacity(socket, peer, shared, cap, reader.head_request),
     }
@@ -212,7 +212,7 @@ fn refuse(stream: Stream, response: Response, retry: &str) {
 
 fn refuse_on(mut socket: Socket, response: Response, retry: &str) {
     let _ = response.header("Retry-After", retry).closing().write(&mut socket, 1, 0);
-    socket.shutdown_write();
+    socket.shutdown(Shutdown::Write);
 }
 
 /// Whether an `accept` error concerns only the connection it was taking.

@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::io::{self, Write};
-use std::net::IpAddr;
+use std::net::{IpAddr, Shutdown};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -464,7 +464,7 @@ impl Exchange<'_> {
     /// listen (its stream stays open) nor a connection that closes after it (its close is the
     /// connection thread's to make). `announce`: the request creates a legacy session.
     fn direct(&mut self, head: &Head, announce: bool) -> Option<Direct> {
-        if self.listening || !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed) {
+        if self.listening || self.closing(head) {
             return None;
         }
         if !self.line_tried {
@@ -663,7 +663,7 @@ impl Drop for Exchange<'_> {
     /// left): the connection is closed now all the same, not when the loop lets go.
     fn drop(&mut self) {
         if self.line.as_ref().is_some_and(|line| Arc::strong_count(line) > 1) {
-            self.writer.shutdown_both();
+            self.writer.shutdown(Shutdown::Both);
         }
     }
 }

@@ -177,19 +177,12 @@ impl Stream {
         }
     }
 
-    pub fn shutdown_both(&self) {
+    /// Shuts down one side or both; a socket already closed has nothing to shut.
+    pub fn shutdown(&self, how: Shutdown) {
         let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Both),
+            Stream::Tcp(s) => s.shutdown(how),
             #[cfg(unix)]
-            Stream::Unix(s) => s.shutdown(Shutdown::Both),
-        };
-    }
-
-    pub fn shutdown_write(&self) {
-        let _ = match self {
-            Stream::Tcp(s) => s.shutdown(Shutdown::Write),
-            #[cfg(unix)]
-            Stream::Unix(s) => s.shutdown(Shutdown::Write),
+            Stream::Unix(s) => s.shutdown(how),
         };
     }
 

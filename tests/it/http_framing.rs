@@ -1,7 +1,7 @@
 //! Streamable HTTP as HTTP: Host, Origin, path, method and media types checked first; every
 //! limit's status (sizes, malformed and smuggled requests, chunked bodies, slow senders);
-//! pipelining, HTTP/1.0 and `Expect: 100-continue`; the connection cap, idle keep-alives, and
-//! notifications bounded in bytes while the loop is busy.
+//! pipelining, HTTP/1.0 and `Expect: 100-continue`; closing with input unread (lingering); the
+//! connection cap, idle keep-alives, and notifications bounded in bytes while the loop is busy.
 
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -225,6 +225,61 @@ fn an_idle_keep_alive_connection_is_closed_after_its_timeout() {
     assert!(read_reply(&mut conn).is_none(), "the server closed it, sending nothing");
     let waited = idle.elapsed();
     assert!(waited >= Duration::from_millis(900) && waited < Duration::from_secs(5), "{waited:?}");
+    still_serving(addr);
+}
+
+#[test]
+fn a_refused_body_is_read_and_dropped_so_that_its_client_reads_the_refusal() {
+    // A client that writes its whole body before it reads (Python's `http.client` does) must
+    // be able to finish writing: a server closing on unread input resets the connection.
+    let server = start(HttpOptions { max_body: 1 << 20, ..HttpOptions::default() });
+    let addr = server.addr;
+    let body = "x".repeat(8 << 20);
+    for (content_type, length, status) in
+        [("text/plain", 1000, 415), ("text/plain", 8 << 20, 413), ("application/json", 500, 431)]
+    {
+        let mut conn = connect(addr);
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: {content_type}\r\n\
+             Content-Length: {length}\r\n\r\n"
+        );
+        conn.get_mut().write_all(head.as_bytes()).unwrap();
+        let sent = conn.get_mut().write_all(body.as_bytes());
+        assert!(sent.is_ok(), "{status}: {sent:?}");
+        let mut reply = read_reply(&mut conn).unwrap();
+        if length == 500 {
+            // A body longer than it said: 400 (not JSON), then what follows it is read as
+            // the next request's head, too long (431), closing.
+            assert_eq!((reply.status, reply.header("connection")), (400, None));
+            reply = read_reply(&mut conn).unwrap();
+        }
+        assert_eq!((reply.status, reply.header("connection")), (status, Some("close")));
+        assert!(read_reply(&mut conn).is_none(), "then the server closes");
+    }
+    still_serving(addr);
+}
+
+#[test]
+fn a_client_that_goes_on_sending_after_a_refusal_is_cut_off() {
+    let server = start(HttpOptions { max_body: 1000, ..HttpOptions::default() });
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 100000000000\r\n\r\n"
+    );
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    let started = Instant::now();
+    let chunk = [b'x'; 64 * 1024];
+    let cut = loop {
+        if let Err(e) = conn.get_mut().write_all(&chunk) {
+            break e;
+        }
+        assert!(started.elapsed() < Duration::from_secs(20), "never cut off");
+    };
+    // Five seconds of lingering, then a reset.
+    let took = started.elapsed();
+    assert!(took >= Duration::from_secs(4) && took < Duration::from_secs(12), "{took:?} {cut}");
     still_serving(addr);
 }
 

@@ -8,7 +8,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 #[cfg(unix)]
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 #[cfg(target_os = "linux")]
@@ -304,7 +304,38 @@ impl Socket {
     pub fn new(stream: Stream) -> Socket {
         Socket(Arc::new(stream))
     }
+
+    /// Closes the way RFC 9112 §9.6 asks of a server that closes first: the write side now,
+    /// then what the client still sends is read and dropped until it closes too, for
+    /// `LINGER` at most and `LINGER_GAP` between reads. Closing with input unread would
+    /// reset the connection: a client still writing a refused body fails to send it and never
+    /// reads the refusal, and a reset may overtake (or, on some systems, drop) an answer the
+    /// client has not read yet.
+    pub fn linger(&mut self) {
+        self.shutdown(Shutdown::Write);
+        if self.set_read_timeout(Some(LINGER_GAP)).is_err() {
+            return;
+        }
+        let until = Instant::now() + LINGER;
+        let mut sink = [0; 16 * 1024];
+        while Instant::now() < until {
+            match self.read(&mut sink) {
+                Ok(0) => return,
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
 }
+
+/// The longest a connection the server closes reads what its client still sends: enough for
+/// a client writing a refused body of several megabytes to finish and read the refusal, and
+/// bounded so that one never holds its connection's place for long.
+const LINGER: Duration = Duration::from_secs(5);
+
+/// The longest a lingering connection waits for the client's next bytes (or its close).
+const LINGER_GAP: Duration = Duration::from_secs(1);
 
 impl std::ops::Deref for Socket {
     type Target = Stream;

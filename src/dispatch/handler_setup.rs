@@ -3,6 +3,7 @@
 //! string members, pagination and the shape of list results with their caching hints.
 
 use std::borrow::Cow;
+use std::time::SystemTime;
 
 use serde_json::{Map, Value, json};
 
@@ -12,6 +13,7 @@ use crate::dispatch::request::Request;
 use crate::dispatch::request_state;
 use crate::registry::server::Server;
 use crate::registry::task::MAX_WAITING_ANSWERS;
+use crate::util::encoding::unix_secs;
 use crate::wire::era::Era;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
@@ -47,6 +49,7 @@ pub(crate) fn setup<'a>(
                     &subject(),
                     principal,
                     &state,
+                    unix_secs(SystemTime::now()),
                 )
                 .map_err(|why| {
                     ErrorObject::invalid_params(format!("invalid requestState: {why}"))
@@ -110,7 +113,8 @@ pub(crate) fn interrupted(
     };
     let none = Map::new();
     let answers = cx.used.as_ref().unwrap_or(&none);
-    let state = request_state::seal(key, req.method, &subject(), cx.principal(), answers);
+    let expires = unix_secs(SystemTime::now()).saturating_add(server.state_ttl_secs);
+    let state = request_state::seal(key, req.method, &subject(), cx.principal(), answers, expires);
     Some(Ok(
         json!({ "resultType": "input_required", "inputRequests": pending, "requestState": state }),
     ))

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::hash::BuildHasherDefault;
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
@@ -25,6 +26,9 @@ const LOG: &str = "baremcp::server";
 
 /// Default bound on one incoming line.
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// How long a `requestState` is good for unless [`Server::state_ttl`] says otherwise.
+const DEFAULT_STATE_TTL_SECS: u64 = 600;
 
 /// A tool with its schemas compiled and its listing prepared once.
 pub(crate) struct Registered {
@@ -75,6 +79,8 @@ pub struct Server {
     /// Signs 2026-07-28 `requestState`; made on first use, so start-up reads no randomness.
     /// `Err` (no randomness to make one) refuses every request that needs it.
     state_key: OnceLock<Result<Vec<u8>, String>>,
+    /// How long a `requestState` is good for, in seconds.
+    pub(crate) state_ttl_secs: u64,
     /// `info` as JSON text, written into every 2026-07-28 tool result; made on first use.
     info_json: OnceLock<String>,
     /// The interceptor hooks, `on_request` and `on_reply`.
@@ -98,6 +104,7 @@ impl Server {
             tasks: Default::default(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             state_key: OnceLock::new(),
+            state_ttl_secs: DEFAULT_STATE_TTL_SECS,
             info_json: OnceLock::new(),
             hooks: Hooks::default(),
         }
@@ -145,6 +152,15 @@ impl Server {
     /// process). Servers behind one endpoint that must accept each other's state share one.
     pub fn state_secret(mut self, secret: impl Into<Vec<u8>>) -> Server {
         self.state_key = OnceLock::from(Ok(secret.into()));
+        self
+    }
+
+    /// How long a `requestState` is good for once made (default 10 minutes): a retry that
+    /// brings it later gets -32602 `invalid requestState: it has expired`, and the client
+    /// starts the request again. Long enough for a person to answer an elicitation; short,
+    /// so that a state that leaked cannot be replayed for long. `Duration::MAX`: never.
+    pub fn state_ttl(mut self, ttl: Duration) -> Server {
+        self.state_ttl_secs = ttl.as_secs();
         self
     }
 

@@ -5,6 +5,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
+/// Whole seconds from 1970 to `time` (0 before it): the clock a signed expiry is written in.
+pub fn unix_secs(time: SystemTime) -> u64 {
+    time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+}
+
 /// `time` as `2026-11-23T12:05:47.123Z`: RFC 3339 in UTC with milliseconds. std has no
 /// calendar; the date comes from the days since 1970 by Howard Hinnant's `civil_from_days`.
 pub fn rfc3339(time: SystemTime) -> String {

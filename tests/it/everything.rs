@@ -8,10 +8,13 @@ mod server;
 #[path = "../../examples/everything/tasks.rs"]
 mod tasks;
 
-/// The server `examples/everything` serves, with a fixed `requestState` key.
+/// The server `examples/everything` serves, with a fixed `requestState` key and states that
+/// never expire: signed state is reproducible, and a transcript's stays good.
 pub fn server(args: &[String]) -> baremcp::Server {
-    let server =
-        server::build().expect("the everything server registers").state_secret("transcripts");
+    let server = server::build()
+        .expect("the everything server registers")
+        .state_secret("transcripts")
+        .state_ttl(std::time::Duration::MAX);
     crate::transcripts::apply_args(server, args)
 }
 

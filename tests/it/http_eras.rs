@@ -210,3 +210,27 @@ fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_sa
     let refused = post(c.addr, &call.to_string(), &headers).json();
     assert_eq!(refused["error"]["code"], -32602, "{refused}");
 }
+
+#[test]
+fn input_required_state_brought_back_after_its_ttl_is_refused() {
+    let server = start_with(HttpOptions::default(), || {
+        everything().state_secret("k").state_ttl(std::time::Duration::ZERO)
+    });
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: test_elicitation",
+    ];
+    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_elicitation", "arguments": {"message": "who?"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let first = post(server.addr, &call.to_string(), &headers).json();
+    call["params"]["requestState"] = first["result"]["requestState"].clone();
+    call["params"]["inputResponses"] = json!({"elicitation-1": {"action": "decline"}});
+    // Good for the second it was made in (expiry is counted in whole seconds), no longer.
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    let late = post(server.addr, &call.to_string(), &headers).json();
+    assert_eq!(late["error"]["code"], -32602, "{late}");
+    assert_eq!(late["error"]["message"], "invalid requestState: it has expired");
+}

@@ -14,7 +14,8 @@ use serde_json::json;
 pub fn server(args: &[String]) -> Server {
     let mut server = Server::new("library-test", "1.0.0")
         .instructions("Test tools for the library API.")
-        .state_secret("transcripts");
+        .state_secret("transcripts")
+        .state_ttl(std::time::Duration::MAX);
     // Registration order is `tools/list` order, which the transcripts compare byte for byte.
     let tools = [failing_tools(), content_tools(), schema_tools(), client_tools()];
     for tool in tools.into_iter().flatten() {

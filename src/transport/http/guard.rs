@@ -8,7 +8,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::SystemTime;
 
 use serde_json::{Map, Value};
 
@@ -20,6 +20,7 @@ use crate::transport::http::options::HttpOptions;
 use crate::transport::http::signals::RELOAD;
 use crate::transport::http::token_file::TokenFile;
 use crate::util::encoding::base64url_decode as base64url;
+use crate::util::encoding::unix_secs;
 use crate::util::sha256::{hmac, same};
 
 /// The checks every request goes through, from the command line.
@@ -268,7 +269,7 @@ fn read_named(path: &Path) -> io::Result<Vec<u8>> {
 }
 
 fn now_secs() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
+    unix_secs(SystemTime::now())
 }
 
 /// A JWT's header, when it is a base64url JSON object.

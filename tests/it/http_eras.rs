@@ -187,15 +187,7 @@ fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_sa
     let a = start_with(HttpOptions::default(), || everything().state_secret("shared"));
     let b = start_with(HttpOptions::default(), || everything().state_secret("shared"));
     let c = start_with(HttpOptions::default(), || everything().state_secret("other"));
-    let headers = [
-        "MCP-Protocol-Version: 2026-07-28",
-        "Mcp-Method: tools/call",
-        "Mcp-Name: test_elicitation",
-    ];
-    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "test_elicitation", "arguments": {"message": "who?"},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let (mut call, headers) = elicitation_call();
     let first = post(a.addr, &call.to_string(), &headers).json();
     assert_eq!(first["result"]["resultType"], "input_required", "{first}");
     assert_eq!(first["result"]["inputRequests"]["elicitation-1"]["method"], "elicitation/create");
@@ -216,15 +208,7 @@ fn input_required_state_brought_back_after_its_ttl_is_refused() {
     let server = start_with(HttpOptions::default(), || {
         everything().state_secret("k").state_ttl(std::time::Duration::ZERO)
     });
-    let headers = [
-        "MCP-Protocol-Version: 2026-07-28",
-        "Mcp-Method: tools/call",
-        "Mcp-Name: test_elicitation",
-    ];
-    let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "test_elicitation", "arguments": {"message": "who?"},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    let (mut call, headers) = elicitation_call();
     let first = post(server.addr, &call.to_string(), &headers).json();
     call["params"]["requestState"] = first["result"]["requestState"].clone();
     call["params"]["inputResponses"] = json!({"elicitation-1": {"action": "decline"}});
@@ -233,4 +217,18 @@ fn input_required_state_brought_back_after_its_ttl_is_refused() {
     let late = post(server.addr, &call.to_string(), &headers).json();
     assert_eq!(late["error"]["code"], -32602, "{late}");
     assert_eq!(late["error"]["message"], "invalid requestState: it has expired");
+}
+
+/// A 2026-07-28 call of `test_elicitation` from a client that can elicit, and its headers.
+fn elicitation_call() -> (serde_json::Value, [&'static str; 3]) {
+    let headers = [
+        "MCP-Protocol-Version: 2026-07-28",
+        "Mcp-Method: tools/call",
+        "Mcp-Name: test_elicitation",
+    ];
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "test_elicitation", "arguments": {"message": "who?"},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
+    (call, headers)
 }

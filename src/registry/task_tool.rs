@@ -32,13 +32,16 @@ pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
 /// Tasks not yet finished, at most: each holds a thread.
 const MAX_RUNNING: usize = 64;
+/// Tasks not yet finished that one authenticated caller may have, at most: so that one
+/// caller cannot take every thread from the others.
+const MAX_RUNNING_PER_CALLER: usize = 16;
 /// What the inputs of tasks not yet finished take in memory ([`weigh`]), at most, in bytes, all
 /// together: each thread holds its input until it ends. One task alone may have a larger one.
 const MAX_RUNNING_INPUT_BYTES: usize = 64 << 20;
-/// Tasks kept at most, finished ones included; the oldest finished go first.
+/// Tasks kept at most, finished ones included; past it a finished one goes ([`evictable`]).
 const MAX_KEPT: usize = 1024;
 /// The results of finished tasks (their JSON text) kept at most, in bytes, all tasks together;
-/// past it the oldest finished go first. One result is at most `task::MAX_RESULT_BYTES`.
+/// past it finished ones go ([`evictable`]). One result is at most `task::MAX_RESULT_BYTES`.
 const MAX_KEPT_BYTES: usize = 64 << 20;
 
 /// A task handler: the tool's input and the task's context in, the output or a message for
@@ -175,6 +178,17 @@ impl Tasks {
                 format!("too many running tasks (at most {MAX_RUNNING})"),
             ));
         }
+        let owner = caller.map(Principal::binding);
+        // Without authentication every client is the one caller `None`: the global cap alone.
+        let mine = store.iter().filter(|(_, o, t)| o.is_some() && *o == owner && !t.is_finished());
+        if mine.count() >= MAX_RUNNING_PER_CALLER {
+            return Err(ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "too many running tasks for this caller (at most {MAX_RUNNING_PER_CALLER})"
+                ),
+            ));
+        }
         let input_bytes = weigh(&input);
         let held: usize = running().map(|t| t.input_bytes).sum();
         if held > 0 && held + input_bytes > MAX_RUNNING_INPUT_BYTES {
@@ -187,8 +201,8 @@ impl Tasks {
             ));
         }
         if store.len() >= MAX_KEPT {
-            match store.iter().position(|(_, _, t)| t.is_finished()) {
-                Some(oldest) => drop(store.remove(oldest)),
+            match evictable(&store, |_| 1) {
+                Some(at) => drop(store.remove(at)),
                 None => return Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "too many tasks")),
             }
         }
@@ -210,26 +224,24 @@ impl Tasks {
                     format!("cannot start a task thread: {e}"),
                 )
             })?;
-        store.push((id, caller.map(Principal::binding), task));
+        store.push((id, owner, task));
         Ok(created)
     }
 
-    /// Finished tasks past their time to live are forgotten, and so are the oldest finished
-    /// ones while the results kept add up to more than [`MAX_KEPT_BYTES`]. Run before each
-    /// use of the store: a result finished since then is counted at the next task request.
+    /// Finished tasks past their time to live are forgotten, and so are finished ones
+    /// ([`evictable`]) while the results kept add up to more than [`MAX_KEPT_BYTES`]. Run
+    /// before each use of the store: a result finished since then is counted at the next
+    /// task request.
     fn expire(&self) {
         let now = SystemTime::now();
         let mut store = self.store.borrow_mut();
         store.retain(|(_, _, task)| !task.expired(now));
         let mut bytes: usize = store.iter().map(|(_, _, task)| task.kept_bytes()).sum();
-        store.retain(|(_, _, task)| {
-            let kept = task.kept_bytes();
-            let evict = bytes > MAX_KEPT_BYTES && kept > 0;
-            if evict {
-                bytes = bytes.saturating_sub(kept);
-            }
-            !evict
-        });
+        while bytes > MAX_KEPT_BYTES
+            && let Some(at) = evictable(&store, Task::kept_bytes)
+        {
+            bytes -= store.remove(at).2.kept_bytes();
+        }
     }
 
     /// The bytes the results of all kept tasks hold.
@@ -237,6 +249,25 @@ impl Tasks {
     fn kept_bytes(&self) -> usize {
         self.store.borrow().iter().map(|(_, _, task)| task.kept_bytes()).sum()
     }
+}
+
+/// Which task goes when the store is past a bound on `weight` (one per task, or its result's
+/// bytes): the oldest finished one, of weight, of the caller whose tasks weigh the most. A
+/// caller who fills the store loses its own results first, not another's. `None` when no
+/// finished task weighs anything.
+fn evictable(store: &[Kept], weight: impl Fn(&Task) -> usize) -> Option<usize> {
+    let mut held: HashMap<&Option<String>, (usize, Option<usize>)> = HashMap::new();
+    for (at, (_, owner, task)) in store.iter().enumerate() {
+        let w = weight(task);
+        let (total, oldest) = held.entry(owner).or_default();
+        *total += w;
+        if w > 0 && oldest.is_none() && task.is_finished() {
+            *oldest = Some(at);
+        }
+    }
+    let candidates = held.into_values().filter_map(|(total, oldest)| Some((total, oldest?)));
+    // Of two callers holding as much, the one with the older task gives it up.
+    candidates.max_by_key(|&(total, at)| (total, std::cmp::Reverse(at))).map(|(_, at)| at)
 }
 
 /// The error for a task tool or method used by a client that did not declare the extension.
@@ -295,6 +326,76 @@ mod tests {
         for id in &ids {
             tasks.get(id.as_str().unwrap(), None).unwrap().cancel();
         }
+    }
+
+    #[test]
+    fn one_caller_may_run_a_quarter_of_the_tasks_and_loses_its_own_results_first() {
+        // Returns `bytes` of text, or runs until cancelled (a minute at most) when asked.
+        let work = |input: &Value, cx: &mut TaskContext| {
+            if input["wait"] == true {
+                cx.sleep(Duration::from_secs(60));
+            }
+            Ok(ToolOutput::text("x".repeat(input["bytes"].as_u64().unwrap_or(0) as usize)))
+        };
+        let (_, spec) = TaskTool::new("work", "Works", json!({"type": "object"}), work).split();
+        let tasks = Tasks::default();
+        let (ann, bob) = (Principal::token("ann"), Principal::token("bob"));
+        let start = |who: &Principal, input: Value| {
+            let created = tasks.start(&spec, input, Declared::default(), Some(who));
+            created.map(|c| c["taskId"].as_str().unwrap().to_string())
+        };
+        let waiting: Vec<String> = (0..MAX_RUNNING_PER_CALLER)
+            .map(|_| start(&ann, json!({"wait": true})).unwrap())
+            .collect();
+        let refused = start(&ann, json!({"wait": true})).unwrap_err();
+        assert_eq!(refused.message, "too many running tasks for this caller (at most 16)");
+        let bobs = start(&bob, json!({"bytes": 15 << 20})).expect("another caller may");
+        for id in &waiting {
+            tasks.get(id, Some(&ann)).unwrap().cancel();
+        }
+        // Waits (bounded) until the task `id` of `who` has finished.
+        let finished = |who: &Principal, id: &str| {
+            let end = Instant::now() + Duration::from_secs(30);
+            while !tasks.get(id, Some(who)).unwrap().is_finished() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        };
+        finished(&bob, &bobs);
+        for id in &waiting {
+            finished(&ann, id);
+        }
+        // Bob's result is the oldest, but Ann's hold the most bytes: hers go first.
+        let anns: Vec<String> = (0..4)
+            .map(|_| {
+                let id = start(&ann, json!({"bytes": 15 << 20})).unwrap();
+                finished(&ann, &id);
+                id
+            })
+            .collect();
+        tasks.expire();
+        assert!(tasks.kept_bytes() <= MAX_KEPT_BYTES, "{} bytes kept", tasks.kept_bytes());
+        assert!(tasks.get(&bobs, Some(&bob)).is_some(), "bob's result is kept");
+        assert!(tasks.get(&anns[0], Some(&ann)).is_none(), "ann's oldest goes");
+        assert!(tasks.get(&anns[3], Some(&ann)).is_some());
+    }
+
+    #[test]
+    fn past_the_count_bound_the_caller_holding_most_tasks_gives_up_its_oldest_finished() {
+        let kept = |owner: &str, finished: bool| {
+            let task = Arc::new(Task::new(0));
+            if finished {
+                task.cancel();
+            }
+            (String::new(), Some(owner.to_string()), task)
+        };
+        let mut store =
+            vec![kept("bob", true), kept("ann", false), kept("ann", true), kept("ann", true)];
+        assert_eq!(evictable(&store, |_| 1), Some(2), "ann holds 3, bob 1");
+        store.push(kept("bob", false));
+        store.push(kept("bob", false));
+        assert_eq!(evictable(&store, |_| 1), Some(0), "as many: the older task goes");
+        let running: Vec<Kept> = store.into_iter().filter(|(_, _, t)| !t.is_finished()).collect();
+        assert_eq!(evictable(&running, |_| 1), None, "a running task never goes");
     }
 
     #[test]

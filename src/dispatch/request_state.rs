@@ -86,12 +86,8 @@ mod tests {
         assert_eq!(at(NOW + 601), Err("it has expired"));
         // A state signed by the same key without an expiry (an earlier version's) has none
         // to check: it is refused.
-        let body = base64(
-            json!({"v": 1, "m": "prompts/get", "a": {},
-            "d": hex(&sha256(b"p {}"))})
-            .to_string()
-            .as_bytes(),
-        );
+        let unexpiring = json!({"v": 1, "m": "prompts/get", "d": hex(&sha256(b"p {}")), "a": {}});
+        let body = base64(unexpiring.to_string().as_bytes());
         let old = format!("{body}.{}", hex(&hmac(&key, body.as_bytes())));
         assert_eq!(open(&key, "prompts/get", "p {}", None, &old, NOW), Err("it has expired"));
     }

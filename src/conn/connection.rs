@@ -1,21 +1,24 @@
 //! The connection: where input comes from (the reader, or lines set aside while a handler
-//! waited on the client), where output goes (the outbox), and the server's own requests to
-//! a legacy client (elicitation, sampling, roots), answered on the same stream.
+//! ran), where output goes (the outbox), and the server's own requests to a legacy client
+//! (elicitation, sampling, roots), answered on the same stream.
 //!
-//! The loop is single-threaded, so input is read only between requests and while a handler
-//! waits for a client response. During such a wait, client requests are queued and served
-//! after the current one, in order; notifications are handled at once (a cancel of the
-//! request in flight ends the wait); the awaited response is handed to the handler.
+//! The loop is single-threaded, so input is read only between requests, while a handler
+//! waits for a client response, and when a handler asks whether it was cancelled (what is
+//! already here). Then client requests are queued and served after the current one, in
+//! order; notifications are handled at once (a cancel of the request in flight ends a wait);
+//! the awaited response is handed to the handler.
 
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
+use crate::util::poll::{RawFd, readable_within};
 use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
@@ -100,6 +103,9 @@ pub(crate) struct Conn<'io> {
     principal: Option<&'io Principal>,
     /// The trace context the transport carried beside the input (HTTP's `traceparent`).
     trace: Option<&'io TraceContext>,
+    /// The input's descriptor, when it can be polled (stdio): lines the client sends while a
+    /// handler runs are read when the handler asks whether it was cancelled.
+    input_fd: Option<RawFd>,
 }
 
 impl<'io> Conn<'io> {
@@ -115,6 +121,7 @@ impl<'io> Conn<'io> {
             eof: false,
             principal: None,
             trace: None,
+            input_fd: None,
         }
     }
 
@@ -131,12 +138,19 @@ impl<'io> Conn<'io> {
             eof: false,
             principal: None,
             trace: None,
+            input_fd: None,
         }
     }
 
     /// The same connection, its input sent by `principal`.
     pub fn with_principal(mut self, principal: Option<&'io Principal>) -> Conn<'io> {
         self.principal = principal;
+        self
+    }
+
+    /// The same connection, its input read from descriptor `fd` (stdio), which can be polled.
+    pub fn with_input_fd(mut self, fd: Option<RawFd>) -> Conn<'io> {
+        self.input_fd = fd;
         self
     }
 
@@ -203,12 +217,55 @@ impl<'io> Conn<'io> {
         let mut warned = false;
         loop {
             let line = self.read_while_waiting()?;
-            if let Some(answer) = self.take_while_waiting(line, &ours, session, &mut warned) {
+            if let Some(answer) =
+                self.take_while_waiting(line, Some(&ours), session, Some(&mut warned))
+            {
                 return answer;
             }
             if session.is_cancelled() {
                 return Err(ClientError::Cancelled);
             }
+        }
+    }
+
+    /// Reads what the client has sent while the handler of `current` runs, without waiting
+    /// for more: lines whose first bytes are here (in the reader's buffer, or the input is
+    /// readable now), while the queue has room. As during [`Conn::ask`], notifications are
+    /// taken in at once (a cancellation of `current` is seen now) and requests wait their
+    /// turn. Only a stream of lines does this: over HTTP each message comes in its own POST.
+    pub fn read_ahead(&mut self, session: &mut Session, current: &Id) {
+        let mut noted = false;
+        // The queue takes every line read here, so it may pass its byte bound by one line.
+        while !self.eof
+            && self.queue.len() < MAX_QUEUED
+            && self.queued_bytes < self.max_line
+            && self.line_is_here()
+        {
+            // Only now, as noting it copies the id: a handler may ask at every step.
+            if !std::mem::replace(&mut noted, true) {
+                session.waiting_on(current);
+            }
+            let Input::Lines { reader, lines } = &mut self.input else { return };
+            let mut line = Vec::new();
+            match lines.read(*reader, &mut line) {
+                Ok(Line::Complete) => drop(self.take_while_waiting(line, None, session, None)),
+                Ok(Line::TooLong) => self.queue.push_back(Queued::TooLong(line)),
+                Ok(Line::Eof) | Err(_) => self.eof = true,
+            }
+        }
+    }
+
+    /// Whether a line has begun to arrive: reading it will not wait for the client to start
+    /// it (a client writes each line whole, so neither for the rest).
+    fn line_is_here(&self) -> bool {
+        match &self.input {
+            Input::Lines { lines, .. } => {
+                // Elsewhere `readable_within` cannot look, and says yes: a read would wait.
+                lines.next_is_here()
+                    || cfg!(unix)
+                        && self.input_fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))
+            }
+            Input::Messages(_) => false,
         }
     }
 
@@ -266,23 +323,24 @@ impl<'io> Conn<'io> {
     /// Takes one line read while a handler waits: the response to `ours` ends the wait (its
     /// answer is returned); what gets no reply the session takes in at once, as between
     /// requests; requests and invalid messages wait in the queue for their turn, or past its
-    /// bounds are replied to now.
+    /// bounds are replied to now (`warned`: whether that was logged yet). Without `warned`
+    /// they always wait: [`Conn::read_ahead`] reads only while the queue has room.
     fn take_while_waiting(
         &mut self,
         line: Vec<u8>,
-        ours: &Id,
+        ours: Option<&Id>,
         session: &mut Session,
-        warned: &mut bool,
+        warned: Option<&mut bool>,
     ) -> Option<Result<Value, ClientError>> {
         let frame = match std::str::from_utf8(&line) {
             Ok(text) if text.trim_ascii().is_empty() => return None,
             Ok(text) => {
                 log::debug!(target: LOG, "<- {text}");
                 match jsonrpc::parse_line(text) {
-                    Frame::Single(Message::Response { id: Some(id) }) if id == *ours => {
+                    Frame::Single(Message::Response { id: Some(id) }) if Some(&id) == ours => {
                         return Some(answer(text));
                     }
-                    Frame::Single(Message::BadResponse { id: Some(id) }) if id == *ours => {
+                    Frame::Single(Message::BadResponse { id: Some(id) }) if Some(&id) == ours => {
                         return Some(Err(ClientError::Invalid(
                             "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
                                 .into(),
@@ -297,17 +355,18 @@ impl<'io> Conn<'io> {
                 Frame::Single(Message::Invalid { id: None, error: ErrorObject::parse_error() })
             }
         };
-        if self.has_room(&line) {
-            self.enqueue(line);
-        } else {
-            if !std::mem::replace(warned, true) {
-                log::warn!(
-                    target: LOG,
-                    "{MAX_QUEUED} lines or {} bytes wait already: replying at once",
-                    self.max_line,
-                );
+        match warned {
+            Some(warned) if !self.has_room(&line) => {
+                if !std::mem::replace(warned, true) {
+                    log::warn!(
+                        target: LOG,
+                        "{MAX_QUEUED} lines or {} bytes wait already: replying at once",
+                        self.max_line,
+                    );
+                }
+                self.refuse_frame(frame, session);
             }
-            self.refuse_frame(frame, session);
+            _ => self.enqueue(line),
         }
         None
     }

@@ -206,10 +206,21 @@ impl<'a, 'io> Context<'a, 'io> {
         crate::wire::era::trace_context(self.raw_meta).or_else(|| self.conn.trace().cloned())
     }
 
-    /// True once the client cancelled this request (read while the handler waited on the
-    /// client), or, over HTTP in 2026-07-28, closed the request's stream. A cancelled request
-    /// gets no response, so the handler may stop early.
-    pub fn is_cancelled(&self) -> bool {
+    /// True once the client cancelled this request, or, over HTTP in 2026-07-28, closed the
+    /// request's stream. A cancelled request gets no response, so the handler may stop early.
+    ///
+    /// On stdio it first reads what the client has sent meanwhile, without waiting for more
+    /// (the loop reads nothing else while a handler runs): a `notifications/cancelled` is
+    /// taken in now, requests wait for their turn after this one, as while a handler waits on
+    /// the client. Over HTTP, a legacy cancellation comes in a POST of its own, which the
+    /// loop reads only between requests.
+    pub fn is_cancelled(&mut self) -> bool {
+        self.conn.read_ahead(self.session, self.id);
+        self.cancelled()
+    }
+
+    /// Whether the request is known to be cancelled, without reading anything.
+    fn cancelled(&self) -> bool {
         self.session.is_cancelled() || self.conn.closed()
     }
 
@@ -217,7 +228,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// with `logging/setLevel` (legacy) or `io.modelcontextprotocol/logLevel` in this
     /// request's `_meta` (2026-07-28). Otherwise nothing is sent.
     pub fn log(&mut self, level: LogLevel, logger: Option<&str>, data: impl Into<Value>) {
-        if self.is_cancelled() || self.log_level.is_none_or(|min| level < min) {
+        if self.cancelled() || self.log_level.is_none_or(|min| level < min) {
             return;
         }
         let mut params = json!({ "level": level.name(), "data": data.into() });
@@ -232,7 +243,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// without a token, after cancellation, or for a value that does not increase.
     pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.progress_token else { return };
-        if self.is_cancelled() || self.last_progress.is_some_and(|last| progress <= last) {
+        if self.cancelled() || self.last_progress.is_some_and(|last| progress <= last) {
             return;
         }
         self.last_progress = Some(progress);
@@ -324,7 +335,7 @@ impl<'a, 'io> Context<'a, 'io> {
     /// same on every retry: the one [`Context::key`] named, else the kind and order of the call
     /// (`elicitation-1`, `sampling-2`, ...).
     fn ask(&mut self, question: Question, params: Value) -> Result<Value, ClientError> {
-        if self.is_cancelled() {
+        if self.cancelled() {
             return Err(ClientError::Cancelled);
         }
         let (capability, method) = question.capability_and_method();

@@ -258,9 +258,10 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
         TaskContext { mode: Mode::Thread { task, capabilities } }
     }
 
-    /// True once the task was cancelled (or, inline, the request was).
-    pub fn is_cancelled(&self) -> bool {
-        match &self.mode {
+    /// True once the task was cancelled (or, inline, the request was: see
+    /// [`Context::is_cancelled`]).
+    pub fn is_cancelled(&mut self) -> bool {
+        match &mut self.mode {
             Mode::Inline(cx) => cx.is_cancelled(),
             Mode::Thread { task, .. } => task.lock().status == Status::Cancelled,
         }
@@ -270,13 +271,12 @@ impl<'t, 'a, 'io> TaskContext<'t, 'a, 'io> {
     /// wait passed.
     ///
     /// Inline (a plain call), the wait ends early when the request is cancelled as far as
-    /// [`Context::is_cancelled`] can tell while the handler runs: over HTTP in 2026-07-28, the
-    /// client closing the request's connection (seen within half a second); a cancellation
-    /// read while the handler earlier waited on the client. On stdio the loop reads no input
-    /// while a handler runs, so a `notifications/cancelled` sent during the wait is read only
-    /// after it.
-    pub fn sleep(&self, duration: Duration) -> bool {
-        match &self.mode {
+    /// [`Context::is_cancelled`] can tell, asked every 100 ms: on stdio, a
+    /// `notifications/cancelled` the client sent; over HTTP in 2026-07-28, the client closing
+    /// the request's connection (seen within half a second); a cancellation read while the
+    /// handler earlier waited on the client.
+    pub fn sleep(&mut self, duration: Duration) -> bool {
+        match &mut self.mode {
             Mode::Inline(cx) => {
                 let end = std::time::Instant::now() + duration;
                 loop {

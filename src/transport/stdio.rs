@@ -58,7 +58,7 @@ fn run(
     let mut session = Session::default();
     let mut files = FileRounds::default();
     let max_line = server.max_message_bytes;
-    let mut conn = Conn::new(reader, Outbox::new(writer), max_line);
+    let mut conn = Conn::new(reader, Outbox::new(writer), max_line).with_input_fd(input);
     let mut line = Vec::new();
     loop {
         match conn.next_line(&mut line)? {
@@ -98,5 +98,99 @@ fn before_waiting(
             Some(fd) if session.watches_files() && !readable_within(fd, WATCH_INTERVAL) => {}
             _ => return Ok(()),
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::io::{BufReader, Write};
+    use std::os::fd::AsRawFd;
+    use std::time::{Duration, Instant};
+
+    use serde_json::{Value, json};
+
+    use super::run;
+    use crate::conn::context::Context;
+    use crate::registry::server::Server;
+    use crate::registry::tool::{Tool, ToolOutput};
+
+    /// A server whose tool `wait` asks whether it was cancelled every 5 ms, until it was or
+    /// `ms` (default 10 000) passed.
+    fn waiting() -> Server {
+        let mut server = Server::new("t", "1");
+        let wait = |args: &Value, cx: &mut Context| {
+            let ms = args["ms"].as_u64().unwrap_or(10_000);
+            let end = Instant::now() + Duration::from_millis(ms);
+            while !cx.is_cancelled() && Instant::now() < end {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Ok(ToolOutput::text("waited"))
+        };
+        let tool = Tool::new("wait", "Waits until cancelled", json!({"type": "object"}), wait);
+        server.add_tool(tool).unwrap();
+        server
+    }
+
+    #[test]
+    fn reading_ahead_never_refuses_a_request_it_reads_only_while_the_queue_has_room() {
+        let init = json!({"jsonrpc": "2.0", "id": -1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}}});
+        let mut input = format!("{init}\n");
+        let call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
+            "params": {"name": "wait", "arguments": {"ms": 200}}});
+        input.push_str(&format!("{call}\n"));
+        for id in 1..=3000 {
+            input.push_str(&format!("{}\n", json!({"jsonrpc": "2.0", "id": id, "method": "ping"})));
+        }
+        let mut out = Vec::new();
+        run(&waiting(), &mut input.as_bytes(), &mut out, None).unwrap();
+        let replies: Vec<Value> = String::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        assert_eq!(replies.len(), 3002);
+        for (n, reply) in replies[1..].iter().enumerate() {
+            assert_eq!((&reply["id"], reply.get("error")), (&json!(n), None), "{reply}");
+        }
+    }
+
+    #[test]
+    fn a_cancellation_sent_while_a_handler_runs_is_seen_by_it_and_requests_wait_their_turn() {
+        let server = waiting();
+        let (input, mut client) = std::io::pipe().unwrap();
+        let fd = input.as_raw_fd();
+        let sends = std::thread::spawn(move || {
+            let mut send = |messages: &[Value]| {
+                let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+                client.write_all(text.as_bytes()).unwrap();
+            };
+            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"}});
+            send(&[
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                    "params": {"name": "wait"}}),
+            ]);
+            // The handler runs with nothing more to read; then what it is sent comes at once.
+            std::thread::sleep(Duration::from_millis(300));
+            send(&[
+                json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": 2}}),
+                json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+            ]);
+        });
+        let started = Instant::now();
+        let mut out = Vec::new();
+        run(&server, &mut BufReader::new(input), &mut out, Some(fd)).unwrap();
+        sends.join().unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let ids: Vec<Value> =
+            out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!(3), json!(4)], "no answer to the cancelled call: {out}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 }

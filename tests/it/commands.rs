@@ -1,7 +1,7 @@
 //! Manifest commands as the binary runs them: a command that writes without end is cut off at
 //! its timeout with the server's memory bounded, a timeout ends every process the command
-//! started, even on a machine whose `PATH` holds no `kill`, and a command that exits is done
-//! though a process it left behind holds its output.
+//! started, even on a machine whose `PATH` holds no `kill`, a command that exits is done
+//! though a process it left behind holds its output, and a cancelled call ends its command.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -112,6 +112,19 @@ fn running(pid: &str) -> bool {
     })
 }
 
+/// Whether process `pid` ends within two seconds; one that does not is killed.
+fn ends(pid: &str) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while running(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let survived = running(pid);
+    if survived {
+        let _ = Command::new("kill").args(["-KILL", pid]).status();
+    }
+    !survived
+}
+
 #[test]
 fn a_timeout_ends_grandchildren_without_kill_on_path() {
     let dir = crate::scratch("grandchildren");
@@ -134,15 +147,7 @@ fn a_timeout_ends_grandchildren_without_kill_on_path() {
         "{reply}"
     );
     let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while running(&pid) && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let survived = running(&pid);
-    if survived {
-        let _ = Command::new("kill").args(["-KILL", &pid]).status();
-    }
-    assert!(!survived, "the grandchild {pid} outlived the timeout");
+    assert!(ends(&pid), "the grandchild {pid} outlived the timeout");
 }
 
 #[test]
@@ -161,9 +166,31 @@ fn a_command_that_exits_is_done_though_a_grandchild_holds_its_output() {
     assert!(elapsed < Duration::from_secs(5), "the call waited {elapsed:?} for the grandchild");
     // What the command left running is ended with it.
     let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while running(&pid) && Instant::now() < deadline {
+    assert!(ends(&pid), "the grandchild {pid} outlived its command");
+}
+
+#[test]
+fn a_cancelled_call_ends_its_command_and_gets_no_answer() {
+    let dir = crate::scratch("cancelled-command");
+    let pidfile = dir.join("pid");
+    let script = format!("sleep 60 & echo $! > '{}'; wait", pidfile.display());
+    let mut child =
+        crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 60_000)])
+            .unwrap();
+    child.stdin.as_mut().unwrap().write_all(call(1, false).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pidfile.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    assert!(!running(&pid), "the grandchild {pid} outlived its command");
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1}});
+    let list = call(2, false).replace("tools/call", "tools/list");
+    let (reply, before, elapsed) = reply_to(&mut child, &format!("{cancel}\n{list}"), 2);
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    assert_eq!(reply["result"]["tools"][0]["name"], "t", "{reply}");
+    assert_eq!(before, 0, "nothing before the list: no answer to the cancelled call");
+    assert!(elapsed < Duration::from_secs(5), "the list waited {elapsed:?}");
+    assert!(ends(&pid), "the command's {pid} outlived its cancelled call");
 }

@@ -7,7 +7,8 @@
 //! is bounded: stdout is kept up to the cap and counted past it, and stderr lines wait in a
 //! queue of a few lines, so a command that writes faster than the caller reads is slowed
 //! down rather than held in memory. The deadline is checked on every line, so a command
-//! that never stops writing is still ended on time.
+//! that never stops writing is still ended on time; so is whether the caller still wants the
+//! result (its request cancelled, it ends the group too).
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -39,14 +40,18 @@ pub struct Outcome {
     /// Set when stdout was longer than the cap (its full length).
     pub truncated: Option<usize>,
     pub stderr: String,
-    /// `None` when the deadline passed and the process group was ended.
+    /// `None` when the deadline passed, or the caller gave up, and the process group was
+    /// ended.
     pub status: Option<ExitStatus>,
+    /// The caller gave up on the command (its request was cancelled).
+    pub abandoned: bool,
 }
 
 impl Outcome {
     /// "exit status 3", "killed by signal 9".
     pub fn describe_status(&self) -> String {
         match self.status {
+            None if self.abandoned => "stopped: its caller gave up".into(),
             None => "timed out".into(),
             Some(status) => match status.code() {
                 Some(code) => format!("exit status {code}"),
@@ -82,15 +87,24 @@ enum Event {
     StderrDone,
 }
 
-/// Runs `invocation`; `on_stderr_line` is called for each line the command writes to stderr
-/// while it runs. An error means the command could not be started.
-pub fn run(invocation: &Invocation, on_stderr_line: impl FnMut(&str)) -> io::Result<Outcome> {
+/// What [`run`] tells its caller while the command runs; the caller answers whether it still
+/// wants the result (`false`: the command's group is ended).
+pub enum Running<'a> {
+    /// A line the command wrote to stderr.
+    StderrLine(&'a str),
+    /// The command still runs: asked every [`EXIT_CHECK`] at most.
+    Still,
+}
+
+/// Runs `invocation`, telling `caller` of each line the command writes to stderr and asking
+/// it now and then whether to go on. An error means the command could not be started.
+pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::Result<Outcome> {
     let (mut child, events) = spawn(invocation)?;
     // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
     let now = Instant::now();
     let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
     let (mut outcome, ended) =
-        collect(&mut child, &events, deadline, invocation.max_output, on_stderr_line)?;
+        collect(&mut child, &events, deadline, invocation.max_output, caller)?;
     outcome.status = finish(&mut child, ended, deadline)?;
     Ok(outcome)
 }
@@ -172,8 +186,8 @@ fn read_stderr(stderr: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
 
 /// How collecting the output ended.
 enum Ended {
-    /// The deadline passed while the command ran: its group was ended.
-    TimedOut,
+    /// The deadline passed while the command ran, or the caller gave up: its group was ended.
+    Stopped,
     /// The command exited, and its output closed (or what it left behind was ended).
     Exited(ExitStatus),
     /// Its output closed while it still ran.
@@ -188,15 +202,30 @@ fn collect(
     events: &mpsc::Receiver<Event>,
     deadline: Instant,
     max: usize,
-    mut on_stderr_line: impl FnMut(&str),
+    mut caller: impl FnMut(Running) -> bool,
 ) -> io::Result<(Outcome, Ended)> {
-    let mut outcome =
-        Outcome { stdout: Vec::new(), truncated: None, stderr: String::new(), status: None };
+    let mut outcome = Outcome {
+        stdout: Vec::new(),
+        truncated: None,
+        stderr: String::new(),
+        status: None,
+        abandoned: false,
+    };
     let (mut total, mut stdout_done, mut stderr_done) = (0, false, false);
     // The command's exit status, and until when what it left behind may still write.
     let mut exited: Option<(ExitStatus, Instant)> = None;
-    let mut timed_out = false;
+    let mut stopped = false;
+    let mut asked = Instant::now();
     while !(stdout_done && stderr_done) {
+        // Asked at most every EXIT_CHECK: the answer may cost the caller a system call.
+        if exited.is_none() && asked.elapsed() >= EXIT_CHECK {
+            asked = Instant::now();
+            if !caller(Running::Still) {
+                (outcome.abandoned, stopped) = (true, true);
+                kill_group(child);
+                break;
+            }
+        }
         if exited.is_none()
             && let Some(status) = child.try_wait()?
         {
@@ -210,13 +239,17 @@ fn collect(
             // Out of time, or the command exited and what it started still holds its output:
             // the group ends either way. (After an exit the group id still names only the
             // command's group: its members keep the id in use.)
-            timed_out = exited.is_none();
+            stopped = exited.is_none();
             kill_group(child);
             break;
         }
         match events.recv_timeout(left.min(EXIT_CHECK)) {
             Ok(Event::StderrLine(line)) => {
-                on_stderr_line(&line);
+                if !caller(Running::StderrLine(&line)) {
+                    (outcome.abandoned, stopped) = (true, exited.is_none());
+                    kill_group(child);
+                    break;
+                }
                 if outcome.stderr.len() < max {
                     outcome.stderr.push_str(&line);
                     outcome.stderr.push('\n');
@@ -237,7 +270,7 @@ fn collect(
     }
     outcome.truncated = (total > outcome.stdout.len()).then_some(total);
     let ended = match exited {
-        _ if timed_out => Ended::TimedOut,
+        _ if stopped => Ended::Stopped,
         Some((status, _)) => Ended::Exited(status),
         None => Ended::OutputClosed,
     };
@@ -247,7 +280,7 @@ fn collect(
 /// The command's exit status once collecting `ended`; `None` when it ran past the deadline.
 fn finish(child: &mut Child, ended: Ended, deadline: Instant) -> io::Result<Option<ExitStatus>> {
     match ended {
-        Ended::TimedOut => {
+        Ended::Stopped => {
             let _ = child.wait();
             Ok(None)
         }
@@ -304,10 +337,18 @@ mod tests {
         }
     }
 
+    /// A caller that hands each stderr line to `take` and always goes on.
+    fn stderr(event: Running, take: impl FnOnce(&str)) -> bool {
+        if let Running::StderrLine(line) = event {
+            take(line);
+        }
+        true
+    }
+
     #[test]
     fn runs_without_a_shell_and_captures() {
         let outcome =
-            run(&invocation(&["printf", "%s|", "a b", "$(id)", ";rm -rf /"]), |_| {}).unwrap();
+            run(&invocation(&["printf", "%s|", "a b", "$(id)", ";rm -rf /"]), |_| true).unwrap();
         assert_eq!(String::from_utf8(outcome.stdout).unwrap(), "a b|$(id)|;rm -rf /|");
         assert!(outcome.status.is_some_and(|s| s.success()));
     }
@@ -317,7 +358,7 @@ mod tests {
         let mut slow = invocation(&["sh", "-c", "sleep 30 & sleep 30; echo never"]);
         slow.timeout = Duration::from_millis(300);
         let started = Instant::now();
-        let outcome = run(&slow, |_| {}).unwrap();
+        let outcome = run(&slow, |_| true).unwrap();
         assert!(outcome.status.is_none());
         assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
     }
@@ -328,7 +369,8 @@ mod tests {
             invocation(&["sh", "-c", "echo one >&2; echo two >&2; head -c 100000 /dev/zero"]);
         big.max_output = 1000;
         let mut lines = Vec::new();
-        let outcome = run(&big, |line| lines.push(line.to_string())).unwrap();
+        let outcome =
+            run(&big, |event| stderr(event, |line| lines.push(line.to_string()))).unwrap();
         assert_eq!((outcome.stdout.len(), outcome.truncated), (1000, Some(100_000)));
         assert_eq!(lines, ["one", "two"]);
     }
@@ -338,7 +380,8 @@ mod tests {
         let mut endless = invocation(&["sh", "-c", "head -c 100000 /dev/zero | tr '\\0' x >&2"]);
         endless.max_output = 1000;
         let mut lengths = Vec::new();
-        let outcome = run(&endless, |line| lengths.push(line.len())).unwrap();
+        let outcome =
+            run(&endless, |event| stderr(event, |line| lengths.push(line.len()))).unwrap();
         assert!(lengths.iter().all(|&n| n <= 1000), "{lengths:?}");
         assert_eq!(lengths.iter().sum::<usize>(), 100_000);
         assert!(outcome.stderr.len() <= 2001, "{}", outcome.stderr.len());
@@ -348,9 +391,9 @@ mod tests {
     fn a_missing_cwd_is_named_not_taken_for_a_missing_program() {
         let mut nowhere = invocation(&["true"]);
         nowhere.cwd = Some(PathBuf::from("/no/such/dir"));
-        let error = run(&nowhere, |_| {}).unwrap_err();
+        let error = run(&nowhere, |_| true).unwrap_err();
         assert_eq!(error.to_string(), "cwd /no/such/dir is not a directory");
-        let missing = run(&invocation(&["/no/such/program"]), |_| {}).unwrap_err();
+        let missing = run(&invocation(&["/no/such/program"]), |_| true).unwrap_err();
         assert_eq!(missing.kind(), io::ErrorKind::NotFound);
         assert!(!missing.to_string().contains("cwd"), "{missing}");
     }
@@ -360,7 +403,7 @@ mod tests {
         // EXTRA is set for the child only, through Command: the test process is untouched.
         let mut env = invocation(&["env"]);
         env.env.insert("EXTRA".into(), "1".into());
-        let outcome = run(&env, |_| {}).unwrap();
+        let outcome = run(&env, |_| true).unwrap();
         let names: Vec<String> = String::from_utf8(outcome.stdout)
             .unwrap()
             .lines()

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 
-use super::command::{self, Invocation};
+use super::command::{self, Invocation, Running};
 use baremcp::schema::Problem;
 use baremcp::{
     Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server,
@@ -277,13 +277,18 @@ impl RunDecl {
         }
     }
 
-    /// Runs the command for a tool call and turns the outcome into a result.
-    fn call(&self, values: &Map<String, Value>, mut on_line: impl FnMut(&str)) -> ToolOutput {
+    /// Runs the command for a tool call and turns the outcome into a result; `caller` hears
+    /// of its stderr lines and says whether to go on ([`command::run`]).
+    fn call(&self, values: &Map<String, Value>, caller: impl FnMut(Running) -> bool) -> ToolOutput {
         let invocation = self.invocation(values);
-        let outcome = match command::run(&invocation, &mut on_line) {
+        let outcome = match command::run(&invocation, caller) {
             Ok(outcome) => outcome,
             Err(e) => return ToolOutput::error(format!("cannot run {}: {e}", invocation.argv[0])),
         };
+        if outcome.abandoned {
+            // Not sent: a cancelled request gets no response.
+            return ToolOutput::error("the request was cancelled: the command was stopped");
+        }
         let Some(status) = outcome.status else {
             return ToolOutput::error(format!(
                 "the command timed out after {} ms and was stopped",
@@ -323,7 +328,7 @@ impl RunDecl {
     /// Runs the command for a resource read: its stdout is the content.
     fn read(&self, values: &Map<String, Value>) -> Result<Contents, ReadError> {
         let invocation = self.invocation(values);
-        let outcome = command::run(&invocation, |_| {})
+        let outcome = command::run(&invocation, |_| true)
             .map_err(|e| ReadError::Refused(format!("cannot run {}: {e}", invocation.argv[0])))?;
         match outcome.status {
             Some(status) if status.code().is_some_and(|c| self.ok_codes.contains(&c)) => {}
@@ -364,11 +369,16 @@ impl Manifest {
                         values.entry(name).or_insert_with(|| default.clone());
                     }
                     cx.flush();
-                    // Each line the command writes to stderr is reported as progress.
+                    // Each line the command writes to stderr is reported as progress; a
+                    // cancelled request ends the command.
                     let mut lines = 0.0;
-                    Ok(run.call(&values, |line| {
-                        lines += 1.0;
-                        cx.progress(lines, None, Some(line));
+                    Ok(run.call(&values, |running| match running {
+                        Running::StderrLine(line) => {
+                            lines += 1.0;
+                            cx.progress(lines, None, Some(line));
+                            true
+                        }
+                        Running::Still => !cx.is_cancelled(),
                     }))
                 });
             tool = with(tool, decl.title, Tool::title);

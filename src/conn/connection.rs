@@ -23,6 +23,7 @@ use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 use crate::wire::lines::{Line, LineReader};
+use crate::wire::params::ParamsField;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::conn";
@@ -68,6 +69,13 @@ enum Queued {
     TooLong(Vec<u8>),
 }
 
+/// Whether input waits on descriptor `fd` now: a line has begun to arrive, and reading it
+/// will not wait for the client to start it (a client writes each line whole, so neither for
+/// the rest). Elsewhere than unix this cannot be known, and a read could wait: never.
+fn is_readable(fd: Option<RawFd>) -> bool {
+    cfg!(unix) && fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))
+}
+
 /// While a handler waits on the client, at most this many lines are kept for later (and at
 /// most the line limit in bytes); past either bound a line is replied to at once instead.
 pub(crate) const MAX_QUEUED: usize = 1024;
@@ -79,6 +87,8 @@ pub(crate) trait Inbox {
     /// The next client message (a response or a notification), or `None` when no answer can
     /// come any more (the client went away, the wait timed out, the server is stopping).
     fn next(&mut self) -> Option<String>;
+    /// A client message that is already here, without waiting.
+    fn ready(&mut self) -> Option<String>;
     /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
     fn closed(&self) -> bool;
 }
@@ -230,42 +240,42 @@ impl<'io> Conn<'io> {
 
     /// Reads what the client has sent while the handler of `current` runs, without waiting
     /// for more: lines whose first bytes are here (in the reader's buffer, or the input is
-    /// readable now), while the queue has room. As during [`Conn::ask`], notifications are
+    /// readable now) while the queue has room, or over HTTP the messages of the request's
+    /// session that wait in the loop's queue. As during [`Conn::ask`], notifications are
     /// taken in at once (a cancellation of `current` is seen now) and requests wait their
-    /// turn. Only a stream of lines does this: over HTTP each message comes in its own POST.
+    /// turn.
     pub fn read_ahead(&mut self, session: &mut Session, current: &Id) {
         let mut noted = false;
-        // The queue takes every line read here, so it may pass its byte bound by one line.
-        while !self.eof
-            && self.queue.len() < MAX_QUEUED
-            && self.queued_bytes < self.max_line
-            && self.line_is_here()
-        {
+        while !self.eof {
+            let mut line = Vec::new();
+            let read = match &mut self.input {
+                // The queue takes every line read here: it may pass its byte bound by one.
+                Input::Lines { reader, lines }
+                    if self.queue.len() < MAX_QUEUED
+                        && self.queued_bytes < self.max_line
+                        && (lines.next_is_here() || is_readable(self.input_fd)) =>
+                {
+                    lines.read(*reader, &mut line)
+                }
+                // Over HTTP a session sends only responses and notifications this way.
+                Input::Messages(inbox) => match inbox.ready() {
+                    Some(text) => {
+                        line = text.into_bytes();
+                        Ok(Line::Complete)
+                    }
+                    None => return,
+                },
+                Input::Lines { .. } => return,
+            };
             // Only now, as noting it copies the id: a handler may ask at every step.
             if !std::mem::replace(&mut noted, true) {
                 session.waiting_on(current);
             }
-            let Input::Lines { reader, lines } = &mut self.input else { return };
-            let mut line = Vec::new();
-            match lines.read(*reader, &mut line) {
+            match read {
                 Ok(Line::Complete) => drop(self.take_while_waiting(line, None, session, None)),
                 Ok(Line::TooLong) => self.queue.push_back(Queued::TooLong(line)),
                 Ok(Line::Eof) | Err(_) => self.eof = true,
             }
-        }
-    }
-
-    /// Whether a line has begun to arrive: reading it will not wait for the client to start
-    /// it (a client writes each line whole, so neither for the rest).
-    fn line_is_here(&self) -> bool {
-        match &self.input {
-            Input::Lines { lines, .. } => {
-                // Elsewhere `readable_within` cannot look, and says yes: a read would wait.
-                lines.next_is_here()
-                    || cfg!(unix)
-                        && self.input_fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))
-            }
-            Input::Messages(_) => false,
         }
     }
 
@@ -346,6 +356,12 @@ impl<'io> Conn<'io> {
                                 .into(),
                         )));
                     }
+                    Frame::Single(Message::Notification { method, params })
+                        if method == "notifications/cancelled"
+                            && self.withdraw(&params, session) =>
+                    {
+                        return None;
+                    }
                     Frame::Single(message) => Frame::Single(session.take_in(message)?),
                     batch => batch,
                 }
@@ -369,6 +385,28 @@ impl<'io> Conn<'io> {
             _ => self.enqueue(line),
         }
         None
+    }
+
+    /// A cancellation of a request that waits in the queue, not yet begun, withdraws it: it
+    /// is never served and gets no response. True when one was withdrawn.
+    fn withdraw(&mut self, params: &ParamsField, session: &Session) -> bool {
+        let cancelled = params.object().and_then(|p| p.request_id).and_then(Id::from_raw);
+        let Some(id) = cancelled.filter(|id| session.in_flight() != Some(id)) else {
+            return false;
+        };
+        let waiting = |queued: &Queued| match queued {
+            // The id is read from the line's first bytes, as for an over-long line.
+            Queued::Line(line) => Id::in_head(line).is_some_and(|queued| queued == id),
+            Queued::TooLong(_) => false,
+        };
+        let Some(Queued::Line(line)) =
+            self.queue.iter().position(waiting).and_then(|at| self.queue.remove(at))
+        else {
+            return false;
+        };
+        self.queued_bytes -= line.len();
+        log::debug!(target: LOG, "withdrew request {id}: cancelled before it began");
+        true
     }
 
     /// Whether `line` may wait in the queue: within [`MAX_QUEUED`] lines and `max_line` bytes

@@ -209,11 +209,10 @@ impl<'a, 'io> Context<'a, 'io> {
     /// True once the client cancelled this request, or, over HTTP in 2026-07-28, closed the
     /// request's stream. A cancelled request gets no response, so the handler may stop early.
     ///
-    /// On stdio it first reads what the client has sent meanwhile, without waiting for more
-    /// (the loop reads nothing else while a handler runs): a `notifications/cancelled` is
-    /// taken in now, requests wait for their turn after this one, as while a handler waits on
-    /// the client. Over HTTP, a legacy cancellation comes in a POST of its own, which the
-    /// loop reads only between requests.
+    /// It first reads what the client has sent meanwhile, without waiting for more (the
+    /// loop reads nothing else while a handler runs): on stdio its lines, over HTTP the
+    /// messages a legacy session posted. A `notifications/cancelled` is taken in now;
+    /// requests wait for their turn after this one, as while a handler waits on the client.
     pub fn is_cancelled(&mut self) -> bool {
         self.conn.read_ahead(self.session, self.id);
         self.cancelled()

@@ -257,6 +257,11 @@ impl Session {
         self.in_flight = Some(id.clone().into_owned());
     }
 
+    /// The request being served, once a handler looked for input while it ran.
+    pub fn in_flight(&self) -> Option<&Id<'static>> {
+        self.in_flight.as_ref()
+    }
+
     /// True once the client cancelled the request being served.
     pub fn is_cancelled(&self) -> bool {
         self.cancelled

@@ -157,6 +157,31 @@ mod tests {
     }
 
     #[test]
+    fn a_cancellation_of_a_request_still_waiting_withdraws_it() {
+        let lines = [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "c", "version": "1"}}}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "wait", "arguments": {"ms": 300}}}),
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "wait"}}),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                "params": {"requestId": 3}}),
+            json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+        ];
+        let input: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        let started = Instant::now();
+        let mut out = Vec::new();
+        run(&waiting(), &mut input.as_bytes(), &mut out, None).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        let ids: Vec<Value> =
+            out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!(2), json!(4)], "the call 3 never ran: {out}");
+        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+    }
+
+    #[test]
     fn a_cancellation_sent_while_a_handler_runs_is_seen_by_it_and_requests_wait_their_turn() {
         let server = waiting();
         let (input, mut client) = std::io::pipe().unwrap();

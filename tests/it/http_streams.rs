@@ -124,20 +124,30 @@ fn a_legacy_get_stream_opens_at_once() {
     still_serving(addr);
 }
 
-/// Set by the `wait_for_cancel` tool once its handler sees the cancellation.
+/// Set by the `wait_for_cancel` tool once its handler sees the cancellation: one flag per
+/// test, as tests run at once.
 static SAW_CANCEL: AtomicBool = AtomicBool::new(false);
+static SAW_LEGACY_CANCEL: AtomicBool = AtomicBool::new(false);
 
 /// A server whose one tool works until it is cancelled (for at most five seconds).
 fn cancellable() -> baremcp::Server {
+    cancellable_noting(&SAW_CANCEL)
+}
+
+fn cancellable_legacy() -> baremcp::Server {
+    cancellable_noting(&SAW_LEGACY_CANCEL)
+}
+
+fn cancellable_noting(saw: &'static AtomicBool) -> baremcp::Server {
     one_tool(baremcp::Tool::new(
         "wait_for_cancel",
         "Works until cancelled",
         json!({"type": "object"}),
-        |_, cx| {
+        move |_, cx| {
             let started = Instant::now();
             while started.elapsed() < Duration::from_secs(5) {
                 if cx.is_cancelled() {
-                    SAW_CANCEL.store(true, Ordering::Relaxed);
+                    saw.store(true, Ordering::Relaxed);
                     return Ok(baremcp::ToolOutput::text("cancelled"));
                 }
                 std::thread::sleep(Duration::from_millis(20));
@@ -145,6 +155,14 @@ fn cancellable() -> baremcp::Server {
             Ok(baremcp::ToolOutput::text("finished"))
         },
     ))
+}
+
+/// Waits (three seconds at most) until `saw` is set, from `since`.
+fn await_cancel(saw: &AtomicBool, since: Instant) {
+    while !saw.load(Ordering::Relaxed) {
+        assert!(since.elapsed() < Duration::from_secs(3), "the handler never saw the cancellation");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 /// A connection on which a 2026-07-28 call of `tool` (without arguments) has been under way
@@ -212,18 +230,33 @@ fn closing_a_modern_request_s_stream_cancels_it() {
     let conn = calling(addr, "wait_for_cancel");
     let closed = Instant::now();
     drop(conn);
-    while !SAW_CANCEL.load(Ordering::Relaxed) {
-        assert!(
-            closed.elapsed() < Duration::from_secs(3),
-            "the handler never saw the cancellation"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    await_cancel(&SAW_CANCEL, closed);
     // The next request is served at once, not after the five seconds.
     let list = modern("tools/list", json!({}));
     let reply = post(addr, &list, &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"]);
     assert_eq!(reply.status, 200);
     assert!(closed.elapsed() < Duration::from_secs(3));
+}
+
+#[test]
+fn a_legacy_cancellation_posted_while_the_handler_runs_is_seen_by_it() {
+    let server = start_with(HttpOptions::default(), cancellable_legacy);
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"wait_for_cancel","arguments":{}}}"#;
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, call, &[&with]);
+    std::thread::sleep(Duration::from_millis(300));
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}"#;
+    let posted = Instant::now();
+    assert_eq!(post(addr, cancel, &[&with]).status, 202);
+    await_cancel(&SAW_LEGACY_CANCEL, posted);
+    // The cancelled call gets no JSON-RPC response: its POST is answered 202, empty.
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!((reply.status, reply.body.as_str()), (202, ""), "{reply:?}");
+    assert!(posted.elapsed() < Duration::from_secs(3), "{:?}", posted.elapsed());
 }
 
 /// A server on the files of `target/tmp/http-watch` (the test makes the folder first).

@@ -474,6 +474,11 @@ fn status_of(modern: bool, reply: &Reply) -> u16 {
     }
 }
 
+/// Whether queued work is a client message (a response or notification) of `session`.
+fn of_session(session: &str) -> impl Fn(&Inbound) -> bool {
+    move |work| matches!(work, Inbound::Message { session: Some(s), .. } if s == session)
+}
+
 /// The client messages a waiting legacy handler can use: those of its own session, taken out
 /// of the loop's queue. The rest stays there, in order, within the queue's bounds (in items
 /// and bytes), where a request whose client leaves can still be withdrawn.
@@ -493,7 +498,7 @@ impl Inbox for Waiter<'_> {
     fn next(&mut self) -> Option<String> {
         // Without an event stream the server's request cannot reach the client.
         let session = self.session.filter(|_| self.sse)?;
-        let ours = |work: &Inbound| matches!(work, Inbound::Message { session: Some(s), .. } if s == session);
+        let ours = of_session(session);
         let deadline = Instant::now() + self.timeout;
         let mut seen = Seen::default();
         loop {
@@ -512,7 +517,7 @@ impl Inbox for Waiter<'_> {
                 );
                 return None;
             }
-            match self.rx.recv_matching(&mut seen, ours, TICK) {
+            match self.rx.recv_matching(&mut seen, &ours, TICK) {
                 Recv::Item(Inbound::Message { body, .. }) => return Some(body),
                 // Only a message of this session is taken.
                 Recv::Item(_) => return None,
@@ -527,6 +532,16 @@ impl Inbox for Waiter<'_> {
                 Recv::TimedOut => {}
                 Recv::Closed => return None,
             }
+        }
+    }
+
+    /// A message of this session already in the loop's queue (a cancellation the client
+    /// posted while the handler ran), without waiting.
+    fn ready(&mut self) -> Option<String> {
+        let ours = of_session(self.session?);
+        match self.rx.recv_matching(&mut Seen::default(), ours, Duration::ZERO) {
+            Recv::Item(Inbound::Message { body, .. }) => Some(body),
+            _ => None,
         }
     }
 

@@ -69,11 +69,19 @@ enum Queued {
     TooLong(Vec<u8>),
 }
 
-/// Whether input waits on descriptor `fd` now: a line has begun to arrive, and reading it
-/// will not wait for the client to start it (a client writes each line whole, so neither for
-/// the rest). Elsewhere than unix this cannot be known, and a read could wait: never.
-fn is_readable(fd: Option<RawFd>) -> bool {
-    cfg!(unix) && fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))
+/// Whether the next line is whole in `reader`'s buffer (or the input has ended), after at
+/// most one read, made only when the input on `fd` is readable now, so that it cannot wait.
+/// A line the client has only begun is left for the loop: reading on would hold the handler
+/// until the client ends it. Elsewhere than unix readiness cannot be known: never.
+fn whole_after_one_read(reader: &mut dyn BufRead, fd: Option<RawFd>) -> bool {
+    if !(cfg!(unix) && fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))) {
+        return false;
+    }
+    // A buffer that still holds a line's first bytes is handed back without a read.
+    match reader.fill_buf() {
+        Ok(buffered) => buffered.is_empty() || memchr::memchr(b'\n', buffered).is_some(),
+        Err(_) => false,
+    }
 }
 
 /// While a handler waits on the client, at most this many lines are kept for later (and at
@@ -205,11 +213,13 @@ impl<'io> Conn<'io> {
         }
     }
 
-    /// True when the next line is already here (queued, or whole in the reader's buffer):
-    /// output may wait for it, because the loop will not block before writing again.
+    /// True when the next line is already whole in the reader's buffer (pipelined): output
+    /// may wait for it, because the loop will not block before writing again. Lines set
+    /// aside while a handler ran do not count: they came during a handler slow enough to
+    /// look, and the next may be as slow, so what is written waits for no handler.
     pub fn input_waiting(&self) -> bool {
         matches!(&self.input, Input::Lines { lines, .. } if lines.next_is_here())
-            || !self.queue.is_empty()
+            && self.queue.is_empty()
     }
 
     /// Sends `method` to the client and reads input until the response arrives. `current`
@@ -247,14 +257,16 @@ impl<'io> Conn<'io> {
     pub fn read_ahead(&mut self, session: &mut Session, current: &Id) {
         let mut noted = false;
         while !self.eof {
+            // The queue takes every line read here: it may pass its byte bound by one.
+            let room = self.queue.len() < MAX_QUEUED && self.queued_bytes < self.max_line;
             let mut line = Vec::new();
             let read = match &mut self.input {
-                // The queue takes every line read here: it may pass its byte bound by one.
-                Input::Lines { reader, lines }
-                    if self.queue.len() < MAX_QUEUED
-                        && self.queued_bytes < self.max_line
-                        && (lines.next_is_here() || is_readable(self.input_fd)) =>
-                {
+                Input::Lines { reader, lines } => {
+                    if !room
+                        || !lines.next_is_here() && !whole_after_one_read(*reader, self.input_fd)
+                    {
+                        return;
+                    }
                     lines.read(*reader, &mut line)
                 }
                 // Over HTTP a session sends only responses and notifications this way.
@@ -265,7 +277,6 @@ impl<'io> Conn<'io> {
                     }
                     None => return,
                 },
-                Input::Lines { .. } => return,
             };
             // Only now, as noting it copies the id: a handler may ask at every step.
             if !std::mem::replace(&mut noted, true) {
@@ -274,7 +285,9 @@ impl<'io> Conn<'io> {
             match read {
                 Ok(Line::Complete) => drop(self.take_while_waiting(line, None, session, None)),
                 Ok(Line::TooLong) => self.queue.push_back(Queued::TooLong(line)),
-                Ok(Line::Eof) | Err(_) => self.eof = true,
+                Ok(Line::Eof) => self.eof = true,
+                // Left for the loop's own next read, which reports it.
+                Err(_) => return,
             }
         }
     }

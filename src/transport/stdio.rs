@@ -103,7 +103,7 @@ fn before_waiting(
 
 #[cfg(all(test, unix))]
 mod tests {
-    use std::io::{BufReader, Write};
+    use std::io::{BufReader, BufWriter, Write};
     use std::os::fd::AsRawFd;
     use std::time::{Duration, Instant};
 
@@ -181,41 +181,94 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
     }
 
+    /// Serves `waiting()` over pipes, as a client process would be: `client` writes the
+    /// input (closing it when it returns). Each reply with how long after the start it came.
+    fn over_pipes(client: impl FnOnce(&mut dyn Write) + Send + 'static) -> Vec<(Duration, Value)> {
+        let (input, mut to_server) = std::io::pipe().unwrap();
+        let (from_server, output) = std::io::pipe().unwrap();
+        let started = Instant::now();
+        let sends = std::thread::spawn(move || client(&mut to_server));
+        let reads = std::thread::spawn(move || {
+            let lines = std::io::BufRead::lines(BufReader::new(from_server));
+            let parse = |line: String| (started.elapsed(), serde_json::from_str(&line).unwrap());
+            lines.map(|line| parse(line.unwrap())).collect::<Vec<(Duration, Value)>>()
+        });
+        let fd = input.as_raw_fd();
+        // Buffered as stdout is: what is written waits for a flush.
+        let mut output = BufWriter::new(output);
+        run(&waiting(), &mut BufReader::new(input), &mut output, Some(fd)).unwrap();
+        drop(output);
+        sends.join().unwrap();
+        reads.join().unwrap()
+    }
+
+    /// Writes `messages`, one line each.
+    fn send(to: &mut dyn Write, messages: &[Value]) {
+        let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
+        to.write_all(text.as_bytes()).unwrap();
+    }
+
+    /// `initialize`, `initialized` and a call of `wait` (id 2) for `ms`.
+    fn init_and_wait(ms: u64) -> [Value; 3] {
+        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}});
+        [
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                "params": {"name": "wait", "arguments": {"ms": ms}}}),
+        ]
+    }
+
     #[test]
     fn a_cancellation_sent_while_a_handler_runs_is_seen_by_it_and_requests_wait_their_turn() {
-        let server = waiting();
-        let (input, mut client) = std::io::pipe().unwrap();
-        let fd = input.as_raw_fd();
-        let sends = std::thread::spawn(move || {
-            let mut send = |messages: &[Value]| {
-                let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
-                client.write_all(text.as_bytes()).unwrap();
-            };
-            let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "c", "version": "1"}});
-            send(&[
-                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
-                json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-                json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                    "params": {"name": "wait"}}),
-            ]);
+        let replies = over_pipes(|to| {
+            send(to, &init_and_wait(10_000));
             // The handler runs with nothing more to read; then what it is sent comes at once.
             std::thread::sleep(Duration::from_millis(300));
-            send(&[
-                json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
-                json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                    "params": {"requestId": 2}}),
-                json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
-            ]);
+            send(
+                to,
+                &[
+                    json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"}),
+                    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 2}}),
+                    json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+                ],
+            );
         });
-        let started = Instant::now();
-        let mut out = Vec::new();
-        run(&server, &mut BufReader::new(input), &mut out, Some(fd)).unwrap();
-        sends.join().unwrap();
-        let out = String::from_utf8(out).unwrap();
-        let ids: Vec<Value> =
-            out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
-        assert_eq!(ids, [json!(1), json!(3), json!(4)], "no answer to the cancelled call: {out}");
-        assert!(started.elapsed() < Duration::from_secs(5), "{:?}", started.elapsed());
+        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
+        assert_eq!(ids, [1, 3, 4], "no answer to the cancelled call: {replies:?}");
+        assert!(replies[2].0 < Duration::from_secs(5), "{replies:?}");
+    }
+
+    #[test]
+    fn a_line_the_client_has_only_begun_never_holds_the_handler() {
+        let replies = over_pipes(|to| {
+            send(to, &init_and_wait(400));
+            std::thread::sleep(Duration::from_millis(100));
+            let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"}).to_string();
+            to.write_all(&ping.as_bytes()[..10]).unwrap();
+            std::thread::sleep(Duration::from_millis(1500));
+            to.write_all(format!("{}\n", &ping[10..]).as_bytes()).unwrap();
+        });
+        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
+        assert_eq!(ids, [1, 2, 3], "{replies:?}");
+        // The call ends at 400 ms, its answer written then, not when the ping's line ends.
+        assert!(replies[1].0 < Duration::from_millis(1200), "{replies:?}");
+    }
+
+    #[test]
+    fn an_answer_waits_for_no_handler_of_a_request_read_while_it_ran() {
+        let replies = over_pipes(|to| {
+            send(to, &init_and_wait(400));
+            std::thread::sleep(Duration::from_millis(100));
+            let slow = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                "params": {"name": "wait", "arguments": {"ms": 2000}}});
+            send(to, &[slow]);
+        });
+        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
+        assert_eq!(ids, [1, 2, 3], "{replies:?}");
+        // The first call's answer is written when it ends, not after the second call.
+        assert!(replies[1].0 < Duration::from_millis(1500), "{replies:?}");
     }
 }

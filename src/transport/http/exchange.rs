@@ -102,7 +102,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
                 let mut response = refusal(status, why).closing();
                 response.head_only = exchange.reader.head_request;
                 let _ = response.write(&mut exchange.writer, 1, 0);
-                exchange.writer.linger();
+                exchange.writer.linger(&shared.stop);
                 return;
             }
         };
@@ -128,7 +128,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         // the stop, while the connection thread only learns of it now). With none under way,
         // reading the next head ends it at once.
         if !reuse || !head.keep_alive() {
-            exchange.writer.linger();
+            exchange.writer.linger(&shared.stop);
             return;
         }
         exchange.reader.recycle(head);

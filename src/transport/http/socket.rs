@@ -8,6 +8,7 @@ use std::os::unix::net::{UnixListener, UnixStream};
 #[cfg(unix)]
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -307,21 +308,35 @@ impl Socket {
 
     /// Closes the way RFC 9112 §9.6 asks of a server that closes first: the write side now,
     /// then what the client still sends is read and dropped until it closes too, for
-    /// `LINGER` at most and `LINGER_GAP` between reads. Closing with input unread would
-    /// reset the connection: a client still writing a refused body fails to send it and never
-    /// reads the refusal, and a reset may overtake (or, on some systems, drop) an answer the
-    /// client has not read yet.
-    pub fn linger(&mut self) {
+    /// `LINGER` in all at most, and until it has been quiet for `LINGER_GAP`. Closing with
+    /// input unread would reset the connection: a client still writing a refused body fails
+    /// to send it and never reads the refusal, and a reset may overtake (or, on some systems,
+    /// drop) an answer the client has not read yet. Once `stop` is set, a connection with
+    /// nothing unread closes at once (there is nothing to reset), and one still receiving
+    /// gets `LINGER_GAP` more at most: a stop waits for no client that already has its answer.
+    pub fn linger(&mut self, stop: &AtomicBool) {
         self.shutdown(Shutdown::Write);
-        if self.set_read_timeout(Some(LINGER_GAP)).is_err() {
-            return;
-        }
-        let until = Instant::now() + LINGER;
+        let mut until = Instant::now() + LINGER;
+        let mut quiet_since = Instant::now();
         let mut sink = [0; 16 * 1024];
-        while Instant::now() < until {
+        loop {
+            let now = Instant::now();
+            if stop.load(Ordering::Relaxed) {
+                if !self.has_input() {
+                    return;
+                }
+                until = until.min(now + LINGER_GAP);
+            }
+            let left = until.min(quiet_since + LINGER_GAP).saturating_duration_since(now);
+            // Woken every slice, to see a stop that begins meanwhile.
+            if left.is_zero() || self.set_read_timeout(Some(left.min(LINGER_SLICE))).is_err() {
+                return;
+            }
             match self.read(&mut sink) {
                 Ok(0) => return,
-                Ok(_) => {}
+                Ok(_) => quiet_since = Instant::now(),
+                Err(e)
+                    if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(_) => return,
             }
@@ -334,8 +349,11 @@ impl Socket {
 /// bounded so that one never holds its connection's place for long.
 const LINGER: Duration = Duration::from_secs(5);
 
-/// The longest a lingering connection waits for the client's next bytes (or its close).
+/// How long a lingering connection waits for the client's next bytes (or its close).
 const LINGER_GAP: Duration = Duration::from_secs(1);
+
+/// How often a lingering connection looks whether the server is stopping.
+const LINGER_SLICE: Duration = Duration::from_millis(250);
 
 impl std::ops::Deref for Socket {
     type Target = Stream;

@@ -249,8 +249,8 @@ impl<'io> Conn<'io> {
     }
 
     /// Reads what the client has sent while the handler of `current` runs, without waiting
-    /// for more: lines whose first bytes are here (in the reader's buffer, or the input is
-    /// readable now) while the queue has room, or over HTTP the messages of the request's
+    /// for more: lines that are whole in the reader's buffer (after one read, if the input
+    /// is readable now) while the queue has room, or over HTTP the messages of the request's
     /// session that wait in the loop's queue. As during [`Conn::ask`], notifications are
     /// taken in at once (a cancellation of `current` is seen now) and requests wait their
     /// turn.

@@ -1,7 +1,8 @@
 //! Manifest commands as the binary runs them: a command that writes without end is cut off at
 //! its timeout with the server's memory bounded, a timeout ends every process the command
 //! started, even on a machine whose `PATH` holds no `kill`, a command that exits is done
-//! though a process it left behind holds its output, and a cancelled call ends its command.
+//! though a process it left behind holds its output, and a cancelled call or read ends its
+//! command.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -170,27 +171,40 @@ fn a_command_that_exits_is_done_though_a_grandchild_holds_its_output() {
 }
 
 #[test]
-fn a_cancelled_call_ends_its_command_and_gets_no_answer() {
-    let dir = crate::scratch("cancelled-command");
-    let pidfile = dir.join("pid");
-    let script = format!("sleep 60 & echo $! > '{}'; wait", pidfile.display());
-    let mut child =
-        crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 60_000)])
-            .unwrap();
-    child.stdin.as_mut().unwrap().write_all(call(1, false).as_bytes()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pidfile.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
+fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
+    for read in [false, true] {
+        let dir = crate::scratch(&format!("cancelled-command-{read}"));
+        let pidfile = dir.join("pid");
+        let script = format!("sleep 60 & echo $! > '{}'; wait", pidfile.display());
+        let path = manifest(&dir, json!(["sh", "-c", script]), 60_000);
+        // The same command as a resource's: `resources/read` of `x://slow`.
+        let mut declared: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let run = declared["tools"][0]["run"].clone();
+        declared["resources"] = json!([{"uri": "x://slow", "name": "slow", "run": run}]);
+        std::fs::write(&path, declared.to_string()).unwrap();
+        let mut child = crate::serving(["--manifest", &path]).unwrap();
+        let first = match read {
+            false => call(1, false),
+            true => call(1, false)
+                .replace("tools/call", "resources/read")
+                .replace(r#""name":"t""#, r#""uri":"x://slow""#),
+        };
+        child.stdin.as_mut().unwrap().write_all(first.as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !pidfile.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+        let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 1}});
+        let list = call(2, false).replace("tools/call", "tools/list");
+        let (reply, before, elapsed) = reply_to(&mut child, &format!("{cancel}\n{list}"), 2);
+        drop(child.stdin.take());
+        assert!(child.wait().unwrap().success());
+        assert_eq!(reply["result"]["tools"][0]["name"], "t", "{reply}");
+        assert_eq!(before, 0, "{read}: nothing before the list: no answer to the cancelled one");
+        assert!(elapsed < Duration::from_secs(5), "{read}: the list waited {elapsed:?}");
+        assert!(ends(&pid), "{read}: the command's {pid} outlived its cancelled request");
     }
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-        "params": {"requestId": 1}});
-    let list = call(2, false).replace("tools/call", "tools/list");
-    let (reply, before, elapsed) = reply_to(&mut child, &format!("{cancel}\n{list}"), 2);
-    drop(child.stdin.take());
-    assert!(child.wait().unwrap().success());
-    assert_eq!(reply["result"]["tools"][0]["name"], "t", "{reply}");
-    assert_eq!(before, 0, "nothing before the list: no answer to the cancelled call");
-    assert!(elapsed < Duration::from_secs(5), "the list waited {elapsed:?}");
-    assert!(ends(&pid), "the command's {pid} outlived its cancelled call");
 }

@@ -20,8 +20,8 @@ use serde_json::{Map, Value, json};
 use super::command::{self, Invocation, Running};
 use baremcp::schema::Problem;
 use baremcp::{
-    Content, Contents, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role, Server,
-    Tool, ToolOutput,
+    Content, Contents, Context, Prompt, PromptMessage, ReadError, Resource, ResourceTemplate, Role,
+    Server, Tool, ToolOutput,
 };
 
 mod check;
@@ -325,10 +325,13 @@ impl RunDecl {
         ToolOutput::text(text)
     }
 
-    /// Runs the command for a resource read: its stdout is the content.
-    fn read(&self, values: &Map<String, Value>) -> Result<Contents, ReadError> {
+    /// Runs the command for a resource read: its stdout is the content. A cancelled read
+    /// ends the command, as a cancelled call does.
+    fn read(&self, values: &Map<String, Value>, cx: &mut Context) -> Result<Contents, ReadError> {
         let invocation = self.invocation(values);
-        let outcome = command::run(&invocation, |_| true)
+        let go_on =
+            |running: Running| matches!(running, Running::StderrLine(_)) || !cx.is_cancelled();
+        let outcome = command::run(&invocation, go_on)
             .map_err(|e| ReadError::Refused(format!("cannot run {}: {e}", invocation.argv[0])))?;
         match outcome.status {
             Some(status) if status.code().is_some_and(|c| self.ok_codes.contains(&c)) => {}
@@ -398,7 +401,7 @@ impl Manifest {
                     Source::Path(path) => read_file(path),
                     Source::Run(run) => {
                         cx.flush();
-                        run.read(&Map::new())
+                        run.read(&Map::new(), cx)
                     }
                 });
             resource = with(resource, decl.title, Resource::title);
@@ -414,7 +417,7 @@ impl Manifest {
                     let values: Map<String, Value> =
                         vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
                     cx.flush();
-                    run.read(&values)
+                    run.read(&values, cx)
                 });
             template = with(template, decl.title, ResourceTemplate::title);
             template = with(template, decl.description, ResourceTemplate::description);

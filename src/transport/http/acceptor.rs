@@ -167,7 +167,7 @@ fn probe_or_refuse(stream: Stream, peer: &str, shared: &Shared, cap: usize) {
     });
     match asked {
         Some((head, mut answer)) => {
-            answer.head_only = head.method == "HEAD";
+            answer.head_only = reader.head_request;
             let _ = answer.closing().write(&mut socket, head.minor, 0);
             socket.shutdown(Shutdown::Write);
         }

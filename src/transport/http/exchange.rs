@@ -281,7 +281,7 @@ impl Exchange<'_> {
         if let Some(origin) = &self.cors {
             response.headers.extend(cors::response_headers(origin));
         }
-        response.head_only = head.method == "HEAD";
+        response.head_only = self.reader.head_request;
         response.close |= close || self.closing(head);
         let written =
             response.write(&mut self.writer, head.minor, self.shared.limits.idle.as_secs());

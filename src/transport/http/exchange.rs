@@ -258,10 +258,9 @@ impl Exchange<'_> {
         self.send(head, refusal(status, why), None, close)
     }
 
-    /// `response` to GET or HEAD (RFC 9110 §9.1: what answers GET answers HEAD too); any
-    /// other method is `405`.
+    /// `response` to GET or HEAD ([`Head::is_read`]); any other method is `405`.
     fn read_only(&mut self, head: &Head, response: Response, unread: bool) -> Outcome {
-        if head.method == "GET" || head.method == "HEAD" {
+        if head.is_read() {
             return self.send(head, response, None, unread);
         }
         self.shared.metrics.refused(Refusal::MethodNotAllowed);

@@ -93,6 +93,11 @@ impl Head {
         self.fields.iter().filter(move |(n, _)| named(text, n, name)).map(|(_, v)| &text[v.clone()])
     }
 
+    /// A `GET` or a `HEAD`: what answers one answers the other (RFC 9110 §9.1).
+    pub fn is_read(&self) -> bool {
+        self.method == "GET" || self.method == "HEAD"
+    }
+
     /// Whether the connection stays open after this request.
     pub fn keep_alive(&self) -> bool {
         self.keep_alive

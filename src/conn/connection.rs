@@ -222,6 +222,11 @@ impl<'io> Conn<'io> {
             && self.queue.is_empty()
     }
 
+    /// Whether lines set aside while a handler ran wait to be served.
+    pub fn set_aside(&self) -> bool {
+        !self.queue.is_empty()
+    }
+
     /// Sends `method` to the client and reads input until the response arrives. `current`
     /// is the client request being served, so that its cancellation ends the wait and its
     /// id is never reused for ours.

@@ -210,8 +210,9 @@ impl<'a, 'io> Context<'a, 'io> {
     /// request's stream. A cancelled request gets no response, so the handler may stop early.
     ///
     /// It first reads what the client has sent meanwhile, without waiting for more (the
-    /// loop reads nothing else while a handler runs): on stdio its whole lines (a line only
-    /// begun is left for later), over HTTP the messages a legacy session posted. A `notifications/cancelled` is taken in now;
+    /// loop reads nothing else while a handler runs): on stdio the lines whole in the input
+    /// buffer (a line only begun, and what follows it, wait for the loop), over HTTP the
+    /// messages a legacy session posted. A `notifications/cancelled` is taken in now;
     /// requests wait for their turn after this one, as while a handler waits on the client.
     pub fn is_cancelled(&mut self) -> bool {
         self.conn.read_ahead(self.session, self.id);

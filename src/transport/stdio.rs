@@ -95,7 +95,11 @@ fn before_waiting(
         }
         conn.out.flush()?;
         match input {
-            Some(fd) if session.watches_files() && !readable_within(fd, WATCH_INTERVAL) => {}
+            // Lines set aside while a handler ran are served first: they wait on no client.
+            Some(fd)
+                if session.watches_files()
+                    && !conn.set_aside()
+                    && !readable_within(fd, WATCH_INTERVAL) => {}
             _ => return Ok(()),
         }
     }
@@ -111,6 +115,7 @@ mod tests {
 
     use super::run;
     use crate::conn::context::Context;
+    use crate::registry::resource::{Contents, Resource};
     use crate::registry::server::Server;
     use crate::registry::tool::{Tool, ToolOutput};
 
@@ -184,6 +189,14 @@ mod tests {
     /// Serves `waiting()` over pipes, as a client process would be: `client` writes the
     /// input (closing it when it returns). Each reply with how long after the start it came.
     fn over_pipes(client: impl FnOnce(&mut dyn Write) + Send + 'static) -> Vec<(Duration, Value)> {
+        serve_over_pipes(waiting(), client)
+    }
+
+    /// [`over_pipes`] with `server`.
+    fn serve_over_pipes(
+        server: Server,
+        client: impl FnOnce(&mut dyn Write) + Send + 'static,
+    ) -> Vec<(Duration, Value)> {
         let (input, mut to_server) = std::io::pipe().unwrap();
         let (from_server, output) = std::io::pipe().unwrap();
         let started = Instant::now();
@@ -196,7 +209,7 @@ mod tests {
         let fd = input.as_raw_fd();
         // Buffered as stdout is: what is written waits for a flush.
         let mut output = BufWriter::new(output);
-        run(&waiting(), &mut BufReader::new(input), &mut output, Some(fd)).unwrap();
+        run(&server, &mut BufReader::new(input), &mut output, Some(fd)).unwrap();
         drop(output);
         sends.join().unwrap();
         reads.join().unwrap()
@@ -270,5 +283,30 @@ mod tests {
         assert_eq!(ids, [1, 2, 3], "{replies:?}");
         // The first call's answer is written when it ends, not after the second call.
         assert!(replies[1].0 < Duration::from_millis(1500), "{replies:?}");
+    }
+
+    #[test]
+    fn lines_set_aside_are_served_while_files_are_watched_and_the_client_is_quiet() {
+        let file = std::env::temp_dir().join(format!("baremcp-set-aside-{}", std::process::id()));
+        std::fs::write(&file, "one").unwrap();
+        let mut server = waiting();
+        let read = |_: &mut Context| Ok(Contents::Text("one".into()));
+        let watched = Resource::new("x://watched", "watched", read).watch_file(&file);
+        server.add_resource(watched).unwrap();
+        let replies = serve_over_pipes(server, |to| {
+            let [init, initialized, call] = init_and_wait(400);
+            let subscribe = json!({"jsonrpc": "2.0", "id": 5, "method": "resources/subscribe",
+                "params": {"uri": "x://watched"}});
+            send(to, &[init, initialized, subscribe, call]);
+            std::thread::sleep(Duration::from_millis(100));
+            send(to, &[json!({"jsonrpc": "2.0", "id": 3, "method": "ping"})]);
+            // Quiet until the ping is surely answered, then gone.
+            std::thread::sleep(Duration::from_millis(3000));
+        });
+        std::fs::remove_file(&file).unwrap();
+        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
+        assert_eq!(ids, [1, 5, 2, 3], "{replies:?}");
+        // Answered when the call ends, not when the client leaves.
+        assert!(replies[3].0 < Duration::from_millis(2000), "{replies:?}");
     }
 }

@@ -215,6 +215,11 @@ mod tests {
         reads.join().unwrap()
     }
 
+    /// The ids of `replies`, in order.
+    fn ids(replies: &[(Duration, Value)]) -> Vec<&Value> {
+        replies.iter().map(|(_, reply)| &reply["id"]).collect()
+    }
+
     /// Writes `messages`, one line each.
     fn send(to: &mut dyn Write, messages: &[Value]) {
         let text: String = messages.iter().map(|m| format!("{m}\n")).collect();
@@ -249,8 +254,7 @@ mod tests {
                 ],
             );
         });
-        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
-        assert_eq!(ids, [1, 3, 4], "no answer to the cancelled call: {replies:?}");
+        assert_eq!(ids(&replies), [1, 3, 4], "no answer to the cancelled call: {replies:?}");
         assert!(replies[2].0 < Duration::from_secs(5), "{replies:?}");
     }
 
@@ -264,8 +268,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(1500));
             to.write_all(format!("{}\n", &ping[10..]).as_bytes()).unwrap();
         });
-        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
-        assert_eq!(ids, [1, 2, 3], "{replies:?}");
+        assert_eq!(ids(&replies), [1, 2, 3], "{replies:?}");
         // The call ends at 400 ms, its answer written then, not when the ping's line ends.
         assert!(replies[1].0 < Duration::from_millis(1200), "{replies:?}");
     }
@@ -279,8 +282,7 @@ mod tests {
                 "params": {"name": "wait", "arguments": {"ms": 2000}}});
             send(to, &[slow]);
         });
-        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
-        assert_eq!(ids, [1, 2, 3], "{replies:?}");
+        assert_eq!(ids(&replies), [1, 2, 3], "{replies:?}");
         // The first call's answer is written when it ends, not after the second call.
         assert!(replies[1].0 < Duration::from_millis(1500), "{replies:?}");
     }
@@ -304,8 +306,7 @@ mod tests {
             std::thread::sleep(Duration::from_millis(3000));
         });
         std::fs::remove_file(&file).unwrap();
-        let ids: Vec<&Value> = replies.iter().map(|(_, reply)| &reply["id"]).collect();
-        assert_eq!(ids, [1, 5, 2, 3], "{replies:?}");
+        assert_eq!(ids(&replies), [1, 5, 2, 3], "{replies:?}");
         // Answered when the call ends, not when the client leaves.
         assert!(replies[3].0 < Duration::from_millis(2000), "{replies:?}");
     }

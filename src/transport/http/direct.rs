@@ -88,6 +88,9 @@ pub struct Direct {
     pub cors: Vec<(&'static str, String)>,
     /// The request created a legacy session: its id is announced, if the session was made.
     pub announce: bool,
+    /// The body holds a request: with no response (cancelled) it is still answered, by the
+    /// connection thread (an empty event stream), never with `202`.
+    pub requests: bool,
 }
 
 impl DirectLine {
@@ -239,7 +242,8 @@ impl Direct {
         closing: bool,
         buf: &mut Vec<u8>,
     ) -> Option<Unsent> {
-        if done.as_ref().is_some_and(|(_, body)| body.len() > MOST_DIRECT_BYTES) {
+        let large = done.as_ref().is_some_and(|(_, body)| body.len() > MOST_DIRECT_BYTES);
+        if large || done.is_none() && self.requests {
             return Some(Unsent::Done(done));
         }
         let mut response = Response::answer(done);
@@ -282,7 +286,7 @@ mod tests {
 
     fn direct(claim: Claim, announce: bool) -> Direct {
         let cors = vec![("Access-Control-Allow-Origin", "https://a.example".to_string())];
-        Direct { claim, minor: 1, keep_alive_secs: 5, cors, announce }
+        Direct { claim, minor: 1, keep_alive_secs: 5, cors, announce, requests: false }
     }
 
     /// Reads exactly `n` bytes, or fails after a few seconds.

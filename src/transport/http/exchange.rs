@@ -88,6 +88,7 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         cors: None,
         received: Instant::now(),
         listening: false,
+        requests: false,
         line: None,
         line_tried: false,
         answered: None,
@@ -148,6 +149,9 @@ pub(super) struct Exchange<'s> {
     pub received: Instant,
     /// The request is a `subscriptions/listen`: its event stream is counted as one.
     pub listening: bool,
+    /// The body holds a request: its POST is answered with an event stream or JSON even when
+    /// no response comes (a cancelled request), never `202`.
+    pub requests: bool,
     /// How the loop writes responses itself, made at the first request it may (`None` before,
     /// and where it cannot).
     line: Option<Arc<DirectLine>>,
@@ -346,6 +350,7 @@ impl Exchange<'_> {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
+        self.requests = frame.holds_request();
         let modern = match headers::era(head, &frame, &self.shared.param_headers) {
             Ok(modern) => modern,
             Err((status, body)) => {
@@ -479,6 +484,7 @@ impl Exchange<'_> {
             keep_alive_secs: self.shared.limits.idle.as_secs(),
             cors,
             announce,
+            requests: self.requests,
         })
     }
 

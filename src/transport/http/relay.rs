@@ -76,7 +76,7 @@ impl Exchange<'_> {
                     {
                         headers.clear();
                     }
-                    break self.answer(head, stream.take(), done, &mut headers);
+                    break self.answer(head, stream.take(), done, &mut headers, sse_ok);
                 }
                 Recv::TimedOut => {
                     // A client that half-closed after its request may still read: it is
@@ -173,7 +173,8 @@ impl Exchange<'_> {
     }
 
     /// Ends a request with what the loop sent (`None`: no response is due): the last event of
-    /// its stream, else a JSON body (`202` without one). The status, and whether the
+    /// its stream, else a JSON body (without one: an empty stream for a request, `202` for
+    /// notifications). The status, and whether the
     /// connection can carry another request.
     fn answer(
         &mut self,
@@ -181,6 +182,7 @@ impl Exchange<'_> {
         stream: Option<Sse>,
         done: Option<(u16, Vec<u8>)>,
         headers: &mut Vec<(&'static str, String)>,
+        sse_ok: bool,
     ) -> io::Result<(u16, bool)> {
         match (stream, done) {
             (Some(sse), Some((_, body))) => sse
@@ -188,6 +190,15 @@ impl Exchange<'_> {
                 .and_then(|()| sse.end(&mut self.writer))
                 .map(|()| (200, sse.reusable())),
             (Some(sse), None) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
+            // A cancelled request gets no response, but its POST must be answered with an
+            // event stream or JSON: a stream, ended at once.
+            (None, None) if self.requests && sse_ok => {
+                let mut stream = None;
+                let sse = self.opened(&mut stream, head, headers)?;
+                let reuse = sse.reusable();
+                stream.take().map_or(Ok(()), |sse| sse.end(&mut self.writer))?;
+                Ok((200, reuse))
+            }
             (None, done) => {
                 let mut response = Response::answer(done);
                 // `send` adds the CORS headers an event stream's head carries.

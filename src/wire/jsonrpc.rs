@@ -253,19 +253,6 @@ pub enum Frame<'a> {
     Batch(Vec<&'a str>),
 }
 
-impl Frame<'_> {
-    /// Whether it holds a request, which is owed a response (a batch's elements are read
-    /// again for this: batches are rare, 2025-03-26 only).
-    pub fn holds_request(&self) -> bool {
-        match self {
-            Frame::Single(message) => matches!(message, Message::Request { .. }),
-            Frame::Batch(items) => {
-                items.iter().any(|item| matches!(parse_message(item), Message::Request { .. }))
-            }
-        }
-    }
-}
-
 /// The members of an envelope, each the raw JSON text of its value, read by the scanner in
 /// one pass. A member that is present, even as `null`, is `Some`.
 #[derive(Default)]

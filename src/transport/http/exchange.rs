@@ -350,7 +350,12 @@ impl Exchange<'_> {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
-        self.requests = frame.holds_request();
+        self.requests = match &frame {
+            Frame::Single(message) => matches!(message, Message::Request { .. }),
+            Frame::Batch(items) => items
+                .iter()
+                .any(|item| matches!(jsonrpc::parse_message(item), Message::Request { .. })),
+        };
         let modern = match headers::era(head, &frame, &self.shared.param_headers) {
             Ok(modern) => modern,
             Err((status, body)) => {

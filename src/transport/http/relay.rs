@@ -173,9 +173,9 @@ impl Exchange<'_> {
     }
 
     /// Ends a request with what the loop sent (`None`: no response is due): the last event of
-    /// its stream, else a JSON body (without one: an empty stream for a request, `202` for
-    /// notifications). The status, and whether the
-    /// connection can carry another request.
+    /// its stream, else a JSON body (without one: a stream that ends at once for a request,
+    /// `202` for notifications). The status, and whether the connection can carry another
+    /// request.
     fn answer(
         &mut self,
         head: &Head,
@@ -189,17 +189,14 @@ impl Exchange<'_> {
                 .event(&mut self.writer, &body)
                 .and_then(|()| sse.end(&mut self.writer))
                 .map(|()| (200, sse.reusable())),
-            (Some(sse), None) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
-            // A cancelled request gets no response, but its POST must be answered with an
-            // event stream or JSON: a stream, ended at once.
-            (None, None) if self.requests && sse_ok => {
-                let mut stream = None;
+            // No response (a cancelled request): its stream ends without one. A POST holding
+            // a request must be answered with an event stream or JSON, so one is opened.
+            (mut stream, None) if stream.is_some() || self.requests && sse_ok => {
                 let sse = self.opened(&mut stream, head, headers)?;
-                let reuse = sse.reusable();
-                stream.take().map_or(Ok(()), |sse| sse.end(&mut self.writer))?;
-                Ok((200, reuse))
+                sse.end(&mut self.writer).map(|()| (200, sse.reusable()))
             }
-            (None, done) => {
+            // No stream was opened (one without a response took the arm above).
+            (_, done) => {
                 let mut response = Response::answer(done);
                 // `send` adds the CORS headers an event stream's head carries.
                 headers.retain(|(name, _)| *name == "Mcp-Session-Id");

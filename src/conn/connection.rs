@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 use std::fmt;
 use std::io::{self, BufRead};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -99,6 +99,9 @@ pub(crate) trait Inbox {
     fn ready(&mut self) -> Option<String>;
     /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
     fn closed(&self) -> bool;
+    /// A notification from [`Inbox::next`] or [`Inbox::ready`] was taken in: what the
+    /// transport counts of notifications it reads itself.
+    fn notified(&mut self, method: &str, took: Duration);
 }
 
 enum Input<'io> {
@@ -360,6 +363,7 @@ impl<'io> Conn<'io> {
         session: &mut Session,
         warned: Option<&mut bool>,
     ) -> Option<Result<Value, ClientError>> {
+        let began = Instant::now();
         let frame = match std::str::from_utf8(&line) {
             Ok(text) if text.trim_ascii().is_empty() => return None,
             Ok(text) => {
@@ -378,9 +382,20 @@ impl<'io> Conn<'io> {
                         if method == "notifications/cancelled"
                             && self.withdraw(&params, session) =>
                     {
+                        self.notified(&method, began);
                         return None;
                     }
-                    Frame::Single(message) => Frame::Single(session.take_in(message)?),
+                    Frame::Single(message) => {
+                        let method = match &message {
+                            Message::Notification { method, .. } => Some(method.clone()),
+                            _ => None,
+                        };
+                        let Some(waits) = session.take_in(message) else {
+                            method.inspect(|method| self.notified(method, began));
+                            return None;
+                        };
+                        Frame::Single(waits)
+                    }
                     batch => batch,
                 }
             }
@@ -403,6 +418,13 @@ impl<'io> Conn<'io> {
             _ => self.enqueue(line),
         }
         None
+    }
+
+    /// Tells the transport a notification it handed over was taken in (`began`: when).
+    fn notified(&mut self, method: &str, began: Instant) {
+        if let Input::Messages(inbox) = &mut self.input {
+            inbox.notified(method, began.elapsed());
+        }
     }
 
     /// A cancellation of a request that waits in the queue, not yet begun, withdraws it: it

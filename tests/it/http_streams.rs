@@ -263,6 +263,11 @@ fn a_legacy_cancellation_posted_while_the_handler_runs_is_seen_by_it() {
     );
     assert!(reply.events().is_empty(), "{reply:?}");
     assert!(posted.elapsed() < Duration::from_secs(3), "{:?}", posted.elapsed());
+    // Taken in while the handler ran, the cancel counts in `/metrics` as any notification.
+    let scrape = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    let metrics = raw(addr, scrape.as_bytes()).unwrap().body;
+    let counted = r#"_count{mcp_method_name="notifications/cancelled"} 1"#;
+    assert!(metrics.lines().any(|l| l.ends_with(counted)), "{metrics}");
 }
 
 /// A server on the files of `target/tmp/http-watch` (the test makes the folder first).

@@ -328,6 +328,7 @@ impl<'s> Dispatcher<'s> {
             modern: call.modern,
             readiness: self.readiness,
             timeout: self.ask_timeout,
+            notified: Vec::new(),
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
         let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events))
@@ -367,6 +368,9 @@ impl<'s> Dispatcher<'s> {
             }
         };
         drop(conn);
+        for (method, took) in waiter.notified.drain(..) {
+            self.observer.notified(&method, took);
+        }
         if legacy_id.is_none() {
             lend(&mut legacy.state, &mut self.lent);
         }
@@ -492,6 +496,9 @@ struct Waiter<'d> {
     readiness: &'d Readiness,
     /// How long to wait for the client's answer (`--ask-timeout-secs`).
     timeout: Duration,
+    /// The notifications taken in from here, for `/metrics` once the request is served: the
+    /// observer is the request's own until then.
+    notified: Vec<(String, Duration)>,
 }
 
 impl Inbox for Waiter<'_> {
@@ -549,6 +556,10 @@ impl Inbox for Waiter<'_> {
         // Legacy: "disconnection SHOULD NOT be interpreted as the client cancelling".
         self.modern && self.sink.is_closed()
     }
+
+    fn notified(&mut self, method: &str, took: Duration) {
+        self.notified.push((method.to_string(), took));
+    }
 }
 
 /// The error a connection thread answers for a request it refuses before dispatch.
@@ -598,6 +609,7 @@ mod tests {
                 modern: false,
                 readiness,
                 timeout: Duration::from_secs(60),
+                notified: Vec::new(),
             }
         }
     }

@@ -5,7 +5,7 @@
 //! server requests come before the response.
 
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io::Write;
 use std::net::{IpAddr, Shutdown};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -22,14 +22,13 @@ use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::probes;
 use crate::transport::http::readiness::Readiness;
-use crate::transport::http::response::{Response, Sse};
+use crate::transport::http::response::Response;
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
 use crate::transport::telemetry::observer::Arrival;
-use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics, StreamKind};
-use crate::util::queue::{self, Receiver, Recv, Refused, Sender, Ticket};
+use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics};
+use crate::util::queue::{self, Receiver, Refused, Sender, Ticket};
 use crate::util::trace_context::TraceContext;
-use crate::wire::era::MODERN_VERSIONS;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
@@ -396,50 +395,6 @@ impl Exchange<'_> {
         }
     }
 
-    /// The legacy session a message belongs to, and whether this message created it: the one
-    /// `Mcp-Session-Id` names, or a new one for `initialize`. Without either, a notification
-    /// from a 2026-07-28 client is accepted and ignored, anything else refused (`Err`).
-    fn legacy_session(
-        &mut self,
-        head: &Head,
-        principal: Option<Arc<Principal>>,
-        frame: &Frame,
-        is_request: bool,
-    ) -> Result<(Use, bool), Outcome> {
-        let initialize = matches!(frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
-        let version_header = head.header("mcp-protocol-version");
-        match (head.header("mcp-session-id"), initialize) {
-            (Some(id), _) => match self.shared.table.enter(id, principal.as_deref()) {
-                Ok(session) => Ok((session, false)),
-                Err(_) => Err(self.unknown_session(head, frame)),
-            },
-            (None, true) => match self.shared.table.create(principal) {
-                Ok(session) => Ok((session, true)),
-                Err(_) => {
-                    self.shared.metrics.refused(Refusal::SessionLimit);
-                    let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
-                    let response =
-                        Response::json(503, error_body(None, error)).header("Retry-After", "5");
-                    Err(self.send(head, response, None, false))
-                }
-            },
-            (None, false)
-                if !is_request && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
-            {
-                // 2026-07-28 defines no client notifications on HTTP: accepted, and ignored.
-                Err(self.send(head, Response::new(202), None, false))
-            }
-            (None, false) => Err(self.refuse(
-                head,
-                Refusal::MissingSession,
-                400,
-                "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 request \
-                 (params._meta with io.modelcontextprotocol/protocolVersion)",
-                false,
-            )),
-        }
-    }
-
     /// Hands a request (or batch) from `principal` to the dispatching loop and writes what
     /// comes back. `legacy` is its session and whether this request created it (its id is
     /// then announced); `None` for a 2026-07-28 request.
@@ -504,7 +459,7 @@ impl Exchange<'_> {
     }
 
     /// The headers an event stream's head carries beside its own: CORS for an allowed page.
-    fn stream_headers(&self) -> Vec<(&'static str, String)> {
+    pub(super) fn stream_headers(&self) -> Vec<(&'static str, String)> {
         self.cors.as_deref().map_or_else(Vec::new, |origin| cors::response_headers(origin).into())
     }
 
@@ -516,7 +471,7 @@ impl Exchange<'_> {
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
     /// 429 (`Err`).
-    fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
+    pub(super) fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
         self.shared.peers.open(self.ip, Kind::Stream).map_err(|cap| {
             self.shared.metrics.refused(Refusal::PeerLimit);
             log::warn!(
@@ -530,24 +485,10 @@ impl Exchange<'_> {
         })
     }
 
-    /// A legacy client notification or response: 202 only for what will be read, so one the
-    /// loop cannot take is refused. `session` stays in use until it is answered.
-    fn notify(&mut self, head: &Head, session: Use, text: String) -> Outcome {
-        let bytes = text.len();
-        let message = Inbound::Message { session: Some(session.id.clone()), body: text };
-        // In a lane of their own: requests waiting cannot crowd out the answer a waiting
-        // handler needs.
-        if let Err(refused) = self.shared.tx.send_in(message, bytes.max(1), 1) {
-            self.busy(refused);
-            return self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", false);
-        }
-        self.send(head, Response::new(202), Some(session.id.clone()), false)
-    }
-
     /// Hands `work` (holding a body of `bytes`) to the dispatching loop with a new sink for
     /// what it sends back, or answers 503 (closing the connection) when the loop takes no
     /// more: its queue holds `INBOUND_CAPACITY` items or `INBOUND_BYTES` of bodies already.
-    fn hand_over(
+    pub(super) fn hand_over(
         &mut self,
         head: &Head,
         work: impl FnOnce(Sink) -> Inbound,
@@ -567,7 +508,7 @@ impl Exchange<'_> {
     }
 
     /// Logs why the loop took no more work, when it is not that the server is stopping.
-    fn busy(&self, refused: Refused) {
+    pub(super) fn busy(&self, refused: Refused) {
         if refused == Refused::Full {
             log::warn!(
                 target: LOG,
@@ -575,98 +516,6 @@ impl Exchange<'_> {
                 self.peer,
             );
         }
-    }
-
-    /// 404 for an unknown or expired session, with the request's id when it has one.
-    fn unknown_session(&mut self, head: &Head, frame: &Frame) -> Outcome {
-        let id = match frame {
-            Frame::Single(Message::Request { id, .. }) => Some(id),
-            _ => None,
-        };
-        let error = ErrorObject::new(
-            ErrorCode::SESSION_NOT_FOUND,
-            "session not found: send initialize again",
-        );
-        self.shared.metrics.refused(Refusal::UnknownSession);
-        self.send(head, Response::json(404, error_body(id, error)), None, false)
-    }
-
-    /// Legacy GET: the session's standalone stream of server messages.
-    fn get(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
-        let (_, sse_ok) = negotiation::accepts(head.list("accept").as_deref());
-        let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
-        if !sse_ok || head.header("accept").is_none() {
-            let why = "a GET stream needs accept: text/event-stream";
-            return self.refuse(head, Refusal::NotAcceptable, 406, why, false);
-        }
-        let session = match self.shared.table.enter(id, principal.as_deref()) {
-            Ok(session) => session,
-            Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
-        };
-        let _counted = match self.open_stream(head) {
-            Ok(slot) => slot,
-            Err(refused) => return refused,
-        };
-        let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
-        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0, None) {
-            Ok(handed) => handed,
-            Err(refused) => return refused,
-        };
-        // Opened at once: clients wait for the head before they consider the stream open.
-        let (headers, close) = (self.stream_headers(), self.closing(head));
-        let sse = match Sse::start(&mut self.writer, head.minor, &headers, close) {
-            Ok(sse) => sse,
-            Err(_) => {
-                closed.store(true, Ordering::Relaxed);
-                return (499, Some(session.id.clone()), false);
-            }
-        };
-        let _open = self.shared.metrics.open_stream(StreamKind::Get);
-        let name = Some(session.id.clone());
-        let mut last_write = Instant::now();
-        loop {
-            let written = match rx.recv_timeout(POLL) {
-                Recv::Item(Out::Event(line)) => sse.event(&mut self.writer, line.as_bytes()),
-                Recv::Item(Out::Done(_) | Out::Rest(_)) | Recv::Closed => {
-                    let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
-                    return (200, name, reuse);
-                }
-                Recv::TimedOut if peer_gone(&self.reader) => Err(io::ErrorKind::BrokenPipe.into()),
-                Recv::TimedOut if last_write.elapsed() >= self.shared.keepalive => {
-                    sse.comment(&mut self.writer, "keep-alive")
-                }
-                Recv::TimedOut => continue,
-            };
-            if written.is_err() {
-                closed.store(true, Ordering::Relaxed);
-                return (200, name, false);
-            }
-            last_write = Instant::now();
-        }
-    }
-
-    /// Legacy DELETE: ends the session.
-    fn delete(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
-        let Some(id) = head.header("mcp-session-id") else { return self.no_session(head) };
-        if self.shared.table.remove(id, principal.as_deref()) {
-            log::info!(target: LOG, "session {} ended by the client", session_tag(id));
-            self.send(head, Response::new(204), Some(id.to_string()), false)
-        } else {
-            self.unknown_session(head, &Frame::Batch(Vec::new()))
-        }
-    }
-
-    /// A GET or DELETE without a session: 2026-07-28 serves POST only (405); a legacy
-    /// client must name its session (400).
-    fn no_session(&mut self, head: &Head) -> Outcome {
-        let modern =
-            head.header("mcp-protocol-version").is_some_and(|v| MODERN_VERSIONS.contains(&v));
-        if modern {
-            self.shared.metrics.refused(Refusal::MethodNotAllowed);
-            let response = refusal(405, "2026-07-28 serves POST only").header("Allow", "POST");
-            return self.send(head, response, None, false);
-        }
-        self.refuse(head, Refusal::MissingSession, 400, "missing Mcp-Session-Id header", false)
     }
 }
 

@@ -18,6 +18,7 @@ mod exchange;
 mod guard;
 mod headers;
 mod jwks_file;
+mod legacy_routes;
 mod main_loop;
 mod negotiation;
 mod options;

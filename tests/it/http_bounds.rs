@@ -1,6 +1,7 @@
 //! What clients can make the HTTP server hold or spend, against the bounds docs/http.md
-//! gives: the bodies of clients that left while the loop was busy, a sleeping task tool whose
-//! client left, a legacy handler whose client never answers, and running out of descriptors.
+//! gives: the bodies of clients that left while the loop was busy, bodies being read past
+//! their budget, a sleeping task tool whose client left, a legacy handler whose client never
+//! answers, and running out of descriptors.
 
 use std::io::Write;
 use std::net::SocketAddr;
@@ -191,4 +192,49 @@ fn out_of_descriptors(limit: u32) -> (u32, Duration, usize) {
         std::thread::sleep(Duration::from_millis(100));
     }
     (limit, spent, refused)
+}
+
+#[test]
+fn bodies_being_read_past_their_budget_are_refused_and_the_others_served() {
+    let server = start(HttpOptions::default());
+    let addr = server.addr;
+    // Six 15 MiB bodies at once would be 90 MiB in memory; the bodies being read may hold
+    // 64 MiB between them, so at most four are read on and the others refused.
+    let call = modern("tools/list", json!({ "pad": "x".repeat(15 << 20) }));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+    let wire = std::sync::Arc::new(crate::http_harness::post_text(addr, &call, &headers));
+    let held_back = 3 << 20;
+    let sending: Vec<_> = (0..6)
+        .map(|_| {
+            let wire = wire.clone();
+            std::thread::spawn(move || {
+                let mut conn = connect(addr);
+                // A refused client's later bytes are read and dropped: this write ends.
+                conn.get_mut().write_all(&wire.as_bytes()[..wire.len() - held_back]).unwrap();
+                conn
+            })
+        })
+        .collect();
+    let mut conns: Vec<_> = sending.into_iter().map(|t| t.join().unwrap()).collect();
+    let (mut refused, mut served) = (0, 0);
+    for conn in &mut conns {
+        // A refusal was written before the client's last bytes were read: it is here now.
+        conn.get_ref().set_read_timeout(Some(Duration::from_millis(300))).unwrap();
+        if let Some(reply) = read_reply(conn) {
+            assert_eq!(reply.status, 503, "{}", reply.body);
+            assert!(reply.body.contains("request bodies being read fill their budget"));
+            refused += 1;
+            continue;
+        }
+        conn.get_ref().set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        conn.get_mut().write_all(&wire.as_bytes()[wire.len() - held_back..]).unwrap();
+        let reply = read_reply(conn).expect("a response");
+        assert_eq!(reply.status, 200, "{}", reply.body);
+        served += 1;
+    }
+    assert!(refused >= 2 && served >= 3, "{refused} refused, {served} served");
+    // What they held is given back: one more is read whole.
+    let mut conn = connect(addr);
+    conn.get_mut().write_all(wire.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).map(|r| r.status), Some(200));
 }

@@ -12,6 +12,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::conn::principal::Principal;
+use crate::transport::http::body_budget::BodyBudget;
 use crate::transport::http::cors;
 use crate::transport::http::direct::{Claim, Direct, DirectLine};
 use crate::transport::http::guard::Guard;
@@ -54,6 +55,8 @@ pub struct Shared {
     /// To the dispatching loop; bodies count against its byte bound while they wait.
     pub tx: Sender<Inbound>,
     pub limits: Limits,
+    /// The bytes of the bodies being read, across connections.
+    pub bodies: BodyBudget,
     pub path: String,
     pub keepalive: Duration,
     /// Set when the server closes: finish the current request (and one already sent after a
@@ -324,10 +327,13 @@ impl Exchange<'_> {
         {
             let _ = self.writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
         }
-        let body = match self.reader.body(head, &self.shared.limits) {
+        let body = match self.reader.body(head, &self.shared.limits, &self.shared.bodies) {
             Ok(body) => body,
             Err(ReadError::Closed) => return (400, None, false),
             Err(ReadError::Status(status, why)) => {
+                if status == 503 {
+                    log::warn!(target: LOG, "{} refused: {why} (64 MiB)", self.peer);
+                }
                 return self.refuse(head, Refusal::of_status(status), status, why, true);
             }
         };

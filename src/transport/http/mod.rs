@@ -11,6 +11,7 @@
 //! keep-alives the connection threads give on their own.
 
 mod acceptor;
+mod body_budget;
 mod claims;
 mod cors;
 mod direct;
@@ -47,6 +48,7 @@ use crate::transport::telemetry::otlp::{Endpoint, Exporter, Resource};
 use crate::transport::telemetry::server_metrics::ServerMetrics;
 pub use options::HttpOptions;
 
+use body_budget::BodyBudget;
 pub use claims::is_scope_token;
 use exchange::Shared;
 use guard::Guard;
@@ -151,6 +153,7 @@ impl Server {
             )),
             tx,
             limits,
+            bodies: BodyBudget::new(INBOUND_BYTES),
             path: options.path.clone(),
             keepalive: Duration::from_secs(options.sse_keepalive_secs),
             stop: readiness.closing.clone(),

@@ -9,6 +9,7 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::transport::http::body_budget::{self, BodyBudget, FREE_BYTES, Hold};
 use crate::transport::http::socket::Socket;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -469,14 +470,21 @@ impl Reader {
         Ok((method.to_string(), path.to_string(), minor, authority))
     }
 
-    /// Reads the body `head` announced, within the same deadline as its head.
-    pub fn body(&mut self, head: &Head, limits: &Limits) -> Result<Vec<u8>, ReadError> {
+    /// Reads the body `head` announced, within the same deadline as its head, and within
+    /// `budget` as it grows.
+    pub fn body(
+        &mut self,
+        head: &Head,
+        limits: &Limits,
+        budget: &BodyBudget,
+    ) -> Result<Vec<u8>, ReadError> {
         let deadline = head.started + limits.deadline;
+        let hold = &mut budget.hold();
         match head.body {
             BodyKind::None => Ok(Vec::new()),
             BodyKind::Length(n) => {
-                let mut body = Vec::with_capacity(n.min(64 * 1024));
-                self.exact(&mut body, n, n, deadline)?;
+                let mut body = Vec::with_capacity(n.min(FREE_BYTES));
+                self.exact(&mut body, n, n, deadline, hold)?;
                 Ok(body)
             }
             BodyKind::Chunked => {
@@ -491,7 +499,7 @@ impl Reader {
                     if body.len().saturating_add(size) > limits.max_body {
                         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
                     }
-                    self.exact(&mut body, size, limits.max_body, deadline)?;
+                    self.exact(&mut body, size, limits.max_body, deadline, hold)?;
                     self.line(&mut line, 2, deadline).map_err(LineError::in_body)?;
                     if !line.is_empty() {
                         return Err(bad("chunk data not followed by a line end"));
@@ -511,13 +519,15 @@ impl Reader {
     }
 
     /// Reads `n` bytes onto `into`. It grows as they arrive (a length announced is not
-    /// allocated before it is sent), doubling, but never past `most`, the length it can reach.
+    /// allocated before it is sent), doubling, but never past `most`, the length it can reach,
+    /// and only as far as `hold` can count it.
     fn exact(
         &mut self,
         into: &mut Vec<u8>,
         mut n: usize,
         most: usize,
         deadline: Instant,
+        hold: &mut Hold,
     ) -> Result<(), ReadError> {
         while n > 0 {
             match self.fill(deadline, None) {
@@ -529,6 +539,9 @@ impl Reader {
             let take = buf.len().min(n);
             if into.capacity() - into.len() < take {
                 let grown = (into.capacity() * 2).min(most).max(into.len() + take);
+                if !hold.grow_to(grown) {
+                    return Err(ReadError::Status(503, body_budget::REFUSED));
+                }
                 into.reserve_exact(grown - into.len());
             }
             into.extend_from_slice(&buf[..take]);

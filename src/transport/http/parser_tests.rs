@@ -17,7 +17,9 @@ fn status(request: &[u8]) -> u16 {
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let limits =
         Limits { max_body: 1000, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
-    match reader.head(&limits, &AtomicBool::new(false)).and_then(|head| reader.body(&head, &limits))
+    match reader
+        .head(&limits, &AtomicBool::new(false))
+        .and_then(|head| reader.body(&head, &limits, &BodyBudget::new(1 << 20)))
     {
         Ok(_) => 200,
         Err(ReadError::Status(status, _)) => status,

@@ -48,7 +48,8 @@ pub(crate) enum Refusal {
     PeerLimit,
     /// `503`: `--max-sessions` legacy sessions were held, every one in use.
     SessionLimit,
-    /// `503`: the dispatching loop's queue was full, or the server was stopping.
+    /// `503`: the dispatching loop's queue was full, request bodies being read filled their
+    /// budget, or the server was stopping.
     Busy,
     /// `403`: a `Host` that is not allowed (DNS rebinding).
     Host,
@@ -142,6 +143,7 @@ impl Refusal {
             413 => Refusal::BodyTooLarge,
             411 => Refusal::LengthRequired,
             408 => Refusal::Timeout,
+            503 => Refusal::Busy,
             _ => Refusal::BadHttp,
         }
     }

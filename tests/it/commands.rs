@@ -172,10 +172,12 @@ fn a_command_that_exits_is_done_though_a_grandchild_holds_its_output() {
 
 #[test]
 fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
-    for read in [false, true] {
-        let dir = crate::scratch(&format!("cancelled-command-{read}"));
+    // A read, and a call whose command closes its output first and runs on.
+    for (read, closes) in [(false, false), (true, false), (false, true)] {
+        let dir = crate::scratch(&format!("cancelled-command-{read}-{closes}"));
         let pidfile = dir.join("pid");
-        let script = format!("sleep 60 & echo $! > '{}'; wait", pidfile.display());
+        let closing = if closes { "exec >&- 2>&-; " } else { "" };
+        let script = format!("{closing}sleep 60 & echo $! > '{}'; wait", pidfile.display());
         let path = manifest(&dir, json!(["sh", "-c", script]), 60_000);
         // The same command as a resource's: `resources/read` of `x://slow`.
         let mut declared: Value =
@@ -207,4 +209,30 @@ fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
         assert!(elapsed < Duration::from_secs(5), "{read}: the list waited {elapsed:?}");
         assert!(ends(&pid), "{read}: the command's {pid} outlived its cancelled request");
     }
+}
+
+#[test]
+fn a_process_left_holding_the_output_costs_no_thread_once_the_call_is_answered() {
+    let has_setsid = Command::new("setsid").arg("true").status().is_ok_and(|s| s.success());
+    if !cfg!(target_os = "linux") || !has_setsid {
+        return println!("skipped: needs Linux's /proc and setsid");
+    }
+    let dir = crate::scratch("left-holding-output");
+    // Out of the command's process group, the sleep holds its stdout and stderr for 3 s.
+    let script = "setsid sleep 3 & echo started";
+    let mut child =
+        crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 10_000)])
+            .unwrap();
+    let calls: String = (1..=10).map(|id| call(id, false)).collect();
+    let (reply, _, _) = reply_to(&mut child, &calls, 10);
+    assert_eq!(reply["result"]["content"][0]["text"], "started\n", "{reply}");
+    let threads = || std::fs::read_dir(format!("/proc/{}/task", child.id())).unwrap().count();
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while threads() > 2 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Before, two reading threads (and two descriptors) stayed per call until the sleep ended.
+    assert!(threads() <= 2, "{} threads after 10 calls", threads());
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
 }

@@ -16,6 +16,8 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -99,19 +101,77 @@ pub enum Running<'a> {
 /// Runs `invocation`, telling `caller` of each line the command writes to stderr and asking
 /// it now and then whether to go on. An error means the command could not be started.
 pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::Result<Outcome> {
-    let (mut child, events) = spawn(invocation)?;
+    let over = Over(Arc::new(AtomicBool::new(false)));
+    let (mut child, events) = spawn(invocation, &over.0)?;
     // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
     let now = Instant::now();
     let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
     let (mut outcome, ended) =
         collect(&mut child, &events, deadline, invocation.max_output, caller)?;
-    outcome.status = finish(&mut child, ended, deadline)?;
+    outcome.status = match ended {
+        Ended::Stopped => {
+            let _ = child.wait();
+            None
+        }
+        Ended::Exited(status) => Some(status),
+    };
     Ok(outcome)
+}
+
+/// Set once [`run`] has its result, however it returns: the threads reading the command's
+/// output then stop, though a process it left behind (out of its group, `setsid`) still
+/// holds the pipes; else each call would leave two threads and two descriptors behind.
+struct Over(Arc<AtomicBool>);
+
+impl Drop for Over {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// One of the command's pipes, read only once it has something, so that its thread can see
+/// that [`run`] is over. Where there is no `poll` (not unix) every read is tried at once, and
+/// a process left holding the pipe keeps its thread until it exits.
+struct Pipe<R> {
+    pipe: R,
+    #[cfg(unix)]
+    fd: std::os::fd::RawFd,
+    over: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Pipe<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        #[cfg(unix)]
+        while !baremcp::__private::readable_within(self.fd, EXIT_CHECK) {
+            if self.over.load(Ordering::Relaxed) {
+                return Ok(0);
+            }
+        }
+        self.pipe.read(buf)
+    }
+}
+
+impl<R> Pipe<R> {
+    #[cfg(unix)]
+    fn new(pipe: R, over: &Arc<AtomicBool>) -> Pipe<R>
+    where
+        R: std::os::fd::AsRawFd,
+    {
+        Pipe { fd: pipe.as_raw_fd(), pipe, over: over.clone() }
+    }
+
+    #[cfg(not(unix))]
+    fn new(pipe: R, over: &Arc<AtomicBool>) -> Pipe<R> {
+        Pipe { pipe, over: over.clone() }
+    }
 }
 
 /// Starts the command in its own process group, with a thread writing its stdin (if any)
 /// and one draining each of its outputs into the returned channel.
-fn spawn(invocation: &Invocation) -> io::Result<(Child, mpsc::Receiver<Event>)> {
+fn spawn(
+    invocation: &Invocation,
+    over: &Arc<AtomicBool>,
+) -> io::Result<(Child, mpsc::Receiver<Event>)> {
     let (program, args) =
         invocation.argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
     let mut command = Command::new(program);
@@ -144,8 +204,8 @@ fn spawn(invocation: &Invocation) -> io::Result<(Child, mpsc::Receiver<Event>)> 
         });
     }
     let (send, events) = mpsc::sync_channel(QUEUED_LINES);
-    let stdout = child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?;
-    let stderr = child.stderr.take().ok_or_else(|| io::Error::other("no stderr"))?;
+    let stdout = Pipe::new(child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?, over);
+    let stderr = Pipe::new(child.stderr.take().ok_or_else(|| io::Error::other("no stderr"))?, over);
     let max = invocation.max_output;
     let out_send = send.clone();
     std::thread::spawn(move || read_stdout(stdout, max, &out_send));
@@ -190,13 +250,12 @@ enum Ended {
     Stopped,
     /// The command exited, and its output closed (or what it left behind was ended).
     Exited(ExitStatus),
-    /// Its output closed while it still ran.
-    OutputClosed,
 }
 
-/// Gathers the command's output (its status still unknown) until both pipes close, the
-/// deadline passes, or the command has exited and what it left behind holds its pipes too
-/// long.
+/// Gathers the command's output until the command has exited and both pipes closed, the
+/// deadline passes, the caller gives up, or the command has exited and what it left behind
+/// holds its pipes too long. A command that closes its output and runs on is still waited
+/// for, and still asked about.
 fn collect(
     child: &mut Child,
     events: &mpsc::Receiver<Event>,
@@ -216,7 +275,11 @@ fn collect(
     let mut exited: Option<(ExitStatus, Instant)> = None;
     let mut stopped = false;
     let mut asked = Instant::now();
-    while !(stdout_done && stderr_done) {
+    loop {
+        let drained = stdout_done && stderr_done;
+        if drained && exited.is_some() {
+            break;
+        }
         // Asked at most every EXIT_CHECK: the answer may cost the caller a system call.
         if exited.is_none() && asked.elapsed() >= EXIT_CHECK {
             asked = Instant::now();
@@ -243,6 +306,15 @@ fn collect(
             kill_group(child);
             break;
         }
+        if drained {
+            // Nothing more can come: the exit is waited for (seen at once), the caller asked
+            // between looks.
+            let by = Instant::now() + left.min(EXIT_CHECK);
+            if let Some(status) = exit_by(by, || child.try_wait())? {
+                exited = Some((status, Instant::now()));
+            }
+            continue;
+        }
         match events.recv_timeout(left.min(EXIT_CHECK)) {
             Ok(Event::StderrLine(line)) => {
                 if !caller(Running::StderrLine(&line)) {
@@ -265,36 +337,16 @@ fn collect(
             Ok(Event::StdoutDone) => stdout_done = true,
             Ok(Event::StderrDone) => stderr_done = true,
             Err(mpsc::RecvTimeoutError::Timeout) => {}
-            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            // Both readers ended without saying so (they could not): as if drained.
+            Err(mpsc::RecvTimeoutError::Disconnected) => (stdout_done, stderr_done) = (true, true),
         }
     }
     outcome.truncated = (total > outcome.stdout.len()).then_some(total);
     let ended = match exited {
-        _ if stopped => Ended::Stopped,
-        Some((status, _)) => Ended::Exited(status),
-        None => Ended::OutputClosed,
+        Some((status, _)) if !stopped => Ended::Exited(status),
+        _ => Ended::Stopped,
     };
     Ok((outcome, ended))
-}
-
-/// The command's exit status once collecting `ended`; `None` when it ran past the deadline.
-fn finish(child: &mut Child, ended: Ended, deadline: Instant) -> io::Result<Option<ExitStatus>> {
-    match ended {
-        Ended::Stopped => {
-            let _ = child.wait();
-            Ok(None)
-        }
-        Ended::Exited(status) => Ok(Some(status)),
-        Ended::OutputClosed => {
-            // Output is closed; the command is ending. Give it until the deadline.
-            let status = exit_by(deadline, || child.try_wait())?;
-            if status.is_none() {
-                kill_group(child);
-                let _ = child.wait();
-            }
-            Ok(status)
-        }
-    }
 }
 
 /// Ends the command's process group (its id is the child's, which is not reaped yet, so it

@@ -136,6 +136,7 @@ struct Pipe<R> {
     pipe: R,
     #[cfg(unix)]
     fd: std::os::fd::RawFd,
+    #[cfg(unix)]
     over: Arc<AtomicBool>,
 }
 
@@ -161,8 +162,8 @@ impl<R> Pipe<R> {
     }
 
     #[cfg(not(unix))]
-    fn new(pipe: R, over: &Arc<AtomicBool>) -> Pipe<R> {
-        Pipe { pipe, over: over.clone() }
+    fn new(pipe: R, _over: &Arc<AtomicBool>) -> Pipe<R> {
+        Pipe { pipe }
     }
 }
 

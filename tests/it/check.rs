@@ -110,6 +110,45 @@ fn every_problem_shape_is_reported_with_its_pointer() {
 }
 
 #[test]
+fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
+    let dir = crate::scratch("check-unrunnable");
+    let manifest = dir.join("m.json");
+    let check = |document: &str| {
+        std::fs::write(&manifest, document).unwrap();
+        let out = baremcp(&["check", &manifest.to_string_lossy()]);
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+        text(&out.stderr)
+    };
+    // The second `run` would win for serde_json, the first for an editor or a reviewer.
+    let twice = r#"{"tools": [{"name": "a", "description": "d", "run": {"argv": ["echo", "safe"]}, "run": {"argv": ["rm"]}}]}"#;
+    assert!(
+        check(twice).ends_with("m.json: the member \"run\" is named twice at line 1 column 85\n")
+    );
+    let stderr = check(
+        r#"{"tools": [{"name": "a", "description": "d", "run": {"argv": ["tr\u0000ue", ["-x", "a\u0000"]], "cwd": "/t\u0000mp", "env": {"A=B": "x", "": "y", "N\u0000UL": "z", "OK": "v\u0000"}}}],
+            "prompts": [{"name": "p", "arguments": [{"name": "a", "required": true}, {"name": "a"}], "messages": [{"role": "user", "text": "{{a}}"}]}]}"#,
+    );
+    let nul = "holds a NUL byte, which no command can be given";
+    let name = "is not a variable name: it is empty, or holds = or a NUL byte";
+    let problems = [
+        format!("/tools/0/run/argv/0: {nul}"),
+        format!("/tools/0/run/argv/1/1: {nul}"),
+        format!("/tools/0/run/cwd: {nul}"),
+        format!("/tools/0/run/env/: {name}"),
+        format!("/tools/0/run/env/A=B: {name}"),
+        // Control characters in a pointer are shown escaped, never written raw.
+        format!("/tools/0/run/env/N\\u{{0}}UL: {name}"),
+        format!("/tools/0/run/env/OK: {nul}"),
+        "/prompts/0/arguments/1/name: duplicate argument \"a\"".to_string(),
+    ];
+    for problem in &problems {
+        assert!(stderr.contains(&format!("m.json: {problem}\n")), "{problem:?}:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
+    assert!(!stderr.contains('\0'), "{stderr}");
+}
+
+#[test]
 fn the_summary_shows_each_command_whole_and_the_warnings_what_will_go_wrong() {
     let dir = crate::scratch("check-summary");
     std::fs::create_dir(dir.join("sub")).unwrap();

@@ -15,15 +15,19 @@ use super::{
     ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, LoadError, Manifest, Part, PromptDecl,
     ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
 };
-use baremcp::__private::pointer_to;
+use baremcp::__private::{StrictError, pointer_to, read_strict};
 use baremcp::schema::{Problem, Schema};
 use baremcp::{ReadError, ResourceTemplate, Role};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, LoadError> {
     let text = std::fs::read_to_string(path).map_err(|e| LoadError::File(e.to_string()))?;
-    let value: Value =
-        serde_json::from_str(&text).map_err(|e| LoadError::File(format!("not JSON: {e}")))?;
+    // A member named twice is refused: the file would mean one thing to a reader that keeps
+    // the first (an editor, a reviewer) and another to one that keeps the last.
+    let value = read_strict(text.as_bytes()).map_err(|e| match e {
+        StrictError::Invalid(why) => LoadError::File(format!("not JSON: {why}")),
+        twice => LoadError::File(twice.to_string()),
+    })?;
     let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
     let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
     check(&value, &dir).map_err(LoadError::Problems)
@@ -127,6 +131,14 @@ impl Checker<'_> {
 
     fn report(&mut self, pointer: &str, message: impl Into<String>) {
         self.problems.push(Problem::new(pointer, message));
+    }
+
+    /// A command's argv, cwd and environment are C strings: text with a NUL byte could never
+    /// be given to the command.
+    fn no_nul(&mut self, text: &str, here: &str) {
+        if text.contains('\0') {
+            self.report(here, "holds a NUL byte, which no command can be given");
+        }
     }
 
     /// A positive count; the schema checks its type and bound, but not that it fits a `u64`
@@ -242,6 +254,7 @@ impl Checker<'_> {
             match item {
                 Value::String(text) => {
                     let template = self.template(text, &item_at, known, what);
+                    self.no_nul(text, &item_at);
                     if i == 0 && template.0.iter().any(|p| matches!(p, Part::Var(_))) {
                         let why = "the program must be fixed: no placeholder in argv[0]";
                         self.report(&item_at, why);
@@ -250,7 +263,9 @@ impl Checker<'_> {
                 }
                 Value::Array(group) => {
                     let templates = group.iter().enumerate().filter_map(|(j, text)| {
-                        Some(self.template(text.as_str()?, &format!("{item_at}/{j}"), known, what))
+                        let (text, at) = (text.as_str()?, format!("{item_at}/{j}"));
+                        self.no_nul(text, &at);
+                        Some(self.template(text, &at, known, what))
                     });
                     run.argv.push(ArgvItem::Group(templates.collect()));
                 }
@@ -259,11 +274,19 @@ impl Checker<'_> {
         }
         run.stdin = self.template_field(map, "stdin", here, known, what);
         run.cwd = self.template_field(map, "cwd", here, known, what);
+        if let Some(cwd) = string(map, "cwd") {
+            self.no_nul(&cwd, &pointer_to(here, "cwd"));
+        }
         let env_at = pointer_to(here, "env");
         for (name, value) in map.get("env").and_then(Value::as_object).into_iter().flatten() {
+            let at = pointer_to(&env_at, name);
+            if name.is_empty() || name.contains(['=', '\0']) {
+                self.report(&at, "is not a variable name: it is empty, or holds = or a NUL byte");
+            }
             match value {
                 Value::String(text) => {
-                    let template = self.template(text, &pointer_to(&env_at, name), known, what);
+                    self.no_nul(text, &at);
+                    let template = self.template(text, &at, known, what);
                     run.env.insert(name.clone(), template);
                 }
                 Value::Bool(true) => run.pass.push(name.clone()),
@@ -401,14 +424,17 @@ impl Checker<'_> {
 
     fn prompt(&mut self, value: &Value, here: &str) -> Option<PromptDecl> {
         let map = value.as_object()?;
-        let arguments: Vec<(String, Option<String>, bool)> = items(map, "arguments")
-            .iter()
-            .filter_map(Value::as_object)
-            .filter_map(|arg| {
-                let required = arg.get("required") == Some(&Value::Bool(true));
-                Some((string(arg, "name")?, string(arg, "description"), required))
-            })
-            .collect();
+        let mut arguments: Vec<(String, Option<String>, bool)> = Vec::new();
+        for (i, arg) in items(map, "arguments").iter().enumerate() {
+            let Some(arg) = arg.as_object() else { continue };
+            let Some(name) = string(arg, "name") else { continue };
+            if arguments.iter().any(|(known, _, _)| *known == name) {
+                let at = format!("{}/{i}/name", pointer_to(here, "arguments"));
+                self.report(&at, format!("duplicate argument {name:?}"));
+            }
+            let required = arg.get("required") == Some(&Value::Bool(true));
+            arguments.push((name, string(arg, "description"), required));
+        }
         let known: BTreeSet<&str> = arguments.iter().map(|(name, _, _)| name.as_str()).collect();
         let mut messages = Vec::new();
         for (i, message) in items(map, "messages").iter().enumerate() {

@@ -145,8 +145,20 @@ impl LoadError {
                 problems.iter().map(|p| format!("{}: {p}", path.display())).collect()
             }
         };
-        lines.join("\n")
+        printable(&lines.join("\n"))
     }
+}
+
+/// `text` with its control characters but line breaks escaped (`\u{0}`): a member name
+/// in a pointer can hold any, and a terminal should see where it is, not act on it.
+fn printable(text: &str) -> String {
+    let escape = |c: char| c.is_control() && c != '\n';
+    if !text.contains(escape) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| if escape(c) { c.escape_default().to_string() } else { c.to_string() })
+        .collect()
 }
 
 /// Reads and checks a manifest file.
@@ -519,11 +531,11 @@ fn describe_run(run: &RunDecl) -> String {
     out
 }
 
-/// An argv element as written, in JSON quotes when it holds a space or is empty, so that
-/// where one element ends is seen.
+/// An argv element as written, in JSON quotes when it holds a space or a control character
+/// or is empty, so that where one element ends is seen.
 fn word(template: &Template) -> String {
     let text = written(template);
-    match text.is_empty() || text.contains(char::is_whitespace) {
+    match text.is_empty() || text.contains(|c: char| c.is_whitespace() || c.is_control()) {
         true => Value::String(text).to_string(),
         false => text,
     }

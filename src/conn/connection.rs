@@ -99,8 +99,9 @@ pub(crate) trait Inbox {
     fn ready(&mut self) -> Option<String>;
     /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
     fn closed(&self) -> bool;
-    /// A notification from [`Inbox::next`] or [`Inbox::ready`] was taken in: what the
-    /// transport counts of notifications it reads itself.
+    /// A notification was taken in while a request was served (from [`Inbox::next`] or
+    /// [`Inbox::ready`], or in the request's batch): what the transport counts of
+    /// notifications it reads itself.
     fn notified(&mut self, method: &str, took: Duration);
 }
 
@@ -420,8 +421,13 @@ impl<'io> Conn<'io> {
         None
     }
 
+    /// Whether the transport counts the notifications taken in ([`Inbox::notified`]).
+    pub(crate) fn counts_notifications(&self) -> bool {
+        matches!(self.input, Input::Messages(_))
+    }
+
     /// Tells the transport a notification it handed over was taken in (`began`: when).
-    fn notified(&mut self, method: &str, began: Instant) {
+    pub(crate) fn notified(&mut self, method: &str, began: Instant) {
         if let Input::Messages(inbox) = &mut self.input {
             inbox.notified(method, began.elapsed());
         }

@@ -135,9 +135,22 @@ pub(crate) fn serve_message<'a>(
         Message::Request { id, method, params } => (id, method, params),
         // Matched after requests, so that a call's message is not moved through the session.
         message => {
+            // A transport that counts notifications (HTTP) hears of those in a batch too.
+            let counted = match &message {
+                Message::Notification { method, .. } if conn.counts_notifications() => {
+                    Some((method.clone(), Instant::now()))
+                }
+                _ => None,
+            };
             return match session.take_in(message) {
                 Some(Message::Invalid { id, error }) => Some((id, Err(error))),
-                _ => None,
+                Some(_) => None,
+                None => {
+                    if let Some((method, began)) = counted {
+                        conn.notified(&method, began);
+                    }
+                    None
+                }
             };
         }
     };

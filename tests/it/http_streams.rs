@@ -264,10 +264,29 @@ fn a_legacy_cancellation_posted_while_the_handler_runs_is_seen_by_it() {
     assert!(reply.events().is_empty(), "{reply:?}");
     assert!(posted.elapsed() < Duration::from_secs(3), "{:?}", posted.elapsed());
     // Taken in while the handler ran, the cancel counts in `/metrics` as any notification.
+    assert_eq!(notifications_counted(addr, "notifications/cancelled"), 1);
+}
+
+/// How many `method` notifications `/metrics` has counted.
+fn notifications_counted(addr: std::net::SocketAddr, method: &str) -> u64 {
     let scrape = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
     let metrics = raw(addr, scrape.as_bytes()).unwrap().body;
-    let counted = r#"_count{mcp_method_name="notifications/cancelled"} 1"#;
-    assert!(metrics.lines().any(|l| l.ends_with(counted)), "{metrics}");
+    let series =
+        format!("mcp_server_operation_duration_seconds_count{{mcp_method_name=\"{method}\"}} ");
+    let count = metrics.lines().find_map(|l| l.strip_prefix(&series));
+    count.map_or(0, |n| n.parse().unwrap())
+}
+
+#[test]
+fn notifications_in_a_legacy_batch_are_counted() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-03-26");
+    let with = format!("Mcp-Session-Id: {session}");
+    let changed = r#"{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}"#;
+    assert_eq!(post(addr, &format!("[{changed},{changed}]"), &[&with]).status, 202);
+    assert_eq!(post(addr, changed, &[&with]).status, 202);
+    assert_eq!(notifications_counted(addr, "notifications/roots/list_changed"), 3);
 }
 
 /// A server on the files of `target/tmp/http-watch` (the test makes the folder first).

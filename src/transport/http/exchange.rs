@@ -261,7 +261,12 @@ impl Exchange<'_> {
         close: bool,
     ) -> Outcome {
         self.shared.metrics.refused(reason);
-        self.send(head, refusal(status, why), None, close)
+        let mut response = refusal(status, why);
+        if matches!(reason, Refusal::Busy) {
+            // Busy is for now: the queue or the bodies being read drain within seconds.
+            response = response.header("Retry-After", "1");
+        }
+        self.send(head, response, None, close)
     }
 
     /// `response` to GET or HEAD ([`Head::is_read`]); any other method is `405`.

@@ -518,9 +518,9 @@ impl Reader {
         }
     }
 
-    /// Reads `n` bytes onto `into`. It grows as they arrive (a length announced is not
-    /// allocated before it is sent), doubling, but never past `most`, the length it can reach,
-    /// and only as far as `hold` can count it.
+    /// Reads `n` bytes onto `into`, as far as `hold` can count them. It grows as they arrive
+    /// (a length announced is not allocated before it is sent), doubling, but never past
+    /// `most`, the length it can reach.
     fn exact(
         &mut self,
         into: &mut Vec<u8>,
@@ -537,11 +537,11 @@ impl Reader {
             }
             let buf = self.inner.buffer();
             let take = buf.len().min(n);
+            if !hold.grow_to(into.len() + take) {
+                return Err(ReadError::Status(503, body_budget::REFUSED));
+            }
             if into.capacity() - into.len() < take {
                 let grown = (into.capacity() * 2).min(most).max(into.len() + take);
-                if !hold.grow_to(grown) {
-                    return Err(ReadError::Status(503, body_budget::REFUSED));
-                }
                 into.reserve_exact(grown - into.len());
             }
             into.extend_from_slice(&buf[..take]);

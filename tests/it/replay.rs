@@ -416,3 +416,164 @@ fn replay_deadlines_bound_writes_and_endless_output() {
     assert!(text.contains("the server did not stop writing within 1000 ms"), "{text}");
     assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
 }
+
+/// `baremcp replay ARGS…` on the transcript `text` (written to `dir/t.txt`, at the place of
+/// `{}` in `args`), with `env` set (or removed, `None`); its stdout, and the file afterwards.
+fn replay_text(
+    dir: &std::path::Path,
+    text: &str,
+    env: &[(&str, Option<&str>)],
+    args: &[&str],
+) -> (String, String) {
+    let file = dir.join("t.txt");
+    std::fs::write(&file, text).unwrap();
+    let path = file.to_string_lossy().into_owned();
+    let mut command = Command::new(bin());
+    command.arg("replay").args(args.iter().map(|a| if *a == "{}" { path.as_str() } else { a }));
+    for (name, value) in env {
+        match value {
+            Some(value) => command.env(name, value),
+            None => command.env_remove(name),
+        };
+    }
+    let out = command.stderr(Stdio::null()).output().unwrap();
+    (stdout(&out), std::fs::read_to_string(&file).unwrap())
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+
+#[test]
+fn replay_masks_only_long_values_of_variables_its_client_side_uses() {
+    let dir = crate::scratch("replay-variables");
+    // A `$NAME` in a comment is no variable, whatever its value.
+    let commented = format!("# the price is in $CURRENCY\n--> {PING}\n<-- {PING}\n");
+    for value in [None, Some(""), Some("1"), Some("ping")] {
+        let env = [("CURRENCY", value)];
+        let (out, _) = replay_text(&dir, &commented, &env, &["{}", "--", "cat"]);
+        assert!(out.ends_with("1 passed, 0 failed\n"), "{value:?}: {out}");
+    }
+    // Used in a client line: a short value is sent but not masked, a long one is masked only
+    // where it is not part of a longer word.
+    let echo = r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"v":"$V","w":"$W","x":"$Wx"}}"#;
+    let echoed =
+        r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"v":"1","w":"$W","x":"/srv/datax"}}"#;
+    let env = [("V", Some("1")), ("W", Some("/srv/data"))];
+    let text = format!("# echo\n--> {echo}\n<-- {echoed}\n");
+    let (out, _) = replay_text(&dir, &text, &env, &["{}", "--", "cat"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    // A variable a client line uses must be set.
+    let (out, _) = replay_text(&dir, &text, &[("V", Some("1")), ("W", None)], &["{}"]);
+    assert!(out.contains("FAILED\n  line 2: $W is not set (write $$ for a literal $)\n"), "{out}");
+    // `--update` with an empty value writes what the server wrote.
+    let stale = format!("# costs in $CURRENCY\n--> {PING}\n<-- {{}}\n");
+    let env = [("CURRENCY", Some(""))];
+    let (out, after) = replay_text(&dir, &stale, &env, &["--update", "{}", "--", "cat"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    assert_eq!(after, commented.replace("the price is in", "costs in"));
+}
+
+#[test]
+fn update_refuses_to_write_what_would_not_read_back() {
+    let dir = crate::scratch("replay-update-read-back");
+    // A line that ends in two `\r`: one is taken as the line end, the other would be lost
+    // when the file is read again.
+    let script = r#"read x; printf '{"jsonrpc":"2.0","id":1,"result":{}}\r\r\n'; cat >/dev/null"#;
+    let text = format!("# ping\n--> {PING}\n<-- {{}}\n");
+    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "sh", "-c", script]);
+    assert!(
+        out.contains(
+            "FAILED\n  line 3: would not read back as written: \
+             \"<-- {\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\\r\"; \
+             --update left the file as it was\n"
+        ),
+        "{out}"
+    );
+    assert_eq!(after, text);
+}
+
+#[test]
+fn a_recorded_dollar_replays_as_it_was_sent() {
+    let dir = crate::scratch("replay-dollar");
+    let record = dir.join("rec.txt").to_string_lossy().into_owned();
+    let sent = r#"{"jsonrpc":"2.0","id":1,"method":"echo","params":{"text":"echo $HOME $$ $x $"}}"#;
+    let mut child = Command::new(bin())
+        .args(["proxy", "--record", &record, "--", "cat"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(format!("{sent}\n").as_bytes()).unwrap();
+    assert!(child.wait().unwrap().success());
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(recorded.contains(r#""text":"echo $$HOME $$$ $x $"}}"#), "{recorded}");
+    let env = [("HOME", Some("/home/someone"))];
+    let (out, after) = replay_text(&dir, &recorded, &env, &["{}", "--", "cat"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}\n{recorded}");
+    assert_eq!(after, recorded);
+    // `--update` keeps the escapes as they are.
+    let (out, after) = replay_text(&dir, &recorded, &env, &["--update", "{}", "--", "cat"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    assert_eq!(after, recorded);
+}
+
+#[test]
+fn a_server_line_that_is_not_utf8_fails_replay() {
+    let dir = crate::scratch("replay-not-utf8");
+    let script =
+        r#"read x; printf '{"jsonrpc":"2.0","id":1,"result":{"t":"\377"}}\n'; cat >/dev/null"#;
+    let text = format!(
+        "# ping\n--> {PING}\n<-- {{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"t\":\"\u{fffd}\"}}}}\n"
+    );
+    for update in [false, true] {
+        let args = [&["--update"][..(update as usize)], &["{}", "--", "sh", "-c", script]].concat();
+        let (out, after) = replay_text(&dir, &text, &[], &args);
+        let want = if update {
+            "FAILED\n  the server wrote a line that is not UTF-8 (at byte 39)\n"
+        } else {
+            "FAILED\n  line 3: the server wrote a line that is not UTF-8 (at byte 39) waiting for:\n"
+        };
+        assert!(out.contains(want), "{out}");
+        assert_eq!(after, text);
+    }
+}
+
+#[test]
+fn replay_compares_numbers_past_64_bits_exactly() {
+    let dir = crate::scratch("replay-big-numbers");
+    let answer = |line: &str| format!("read x; echo '{line}'; cat >/dev/null");
+    // A changed id is a message nobody expected.
+    let request = r#"{"jsonrpc":"2.0","id":100000000000000000000,"method":"ping"}"#;
+    let text = format!(
+        "# ping\n--> {request}\n<-- {{\"jsonrpc\":\"2.0\",\"id\":100000000000000000000,\"result\":{{\"n\":18446744073709551616,\"f\":1.0}}}}\n"
+    );
+    let script = answer(r#"{"jsonrpc":"2.0","id":100000000000000000001,"result":{}}"#);
+    let (out, _) = replay_text(&dir, &text, &[], &["{}", "--", "sh", "-c", &script]);
+    assert!(out.contains("FAILED\n  line 3: an unexpected message arrived:\n"), "{out}");
+    // A changed number is a difference, shown as written.
+    let script = answer(r#"{"jsonrpc":"2.0","id":1e20,"result":{"n":18446744073709551617,"f":1}}"#);
+    let (out, _) = replay_text(&dir, &text, &[], &["{}", "--", "sh", "-c", &script]);
+    assert!(
+        out.contains(
+            "line 3: at /result/n: expected 18446744073709551616, got 18446744073709551617\n"
+        ),
+        "{out}"
+    );
+    // The same values written otherwise pass: numbers compare by value.
+    let script =
+        answer(r#"{"jsonrpc":"2.0","id":1.0e20,"result":{"n":1.8446744073709551616e19,"f":1}}"#);
+    let (out, _) = replay_text(&dir, &text, &[], &["{}", "--", "sh", "-c", &script]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+}
+
+#[test]
+fn a_transcript_without_messages_fails() {
+    let dir = crate::scratch("replay-empty");
+    for text in ["", "# only a comment\n\n# args: --page-size 1\n"] {
+        let (out, _) = replay_text(&dir, text, &[], &["{}", "--", "cat"]);
+        assert!(
+            out.contains(": FAILED\n  holds no messages (no -->, -->~ or <-- line)\n"),
+            "{out}"
+        );
+        assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
+    }
+}

@@ -11,9 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use serde_json::Value;
-
-use super::transcript::{self, Entry, Transcript, Vars};
+use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;
 use baremcp::Id;
 use baremcp::transport::{Line, LineReader};
@@ -60,24 +58,12 @@ pub fn run(options: &ReplayOptions, out: &mut dyn Write) -> io::Result<i32> {
     Ok(if failed == 0 { 0 } else { 1 })
 }
 
-/// The `$NAME`s a transcript uses that are set in the environment.
-fn variables(text: &str) -> Vars {
-    let mut vars: Vars = Vec::new();
-    for (i, _) in text.match_indices('$') {
-        let name: String = text[i + 1..]
-            .chars()
-            .take_while(|c| c.is_ascii_uppercase() || *c == '_' || c.is_ascii_digit())
-            .collect();
-        if !name.is_empty()
-            && !vars.iter().any(|(n, _)| *n == name)
-            && let Ok(value) = std::env::var(&name)
-        {
-            vars.push((name, value));
-        }
-    }
-    // Longer values first, so one that contains another is masked whole.
-    vars.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
-    vars
+/// The environment's variables (those that are UTF-8), for `$NAME` in transcripts.
+fn environment() -> Vars {
+    let utf8 = |(name, value): (OsString, OsString)| {
+        Some((name.into_string().ok()?, value.into_string().ok()?))
+    };
+    std::env::vars_os().filter_map(utf8).collect()
 }
 
 struct Server {
@@ -128,6 +114,8 @@ enum NoLine {
     Timeout(Duration),
     /// A line longer than this many bytes.
     TooLong(usize),
+    /// A line that is not UTF-8 (so not JSON), valid up to this byte.
+    NotUtf8(usize),
 }
 
 impl std::fmt::Display for NoLine {
@@ -136,6 +124,9 @@ impl std::fmt::Display for NoLine {
             NoLine::Timeout(after) => write!(f, "timed out after {} ms", after.as_millis()),
             NoLine::TooLong(max) => {
                 write!(f, "the server wrote a line longer than {max} bytes (not kept)")
+            }
+            NoLine::NotUtf8(at) => {
+                write!(f, "the server wrote a line that is not UTF-8 (at byte {at})")
             }
         }
     }
@@ -213,12 +204,17 @@ impl Server {
     }
 
     /// The next line, `Ok(None)` at end of output, `Err` at the deadline or for a line over
-    /// the limit.
+    /// the limit or not UTF-8.
     fn next(&self, timeout: Duration) -> Result<Option<String>, NoLine> {
         match self.lines.recv_timeout(timeout) {
-            Ok(Output::Line(line)) => Ok(Some(
-                String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line)).into_owned(),
-            )),
+            Ok(Output::Line(mut line)) => {
+                if line.ends_with(b"\r") {
+                    line.pop();
+                }
+                // JSON-RPC over stdio is UTF-8: a line that is not is no message at all.
+                let line = String::from_utf8(line);
+                line.map(Some).map_err(|e| NoLine::NotUtf8(e.utf8_error().valid_up_to()))
+            }
             Ok(Output::TooLong) => Err(NoLine::TooLong(self.max)),
             Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => Ok(None),
             Err(RecvTimeoutError::Timeout) => Err(NoLine::Timeout(timeout)),
@@ -256,15 +252,35 @@ impl Drop for Server {
 
 fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
     let text = std::fs::read_to_string(file).map_err(|e| format!("cannot read: {e}"))?;
-    let vars = variables(&text);
-    let transcript = transcript::parse(&text, &vars)?;
+    let environment = environment();
+    let transcript = transcript::parse(&text, &environment)?;
+    // A file that says nothing would pass against any server that exits: most likely the
+    // wrong file, or one cut short.
+    if transcript.entries.iter().all(|e| matches!(e, Entry::Note(_))) {
+        return Err("holds no messages (no -->, -->~ or <-- line)".into());
+    }
+    let vars = &transcript.vars;
     let mut server = Server::start(options, &transcript.args)?;
     if options.update {
-        let updated = record(&mut server, &transcript, &vars, options.timeout)?;
+        let entries = record(&mut server, &transcript, options.timeout)?;
         server.finish(options.timeout)?;
+        let updated = transcript::render(&entries);
+        // Never write what would not read back as written: the file's old lines would be
+        // lost for a transcript that no longer says what the server wrote.
+        let refuse = |why: String| format!("{why}; --update left the file as it was");
+        let again = transcript::parse(&updated, &environment).map_err(refuse)?.entries;
+        let lines = entries.len().max(again.len());
+        if let Some(n) = (0..lines).find(|&n| again.get(n) != entries.get(n)) {
+            let line = transcript::render(entries.get(n..=n).unwrap_or_default());
+            let line = line.strip_suffix('\n').unwrap_or_default();
+            return Err(refuse(format!(
+                "line {}: would not read back as written: {line:?}",
+                n + 1
+            )));
+        }
         return std::fs::write(file, updated).map_err(|e| format!("cannot write: {e}"));
     }
-    check(&mut server, &text, &transcript, &vars, options.timeout)?;
+    check(&mut server, &text, &transcript, vars, options.timeout)?;
     // Anything the server writes after the last expected line is a difference too.
     drop(server.stdin.take());
     match server.next(options.timeout) {
@@ -272,22 +288,21 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
         Ok(Some(extra)) => {
             return Err(format!(
                 "after the last line, an unexpected message:\n<-- {}",
-                transcript::mask(&extra, &vars)
+                transcript::mask(&extra, vars)
             ));
         }
-        Err(why @ NoLine::TooLong(_)) => return Err(format!("after the last line, {why}")),
+        Err(why) => return Err(format!("after the last line, {why}")),
     }
     server.finish(options.timeout)
 }
 
 /// One expected server line.
-struct Expected<'t> {
+struct Expected {
     line: usize,
-    text: &'t str,
-    value: Value,
-    /// The id of a response (a message with an id and no method), which may arrive in any
-    /// order among the responses the server owes, as JSON-RPC allows.
-    response_id: Option<Value>,
+    json: Json,
+    /// A response (a message with an id and no method), which may arrive in any order among
+    /// the responses the server owes, as JSON-RPC allows: matched by its id.
+    is_response: bool,
     seen: bool,
 }
 
@@ -305,11 +320,10 @@ fn check(
     let mut expected = Vec::new();
     for (n, entry) in transcript.entries.iter().enumerate() {
         if let Entry::Expect(line) = entry {
-            let value: Value = serde_json::from_str(line)
+            let json = Json::parse(line)
                 .map_err(|e| format!("line {}: the expected line is not JSON: {e}", n + 1))?;
-            let response_id =
-                (value.get("method").is_none()).then(|| value.get("id").cloned()).flatten();
-            expected.push(Expected { line: n + 1, text: line, value, response_id, seen: false });
+            let is_response = json.value.get("method").is_none() && json.value.get("id").is_some();
+            expected.push(Expected { line: n + 1, json, is_response, seen: false });
         }
     }
     for (n, entry) in transcript.entries.iter().enumerate() {
@@ -341,7 +355,7 @@ fn receive_until(
     timeout: Duration,
 ) -> Result<(), String> {
     while let Some(waiting) = expected.iter().find(|e| !e.seen && e.line < line) {
-        let (at, wanted) = (waiting.line, waiting.text);
+        let (at, wanted) = (waiting.line, waiting.json.text.clone());
         let actual = match server.next(timeout) {
             Ok(Some(actual)) => transcript::mask(&actual, vars),
             Ok(None) => {
@@ -351,33 +365,30 @@ fn receive_until(
             }
             Err(why) => return Err(format!("line {at}: {why} waiting for:\n<-- {wanted}")),
         };
-        let Ok(value) = serde_json::from_str::<Value>(&actual) else {
+        let Ok(message) = Json::parse(&actual) else {
             return Err(format!(
                 "line {at}: the server wrote something that is not JSON:\n{actual}\nexpected:\n<-- {wanted}"
             ));
         };
-        let is_response = value.get("method").is_none() && value.get("id").is_some();
-        let unseen = |e: &&mut Expected| !e.seen;
+        let is_response =
+            message.value.get("method").is_none() && message.value.get("id").is_some();
+        let mut unseen = expected.iter_mut().filter(|e| !e.seen);
         let slot = if is_response {
-            let id = &value["id"];
-            let mut open = expected.iter_mut().filter(unseen).filter(|e| e.response_id.is_some());
-            open.find(|e| {
-                e.response_id
-                    .as_ref()
-                    .is_some_and(|want| transcript::first_difference(want, id).is_none())
+            unseen.find(|e| {
+                e.is_response && transcript::difference_at(&e.json, &message, "/id").is_none()
             })
         } else {
-            expected.iter_mut().filter(unseen).find(|e| e.response_id.is_none())
+            unseen.find(|e| !e.is_response)
         };
         let Some(slot) = slot else {
             return Err(format!(
                 "line {at}: an unexpected message arrived:\n<-- {actual}\nwhile waiting for:\n<-- {wanted}"
             ));
         };
-        if let Some(difference) = transcript::first_difference(&slot.value, &value) {
+        if let Some(difference) = transcript::first_difference(&slot.json, &message) {
             return Err(format!(
                 "line {}: {difference}\nexpected <-- {}\n     got <-- {actual}",
-                slot.line, slot.text
+                slot.line, slot.json.text
             ));
         }
         slot.seen = true;
@@ -385,7 +396,7 @@ fn receive_until(
     Ok(())
 }
 
-/// For `--update`: the transcript with its `<--` lines replaced by what the server writes
+/// For `--update`: the transcript's entries with its `<--` lines replaced by what the server writes
 /// after each client line, until it has been quiet for a moment. After a request, its
 /// response is waited for first (up to [`PATIENCE`]), so a slow server's reply is recorded
 /// after its own request, not the next line; a request the server answers later or never (a
@@ -394,52 +405,53 @@ fn receive_until(
 fn record(
     server: &mut Server,
     transcript: &Transcript,
-    vars: &Vars,
     timeout: Duration,
-) -> Result<String, String> {
-    let mut out = String::new();
+) -> Result<Vec<Entry>, String> {
+    let mut out = Vec::new();
     let quiet = QUIET.min(timeout);
-    let collect = |server: &Server, out: &mut String, wait: Duration, mut awaited: Option<Id>| {
-        let patient_until = Instant::now() + PATIENCE.min(timeout);
-        let deadline = Instant::now() + wait + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let patience = patient_until.saturating_duration_since(Instant::now());
-            if awaited.is_some() && patience.is_zero() {
-                awaited = None;
-            }
-            let step = if awaited.is_some() { patience } else { wait }.min(left);
-            if step.is_zero() {
-                return Err(format!(
-                    "the server did not stop writing within {} ms",
-                    timeout.as_millis()
-                ));
-            }
-            match server.next(step) {
-                Ok(Some(line)) => {
-                    let (method, id) = transcript::method_and_id(line.as_bytes());
-                    // Its response, or a question of its own: either way, no more waiting.
-                    if awaited.is_some()
-                        && (method.is_none() && id == awaited || method.is_some() && id.is_some())
-                    {
-                        awaited = None;
-                    }
-                    out.push_str(&format!("<-- {}\n", transcript::mask(&line, vars)));
+    let collect =
+        |server: &Server, out: &mut Vec<Entry>, wait: Duration, mut awaited: Option<Id>| {
+            let patient_until = Instant::now() + PATIENCE.min(timeout);
+            let deadline = Instant::now() + wait + timeout;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                let patience = patient_until.saturating_duration_since(Instant::now());
+                if awaited.is_some() && patience.is_zero() {
+                    awaited = None;
                 }
-                Ok(None) => return Ok(()),
-                // Quiet for the whole wait: what this line brings has all arrived.
-                Err(NoLine::Timeout(_)) if step == wait && awaited.is_none() => return Ok(()),
-                Err(NoLine::Timeout(_)) => {}
-                Err(why @ NoLine::TooLong(_)) => return Err(why.to_string()),
+                let step = if awaited.is_some() { patience } else { wait }.min(left);
+                if step.is_zero() {
+                    return Err(format!(
+                        "the server did not stop writing within {} ms",
+                        timeout.as_millis()
+                    ));
+                }
+                match server.next(step) {
+                    Ok(Some(line)) => {
+                        let (method, id) = transcript::method_and_id(line.as_bytes());
+                        // Its response, or a question of its own: either way, no more waiting.
+                        if awaited.is_some()
+                            && (method.is_none() && id == awaited
+                                || method.is_some() && id.is_some())
+                        {
+                            awaited = None;
+                        }
+                        out.push(Entry::Expect(transcript::mask(&line, &transcript.vars)));
+                    }
+                    Ok(None) => return Ok(()),
+                    // Quiet for the whole wait: what this line brings has all arrived.
+                    Err(NoLine::Timeout(_)) if step == wait && awaited.is_none() => return Ok(()),
+                    Err(NoLine::Timeout(_)) => {}
+                    Err(why) => return Err(why.to_string()),
+                }
             }
-        }
-    };
+        };
     for entry in &transcript.entries {
         match entry {
-            Entry::Note(line) => out.push_str(&format!("{line}\n")),
+            Entry::Note(_) => out.push(entry.clone()),
             Entry::Expect(_) => {}
             Entry::Send { line, bytes } => {
-                out.push_str(&format!("{line}\n"));
+                out.push(entry.clone());
                 server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
                 let awaited = match transcript::method_and_id(bytes) {
                     (Some(_), id) => id,

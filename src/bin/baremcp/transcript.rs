@@ -1,15 +1,18 @@
 //! The transcript format: one scenario per file, `#` comment lines (`# args: FLAGS` names
 //! extra server arguments), `--> ` lines the client sends, `<-- ` lines the server must
 //! write, and `-->~ ` lines of raw bytes with escapes (`\\ \r \n \t \xHH`) and no implied
-//! newline. `$NAME` in args and sent lines stands for a variable's value; in what the server
-//! writes, the value (plain or percent-encoded) is put back as `$NAME`, so a transcript does
-//! not depend on where files live.
+//! newline. `$NAME` in args and sent lines stands for a variable's value (`$$` for a `$`); in
+//! what the server writes, the value (plain or percent-encoded) is put back as `$NAME`, so a
+//! transcript does not depend on where files live.
 //!
 //! Expected lines may use placeholders for values that vary between runs: `"<any>"`,
 //! `"<string>"`, `"<number>"`, `"<integer>"`, `"<boolean>"`, `"<null>"`, `"<object>"` and
 //! `"<array>"` (a JSON string that is exactly one of those).
 
+use std::collections::BTreeMap;
+
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use baremcp::__private::{escape_token, json_equal, percent_encode_path};
 use baremcp::Id;
@@ -30,80 +33,172 @@ pub struct Transcript {
     pub entries: Vec<Entry>,
     /// From the `# args:` header, variables substituted.
     pub args: Vec<String>,
+    /// The variables its `# args:` and client lines use, longest value first: the ones
+    /// [`mask`] puts back in what the server writes.
+    pub vars: Vars,
 }
 
 /// Values for `$NAME` placeholders.
 pub type Vars = Vec<(String, String)>;
 
-/// Parses a transcript; an unknown line or a bad escape is an error naming the line.
-pub fn parse(text: &str, vars: &Vars) -> Result<Transcript, String> {
+/// The shortest value [`mask`] puts back, in characters: a shorter one (`1`, `/`, `ab`) is
+/// too likely to be found where it was never meant.
+const MASKED_CHARS: usize = 4;
+
+/// Parses a transcript, taking `$NAME` values from `known`; an unknown line, a bad escape
+/// or a variable not in `known` is an error naming the line.
+pub fn parse(text: &str, known: &Vars) -> Result<Transcript, String> {
     let mut entries = Vec::new();
     let mut args = Vec::new();
+    let mut vars = Vars::new();
     for (n, line) in text.lines().enumerate() {
-        let at = |why: &str| format!("line {}: {why}", n + 1);
+        let at = |why: String| format!("line {}: {why}", n + 1);
+        let mut expand = |text: &str, escapes| expand(text, known, &mut vars, escapes).map_err(at);
         if let Some(rest) = line.strip_prefix("# args:") {
-            args = rest.split_whitespace().map(|a| substitute(a, vars)).collect();
+            args = (rest.split_whitespace())
+                .map(|a| expand(a, false).map(|a| String::from_utf8_lossy(&a).into_owned()))
+                .collect::<Result<_, _>>()?;
         }
         entries.push(if let Some(raw) = line.strip_prefix("-->~ ") {
-            Entry::Send {
-                line: line.to_string(),
-                bytes: unescape(&substitute(raw, vars)).map_err(|e| at(&e))?,
-            }
+            Entry::Send { line: line.to_string(), bytes: expand(raw, true)? }
         } else if let Some(sent) = line.strip_prefix("--> ") {
-            Entry::Send {
-                line: line.to_string(),
-                bytes: format!("{}\n", substitute(sent, vars)).into_bytes(),
-            }
+            let mut bytes = expand(sent, false)?;
+            bytes.push(b'\n');
+            Entry::Send { line: line.to_string(), bytes }
         } else if let Some(expected) = line.strip_prefix("<-- ") {
             Entry::Expect(expected.to_string())
         } else if line.is_empty() || line.starts_with('#') {
             Entry::Note(line.to_string())
         } else {
-            return Err(at("not a transcript line (# comment, -->, -->~ or <--)"));
+            return Err(at("not a transcript line (# comment, -->, -->~ or <--)".into()));
         });
     }
-    Ok(Transcript { entries, args })
+    // Longer values first, so one that contains another is masked whole.
+    vars.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    Ok(Transcript { entries, args, vars })
 }
 
-fn substitute(text: &str, vars: &Vars) -> String {
-    vars.iter()
-        .fold(text.to_string(), |text, (name, value)| text.replace(&format!("${name}"), value))
+/// The text of `entries`, one line each: what [`parse`] reads them from.
+pub fn render(entries: &[Entry]) -> String {
+    let line = |entry: &Entry| match entry {
+        Entry::Note(line) | Entry::Send { line, .. } => format!("{line}\n"),
+        Entry::Expect(line) => format!("<-- {line}\n"),
+    };
+    entries.iter().map(line).collect()
 }
 
-/// Puts `$NAME` back where a server wrote a variable's value, percent-encoded or plain.
-pub fn mask(text: &str, vars: &Vars) -> String {
-    vars.iter().fold(text.to_string(), |text, (name, value)| {
-        let encoded = percent_encode_path(value.as_bytes());
-        text.replace(&encoded, &format!("${name}")).replace(value.as_str(), &format!("${name}"))
+/// The bytes `text` stands for: `$NAME` is the value of `NAME` in `known` (and is added to
+/// `used`), `$$` is `$`, and with `escapes`, `\` starts an escape. A `$` followed by
+/// anything else is itself.
+fn expand(text: &str, known: &Vars, used: &mut Vars, escapes: bool) -> Result<Vec<u8>, String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let name = || &text[i + 1..i + 1 + name_len(bytes, i + 1)];
+        i += match bytes[i] {
+            b'$' if bytes.get(i + 1) == Some(&b'$') => {
+                out.push(b'$');
+                2
+            }
+            b'$' if !name().is_empty() => {
+                let name = name();
+                let Some((_, value)) = known.iter().find(|(known, _)| known == name) else {
+                    return Err(format!("${name} is not set (write $$ for a literal $)"));
+                };
+                out.extend_from_slice(value.as_bytes());
+                if !used.iter().any(|(used, _)| used == name) {
+                    used.push((name.to_string(), value.clone()));
+                }
+                1 + name.len()
+            }
+            b'\\' if escapes => {
+                let (byte, len) = unescape(text, i)?;
+                out.push(byte);
+                len
+            }
+            byte => {
+                out.push(byte);
+                1
+            }
+        };
+    }
+    Ok(out)
+}
+
+/// The length of the variable name at `bytes[at..]`: an uppercase letter or `_`, then
+/// uppercase letters, digits and `_`. 0 when there is none.
+fn name_len(bytes: &[u8], at: usize) -> usize {
+    let rest = bytes.get(at..).unwrap_or_default();
+    if !rest.first().is_some_and(|b| b.is_ascii_uppercase() || *b == b'_') {
+        return 0;
+    }
+    rest.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_').count()
+}
+
+/// The escape at `raw[i..]` (which starts with `\`): its byte and its length.
+fn unescape(raw: &str, i: usize) -> Result<(u8, usize), String> {
+    Ok(match raw.as_bytes().get(i + 1) {
+        Some(b'r') => (b'\r', 2),
+        Some(b'n') => (b'\n', 2),
+        Some(b't') => (b'\t', 2),
+        Some(b'\\') => (b'\\', 2),
+        Some(b'x') => {
+            let hex = raw.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(h, 16).ok());
+            (hex.ok_or("\\x needs two hex digits")?, 4)
+        }
+        _ => return Err(format!("unknown escape at byte {i} (use \\\\ \\r \\n \\t \\xHH)")),
     })
 }
 
-/// Decodes `-->~` escapes.
-pub fn unescape(raw: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::new();
-    let bytes = raw.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'\\' {
-            out.push(bytes[i]);
-            i += 1;
+/// Puts `$NAME` back where a server wrote a variable's value, percent-encoded or plain (as
+/// JSON writes it). Only where it can be told apart from other text: inside a JSON string,
+/// not next to a letter, digit or `_`, and only values of at least [`MASKED_CHARS`]
+/// characters (an empty one never), so what is masked stays JSON and means the value.
+pub fn mask(text: &str, vars: &Vars) -> String {
+    let forms: Vec<(String, &str)> = (vars.iter())
+        .filter(|(_, value)| value.chars().count() >= MASKED_CHARS)
+        .flat_map(|(name, value)| {
+            let json = serde_json::to_string(value).unwrap_or_default();
+            let json = json.get(1..json.len().saturating_sub(1)).unwrap_or_default().to_string();
+            [(json, name.as_str()), (percent_encode_path(value.as_bytes()), name.as_str())]
+        })
+        .collect();
+    if forms.is_empty() {
+        return text.to_string();
+    }
+    let word = |c: char| c.is_alphanumeric() || c == '_';
+    let mut out = String::with_capacity(text.len());
+    let (mut rest, mut in_string, mut after_word) = (text, false, false);
+    while let Some(c) = rest.chars().next() {
+        let found = (in_string && !after_word)
+            .then(|| {
+                forms.iter().find(|(form, _)| {
+                    rest.starts_with(form.as_str()) && !rest[form.len()..].starts_with(word)
+                })
+            })
+            .flatten();
+        if let Some((form, name)) = found {
+            out.push('$');
+            out.push_str(name);
+            rest = &rest[form.len()..];
+            after_word = true;
             continue;
         }
-        let (byte, used) = match bytes.get(i + 1) {
-            Some(b'r') => (b'\r', 2),
-            Some(b'n') => (b'\n', 2),
-            Some(b't') => (b'\t', 2),
-            Some(b'\\') => (b'\\', 2),
-            Some(b'x') => {
-                let hex = raw.get(i + 2..i + 4).and_then(|h| u8::from_str_radix(h, 16).ok());
-                (hex.ok_or("\\x needs two hex digits")?, 4)
+        // An escape is one unit, never split by a mask, and is no letter beside one.
+        let len = match c {
+            '\\' if in_string => {
+                let chars = if rest[1..].starts_with('u') { 6 } else { 2 };
+                rest.char_indices().nth(chars).map_or(rest.len(), |(i, _)| i)
             }
-            _ => return Err(format!("unknown escape at byte {i} (use \\\\ \\r \\n \\t \\xHH)")),
+            _ => c.len_utf8(),
         };
-        out.push(byte);
-        i += used;
+        in_string ^= c == '"';
+        after_word = word(c);
+        out.push_str(&rest[..len]);
+        rest = &rest[len..];
     }
-    Ok(out)
+    out
 }
 
 /// A line's method and id (the id's raw text, when it is a string or an integer), when
@@ -117,10 +212,11 @@ pub fn method_and_id(line: &[u8]) -> (Option<String>, Option<Id<'static>>) {
     }
 }
 
-/// How a line the proxy saw is written back: as `-->`/`<--` text when it can be, else as
-/// `-->~` bytes with escapes (a client line that is not UTF-8 or ends in `\r`).
+/// How a line the proxy saw is written back, so that it replays as the same bytes: as `-->`
+/// text when it can be, else as `-->~` bytes with escapes (a client line that is not UTF-8
+/// or ends in `\r`). A `$` that would read as a variable or as `$$` is written `$$`.
 pub fn client_line(bytes: &[u8]) -> String {
-    match std::str::from_utf8(bytes) {
+    let line = match std::str::from_utf8(bytes) {
         Ok(text) if !text.contains(['\r', '\n']) => format!("--> {text}"),
         _ => {
             let mut out = String::from("-->~ ");
@@ -137,26 +233,71 @@ pub fn client_line(bytes: &[u8]) -> String {
             out.push_str("\\n");
             out
         }
+    };
+    let mut escaped = String::with_capacity(line.len());
+    for (i, c) in line.char_indices() {
+        escaped.push(c);
+        let next = line.as_bytes().get(i + 1);
+        if c == '$' && (next == Some(&b'$') || name_len(line.as_bytes(), i + 1) > 0) {
+            escaped.push('$');
+        }
+    }
+    escaped
+}
+
+/// A JSON message and the text it was read from. serde_json holds fractions, exponents and
+/// integers past 64 bits as `f64`, so where those compare equal the texts decide.
+#[derive(Debug)]
+pub struct Json {
+    pub text: String,
+    pub value: Value,
+}
+
+impl Json {
+    pub fn parse(text: &str) -> serde_json::Result<Json> {
+        Ok(Json { value: serde_json::from_str(text)?, text: text.to_string() })
     }
 }
 
 /// Where `actual` first differs from `expected` (a JSON Pointer and what differs), or
-/// `None` when they match. Placeholders match by type; numbers compare by value.
-pub fn first_difference(expected: &Value, actual: &Value) -> Option<String> {
-    let mut path = String::new();
-    diff(expected, actual, &mut path)
+/// `None` when they match. Placeholders match by type; numbers compare by exact value.
+pub fn first_difference(expected: &Json, actual: &Json) -> Option<String> {
+    difference_at(expected, actual, "")
 }
 
-fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
+/// [`first_difference`] of the values at `pointer` in both (a missing one differs).
+pub fn difference_at(expected: &Json, actual: &Json, pointer: &str) -> Option<String> {
+    let (Some(e), Some(a)) = (expected.value.pointer(pointer), actual.value.pointer(pointer))
+    else {
+        return Some(format!("at {pointer}: missing"));
+    };
+    diff(e, a, &mut pointer.to_string(), (&expected.text, &actual.text))
+}
+
+fn diff(
+    expected: &Value,
+    actual: &Value,
+    path: &mut String,
+    texts: (&str, &str),
+) -> Option<String> {
     let here = |path: &str, what: String| {
         Some(format!("at {}: {what}", if path.is_empty() { "/" } else { path }))
+    };
+    // A number as written: serde_json's `f64` shows `1e20` as `100000000000000000000.0`.
+    let written = |text: &str, value: &Value, path: &str| {
+        raw_at(text, path).map_or_else(|| value.to_string(), str::to_string)
     };
     if let Value::String(placeholder) = expected {
         let matches = match placeholder.as_str() {
             "<any>" => Some(true),
             "<string>" => Some(actual.is_string()),
             "<number>" => Some(actual.is_number()),
-            "<integer>" => Some(actual.is_i64() || actual.is_u64()),
+            "<integer>" => Some(
+                actual.is_i64()
+                    || actual.is_u64()
+                    || actual.is_f64()
+                        && raw_at(texts.1, path).is_some_and(|t| !t.contains(['.', 'e', 'E'])),
+            ),
             "<boolean>" => Some(actual.is_boolean()),
             "<null>" => Some(actual.is_null()),
             "<object>" => Some(actual.is_object()),
@@ -167,7 +308,10 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             return if matches {
                 None
             } else {
-                here(path, format!("expected {placeholder}, got {actual}"))
+                here(
+                    path,
+                    format!("expected {placeholder}, got {}", written(texts.1, actual, path)),
+                )
             };
         }
     }
@@ -183,7 +327,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&escape_token(key));
-                let found = diff(value, &a[key], path);
+                let found = diff(value, &a[key], path, texts);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -198,7 +342,7 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
                 let len = path.len();
                 path.push_str(&format!("/{i}"));
-                let found = diff(e, a, path);
+                let found = diff(e, a, path, texts);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -206,15 +350,77 @@ fn diff(expected: &Value, actual: &Value, path: &mut String) -> Option<String> {
             }
             None
         }
+        // Different as `f64` is different; equal as `f64` is exact only for 64-bit integers.
+        (Value::Number(_), Value::Number(_))
+            if json_equal(expected, actual)
+                && (!expected.is_f64() && !actual.is_f64()
+                    || decimal(&written(texts.0, expected, path))
+                        == decimal(&written(texts.1, actual, path))) =>
+        {
+            None
+        }
+        (Value::Number(_), Value::Number(_)) => here(
+            path,
+            format!(
+                "expected {}, got {}",
+                written(texts.0, expected, path),
+                written(texts.1, actual, path)
+            ),
+        ),
         _ if json_equal(expected, actual) => None,
         _ => here(path, format!("expected {expected}, got {actual}")),
     }
+}
+
+/// The text of the value at `pointer` in the JSON `text`, each level read as raw items.
+fn raw_at<'t>(text: &'t str, pointer: &str) -> Option<&'t str> {
+    let mut raw: &RawValue = serde_json::from_str(text).ok()?;
+    for token in pointer.split('/').skip(1) {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        raw = if raw.get().starts_with('[') {
+            let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
+            items.get(key.parse::<usize>().ok()?).copied()?
+        } else {
+            // As in a `Value`, the last of a member named twice counts.
+            let mut members: BTreeMap<String, &RawValue> = serde_json::from_str(raw.get()).ok()?;
+            members.remove(&key)?
+        };
+    }
+    Some(raw.get())
+}
+
+/// A JSON number's exact value: its sign, its significant digits and the power of ten they
+/// are multiplied by, so `1`, `1.0` and `10e-1` are one value, and so are `0` and `-0`.
+fn decimal(text: &str) -> (bool, String, i64) {
+    let (negative, text) = text.strip_prefix('-').map_or((false, text), |t| (true, t));
+    let (mantissa, exponent) = text.split_once(['e', 'E']).unwrap_or((text, "0"));
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    // An exponent past `i64` (a number far beyond `f64`, read as 0 or refused) saturates.
+    let saturated = if exponent.starts_with('-') { i64::MIN } else { i64::MAX };
+    let exponent = exponent.parse::<i64>().unwrap_or(saturated);
+    let digits = format!("{whole}{fraction}");
+    let digits = digits.trim_start_matches('0');
+    let significant = digits.trim_end_matches('0');
+    if significant.is_empty() {
+        return (false, String::new(), 0);
+    }
+    let shift = (digits.len() - significant.len()) as i64 - fraction.len() as i64;
+    (negative, significant.to_string(), exponent.saturating_add(shift))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn first_difference(expected: &Value, actual: &Value) -> Option<String> {
+        let json = |v: &Value| Json::parse(&v.to_string()).unwrap();
+        super::first_difference(&json(expected), &json(actual))
+    }
+
+    fn differs(expected: &str, actual: &str) -> Option<String> {
+        super::first_difference(&Json::parse(expected).unwrap(), &Json::parse(actual).unwrap())
+    }
 
     #[test]
     fn placeholders_and_values() {
@@ -243,12 +449,49 @@ mod tests {
         );
     }
 
+    /// Numbers compare by their exact value, also where serde_json holds them as `f64`.
+    #[test]
+    fn numbers_compare_exactly() {
+        let big = r#"{"a":[{"n":100000000000000000000}]}"#;
+        assert_eq!(
+            differs(big, r#"{"a":[{"n":100000000000000000001}]}"#),
+            Some("at /a/0/n: expected 100000000000000000000, got 100000000000000000001".into())
+        );
+        assert_eq!(differs(big, r#" {"a": [ {"n": 1e20 } ] } "#), None);
+        assert_eq!(
+            differs(r#"[0.1]"#, r#"[0.10000000000000001]"#).unwrap(),
+            "at /0: expected 0.1, got 0.10000000000000001"
+        );
+        for (e, a) in [
+            ("1", "1.0"),
+            ("-0", "0.0"),
+            ("10e-1", "1"),
+            ("1.50", "15E-1"),
+            ("0", "0e99999999999999999999"),
+        ] {
+            assert_eq!(differs(e, a), None, "{e} {a}");
+        }
+        assert!(differs("-1", "1").is_some());
+        assert!(differs("1e-99999", "2e-99999").is_some());
+        // Keys with `/` and `~` are found in the text; the last of a doubled member counts.
+        assert!(differs(r#"{"a/b~":1e20}"#, r#"{"a/b~":100000000000000000001}"#).is_some());
+        assert_eq!(differs(r#"{"n":1e20}"#, r#"{"n":1,"n":100000000000000000000}"#), None);
+        assert_eq!(differs(r#"{"n":"<integer>"}"#, r#"{"n":-100000000000000000000}"#), None);
+        assert!(differs(r#"{"n":"<integer>"}"#, r#"{"n":1e20}"#).is_some());
+        let id = |text| Json::parse(text).unwrap();
+        let (want, got) =
+            (id(r#"{"id":18446744073709551616}"#), id(r#"{"id":18446744073709551617,"result":1}"#));
+        assert!(difference_at(&want, &got, "/id").is_some());
+        assert_eq!(difference_at(&want, &id(r#"{"id":18446744073709551616.0}"#), "/id"), None);
+    }
+
     #[test]
     fn parses_and_renders_lines() {
         let vars = vec![("ROOT".to_string(), "/srv/x".to_string())];
-        let t = parse("# args: --root $ROOT\n--> {\"a\":\"$ROOT\"}\n-->~ x\\r\\n\n<-- {}\n", &vars)
-            .unwrap();
+        let text = "# args: --root $ROOT\n--> {\"a\":\"$ROOT\"}\n-->~ x\\r\\n\n<-- {}\n";
+        let t = parse(text, &vars).unwrap();
         assert_eq!(t.args, ["--root", "/srv/x"]);
+        assert_eq!(t.vars, vars);
         assert_eq!(
             t.entries[1],
             Entry::Send {
@@ -260,30 +503,97 @@ mod tests {
             t.entries[2],
             Entry::Send { line: "-->~ x\\r\\n".into(), bytes: b"x\r\n".to_vec() }
         );
+        assert_eq!(render(&t.entries), text);
         assert!(parse("what\n", &vars).is_err());
-        assert_eq!(mask("file:///srv/x/a", &vars), "file://$ROOT/a");
+        assert_eq!(mask("\"file:///srv/x/a\"", &vars), "\"file://$ROOT/a\"");
         assert_eq!(client_line(b"{}"), "--> {}");
         assert_eq!(client_line(b"{\"a\":\"\xff\"}\r"), "-->~ {\"a\":\"\\xFF\"}\\r\\n");
     }
 
-    /// Escapes round-trip through `client_line` and `unescape`; a bad one names its byte.
+    /// Only `# args:` and client lines use variables; `$$` is a `$`, and so is a `$` that
+    /// starts no name; a variable not known is an error naming it.
+    #[test]
+    fn variables_come_from_args_and_client_lines_only() {
+        let known = vec![("A".to_string(), "1".to_string()), ("B_2".into(), String::new())];
+        let t = parse("# uses $A and $NOPE\n<-- {\"$A\":\"$NOPE\"}\n", &known).unwrap();
+        assert_eq!(t.vars, []);
+        let t = parse("--> $A$B_2|$$A|$$$|$a|$1|$\n-->~ $$B_2\\x24A\n", &known).unwrap();
+        let sent: Vec<&[u8]> = (t.entries.iter())
+            .map(|e| match e {
+                Entry::Send { bytes, .. } => bytes.as_slice(),
+                _ => b"",
+            })
+            .collect();
+        assert_eq!(sent, [&b"1|$A|$$|$a|$1|$\n"[..], b"$B_2$A"]);
+        assert_eq!(t.vars, [("A".to_string(), "1".to_string()), ("B_2".into(), String::new())]);
+        assert_eq!(
+            parse("# x\n--> {\"home\":\"$NOPE\"}\n", &known).unwrap_err(),
+            "line 2: $NOPE is not set (write $$ for a literal $)"
+        );
+        assert_eq!(
+            parse("# args: --root $NOPE\n", &known).unwrap_err(),
+            "line 1: $NOPE is not set (write $$ for a literal $)"
+        );
+    }
+
+    /// What the proxy records replays as the bytes it saw.
+    #[test]
+    fn client_lines_read_back_as_recorded() {
+        let known = vec![("HOME".to_string(), "/root".to_string())];
+        for bytes in [&b"echo $HOME $$ $$$A $_ $a $"[..], b"$HOME\xff\r", b"$", b"$$"] {
+            let line = client_line(bytes);
+            let t = parse(&line, &known).unwrap();
+            let Entry::Send { bytes: sent, .. } = &t.entries[0] else { panic!("{line}") };
+            assert_eq!(sent.strip_suffix(b"\n").unwrap(), bytes, "{line}");
+            assert_eq!(t.vars, []);
+        }
+        assert_eq!(client_line(b"$HOME $x $$"), "--> $$HOME $x $$$");
+    }
+
+    /// Masking finds a value only where it can be told apart, and keeps JSON JSON.
+    #[test]
+    fn masking_needs_a_long_value_inside_a_string_with_edges() {
+        let vars = |pairs: &[(&str, &str)]| -> Vars {
+            pairs.iter().map(|(n, v)| (n.to_string(), v.to_string())).collect()
+        };
+        let line = r#"{"id":1,"a":"1 / ab","p":"/root/x /rootfs home/root"}"#;
+        assert_eq!(mask(line, &vars(&[("E", ""), ("ONE", "1"), ("S", "/"), ("AB", "ab")])), line);
+        assert_eq!(
+            mask(line, &vars(&[("HOME", "/root")])),
+            r#"{"id":1,"a":"1 / ab","p":"$HOME/x /rootfs home/root"}"#
+        );
+        // In an object key too; not in a number; an escape before is a boundary.
+        assert_eq!(
+            mask(r#"{"1234":1234,"t":"a\n1234"}"#, &vars(&[("N", "1234")])),
+            r#"{"$N":1234,"t":"a\n$N"}"#
+        );
+        // The value as JSON writes it, and percent-encoded; never from inside an escape.
+        assert_eq!(
+            mask(
+                r#"["say \"hi\" now","file:///a%20b/c","\\a b\\","x\u1234"]"#,
+                &vars(&[("Q", "say \"hi\""), ("P", "/a b"), ("U", "u1234")])
+            ),
+            r#"["$Q now","file://$P/c","\\a b\\","x\u1234"]"#
+        );
+    }
+
+    /// Escapes round-trip through `client_line` and `parse`; a bad one names its byte.
     #[test]
     fn escapes_round_trip_and_bad_ones_are_named() {
         let bytes = b"a\\b\tc\nd\re\x00\xff";
         let line = client_line(bytes);
         assert_eq!(line, "-->~ a\\\\b\\tc\\nd\\re\\x00\\xFF\\n");
         assert_eq!(
-            unescape(line.strip_prefix("-->~ ").unwrap()).unwrap(),
-            [&bytes[..], b"\n"].concat()
+            parse(&line, &Vec::new()).unwrap().entries[0],
+            Entry::Send { line: line.clone(), bytes: [&bytes[..], b"\n"].concat() }
         );
         assert_eq!(
-            unescape("ok\\q").unwrap_err(),
-            "unknown escape at byte 2 (use \\\\ \\r \\n \\t \\xHH)"
+            parse("-->~ ok\\q\n", &Vec::new()).unwrap_err(),
+            "line 1: unknown escape at byte 2 (use \\\\ \\r \\n \\t \\xHH)"
         );
-        assert_eq!(unescape("\\xZ1").unwrap_err(), "\\x needs two hex digits");
         assert_eq!(
-            parse("-->~ \\q\n", &Vec::new()).unwrap_err(),
-            "line 1: unknown escape at byte 0 (use \\\\ \\r \\n \\t \\xHH)"
+            parse("-->~ \\xZ1", &Vec::new()).unwrap_err(),
+            "line 1: \\x needs two hex digits"
         );
         assert_eq!(
             first_difference(&json!({"a": 1, "b": 2}), &json!({"a": 1})),

@@ -114,7 +114,7 @@ fn running(pid: &str) -> bool {
 }
 
 /// Whether process `pid` ends within two seconds; one that does not is killed.
-fn ends(pid: &str) -> bool {
+pub(crate) fn ends(pid: &str) -> bool {
     let deadline = Instant::now() + Duration::from_secs(2);
     while running(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));

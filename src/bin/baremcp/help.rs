@@ -207,7 +207,7 @@ pub const PROXY: Help = Help {
             HELP_OPT,
         ],
     )],
-    after: "exit: the server's own exit code",
+    after: "exit: the server's exit code (128+N: killed by signal N), or 2 when the recording failed",
 };
 
 pub const HELP: Help = Help {

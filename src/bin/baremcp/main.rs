@@ -14,6 +14,7 @@ mod http_flags;
 pub(crate) mod logging;
 pub(crate) mod manifest;
 pub(crate) mod proxy;
+pub(crate) mod recording;
 pub(crate) mod replay;
 pub(crate) mod transcript;
 pub(crate) mod validate;

@@ -15,27 +15,32 @@
 //! filters are on, every line either way must be strict UTF-8 JSON with no member named
 //! twice at any depth, or it is not forwarded (a request gets an error in its place).
 
+use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 #[cfg(unix)]
 use std::os::fd::AsRawFd;
+#[cfg(unix)]
+use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::command::kill_group;
+use super::recording::Recording;
 use super::transcript;
 use super::wait::exit_by;
 #[cfg(unix)]
 use baremcp::__private::readable_within;
 use baremcp::__private::{Outline, StrictError, error_response, read_strict};
 use baremcp::transport::{Line, LineReader};
-use baremcp::{ErrorObject, Id};
+use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, ErrorObject, Id};
 
 /// What `baremcp proxy` was asked to do.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -58,15 +63,34 @@ impl ProxyOptions {
         self.allow.as_ref().is_none_or(|allow| allow.iter().any(|t| t == tool))
             && !self.deny.iter().any(|t| t == tool)
     }
+
+    /// The flags that change what the client sees, as given: the recording's header names
+    /// them, and replays through a proxy with the same.
+    fn recorded_flags(&self) -> Vec<OsString> {
+        let mut flags: Vec<OsString> = Vec::new();
+        if let Some(allow) = &self.allow {
+            flags.extend(["--allow-tools".into(), allow.join(",").into()]);
+        }
+        if !self.deny.is_empty() {
+            flags.extend(["--deny-tools".into(), self.deny.join(",").into()]);
+        }
+        if self.max_message_bytes != DEFAULT_MAX_MESSAGE_BYTES {
+            flags.extend(["--max-message-bytes".into(), self.max_message_bytes.to_string().into()]);
+        }
+        flags
+    }
 }
 
 /// How long the upstream may take to exit after the client closed its input.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// The proxy's exit code when the upstream exited 0 but the recording was cut short.
+const RECORDING_CUT_SHORT: i32 = 2;
+
 /// The shared ends: the client's stdout and the recording, each written a whole line at a time.
 struct Sinks {
     client: Mutex<Box<dyn Write + Send>>,
-    record: Mutex<Option<BufWriter<File>>>,
+    record: Mutex<Option<Recording>>,
 }
 
 impl Sinks {
@@ -76,100 +100,239 @@ impl Sinks {
         client.flush()
     }
 
-    /// Appends one transcript line, flushed at once so a crash loses nothing.
+    /// Appends one transcript line, written at once so a crash loses nothing.
     fn record(&self, line: &str) {
-        let mut record = self.record.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(file) = record.as_mut()
-            && writeln!(file, "{line}").and_then(|()| file.flush()).is_err()
-        {
-            log::error!("cannot write the recording; recording stops");
-            *record = None;
+        if let Some(recording) = self.record.lock().unwrap_or_else(|e| e.into_inner()).as_mut() {
+            recording.line(line);
+        }
+    }
+
+    fn recording_cut_short(&self) -> bool {
+        let record = self.record.lock().unwrap_or_else(|e| e.into_inner());
+        record.as_ref().is_some_and(Recording::cut_short)
+    }
+}
+
+/// The upstream process, shared by both directions: either may find that it must be ended.
+struct Upstream {
+    child: Mutex<Child>,
+    /// Set when the proxy ended it: its status then tells of that, not of a crash.
+    ended: AtomicBool,
+}
+
+impl Upstream {
+    fn child(&self) -> MutexGuard<'_, Child> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
+        self.child().try_wait()
+    }
+
+    /// Ends the upstream with every process in its group, saying why, unless it has exited
+    /// (looked at under the same lock: once reaped, its id may name another process).
+    fn end(&self, why: &str) {
+        let mut child = self.child();
+        if matches!(child.try_wait(), Ok(None)) {
+            log::warn!("{why}: ending it");
+            self.ended.store(true, Ordering::Relaxed);
+            kill_group(&mut child);
         }
     }
 }
 
-/// Runs the proxy until the upstream exits; returns its exit code.
+/// Runs the proxy until the upstream exits; returns the exit code: the upstream's, 128+N
+/// when signal N ended it, or [`RECORDING_CUT_SHORT`] when it exited 0 but the recording
+/// stopped early.
 pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let (program, args) =
         options.command.split_first().ok_or_else(|| io::Error::other("no server command"))?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .map_err(|e| {
-            io::Error::other(format!("cannot start {}: {e}", program.to_string_lossy()))
-        })?;
-    let record = start_recording(&options)?;
+    // The recording comes first: when it cannot be made, nothing has started.
+    let record = match &options.record {
+        Some(path) => Some(Recording::create(path, &options.recorded_flags(), &options.command)?),
+        None => None,
+    };
     let sinks =
         Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
+    let mut command = Command::new(program);
+    command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    // Its own process group, so that ending it ends what it started too.
+    #[cfg(unix)]
+    command.process_group(0);
+    let mut child = command.spawn().map_err(|e| {
+        let why = format!("cannot start {}: {e}", program.to_string_lossy());
+        sinks.record(&format!("# {why}"));
+        io::Error::other(why)
+    })?;
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
-    let child = Arc::new(Mutex::new(child));
+    let upstream = Arc::new(Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) });
+    let outbox = Arc::new(Outbox::new(options.max_message_bytes));
+    let writer = outbox.clone();
+    std::thread::spawn(move || writer.write_to(upstream_in));
     let client_thread = {
-        let (sinks, options, child) = (sinks.clone(), options.clone(), child.clone());
+        let (sinks, options, upstream, outbox) =
+            (sinks.clone(), options.clone(), upstream.clone(), outbox.clone());
         std::thread::spawn(move || {
-            client_to_upstream(upstream_in, &sinks, &options);
-            // The client hung up and the upstream's input is closed: give it a moment to exit,
-            // then end it.
-            let exited = exit_by(Instant::now() + GRACE, || {
-                child.lock().unwrap_or_else(|e| e.into_inner()).try_wait()
-            });
-            if !matches!(exited, Ok(None)) {
-                return;
+            client_to_upstream(&outbox, &sinks, &options);
+            // The client hung up: once the lines before are written, the upstream's input
+            // closes. It has a moment to exit from now, whether or not it reads them.
+            outbox.close();
+            if let Ok(None) = exit_by(Instant::now() + GRACE, || upstream.try_wait()) {
+                upstream.end(&format!(
+                    "the server did not exit within {} s after its input closed",
+                    GRACE.as_secs()
+                ));
             }
-            log::warn!(
-                "the server did not exit within {} s after its input closed: ending it",
-                GRACE.as_secs()
-            );
-            let _ = child.lock().unwrap_or_else(|e| e.into_inner()).kill();
         })
     };
 
-    let output = UpstreamOutput { pipe: upstream_out, child: child.clone(), exited: None };
-    upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
-    // The upstream closed its output or exited. Leave with its status (a server that closed
-    // its output but keeps running is ended after the same grace period).
-    let lock = || child.lock().unwrap_or_else(|e| e.into_inner());
-    let status = match exit_by(Instant::now() + GRACE, || lock().try_wait())? {
+    let output = UpstreamOutput { pipe: upstream_out, upstream: upstream.clone(), exited: None };
+    let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
+    // The upstream closed its output or exited, or the client is gone. Leave with its status
+    // (a server that keeps running is ended after the same grace period).
+    let status = match exit_by(Instant::now() + GRACE, || upstream.try_wait())? {
         Some(status) => status,
         None => {
-            let mut child = lock();
-            let _ = child.kill();
-            child.wait()?
+            upstream.end(&format!("{ended} did not exit within {} s", GRACE.as_secs()));
+            upstream.child().wait()?
         }
     };
     drop(client_thread);
-    Ok(status.code().unwrap_or(1))
+    let unwritten = outbox.unwritten();
+    if unwritten > 0 {
+        log::warn!("client lines not written to the server (it did not read them): {unwritten}");
+    }
+    let code = exit_code(status, upstream.ended.load(Ordering::Relaxed));
+    Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
 }
 
-/// The recording's file, its two comment lines written, when one was asked for.
-fn start_recording(options: &ProxyOptions) -> io::Result<Option<BufWriter<File>>> {
-    let Some(path) = &options.record else { return Ok(None) };
-    let mut file = BufWriter::new(File::create(path).map_err(|e| super::named(path, e))?);
-    let command: Vec<String> =
-        options.command.iter().map(|a| a.to_string_lossy().into_owned()).collect();
-    writeln!(file, "# Recorded by baremcp proxy in front of: {}", command.join(" "))?;
-    writeln!(file, "# Replay: baremcp replay {} -- {}", path.display(), command.join(" "))?;
-    file.flush()?;
-    Ok(Some(file))
+/// The upstream's exit code, or 128+N as shells give it when signal N ended it (said on
+/// stderr unless the proxy sent it, having said so already).
+fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
+    #[cfg(unix)]
+    if let Some(signal) = status.signal() {
+        if !ended_by_proxy {
+            log::error!("the server was killed by signal {signal}");
+        }
+        return 128 + signal;
+    }
+    let _ = ended_by_proxy;
+    status.code().unwrap_or(1)
+}
+
+/// Client lines on their way to the upstream, written by a thread of their own: the thread
+/// reading the client then always sees its input end, whether or not the upstream reads,
+/// and the grace period starts there. At most `budget` bytes wait (a longer line alone);
+/// past that the client is not read until the upstream takes some, as with a pipe.
+struct Outbox {
+    queue: Mutex<Queue>,
+    changed: Condvar,
+    budget: usize,
+}
+
+#[derive(Default)]
+struct Queue {
+    lines: VecDeque<Vec<u8>>,
+    bytes: usize,
+    /// The client's input ended: no line comes after those queued.
+    closed: bool,
+    /// The writer holds a line it has not written whole yet.
+    writing: bool,
+    /// Once writing to the upstream failed: the lines that were not written.
+    lost: Option<usize>,
+}
+
+impl Outbox {
+    fn new(budget: usize) -> Outbox {
+        Outbox { queue: Mutex::default(), changed: Condvar::new(), budget }
+    }
+
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn wait<'a>(&self, queue: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
+        self.changed.wait(queue).unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Queues one line, its `\n` included; `false` once the upstream's input has failed
+    /// (the line is counted as not written).
+    fn push(&self, line: Vec<u8>) -> bool {
+        let mut queue = self.queue();
+        while queue.lost.is_none()
+            && !queue.lines.is_empty()
+            && queue.bytes + line.len() > self.budget
+        {
+            queue = self.wait(queue);
+        }
+        if let Some(lost) = &mut queue.lost {
+            *lost += 1;
+            return false;
+        }
+        queue.bytes += line.len();
+        queue.lines.push_back(line);
+        self.changed.notify_all();
+        true
+    }
+
+    /// No more lines: the upstream's input is closed once those queued are written.
+    fn close(&self) {
+        self.queue().closed = true;
+        self.changed.notify_all();
+    }
+
+    /// Writes the queued lines to `upstream` until the client's input has ended and all are
+    /// written (then `upstream` is dropped, which closes it), or a write fails.
+    fn write_to(&self, mut upstream: ChildStdin) {
+        loop {
+            let mut queue = self.queue();
+            let line = loop {
+                if let Some(line) = queue.lines.pop_front() {
+                    queue.bytes -= line.len();
+                    queue.writing = true;
+                    break line;
+                }
+                if queue.closed {
+                    return;
+                }
+                queue = self.wait(queue);
+            };
+            drop(queue);
+            self.changed.notify_all();
+            let written = upstream.write_all(&line).and_then(|()| upstream.flush());
+            let mut queue = self.queue();
+            queue.writing = false;
+            if written.is_err() {
+                queue.lost = Some(1 + queue.lines.len());
+                (queue.lines, queue.bytes) = (VecDeque::new(), 0);
+                self.changed.notify_all();
+                return;
+            }
+        }
+    }
+
+    /// How many client lines the upstream was not given whole.
+    fn unwritten(&self) -> usize {
+        let queue = self.queue();
+        queue.lost.unwrap_or(0) + queue.lines.len() + usize::from(queue.writing)
+    }
 }
 
 /// Forwards the upstream's lines to the client, filtered when filters are on, until the
-/// upstream's output ends or the client is gone.
+/// upstream's output ends or the client is gone; returns which, as the start of a sentence.
 fn upstream_to_client(
     upstream: &mut impl io::BufRead,
     sinks: &Sinks,
     options: &ProxyOptions,
-) -> io::Result<()> {
+) -> io::Result<&'static str> {
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
     loop {
         let forwarded = match lines.read(upstream, &mut line)? {
-            Line::Eof => return Ok(()),
+            Line::Eof => return Ok("the server closed its output but"),
             Line::TooLong => {
                 // The client hears of it rather than waiting forever: an error whose id is
                 // null, as JSON-RPC has for a message whose id is unknown.
@@ -210,7 +373,7 @@ fn upstream_to_client(
             }
         };
         if sinks.to_client(&forwarded).is_err() {
-            return Ok(()); // the client is gone
+            return Ok("the client stopped reading, and the server");
         }
     }
 }
@@ -229,16 +392,14 @@ const DRAIN: Duration = Duration::from_millis(200);
 /// upstream is gone.
 struct UpstreamOutput {
     pipe: ChildStdout,
-    child: Arc<Mutex<Child>>,
+    upstream: Arc<Upstream>,
     /// When the upstream was seen to have exited.
     exited: Option<Instant>,
 }
 
 impl UpstreamOutput {
     fn note_exit(&mut self) {
-        if self.exited.is_none()
-            && !matches!(self.child.lock().unwrap_or_else(|e| e.into_inner()).try_wait(), Ok(None))
-        {
+        if self.exited.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
             self.exited = Some(Instant::now());
         }
     }
@@ -292,10 +453,9 @@ fn describe(line: &str) -> (String, String) {
     }
 }
 
-/// Forwards client lines to the upstream, replying to filtered calls itself. When the client
-/// closes its input, the upstream's input is closed too.
-fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options: &ProxyOptions) {
-    let mut upstream = BufWriter::new(upstream);
+/// Hands client lines to the upstream's writer, replying to filtered calls itself, until the
+/// client closes its input (or either side is gone).
+fn client_to_upstream(outbox: &Outbox, sinks: &Sinks, options: &ProxyOptions) {
     let mut stdin = io::stdin().lock();
     let mut lines = LineReader::new(options.max_message_bytes);
     let mut line = Vec::new();
@@ -331,18 +491,13 @@ fn client_to_upstream(upstream: std::process::ChildStdin, sinks: &Sinks, options
             }
         };
         let sent = match reply {
-            Some(reply) => sinks.to_client(format!("{reply}\n").as_bytes()),
-            None => upstream
-                .write_all(&line)
-                .and_then(|()| upstream.write_all(b"\n"))
-                .and_then(|()| upstream.flush()),
+            Some(reply) => sinks.to_client(format!("{reply}\n").as_bytes()).is_ok(),
+            None => outbox.push([&line[..], b"\n"].concat()),
         };
-        if sent.is_err() {
+        if !sent {
             break; // the client or the upstream is gone (then its output loop ends the proxy)
         }
     }
-    // Closing the upstream's input is how a stdio server is asked to exit.
-    drop(upstream);
 }
 
 /// What a filter does with one line.

@@ -1,0 +1,275 @@
+//! `baremcp proxy` as a process: the recording's header (quoted for a shell, replaying through
+//! the same filters), a recording that cannot be made or is cut short, and how the upstream
+//! ends: after the client's end of input whatever it reads, with its process group, or by a
+//! signal.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_baremcp")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `baremcp proxy args…` with `stdin` as its input; its stderr goes to a file (so a process
+/// left holding it cannot hold up the test) and is returned in `Output::stderr`. A proxy
+/// still running after 20 s is killed, and the test fails.
+fn proxy(dir: &Path, args: &[&str], stdin: Stdio) -> Output {
+    let log = dir.join("stderr.txt");
+    let mut child = Command::new(bin())
+        .arg("proxy")
+        .args(args)
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(&log).unwrap())
+        .spawn()
+        .unwrap();
+    let started = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > Duration::from_secs(20) {
+            let _ = child.kill();
+            panic!("the proxy {args:?} did not end within 20 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut out = child.wait_with_output().unwrap();
+    out.stderr = std::fs::read(&log).unwrap();
+    out
+}
+
+/// A file holding `input`, to be a proxy's stdin.
+fn input(dir: &Path, input: &str) -> Stdio {
+    let path = dir.join("input.txt");
+    std::fs::write(&path, input).unwrap();
+    Stdio::from(std::fs::File::open(path).unwrap())
+}
+
+/// The recording's lines that start with `prefix`.
+fn lines_with<'a>(recording: &'a str, prefix: &str) -> Vec<&'a str> {
+    recording.lines().filter(|l| l.starts_with(prefix)).collect()
+}
+
+#[test]
+fn the_header_quotes_for_a_shell_and_replays_through_the_same_filter() {
+    let dir = crate::scratch("proxy-header");
+    let record = dir.join("it's rec 1.txt");
+    let meta = r#"{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}"#;
+    let list = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{{\"_meta\":{meta}}}}}\n"
+    );
+    // `$0` of the shell holds a quote and spaces; the upstream is baremcp, with a filter.
+    let out = proxy(
+        &dir,
+        &[
+            "--deny-tools",
+            "calculate",
+            "--record",
+            &record.to_string_lossy(),
+            "--",
+            "sh",
+            "-c",
+            "exec \"$1\"",
+            "it's a shell",
+            bin(),
+        ],
+        input(&dir, &list),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let recording = std::fs::read_to_string(&record).unwrap();
+    // The client saw the tools through the filter.
+    let listed = lines_with(&recording, "<-- ");
+    assert!(listed.len() == 1 && listed[0].contains("\"hello\""), "{recording}");
+    assert!(!listed[0].contains("\"calculate\""), "{recording}");
+    let recorded = lines_with(&recording, "# Recorded by ");
+    assert_eq!(recorded.len(), 1, "{recording}");
+    assert!(
+        recorded[0].starts_with("# Recorded by baremcp proxy --deny-tools calculate in front of: ")
+            && recorded[0].contains(r#" sh -c 'exec "$1"' 'it'\''s a shell' "#),
+        "{recording}"
+    );
+    // The `# Replay:` line, run by a shell as written (`baremcp` found on PATH), replays the
+    // recording through the same filter: without it, `calculate` would be listed.
+    let replay = lines_with(&recording, "# Replay: ");
+    assert_eq!(replay.len(), 1, "{recording}");
+    let path = Path::new(bin()).parent().unwrap();
+    let search = format!("{}:{}", path.display(), std::env::var("PATH").unwrap_or_default());
+    let replayed = Command::new("sh")
+        .arg("-c")
+        .arg(&replay[0]["# Replay: ".len()..])
+        .env("PATH", search)
+        .stderr(Stdio::piped())
+        .output()
+        .unwrap();
+    assert!(
+        replayed.status.success(),
+        "{}\n{}\n{recording}",
+        text(&replayed.stdout),
+        text(&replayed.stderr)
+    );
+    assert!(text(&replayed.stdout).contains(": ok\n1 passed, 0 failed"), "{recording}");
+}
+
+#[test]
+fn a_control_character_in_the_command_or_file_name_never_breaks_the_header() {
+    let dir = crate::scratch("proxy-header-newline");
+    let ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let cases = [
+        (dir.join("a.txt"), "first\n--> {\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"ping\"}"),
+        (dir.join("new\nline.txt"), "x"),
+    ];
+    for (record, name) in cases {
+        let record_arg = record.to_string_lossy().into_owned();
+        let out = proxy(
+            &dir,
+            &["--record", &record_arg, "--", "sh", "-c", "cat", name],
+            input(&dir, ping),
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let recording = std::fs::read_to_string(&record).unwrap();
+        // Two comment lines, then the session: no line of the command leaks into it.
+        let lines: Vec<&str> = recording.lines().collect();
+        assert_eq!(lines.len(), 4, "{recording}");
+        assert!(lines[0].starts_with("# Recorded by baremcp proxy in front of: sh -c cat "));
+        assert!(lines[1].starts_with("# No replay command line: "), "{recording}");
+        assert!(lines_with(&recording, "# Replay:").is_empty(), "{recording}");
+        assert_eq!(&lines[2..], [format!("--> {}", ping.trim()), format!("<-- {}", ping.trim())]);
+        // The first line shows the argument exactly, in `$'…'` quotes.
+        if name.contains('\n') {
+            assert!(
+                lines[0].ends_with(r#" $'first\x0a--> {"jsonrpc":"2.0","id":9,"method":"ping"}'"#)
+            );
+        }
+        let replayed =
+            Command::new(bin()).args(["replay", &record_arg, "--", "cat"]).output().unwrap();
+        assert!(replayed.status.success(), "{}\n{recording}", text(&replayed.stdout));
+    }
+}
+
+#[test]
+fn when_the_recording_cannot_be_made_nothing_starts() {
+    let dir = crate::scratch("proxy-record-fails");
+    let missing = dir.join("missing").join("rec.txt");
+    let mut cases = vec![(
+        missing.to_string_lossy().into_owned(),
+        format!("baremcp: {}: No such file or directory (os error 2)\n", missing.display()),
+    )];
+    // The file opens, and its header cannot be written.
+    if Path::new("/dev/full").exists() {
+        cases.push((
+            "/dev/full".into(),
+            "baremcp: /dev/full: No space left on device (os error 28)\n".into(),
+        ));
+    }
+    for (record, expected) in cases {
+        // The upstream would say it started on the proxy's stderr, which it inherits: reading
+        // that pipe to its end waits for every process holding it, so a started upstream is
+        // always seen.
+        let out = Command::new(bin())
+            .args(["proxy", "--record", &record, "--", "sh", "-c", "echo upstream started >&2"])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{record}");
+        assert_eq!(text(&out.stderr), expected);
+    }
+}
+
+#[test]
+fn a_recording_cut_short_is_said_and_fails_the_exit_status() {
+    let dir = crate::scratch("proxy-record-cut");
+    let record = dir.join("rec.txt");
+    let lines: String = (1..=50)
+        .map(|id| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"ping\",\"params\":{{\"pad\":\"{}\"}}}}\n", "p".repeat(100)))
+        .collect();
+    // Files the proxy writes may hold 1 KiB (`ulimit -f` counts 512-byte blocks here); past
+    // it a write fails with EFBIG, its signal ignored. The upstream's status, when it is not
+    // 0, is kept.
+    for (upstream, code) in [("cat", 2), ("cat; exit 3", 3)] {
+        let mut child = Command::new("sh")
+            .arg("-c")
+            .arg("trap '' XFSZ; ulimit -f 2 && exec \"$0\" \"$@\"")
+            .args([bin(), "proxy", "--record", &record.to_string_lossy(), "--", "sh", "-c"])
+            .arg(upstream)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child.stdin.take().unwrap().write_all(lines.as_bytes()).unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "{}", text(&out.stderr));
+        // Forwarding went on: every line came back through `cat`.
+        assert_eq!(text(&out.stdout), lines);
+        let said = format!(
+            "cannot write the recording {}: File too large (os error 27); recording stops",
+            record.display()
+        );
+        assert_eq!(text(&out.stderr).matches(&said).count(), 1, "{}", text(&out.stderr));
+        // The recording ends with its last whole line.
+        let recording = std::fs::read_to_string(&record).unwrap();
+        assert!(recording.ends_with('\n') && recording.len() <= 1024, "{recording}");
+        assert!(recording.lines().skip(2).all(|l| l.ends_with("}}")), "{recording}");
+    }
+}
+
+#[test]
+fn the_grace_period_starts_at_the_clients_end_of_input_whatever_the_upstream_reads() {
+    let dir = crate::scratch("proxy-not-reading");
+    // 300 KB of notifications, more than a pipe holds, to an upstream that never reads.
+    let lines: String = (0..300)
+        .map(|_| {
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":\"n\",\"params\":{{\"p\":\"{}\"}}}}\n",
+                "a".repeat(1000)
+            )
+        })
+        .collect();
+    let out = proxy(&dir, &["--", "sleep", "30"], input(&dir, &lines));
+    let stderr = text(&out.stderr);
+    // Ended by the proxy (SIGKILL): 128 + 9, as a shell reports it.
+    assert_eq!(out.status.code(), Some(137), "{stderr}");
+    assert!(
+        stderr.contains("the server did not exit within 2 s after its input closed: ending it"),
+        "{stderr}"
+    );
+    // What it never read is said, with how many lines.
+    let unwritten = stderr
+        .split_once("client lines not written to the server (it did not read them): ")
+        .and_then(|(_, rest)| rest.lines().next()?.parse::<usize>().ok());
+    assert!(unwritten.is_some_and(|n| n > 0 && n < 300), "{stderr}");
+    assert!(!stderr.contains("killed by signal"), "{stderr}");
+}
+
+#[test]
+fn an_upstream_that_does_not_exit_is_ended_with_its_process_group() {
+    let dir = crate::scratch("proxy-group");
+    let pid_file = dir.join("pid");
+    // The upstream leaves its input and outputs to a process of its own, and waits for it.
+    let script =
+        format!("sleep 30 </dev/null >/dev/null 2>&1 & echo $! > '{}'; wait", pid_file.display());
+    let out = proxy(&dir, &["--", "sh", "-c", &script], Stdio::null());
+    assert_eq!(out.status.code(), Some(137), "{}", text(&out.stderr));
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    assert!(
+        crate::commands::ends(pid.trim()),
+        "the upstream's child {} was left running",
+        pid.trim()
+    );
+}
+
+#[test]
+fn an_upstream_killed_by_a_signal_gives_128_plus_its_number() {
+    let dir = crate::scratch("proxy-signal");
+    for (signal, code) in [("KILL", 137), ("TERM", 143)] {
+        let script = format!("kill -{signal} $$");
+        let out = proxy(&dir, &["--", "sh", "-c", &script], Stdio::null());
+        assert_eq!(out.status.code(), Some(code), "{signal}");
+        let said = format!("the server was killed by signal {}\n", code - 128);
+        assert!(text(&out.stderr).ends_with(&said), "{}", text(&out.stderr));
+    }
+}

@@ -1,8 +1,9 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
 //! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
-//! thread per direction. It can record the session as a transcript and filter the upstream's
-//! tools. Lines are bounded: one longer than the limit is dropped as it streams in, and the
-//! client gets an error in its place.
+//! thread per direction (and one writing to the upstream, so that an upstream that does not
+//! read cannot hide the client's end of input). It can record the session as a transcript
+//! (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
+//! limit is dropped as it streams in, and the client gets an error in its place.
 //!
 //! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
@@ -219,6 +220,7 @@ fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
         }
         return 128 + signal;
     }
+    #[cfg(not(unix))]
     let _ = ended_by_proxy;
     status.code().unwrap_or(1)
 }

@@ -408,12 +408,57 @@ pub fn is_json(text: &str) -> bool {
     scanner.value().and_then(|_| scanner.end()).is_ok()
 }
 
+/// The text of the value at JSON Pointer `pointer` in the JSON `text`, as written (of a
+/// member named twice, the last, as a `serde_json::Value` keeps it): where a `Value` holds a
+/// number as an `f64`, what the number was.
+pub fn raw_at<'t>(text: &'t str, pointer: &str) -> Option<&'t str> {
+    let mut raw = Scanner::new(text).value().ok()?;
+    for token in pointer.split('/').skip(1) {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        let mut scanner = Scanner::new(raw);
+        let mut found = None;
+        match scanner.peek()? {
+            b'[' => {
+                let (at, mut i) = (key.parse::<usize>().ok()?, 0);
+                let each = |item| {
+                    found = found.or((i == at).then_some(item));
+                    i += 1;
+                };
+                scanner.array(each).ok()?;
+            }
+            _ => scanner
+                .object(|name, scanner| {
+                    let value = scanner.value()?;
+                    if name.as_deref() == Some(key.as_str()) {
+                        found = Some(value);
+                    }
+                    Ok(())
+                })
+                .ok()?,
+        }
+        raw = found?;
+    }
+    Some(raw)
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
     fn serde_accepts(text: &str) -> bool {
         serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok()
+    }
+
+    #[test]
+    fn finds_a_value_as_written_at_a_pointer() {
+        let text = r#" {"a": [1, {"b~/c": 1e400, "b~/c": 100000000000000000001}], "d": -0.10} "#;
+        assert_eq!(raw_at(text, "/a/1/b~0~1c"), Some("100000000000000000001"));
+        assert_eq!(raw_at(text, "/d"), Some("-0.10"));
+        assert_eq!(raw_at(text, "/a/0"), Some("1"));
+        assert_eq!(raw_at(text, "").map(str::len), Some(text.trim().len()));
+        assert_eq!(raw_at(text, "/a/2"), None);
+        assert_eq!(raw_at(text, "/e"), None);
+        assert_eq!(raw_at(text, "/d/0"), None);
     }
 
     #[test]

@@ -9,12 +9,9 @@
 //! `"<string>"`, `"<number>"`, `"<integer>"`, `"<boolean>"`, `"<null>"`, `"<object>"` and
 //! `"<array>"` (a JSON string that is exactly one of those).
 
-use std::collections::BTreeMap;
-
 use serde_json::Value;
-use serde_json::value::RawValue;
 
-use baremcp::__private::{escape_token, json_equal, percent_encode_path};
+use baremcp::__private::{escape_token, json_equal, percent_encode_path, raw_at};
 use baremcp::Id;
 
 /// One line of a transcript.
@@ -167,7 +164,8 @@ pub fn mask(text: &str, vars: &Vars) -> String {
     if forms.is_empty() {
         return text.to_string();
     }
-    let word = |c: char| c.is_alphanumeric() || c == '_';
+    // Letters past ASCII count as word characters too: no Unicode tables for a boundary.
+    let word = |c: char| c.is_ascii_alphanumeric() || c == '_' || !c.is_ascii();
     let mut out = String::with_capacity(text.len());
     let (mut rest, mut in_string, mut after_word) = (text, false, false);
     while let Some(c) = rest.chars().next() {
@@ -370,23 +368,6 @@ fn diff(
         _ if json_equal(expected, actual) => None,
         _ => here(path, format!("expected {expected}, got {actual}")),
     }
-}
-
-/// The text of the value at `pointer` in the JSON `text`, each level read as raw items.
-fn raw_at<'t>(text: &'t str, pointer: &str) -> Option<&'t str> {
-    let mut raw: &RawValue = serde_json::from_str(text).ok()?;
-    for token in pointer.split('/').skip(1) {
-        let key = token.replace("~1", "/").replace("~0", "~");
-        raw = if raw.get().starts_with('[') {
-            let items: Vec<&RawValue> = serde_json::from_str(raw.get()).ok()?;
-            items.get(key.parse::<usize>().ok()?).copied()?
-        } else {
-            // As in a `Value`, the last of a member named twice counts.
-            let mut members: BTreeMap<String, &RawValue> = serde_json::from_str(raw.get()).ok()?;
-            members.remove(&key)?
-        };
-    }
-    Some(raw.get())
 }
 
 /// A JSON number's exact value: its sign, its significant digits and the power of ten they

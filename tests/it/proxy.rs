@@ -1,7 +1,7 @@
 //! `baremcp proxy` as a process: the recording's header (quoted for a shell, replaying through
 //! the same filters), a recording that cannot be made or is cut short, and how the upstream
-//! ends: after the client's end of input whatever it reads, with its process group, or by a
-//! signal.
+//! ends: once it stops reading after the client's end of input (never while it still reads),
+//! with a signal to the proxy's process group, or by a signal of its own.
 
 use std::io::Write;
 use std::path::Path;
@@ -218,7 +218,7 @@ fn a_recording_cut_short_is_said_and_fails_the_exit_status() {
 }
 
 #[test]
-fn the_grace_period_starts_at_the_clients_end_of_input_whatever_the_upstream_reads() {
+fn an_upstream_that_stops_reading_is_ended_after_the_clients_end_of_input() {
     let dir = crate::scratch("proxy-not-reading");
     // 300 KB of notifications, more than a pipe holds, to an upstream that never reads.
     let lines: String = (0..300)
@@ -233,10 +233,8 @@ fn the_grace_period_starts_at_the_clients_end_of_input_whatever_the_upstream_rea
     let stderr = text(&out.stderr);
     // Ended by the proxy (SIGKILL): 128 + 9, as a shell reports it.
     assert_eq!(out.status.code(), Some(137), "{stderr}");
-    assert!(
-        stderr.contains("the server did not exit within 2 s after its input closed: ending it"),
-        "{stderr}"
-    );
+    let said = "the server read none of its input for 2 s after the client closed it: ending it";
+    assert!(stderr.contains(said), "{stderr}");
     // What it never read is said, with how many lines.
     let unwritten = stderr
         .split_once("client lines not written to the server (it did not read them): ")
@@ -246,20 +244,57 @@ fn the_grace_period_starts_at_the_clients_end_of_input_whatever_the_upstream_rea
 }
 
 #[test]
-fn an_upstream_that_does_not_exit_is_ended_with_its_process_group() {
-    let dir = crate::scratch("proxy-group");
+fn an_upstream_still_reading_after_the_clients_end_of_input_answers_every_line() {
+    let dir = crate::scratch("proxy-still-reading");
+    let manifest = dir.join("slow.json");
+    let slow =
+        r#"{"tools": [{"name": "t", "description": "d", "run": {"argv": ["sleep", "0.05"]}}]}"#;
+    std::fs::write(&manifest, slow).unwrap();
+    // 50 calls of 100 KB: the proxy has them all, and the end of input, at once; the server
+    // reads one a call, 2.5 s in all, past the 2 s it has once it stops reading.
+    let pad = "x".repeat(100_000);
+    let calls: String = (1..=50)
+        .map(|id| {
+            let meta = format!(
+                r#"{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"pad":"{pad}"}}"#
+            );
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"tools/call\",\"params\":{{\"name\":\"t\",\"_meta\":{meta}}}}}\n"
+            )
+        })
+        .collect();
+    let manifest = manifest.to_string_lossy();
+    let out = proxy(&dir, &["--", bin(), "--manifest", &manifest], input(&dir, &calls));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).lines().count(), 50, "{}", text(&out.stderr));
+}
+
+#[cfg(unix)]
+#[test]
+fn a_signal_to_the_proxys_process_group_reaches_the_upstream() {
+    use std::os::unix::process::CommandExt;
+    let dir = crate::scratch("proxy-group-signal");
     let pid_file = dir.join("pid");
-    // The upstream leaves its input and outputs to a process of its own, and waits for it.
-    let script =
-        format!("sleep 30 </dev/null >/dev/null 2>&1 & echo $! > '{}'; wait", pid_file.display());
-    let out = proxy(&dir, &["--", "sh", "-c", &script], Stdio::null());
-    assert_eq!(out.status.code(), Some(137), "{}", text(&out.stderr));
+    // An upstream that never reads, as a terminal's Ctrl-C or `timeout` would find it.
+    let script = format!("echo $$ > '{}'; exec sleep 30", pid_file.display());
+    let mut child = Command::new(bin())
+        .args(["proxy", "--", "sh", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&pid_file).map_or(true, |p| !p.ends_with('\n')) {
+        assert!(Instant::now() < deadline, "the upstream did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let group = format!("-{}", child.id());
+    assert!(Command::new("kill").args(["-TERM", "--", &group]).status().unwrap().success());
+    child.wait().unwrap();
     let pid = std::fs::read_to_string(&pid_file).unwrap();
-    assert!(
-        crate::commands::ends(pid.trim()),
-        "the upstream's child {} was left running",
-        pid.trim()
-    );
+    assert!(crate::commands::ends(pid.trim()), "the upstream {} was left running", pid.trim());
 }
 
 #[test]

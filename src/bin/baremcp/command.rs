@@ -355,7 +355,7 @@ fn collect(
 /// signalled through the C library directly: running a `kill` program would fail where none
 /// is on `PATH`, leaving grandchildren behind.
 #[cfg(unix)]
-pub(crate) fn kill_group(child: &mut Child) {
+fn kill_group(child: &mut Child) {
     unsafe extern "C" {
         #[link_name = "kill"]
         fn signal_process(pid: i32, signal: i32) -> i32;
@@ -371,7 +371,7 @@ pub(crate) fn kill_group(child: &mut Child) {
 
 /// Without process groups, only the child itself can be ended.
 #[cfg(not(unix))]
-pub(crate) fn kill_group(child: &mut Child) {
+fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 

@@ -1,7 +1,7 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
 //! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
-//! thread per direction (and one writing to the upstream, so that an upstream that does not
-//! read cannot hide the client's end of input). It can record the session as a transcript
+//! thread per direction (and one writing to the upstream, so that an upstream that stops
+//! reading cannot hide the client's end of input). It can record the session as a transcript
 //! (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
 //! limit is dropped as it streams in, and the client gets an error in its place.
 //!
@@ -22,7 +22,7 @@ use std::io::{self, BufReader, Read, Write};
 #[cfg(unix)]
 use std::os::fd::AsRawFd;
 #[cfg(unix)]
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -33,7 +33,6 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::command::kill_group;
 use super::recording::Recording;
 use super::transcript;
 use super::wait::exit_by;
@@ -130,14 +129,15 @@ impl Upstream {
         self.child().try_wait()
     }
 
-    /// Ends the upstream with every process in its group, saying why, unless it has exited
-    /// (looked at under the same lock: once reaped, its id may name another process).
+    /// Ends the upstream, saying why, unless it has exited (looked at under the same lock:
+    /// once reaped, its id may name another process). Only the upstream itself: it shares
+    /// the proxy's process group, so that a terminal's Ctrl-C (or `timeout`) reaches both.
     fn end(&self, why: &str) {
         let mut child = self.child();
         if matches!(child.try_wait(), Ok(None)) {
             log::warn!("{why}: ending it");
             self.ended.store(true, Ordering::Relaxed);
-            kill_group(&mut child);
+            let _ = child.kill();
         }
     }
 }
@@ -157,9 +157,6 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-    // Its own process group, so that ending it ends what it started too.
-    #[cfg(unix)]
-    command.process_group(0);
     let mut child = command.spawn().map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());
         sinks.record(&format!("# {why}"));
@@ -178,15 +175,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
             (sinks.clone(), options.clone(), upstream.clone(), outbox.clone());
         std::thread::spawn(move || {
             client_to_upstream(&outbox, &sinks, &options);
-            // The client hung up: once the lines before are written, the upstream's input
-            // closes. It has a moment to exit from now, whether or not it reads them.
             outbox.close();
-            if let Ok(None) = exit_by(Instant::now() + GRACE, || upstream.try_wait()) {
-                upstream.end(&format!(
-                    "the server did not exit within {} s after its input closed",
-                    GRACE.as_secs()
-                ));
-            }
+            after_the_client(&outbox, &upstream);
         })
     };
 
@@ -210,6 +200,29 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
 }
 
+/// Once the client hung up: the lines before are still written, for as long as the upstream
+/// takes them, then its input closes and it has [`GRACE`] to exit. An upstream that takes
+/// none of them for [`GRACE`] is ended too: it would never see its input close.
+fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
+    loop {
+        if !matches!(upstream.try_wait(), Ok(None)) {
+            return;
+        }
+        let (written, quiet) = outbox.progress();
+        if quiet >= GRACE {
+            let why = match written {
+                true => "the server did not exit within 2 s after its input closed",
+                false => "the server read none of its input for 2 s after the client closed it",
+            };
+            return upstream.end(why);
+        }
+        std::thread::sleep((GRACE - quiet).min(LOOK_EVERY));
+    }
+}
+
+/// How often [`after_the_client`] looks.
+const LOOK_EVERY: Duration = Duration::from_millis(10);
+
 /// The upstream's exit code, or 128+N as shells give it when signal N ended it (said on
 /// stderr unless the proxy sent it, having said so already).
 fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
@@ -226,9 +239,9 @@ fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
 }
 
 /// Client lines on their way to the upstream, written by a thread of their own: the thread
-/// reading the client then always sees its input end, whether or not the upstream reads,
-/// and the grace period starts there. At most `budget` bytes wait (a longer line alone);
-/// past that the client is not read until the upstream takes some, as with a pipe.
+/// reading the client then sees its input end while the upstream is still reading (or has
+/// stopped). At most `budget` bytes wait, the line being written included (a longer line
+/// alone); past that the client is not read until the upstream takes some, as with a pipe.
 struct Outbox {
     queue: Mutex<Queue>,
     changed: Condvar,
@@ -245,6 +258,10 @@ struct Queue {
     writing: bool,
     /// Once writing to the upstream failed: the lines that were not written.
     lost: Option<usize>,
+    /// When the upstream last took bytes, or the client's input ended (if later).
+    progress: Option<Instant>,
+    /// Every line is written and the upstream's input closed.
+    written: bool,
 }
 
 impl Outbox {
@@ -264,10 +281,7 @@ impl Outbox {
     /// (the line is counted as not written).
     fn push(&self, line: Vec<u8>) -> bool {
         let mut queue = self.queue();
-        while queue.lost.is_none()
-            && !queue.lines.is_empty()
-            && queue.bytes + line.len() > self.budget
-        {
+        while queue.lost.is_none() && queue.bytes > 0 && queue.bytes + line.len() > self.budget {
             queue = self.wait(queue);
         }
         if let Some(lost) = &mut queue.lost {
@@ -282,35 +296,54 @@ impl Outbox {
 
     /// No more lines: the upstream's input is closed once those queued are written.
     fn close(&self) {
-        self.queue().closed = true;
+        let mut queue = self.queue();
+        (queue.closed, queue.progress) = (true, Some(Instant::now()));
+        drop(queue);
         self.changed.notify_all();
     }
 
+    /// Whether every line was written (the upstream's input closed), and how long since the
+    /// upstream last took bytes or the client's input ended.
+    fn progress(&self) -> (bool, Duration) {
+        let queue = self.queue();
+        (queue.written, queue.progress.map_or(Duration::ZERO, |at| at.elapsed()))
+    }
+
     /// Writes the queued lines to `upstream` until the client's input has ended and all are
-    /// written (then `upstream` is dropped, which closes it), or a write fails.
+    /// written (then `upstream` is dropped, which closes it), or a write fails. A long line
+    /// goes in pieces, so that an upstream still reading it is seen to read.
     fn write_to(&self, mut upstream: ChildStdin) {
         loop {
             let mut queue = self.queue();
             let line = loop {
                 if let Some(line) = queue.lines.pop_front() {
-                    queue.bytes -= line.len();
                     queue.writing = true;
                     break line;
                 }
                 if queue.closed {
+                    (queue.written, queue.progress) = (true, Some(Instant::now()));
                     return;
                 }
                 queue = self.wait(queue);
             };
             drop(queue);
-            self.changed.notify_all();
-            let written = upstream.write_all(&line).and_then(|()| upstream.flush());
+            let mut written = Ok(());
+            for piece in line.chunks(64 << 10) {
+                written = upstream.write_all(piece).and_then(|()| upstream.flush());
+                if written.is_err() {
+                    break;
+                }
+                self.queue().progress = Some(Instant::now());
+            }
             let mut queue = self.queue();
-            queue.writing = false;
+            (queue.writing, queue.bytes) = (false, queue.bytes - line.len());
             if written.is_err() {
                 queue.lost = Some(1 + queue.lines.len());
                 (queue.lines, queue.bytes) = (VecDeque::new(), 0);
-                self.changed.notify_all();
+            }
+            drop(queue);
+            self.changed.notify_all();
+            if written.is_err() {
                 return;
             }
         }

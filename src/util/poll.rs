@@ -27,6 +27,16 @@ pub fn readable_within(fd: RawFd, timeout: Duration) -> bool {
     }
 }
 
+/// Waits until `fd` (a pipe's writing end) has room, so that a write of at most 4 KiB does
+/// not block (or its reader is gone, for the write to report), or `timeout` passes; false
+/// when it passed. How a thread feeding a command's input can stop when nobody reads it.
+#[cfg(unix)]
+pub fn writable_within(fd: RawFd, timeout: Duration) -> bool {
+    const POLLOUT: i16 = 4;
+    let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+    poll_one(fd, POLLOUT, timeout_ms).map_or(true, |revents| revents != 0)
+}
+
 /// Whether the peer of socket `fd` has shut down its sending side or the connection failed,
 /// looking without reading or waiting. Unlike a one-byte peek it sees the end behind bytes
 /// sent before it (a stray line break, say), which a peek reads as a peer still there.
@@ -92,6 +102,12 @@ fn poll_fds(fds: &mut [PollFd], timeout_ms: i32) -> io::Result<()> {
         -1 => Err(io::Error::last_os_error()),
         _ => Ok(()),
     }
+}
+
+/// Without `poll`, a write is always tried (and may block).
+#[cfg(not(unix))]
+pub fn writable_within(_fd: RawFd, _timeout: Duration) -> bool {
+    true
 }
 
 /// Without `poll`, a read is always worth trying: callers then block in it, and a server

@@ -149,6 +149,22 @@ fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
 }
 
 #[test]
+fn check_shows_control_characters_escaped_never_raw() {
+    let dir = crate::scratch("check-control");
+    let manifest = dir.join("m.json");
+    let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b", "description": "d", "run": {"argv": ["echo"], "cwd": "/nowhere\u001b", "env": {"E\u001bV": "v"}}}]}"#;
+    std::fs::write(&manifest, document).unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    assert!(stdout.contains("server s\\u{1b}[2J\n"), "{stdout}");
+    assert!(stdout.contains("tool t\\u{1b}: echo\n"), "{stdout}");
+    // The warning that the cwd is no directory names it escaped too.
+    assert!(stderr.contains("/nowhere\\u{1b}"), "{stderr}");
+    assert!(!stdout.contains('\x1b') && !stderr.contains('\x1b'), "{stdout}{stderr}");
+}
+
+#[test]
 fn the_summary_shows_each_command_whole_and_the_warnings_what_will_go_wrong() {
     let dir = crate::scratch("check-summary");
     std::fs::create_dir(dir.join("sub")).unwrap();

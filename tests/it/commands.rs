@@ -212,17 +212,20 @@ fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
 }
 
 #[test]
-fn a_process_left_holding_the_output_costs_no_thread_once_the_call_is_answered() {
+fn a_process_left_holding_the_pipes_costs_no_thread_once_the_call_is_answered() {
     let has_setsid = Command::new("setsid").arg("true").status().is_ok_and(|s| s.success());
     if !cfg!(target_os = "linux") || !has_setsid {
         return println!("skipped: needs Linux's /proc and setsid");
     }
     let dir = crate::scratch("left-holding-output");
-    // Out of the command's process group, the sleep holds its stdout and stderr for 3 s.
-    let script = "setsid sleep 3 & echo started";
-    let mut child =
-        crate::serving(["--manifest", &manifest(&dir, json!(["sh", "-c", script]), 10_000)])
-            .unwrap();
+    // Out of the command's process group, the sleep holds its stdin, stdout and stderr for
+    // 3 s, and reads none of the 200 KB of input the tool gives it.
+    let script = "exec 3<&0; setsid sleep 3 <&3 & echo started";
+    let run = json!({"argv": ["sh", "-c", script], "stdin": "x".repeat(200_000)});
+    let tool = json!({"name": "t", "description": "d", "run": run});
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, json!({"tools": [tool]}).to_string()).unwrap();
+    let mut child = crate::serving(["--manifest", path.to_str().unwrap()]).unwrap();
     let calls: String = (1..=10).map(|id| call(id, false)).collect();
     let (reply, _, _) = reply_to(&mut child, &calls, 10);
     assert_eq!(reply["result"]["content"][0]["text"], "started\n", "{reply}");
@@ -231,7 +234,8 @@ fn a_process_left_holding_the_output_costs_no_thread_once_the_call_is_answered()
     while threads() > 2 && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
-    // Before, two reading threads (and two descriptors) stayed per call until the sleep ended.
+    // Before, the reading and writing threads (and their descriptors) stayed per call until
+    // the sleep ended.
     assert!(threads() <= 2, "{} threads after 10 calls", threads());
     drop(child.stdin.take());
     assert!(child.wait().unwrap().success());

@@ -90,7 +90,8 @@ impl ServeOptions {
             Some(path) => {
                 let manifest = super::manifest::load(path).map_err(|e| e.describe(path))?;
                 for w in manifest.warnings() {
-                    log::warn!(target: LOG, "{}: {}: {}", path.display(), w.pointer, w.message);
+                    let line = format!("{}: {}: {}", path.display(), w.pointer, w.message);
+                    log::warn!(target: LOG, "{}", super::manifest::printable(&line));
                 }
                 manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
             }

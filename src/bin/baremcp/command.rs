@@ -129,9 +129,10 @@ impl Drop for Over {
     }
 }
 
-/// One of the command's pipes, read only once it has something, so that its thread can see
-/// that [`run`] is over. Where there is no `poll` (not unix) every read is tried at once, and
-/// a process left holding the pipe keeps its thread until it exits.
+/// One of the command's pipes, read only once it has something (written only once it has
+/// room), so that its thread can see that [`run`] is over. Where there is no `poll` (not
+/// unix) every read and write is tried at once, and a process left holding the pipe keeps
+/// its thread until it exits.
 struct Pipe<R> {
     pipe: R,
     #[cfg(unix)]
@@ -149,6 +150,24 @@ impl<R: Read> Read for Pipe<R> {
             }
         }
         self.pipe.read(buf)
+    }
+}
+
+impl<W: Write> Write for Pipe<W> {
+    /// At most 4 KiB at a time, once the pipe has room for them: a write that would block
+    /// is never begun, so the thread can see that [`run`] is over.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        #[cfg(unix)]
+        while !baremcp::__private::writable_within(self.fd, EXIT_CHECK) {
+            if self.over.load(Ordering::Relaxed) {
+                return Err(io::ErrorKind::BrokenPipe.into());
+            }
+        }
+        self.pipe.write(&buf[..buf.len().min(4096)])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.pipe.flush()
     }
 }
 
@@ -198,8 +217,9 @@ fn spawn(
         _ => e,
     })?;
 
-    if let (Some(text), Some(mut stdin)) = (invocation.stdin.clone(), child.stdin.take()) {
+    if let (Some(text), Some(stdin)) = (invocation.stdin.clone(), child.stdin.take()) {
         // A command that does not read its input must not block us: write from a thread.
+        let mut stdin = Pipe::new(stdin, over);
         std::thread::spawn(move || {
             let _ = stdin.write_all(text.as_bytes());
         });

@@ -72,14 +72,17 @@ fn run() -> io::Result<ExitCode> {
                 Ok(manifest) => manifest,
                 Err(e) => return failed(e.describe(&path)),
             };
+            let printable = manifest::printable;
             for w in manifest.warnings().iter().chain(manifest.schema_warnings()) {
-                eprintln!("{}: warning: {}: {}", path.display(), w.pointer, w.message);
+                let line = format!("{}: warning: {}: {}", path.display(), w.pointer, w.message);
+                eprintln!("{}", printable(&line));
             }
             let summary = manifest.summary();
             if let Err(e) = manifest.into_server() {
-                return failed(format!("{}: {e}", path.display()));
+                return failed(printable(&format!("{}: {e}", path.display())));
             }
-            writeln!(io::stdout().lock(), "{}: ok\n{}", path.display(), summary.trim_end())?;
+            let ok = format!("{}: ok\n{}", path.display(), summary.trim_end());
+            writeln!(io::stdout().lock(), "{}", printable(&ok))?;
             0
         }
         Command::Replay(options) => {

@@ -88,6 +88,11 @@ fn header(path: &Path, flags: &[OsString], command: &[OsString]) -> Vec<String> 
             .chain([OsString::from("--")])
             .collect(),
     };
+    // A file named like an option would be read as one: `./-r.txt`.
+    let path = match path.as_os_str().as_encoded_bytes().starts_with(b"-") {
+        true => Path::new(".").join(path),
+        false => path.to_owned(),
+    };
     let replay: Option<Vec<String>> = [path.as_os_str()]
         .into_iter()
         .chain(["--".as_ref()])
@@ -139,4 +144,15 @@ fn escaped_word(arg: &OsStr) -> String {
     }
     word.push('\'');
     word
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_named_like_an_option_is_replayed_as_a_file() {
+        let lines = header(Path::new("-r.txt"), &[], &["cat".into()]);
+        assert_eq!(lines[1], "# Replay: baremcp replay ./-r.txt -- cat");
+    }
 }

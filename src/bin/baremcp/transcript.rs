@@ -123,11 +123,12 @@ fn expand(text: &str, known: &Vars, used: &mut Vars, escapes: bool) -> Result<Ve
     Ok(out)
 }
 
-/// The length of the variable name at `bytes[at..]`: an uppercase letter or `_`, then
-/// uppercase letters, digits and `_`. 0 when there is none.
+/// The length of the variable name at `bytes[at..]`: an uppercase letter, then uppercase
+/// letters, digits and `_`. 0 when there is none. (Not `_` first: `$_id` is a common key,
+/// and every shell sets `_`.)
 fn name_len(bytes: &[u8], at: usize) -> usize {
     let rest = bytes.get(at..).unwrap_or_default();
-    if !rest.first().is_some_and(|b| b.is_ascii_uppercase() || *b == b'_') {
+    if !rest.first().is_some_and(u8::is_ascii_uppercase) {
         return 0;
     }
     rest.iter().take_while(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || **b == b'_').count()
@@ -498,14 +499,14 @@ mod tests {
         let known = vec![("A".to_string(), "1".to_string()), ("B_2".into(), String::new())];
         let t = parse("# uses $A and $NOPE\n<-- {\"$A\":\"$NOPE\"}\n", &known).unwrap();
         assert_eq!(t.vars, []);
-        let t = parse("--> $A$B_2|$$A|$$$|$a|$1|$\n-->~ $$B_2\\x24A\n", &known).unwrap();
+        let t = parse("--> $A$B_2|$$A|$$$|$a|$1|$_id|$\n-->~ $$B_2\\x24A\n", &known).unwrap();
         let sent: Vec<&[u8]> = (t.entries.iter())
             .map(|e| match e {
                 Entry::Send { bytes, .. } => bytes.as_slice(),
                 _ => b"",
             })
             .collect();
-        assert_eq!(sent, [&b"1|$A|$$|$a|$1|$\n"[..], b"$B_2$A"]);
+        assert_eq!(sent, [&b"1|$A|$$|$a|$1|$_id|$\n"[..], b"$B_2$A"]);
         assert_eq!(t.vars, [("A".to_string(), "1".to_string()), ("B_2".into(), String::new())]);
         assert_eq!(
             parse("# x\n--> {\"home\":\"$NOPE\"}\n", &known).unwrap_err(),

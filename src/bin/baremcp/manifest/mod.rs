@@ -149,9 +149,9 @@ impl LoadError {
     }
 }
 
-/// `text` with its control characters but line breaks escaped (`\u{0}`): a member name
-/// in a pointer can hold any, and a terminal should see where it is, not act on it.
-fn printable(text: &str) -> String {
+/// `text` with its control characters but line breaks escaped (`\u{0}`): a manifest's names,
+/// paths and pointers can hold any, and a terminal should see where they are, not act on them.
+pub fn printable(text: &str) -> String {
     let escape = |c: char| c.is_control() && c != '\n';
     if !text.contains(escape) {
         return text.to_string();

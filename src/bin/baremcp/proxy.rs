@@ -1,8 +1,8 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
 //! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
-//! thread per direction (and one writing to the upstream, so that an upstream that stops
-//! reading cannot hide the client's end of input). It can record the session as a transcript
-//! (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
+//! thread per direction (and one writing to the upstream, `upstream_feed.rs`, so that an
+//! upstream that stops reading cannot hide the client's end of input). It can record the
+//! session as a transcript (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
 //! limit is dropped as it streams in, and the client gets an error in its place.
 //!
 //! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
@@ -16,7 +16,6 @@
 //! filters are on, every line either way must be strict UTF-8 JSON with no member named
 //! twice at any depth, or it is not forwarded (a request gets an error in its place).
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::io::{self, BufReader, Read, Write};
 #[cfg(unix)]
@@ -24,9 +23,9 @@ use std::os::fd::AsRawFd;
 #[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use serde::de::IgnoredAny;
@@ -35,6 +34,7 @@ use serde_json::{Value, json};
 
 use super::recording::Recording;
 use super::transcript;
+use super::upstream_feed::Outbox;
 use super::wait::exit_by;
 #[cfg(unix)]
 use baremcp::__private::readable_within;
@@ -236,124 +236,6 @@ fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
     #[cfg(not(unix))]
     let _ = ended_by_proxy;
     status.code().unwrap_or(1)
-}
-
-/// Client lines on their way to the upstream, written by a thread of their own: the thread
-/// reading the client then sees its input end while the upstream is still reading (or has
-/// stopped). At most `budget` bytes wait, the line being written included (a longer line
-/// alone); past that the client is not read until the upstream takes some, as with a pipe.
-struct Outbox {
-    queue: Mutex<Queue>,
-    changed: Condvar,
-    budget: usize,
-}
-
-#[derive(Default)]
-struct Queue {
-    lines: VecDeque<Vec<u8>>,
-    bytes: usize,
-    /// The client's input ended: no line comes after those queued.
-    closed: bool,
-    /// The writer holds a line it has not written whole yet.
-    writing: bool,
-    /// Once writing to the upstream failed: the lines that were not written.
-    lost: Option<usize>,
-    /// When the upstream last took bytes, or the client's input ended (if later).
-    progress: Option<Instant>,
-    /// Every line is written and the upstream's input closed.
-    written: bool,
-}
-
-impl Outbox {
-    fn new(budget: usize) -> Outbox {
-        Outbox { queue: Mutex::default(), changed: Condvar::new(), budget }
-    }
-
-    fn queue(&self) -> MutexGuard<'_, Queue> {
-        self.queue.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn wait<'a>(&self, queue: MutexGuard<'a, Queue>) -> MutexGuard<'a, Queue> {
-        self.changed.wait(queue).unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Queues one line, its `\n` included; `false` once the upstream's input has failed
-    /// (the line is counted as not written).
-    fn push(&self, line: Vec<u8>) -> bool {
-        let mut queue = self.queue();
-        while queue.lost.is_none() && queue.bytes > 0 && queue.bytes + line.len() > self.budget {
-            queue = self.wait(queue);
-        }
-        if let Some(lost) = &mut queue.lost {
-            *lost += 1;
-            return false;
-        }
-        queue.bytes += line.len();
-        queue.lines.push_back(line);
-        self.changed.notify_all();
-        true
-    }
-
-    /// No more lines: the upstream's input is closed once those queued are written.
-    fn close(&self) {
-        let mut queue = self.queue();
-        (queue.closed, queue.progress) = (true, Some(Instant::now()));
-        drop(queue);
-        self.changed.notify_all();
-    }
-
-    /// Whether every line was written (the upstream's input closed), and how long since the
-    /// upstream last took bytes or the client's input ended.
-    fn progress(&self) -> (bool, Duration) {
-        let queue = self.queue();
-        (queue.written, queue.progress.map_or(Duration::ZERO, |at| at.elapsed()))
-    }
-
-    /// Writes the queued lines to `upstream` until the client's input has ended and all are
-    /// written (then `upstream` is dropped, which closes it), or a write fails. A long line
-    /// goes in pieces, so that an upstream still reading it is seen to read.
-    fn write_to(&self, mut upstream: ChildStdin) {
-        loop {
-            let mut queue = self.queue();
-            let line = loop {
-                if let Some(line) = queue.lines.pop_front() {
-                    queue.writing = true;
-                    break line;
-                }
-                if queue.closed {
-                    (queue.written, queue.progress) = (true, Some(Instant::now()));
-                    return;
-                }
-                queue = self.wait(queue);
-            };
-            drop(queue);
-            let mut written = Ok(());
-            for piece in line.chunks(64 << 10) {
-                written = upstream.write_all(piece).and_then(|()| upstream.flush());
-                if written.is_err() {
-                    break;
-                }
-                self.queue().progress = Some(Instant::now());
-            }
-            let mut queue = self.queue();
-            (queue.writing, queue.bytes) = (false, queue.bytes - line.len());
-            if written.is_err() {
-                queue.lost = Some(1 + queue.lines.len());
-                (queue.lines, queue.bytes) = (VecDeque::new(), 0);
-            }
-            drop(queue);
-            self.changed.notify_all();
-            if written.is_err() {
-                return;
-            }
-        }
-    }
-
-    /// How many client lines the upstream was not given whole.
-    fn unwritten(&self) -> usize {
-        let queue = self.queue();
-        queue.lost.unwrap_or(0) + queue.lines.len() + usize::from(queue.writing)
-    }
 }
 
 /// Forwards the upstream's lines to the client, filtered when filters are on, until the

@@ -1,9 +1,9 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
 //! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
-//! thread per direction (and one writing to the upstream, `upstream_feed.rs`, so that an
-//! upstream that stops reading cannot hide the client's end of input). It can record the
-//! session as a transcript (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
-//! limit is dropped as it streams in, and the client gets an error in its place.
+//! thread per direction (and one writing to the upstream, `upstream_feed.rs`). It can record
+//! the session as a transcript (`recording.rs`) and filter the upstream's tools. Lines are
+//! bounded: one longer than the limit is dropped as it streams in, and the client gets an
+//! error in its place.
 //!
 //! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
@@ -200,23 +200,22 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
 }
 
-/// Once the client hung up: the lines before are still written, for as long as the upstream
-/// takes them, then its input closes and it has [`GRACE`] to exit. An upstream that takes
-/// none of them for [`GRACE`] is ended too: it would never see its input close.
+/// Once the client hung up: the lines before are still written, however long the upstream
+/// takes to read them (a server busy with a slow call reads on later: none is dropped), then
+/// its input closes and it has [`GRACE`] to exit.
 fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
     loop {
         if !matches!(upstream.try_wait(), Ok(None)) {
             return;
         }
-        let (written, quiet) = outbox.progress();
-        if quiet >= GRACE {
-            let why = match written {
-                true => "the server did not exit within 2 s after its input closed",
-                false => "the server read none of its input for 2 s after the client closed it",
-            };
-            return upstream.end(why);
+        match outbox.closed_for() {
+            Some(closed) if closed >= GRACE => {
+                let why = "the server did not exit within 2 s after its input closed";
+                return upstream.end(why);
+            }
+            Some(closed) => std::thread::sleep((GRACE - closed).min(LOOK_EVERY)),
+            None => std::thread::sleep(LOOK_EVERY),
         }
-        std::thread::sleep((GRACE - quiet).min(LOOK_EVERY));
     }
 }
 

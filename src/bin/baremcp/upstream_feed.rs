@@ -1,7 +1,5 @@
 //! The proxy's client lines on their way to the upstream: a queue, bounded in bytes, that a
-//! thread of its own writes out, so that the thread reading the client sees its end of input
-//! while the upstream still reads (or has stopped), and how long since the upstream last
-//! took any.
+//! thread of its own writes out, and when the upstream's input closed, all of them written.
 
 use std::collections::VecDeque;
 use std::io::Write;
@@ -9,10 +7,9 @@ use std::process::ChildStdin;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-/// Client lines on their way to the upstream, written by a thread of their own: the thread
-/// reading the client then sees its input end while the upstream is still reading (or has
-/// stopped). At most `budget` bytes wait, the line being written included (a longer line
-/// alone); past that the client is not read until the upstream takes some, as with a pipe.
+/// Client lines on their way to the upstream, written by a thread of their own, so that
+/// reading the client waits on the upstream only past `budget` bytes waiting (the line being
+/// written included; a longer line alone), as with a pipe.
 pub struct Outbox {
     queue: Mutex<Queue>,
     changed: Condvar,
@@ -29,10 +26,8 @@ struct Queue {
     writing: bool,
     /// Once writing to the upstream failed: the lines that were not written.
     lost: Option<usize>,
-    /// When the upstream last took bytes, or the client's input ended (if later).
-    progress: Option<Instant>,
-    /// Every line is written and the upstream's input closed.
-    written: bool,
+    /// When every line was written and the upstream's input closed.
+    input_closed: Option<Instant>,
 }
 
 impl Outbox {
@@ -67,22 +62,17 @@ impl Outbox {
 
     /// No more lines: the upstream's input is closed once those queued are written.
     pub fn close(&self) {
-        let mut queue = self.queue();
-        (queue.closed, queue.progress) = (true, Some(Instant::now()));
-        drop(queue);
+        self.queue().closed = true;
         self.changed.notify_all();
     }
 
-    /// Whether every line was written (the upstream's input closed), and how long since the
-    /// upstream last took bytes or the client's input ended.
-    pub fn progress(&self) -> (bool, Duration) {
-        let queue = self.queue();
-        (queue.written, queue.progress.map_or(Duration::ZERO, |at| at.elapsed()))
+    /// How long ago the upstream's input closed, every line written; `None` while some wait.
+    pub fn closed_for(&self) -> Option<Duration> {
+        self.queue().input_closed.map(|at| at.elapsed())
     }
 
     /// Writes the queued lines to `upstream` until the client's input has ended and all are
-    /// written (then `upstream` is dropped, which closes it), or a write fails. A long line
-    /// goes in pieces, so that an upstream still reading it is seen to read.
+    /// written (then `upstream` is dropped, which closes it), or a write fails.
     pub fn write_to(&self, mut upstream: ChildStdin) {
         loop {
             let mut queue = self.queue();
@@ -92,20 +82,13 @@ impl Outbox {
                     break line;
                 }
                 if queue.closed {
-                    (queue.written, queue.progress) = (true, Some(Instant::now()));
+                    queue.input_closed = Some(Instant::now());
                     return;
                 }
                 queue = self.wait(queue);
             };
             drop(queue);
-            let mut written = Ok(());
-            for piece in line.chunks(64 << 10) {
-                written = upstream.write_all(piece).and_then(|()| upstream.flush());
-                if written.is_err() {
-                    break;
-                }
-                self.queue().progress = Some(Instant::now());
-            }
+            let written = upstream.write_all(&line).and_then(|()| upstream.flush());
             let mut queue = self.queue();
             (queue.writing, queue.bytes) = (false, queue.bytes - line.len());
             if written.is_err() {

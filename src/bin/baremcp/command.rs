@@ -118,9 +118,9 @@ pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::
     Ok(outcome)
 }
 
-/// Set once [`run`] has its result, however it returns: the threads reading the command's
-/// output then stop, though a process it left behind (out of its group, `setsid`) still
-/// holds the pipes; else each call would leave two threads and two descriptors behind.
+/// Set once [`run`] has its result, however it returns: the threads on the command's pipes
+/// then stop, though a process it left behind (out of its group, `setsid`) still holds
+/// them; else each call would leave up to three threads and descriptors behind.
 struct Over(Arc<AtomicBool>);
 
 impl Drop for Over {

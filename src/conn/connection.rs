@@ -364,7 +364,6 @@ impl<'io> Conn<'io> {
         session: &mut Session,
         warned: Option<&mut bool>,
     ) -> Option<Result<Value, ClientError>> {
-        let began = Instant::now();
         let frame = match std::str::from_utf8(&line) {
             Ok(text) if text.trim_ascii().is_empty() => return None,
             Ok(text) => {
@@ -380,23 +379,17 @@ impl<'io> Conn<'io> {
                         )));
                     }
                     Frame::Single(Message::Notification { method, params })
-                        if method == "notifications/cancelled"
-                            && self.withdraw(&params, session) =>
+                        if method == "notifications/cancelled" =>
                     {
-                        self.notified(&method, began);
-                        return None;
-                    }
-                    Frame::Single(message) => {
-                        let method = match &message {
-                            Message::Notification { method, .. } => Some(method.clone()),
-                            _ => None,
-                        };
-                        let Some(waits) = session.take_in(message) else {
-                            method.inspect(|method| self.notified(method, began));
+                        let began = Instant::now();
+                        if self.withdraw(&params, session) {
+                            self.notified(&method, began);
                             return None;
-                        };
-                        Frame::Single(waits)
+                        }
+                        let cancel = Message::Notification { method, params };
+                        Frame::Single(self.take_in(session, cancel)?)
                     }
+                    Frame::Single(message) => Frame::Single(self.take_in(session, message)?),
                     batch => batch,
                 }
             }
@@ -421,13 +414,29 @@ impl<'io> Conn<'io> {
         None
     }
 
-    /// Whether the transport counts the notifications taken in ([`Inbox::notified`]).
-    pub(crate) fn counts_notifications(&self) -> bool {
-        matches!(self.input, Input::Messages(_))
+    /// Has `session` take in `message` as between requests (`None`: taken in; else what waits
+    /// for its turn or a reply), telling a transport that counts notifications (HTTP,
+    /// [`Inbox::notified`]) of one taken in while a request is served.
+    pub(crate) fn take_in<'m>(
+        &mut self,
+        session: &mut Session,
+        message: Message<'m>,
+    ) -> Option<Message<'m>> {
+        let counted = match &message {
+            Message::Notification { method, .. } if matches!(self.input, Input::Messages(_)) => {
+                Some((method.clone(), Instant::now()))
+            }
+            _ => None,
+        };
+        let waits = session.take_in(message);
+        if let (None, Some((method, began))) = (&waits, counted) {
+            self.notified(&method, began);
+        }
+        waits
     }
 
     /// Tells the transport a notification it handed over was taken in (`began`: when).
-    pub(crate) fn notified(&mut self, method: &str, began: Instant) {
+    fn notified(&mut self, method: &str, began: Instant) {
         if let Input::Messages(inbox) = &mut self.input {
             inbox.notified(method, began.elapsed());
         }

@@ -135,22 +135,11 @@ pub(crate) fn serve_message<'a>(
         Message::Request { id, method, params } => (id, method, params),
         // Matched after requests, so that a call's message is not moved through the session.
         message => {
-            // A transport that counts notifications (HTTP) hears of those in a batch too.
-            let counted = match &message {
-                Message::Notification { method, .. } if conn.counts_notifications() => {
-                    Some((method.clone(), Instant::now()))
-                }
-                _ => None,
-            };
-            return match session.take_in(message) {
+            // Through the connection, which tells a transport that counts notifications (HTTP)
+            // of those in a batch too.
+            return match conn.take_in(session, message) {
                 Some(Message::Invalid { id, error }) => Some((id, Err(error))),
-                Some(_) => None,
-                None => {
-                    if let Some((method, began)) = counted {
-                        conn.notified(&method, began);
-                    }
-                    None
-                }
+                _ => None,
             };
         }
     };

@@ -136,12 +136,16 @@ mod tests {
         server
     }
 
+    /// A legacy `initialize` with id `id`.
+    fn initialize(id: i64) -> Value {
+        json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "c", "version": "1"}}})
+    }
+
     #[test]
     fn reading_ahead_never_refuses_a_request_it_reads_only_while_the_queue_has_room() {
-        let init = json!({"jsonrpc": "2.0", "id": -1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"}}});
-        let mut input = format!("{init}\n");
+        let mut input = format!("{}\n", initialize(-1));
         let call = json!({"jsonrpc": "2.0", "id": 0, "method": "tools/call",
             "params": {"name": "wait", "arguments": {"ms": 200}}});
         input.push_str(&format!("{call}\n"));
@@ -164,9 +168,7 @@ mod tests {
     #[test]
     fn a_cancellation_of_a_request_still_waiting_withdraws_it() {
         let lines = [
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "c", "version": "1"}}}),
+            initialize(1),
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "wait", "arguments": {"ms": 300}}}),
             json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
@@ -228,10 +230,8 @@ mod tests {
 
     /// `initialize`, `initialized` and a call of `wait` (id 2) for `ms`.
     fn init_and_wait(ms: u64) -> [Value; 3] {
-        let init = json!({"protocolVersion": "2025-11-25", "capabilities": {},
-            "clientInfo": {"name": "c", "version": "1"}});
         [
-            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": init}),
+            initialize(1),
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                 "params": {"name": "wait", "arguments": {"ms": ms}}}),

@@ -204,23 +204,15 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
 /// takes to read them (a server busy with a slow call reads on later: none is dropped), then
 /// its input closes and it has [`GRACE`] to exit.
 fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
-    loop {
-        if !matches!(upstream.try_wait(), Ok(None)) {
-            return;
-        }
-        match outbox.closed_for() {
-            Some(closed) if closed >= GRACE => {
-                let why = "the server did not exit within 2 s after its input closed";
-                return upstream.end(why);
-            }
-            Some(closed) => std::thread::sleep((GRACE - closed).min(LOOK_EVERY)),
-            None => std::thread::sleep(LOOK_EVERY),
-        }
+    if outbox.wait_written()
+        && let Ok(None) = exit_by(Instant::now() + GRACE, || upstream.try_wait())
+    {
+        upstream.end(&format!(
+            "the server did not exit within {} s after its input closed",
+            GRACE.as_secs()
+        ));
     }
 }
-
-/// How often [`after_the_client`] looks.
-const LOOK_EVERY: Duration = Duration::from_millis(10);
 
 /// The upstream's exit code, or 128+N as shells give it when signal N ended it (said on
 /// stderr unless the proxy sent it, having said so already).

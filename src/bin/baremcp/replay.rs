@@ -322,7 +322,7 @@ fn check(
         if let Entry::Expect(line) = entry {
             let json = Json::parse(line)
                 .map_err(|e| format!("line {}: the expected line is not JSON: {e}", n + 1))?;
-            let is_response = json.value.get("method").is_none() && json.value.get("id").is_some();
+            let is_response = json.is_response();
             expected.push(Expected { line: n + 1, json, is_response, seen: false });
         }
     }
@@ -370,8 +370,7 @@ fn receive_until(
                 "line {at}: the server wrote something that is not JSON:\n{actual}\nexpected:\n<-- {wanted}"
             ));
         };
-        let is_response =
-            message.value.get("method").is_none() && message.value.get("id").is_some();
+        let is_response = message.is_response();
         let mut unseen = expected.iter_mut().filter(|e| !e.seen);
         let slot = if is_response {
             unseen.find(|e| {

@@ -256,6 +256,12 @@ impl Json {
     pub fn parse(text: &str) -> serde_json::Result<Json> {
         Ok(Json { value: serde_json::from_str(text)?, text: text.to_string() })
     }
+
+    /// A response: an id and no method (which, as JSON-RPC allows, may come in any order
+    /// among the responses owed).
+    pub fn is_response(&self) -> bool {
+        self.value.get("method").is_none() && self.value.get("id").is_some()
+    }
 }
 
 /// Where `actual` first differs from `expected` (a JSON Pointer and what differs), or

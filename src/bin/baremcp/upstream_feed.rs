@@ -1,11 +1,10 @@
 //! The proxy's client lines on their way to the upstream: a queue, bounded in bytes, that a
-//! thread of its own writes out, and when the upstream's input closed, all of them written.
+//! thread of its own writes out, closing the upstream's input once all are written.
 
 use std::collections::VecDeque;
 use std::io::Write;
 use std::process::ChildStdin;
 use std::sync::{Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 /// Client lines on their way to the upstream, written by a thread of their own, so that
 /// reading the client waits on the upstream only past `budget` bytes waiting (the line being
@@ -26,8 +25,8 @@ struct Queue {
     writing: bool,
     /// Once writing to the upstream failed: the lines that were not written.
     lost: Option<usize>,
-    /// When every line was written and the upstream's input closed.
-    input_closed: Option<Instant>,
+    /// Every line was written and the upstream's input closed.
+    input_closed: bool,
 }
 
 impl Outbox {
@@ -66,9 +65,15 @@ impl Outbox {
         self.changed.notify_all();
     }
 
-    /// How long ago the upstream's input closed, every line written; `None` while some wait.
-    pub fn closed_for(&self) -> Option<Duration> {
-        self.queue().input_closed.map(|at| at.elapsed())
+    /// Waits until the client's input has ended and every line is written, the upstream's
+    /// input closed (true), or writing to the upstream failed (false). An upstream that
+    /// never reads again is waited for as long.
+    pub fn wait_written(&self) -> bool {
+        let mut queue = self.queue();
+        while !queue.input_closed && queue.lost.is_none() {
+            queue = self.wait(queue);
+        }
+        queue.input_closed
     }
 
     /// Writes the queued lines to `upstream` until the client's input has ended and all are
@@ -82,7 +87,9 @@ impl Outbox {
                     break line;
                 }
                 if queue.closed {
-                    queue.input_closed = Some(Instant::now());
+                    drop(upstream);
+                    queue.input_closed = true;
+                    self.changed.notify_all();
                     return;
                 }
                 queue = self.wait(queue);

@@ -1,7 +1,8 @@
 //! `baremcp proxy` as a process: the recording's header (quoted for a shell, replaying through
 //! the same filters), a recording that cannot be made or is cut short, and how the upstream
 //! ends: 2 s after its input closed, every client line written however long it takes to read
-//! them, with a signal to the proxy's process group, or by a signal of its own.
+//! them, with a stop signal to the proxy or its process group (passed on to the upstream's
+//! group), with the proxy killed outright, or by a signal of its own.
 
 use std::io::Write;
 use std::path::Path;
@@ -258,32 +259,102 @@ fn an_upstream_still_reading_after_the_clients_end_of_input_answers_every_line()
     assert_eq!(text(&out.stdout).lines().count(), 50, "{}", text(&out.stderr));
 }
 
-#[cfg(unix)]
-#[test]
-fn a_signal_to_the_proxys_process_group_reaches_the_upstream() {
+/// A proxy (in a process group of its own, as a terminal's job is) over `sh -c script`,
+/// started once the script wrote its pid to `dir/pid` and, when it starts one, the pid of a
+/// child of its own to `dir/kid`. Its stderr goes to `dir/stderr.txt`.
+#[cfg(target_os = "linux")]
+fn proxy_over_script(dir: &Path, script: &str, with_kid: bool) -> std::process::Child {
     use std::os::unix::process::CommandExt;
-    let dir = crate::scratch("proxy-group-signal");
-    let pid_file = dir.join("pid");
-    // An upstream that never reads, as a terminal's Ctrl-C or `timeout` would find it.
-    let script = format!("echo $$ > '{}'; exec sleep 30", pid_file.display());
-    let mut child = Command::new(bin())
+    let kid = match with_kid {
+        true => format!("sleep 30 & echo $! > '{}'; ", dir.join("kid").display()),
+        false => String::new(),
+    };
+    let script = format!("{kid}echo $$ > '{}'; {script}", dir.join("pid").display());
+    let child = Command::new(bin())
         .args(["proxy", "--", "sh", "-c", &script])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
         .process_group(0)
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(&pid_file).map_or(true, |p| !p.ends_with('\n')) {
+    while std::fs::read_to_string(dir.join("pid")).map_or(true, |p| !p.ends_with('\n')) {
         assert!(Instant::now() < deadline, "the upstream did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    let group = format!("-{}", child.id());
-    assert!(Command::new("kill").args(["-TERM", "--", &group]).status().unwrap().success());
+    child
+}
+
+/// Whether the process whose pid is in `dir/name` ends within 2 s (killed if not).
+#[cfg(target_os = "linux")]
+fn ends(dir: &Path, name: &str) -> bool {
+    let pid = std::fs::read_to_string(dir.join(name)).unwrap();
+    crate::commands::ends(pid.trim())
+}
+
+#[cfg(target_os = "linux")]
+fn kill(signal: &str, target: &str) {
+    assert!(Command::new("kill").args([signal, "--", target]).status().unwrap().success());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_to_the_proxys_process_group_reaches_the_upstream_once() {
+    let dir = crate::scratch("proxy-group-signal");
+    // An upstream that never reads, as a terminal's Ctrl-C or `timeout` would find it, and
+    // that counts the SIGTERMs it gets: one, passed on by the proxy (its own group is not
+    // the one signalled).
+    let script = format!(
+        "trap 'echo term >> \"{}\"; exit 7' TERM; sleep 30 & wait",
+        dir.join("terms").display()
+    );
+    let mut child = proxy_over_script(&dir, &script, false);
+    kill("-TERM", &format!("-{}", child.id()));
+    assert_eq!(child.wait().unwrap().code(), Some(7));
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+    assert_eq!(std::fs::read_to_string(dir.join("terms")).unwrap(), "term\n");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_what_it_started() {
+    // As an MCP client ends "its server" by pid (the spec's stdio shutdown), the server not
+    // reading its input: TERM and HUP end the upstream's child too, INT the upstream (a
+    // non-interactive shell's background jobs ignore SIGINT).
+    for (signal, number, kid) in [("-TERM", 15, true), ("-HUP", 1, true), ("-INT", 2, false)] {
+        let dir = crate::scratch(&format!("proxy-signal{signal}"));
+        let mut child = proxy_over_script(&dir, "exec sleep 30", kid);
+        kill(signal, &child.id().to_string());
+        assert_eq!(child.wait().unwrap().code(), Some(128 + number), "{signal}");
+        assert!(ends(&dir, "pid"), "{signal}: the upstream was left running");
+        assert!(!kid || ends(&dir, "kid"), "{signal}: the upstream's child was left running");
+        // The proxy passed it on: no surprise to report.
+        let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+        assert!(!stderr.contains("killed by signal"), "{signal}: {stderr}");
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_proxy_killed_outright_takes_its_upstream_with_it() {
+    let dir = crate::scratch("proxy-sigkill");
+    let mut child = proxy_over_script(&dir, "exec sleep 30", false);
+    kill("-KILL", &child.id().to_string());
     child.wait().unwrap();
-    let pid = std::fs::read_to_string(&pid_file).unwrap();
-    assert!(crate::commands::ends(pid.trim()), "the upstream {} was left running", pid.trim());
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_upstream_ended_by_the_proxy_takes_what_it_started_with_it() {
+    let dir = crate::scratch("proxy-end-group");
+    // Neither reads its input nor exits when it closes: ended 2 s after the client's end.
+    let mut child = proxy_over_script(&dir, "exec sleep 30", true);
+    drop(child.stdin.take());
+    assert_eq!(child.wait().unwrap().code(), Some(137));
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+    assert!(ends(&dir, "kid"), "the upstream's child was left running");
 }
 
 #[test]

@@ -13,7 +13,7 @@
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
 #[cfg(unix)]
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -21,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use super::process_group::{kill_group, own_group};
 use super::wait::exit_by;
 
 /// A fully expanded command, ready to run.
@@ -207,8 +208,7 @@ fn spawn(
     }
     command.stdin(if invocation.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
     // Its own process group, so a timeout ends everything the command started.
-    #[cfg(unix)]
-    command.process_group(0);
+    own_group(&mut command);
     let mut child = command.spawn().map_err(|e| match &invocation.cwd {
         // Both a missing program and a missing cwd read "No such file or directory": say which.
         Some(cwd) if !cwd.is_dir() => {
@@ -368,31 +368,6 @@ fn collect(
         _ => Ended::Stopped,
     };
     Ok((outcome, ended))
-}
-
-/// Ends the command's process group (its id is the child's, which is not reaped yet, so it
-/// names no one else), then the child itself. std can only signal the child, so the group is
-/// signalled through the C library directly: running a `kill` program would fail where none
-/// is on `PATH`, leaving grandchildren behind.
-#[cfg(unix)]
-fn kill_group(child: &mut Child) {
-    unsafe extern "C" {
-        #[link_name = "kill"]
-        fn signal_process(pid: i32, signal: i32) -> i32;
-    }
-    const SIGKILL: i32 = 9;
-    if let Ok(group) = i32::try_from(child.id()) {
-        // SAFETY: the call takes two integers and touches no memory of this process; a
-        // negative pid names a process group.
-        unsafe { signal_process(-group, SIGKILL) };
-    }
-    let _ = child.kill();
-}
-
-/// Without process groups, only the child itself can be ended.
-#[cfg(not(unix))]
-fn kill_group(child: &mut Child) {
-    let _ = child.kill();
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ pub(crate) mod help;
 mod http_flags;
 pub(crate) mod logging;
 pub(crate) mod manifest;
+pub(crate) mod process_group;
 pub(crate) mod proxy;
 pub(crate) mod recording;
 pub(crate) mod replay;

@@ -32,6 +32,11 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+#[cfg(unix)]
+use super::process_group::passed_on;
+use super::process_group::{
+    forward_stop_signals, kill_group, own_group_ended_with_us, stop_forwarding,
+};
 use super::recording::Recording;
 use super::transcript;
 use super::upstream_feed::Outbox;
@@ -126,20 +131,29 @@ impl Upstream {
     }
 
     fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
-        self.child().try_wait()
+        reaped(&mut self.child())
     }
 
-    /// Ends the upstream, saying why, unless it has exited (looked at under the same lock:
-    /// once reaped, its id may name another process). Only the upstream itself: it shares
-    /// the proxy's process group, so that a terminal's Ctrl-C (or `timeout`) reaches both.
+    /// Ends the upstream and its process group, saying why, unless it has exited (looked at
+    /// under the same lock: once reaped, its id may name another process).
     fn end(&self, why: &str) {
         let mut child = self.child();
-        if matches!(child.try_wait(), Ok(None)) {
+        if matches!(reaped(&mut child), Ok(None)) {
             log::warn!("{why}: ending it");
             self.ended.store(true, Ordering::Relaxed);
-            let _ = child.kill();
+            kill_group(&mut child);
         }
     }
+}
+
+/// The upstream's status once it exited. Its id may then name another process group, so
+/// the proxy's stop signals stop going there.
+fn reaped(child: &mut Child) -> io::Result<Option<ExitStatus>> {
+    let status = child.try_wait()?;
+    if status.is_some() {
+        stop_forwarding();
+    }
+    Ok(status)
 }
 
 /// Runs the proxy until the upstream exits; returns the exit code: the upstream's, 128+N
@@ -157,11 +171,16 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
+    // A group of its own, which the proxy's stop signals are passed on to (so each reaches
+    // the upstream and what it started once, whether sent to the proxy alone or to its
+    // group), and which a SIGKILL to the proxy ends too (on Linux).
+    own_group_ended_with_us(&mut command);
     let mut child = command.spawn().map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());
         sinks.record(&format!("# {why}"));
         io::Error::other(why)
     })?;
+    forward_stop_signals(&child);
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
@@ -188,7 +207,9 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         Some(status) => status,
         None => {
             upstream.end(&format!("{ended} did not exit within {} s", GRACE.as_secs()));
-            upstream.child().wait()?
+            let status = upstream.child().wait()?;
+            stop_forwarding();
+            status
         }
     };
     drop(client_thread);
@@ -219,7 +240,7 @@ fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
 fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
     #[cfg(unix)]
     if let Some(signal) = status.signal() {
-        if !ended_by_proxy {
+        if !ended_by_proxy && !passed_on(signal) {
             log::error!("the server was killed by signal {signal}");
         }
         return 128 + signal;

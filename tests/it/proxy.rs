@@ -219,6 +219,24 @@ fn a_recording_cut_short_is_said_and_fails_the_exit_status() {
 }
 
 #[test]
+fn a_server_line_that_is_not_utf8_is_forwarded_as_written_and_noted_in_the_recording() {
+    let dir = crate::scratch("proxy-not-utf8");
+    let record = dir.join("rec.txt");
+    let script = r#"printf '{"jsonrpc":"2.0","id":1,"result":{"a":"\377"}}\n'"#;
+    let args = ["--record", &record.to_string_lossy(), "--", "sh", "-c", script];
+    let out = proxy(&dir, &args, Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\xff\"}}\n");
+    let recording = std::fs::read_to_string(&record).unwrap();
+    let why = "# the server wrote a line that is not UTF-8 (at byte 39); recorded with U+FFFD";
+    let notes = lines_with(&recording, "# the server");
+    assert!(notes.len() == 1 && notes[0].starts_with(why), "{recording}");
+    assert!(
+        recording.ends_with("<-- {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"a\":\"\u{FFFD}\"}}\n")
+    );
+}
+
+#[test]
 fn an_upstream_busy_past_the_clients_end_of_input_still_gets_every_line() {
     let dir = crate::scratch("proxy-busy");
     // 1 500 lines (90 KB, more than a pipe holds), then the end of input, to a server busy

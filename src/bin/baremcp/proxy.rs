@@ -287,6 +287,15 @@ fn upstream_to_client(
                 };
                 match verdict {
                     Verdict::Forward => {
+                        // Forwarded as written; the transcript, being text, can only say so.
+                        if let Err(e) = std::str::from_utf8(&line) {
+                            let why = format!(
+                                "the server wrote a line that is not UTF-8 (at byte {})",
+                                e.valid_up_to()
+                            );
+                            log::warn!("{why}");
+                            sinks.record(&format!("# {why}; recorded with U+FFFD in its place"));
+                        }
                         sinks.record(&format!("<-- {text}"));
                         [&line[..], b"\n"].concat()
                     }

@@ -137,7 +137,7 @@ fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
         format!("/tools/0/run/env/: {name}"),
         format!("/tools/0/run/env/A=B: {name}"),
         // Control characters in a pointer are shown escaped, never written raw.
-        format!("/tools/0/run/env/N\\u{{0}}UL: {name}"),
+        format!("/tools/0/run/env/N\\u0000UL: {name}"),
         format!("/tools/0/run/env/OK: {nul}"),
         "/prompts/0/arguments/1/name: duplicate argument \"a\"".to_string(),
     ];
@@ -152,16 +152,20 @@ fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
 fn check_shows_control_characters_escaped_never_raw() {
     let dir = crate::scratch("check-control");
     let manifest = dir.join("m.json");
-    let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b", "description": "d", "run": {"argv": ["echo"], "cwd": "/nowhere\u001b", "env": {"E\u001bV": "v"}}}]}"#;
+    let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b\u009b", "description": "d", "run": {"argv": ["echo", "a\u009b"], "cwd": "/nowhere\u001b", "env": {"E\u001bV": "v\u001b"}}}]}"#;
     std::fs::write(&manifest, document).unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
-    assert!(stdout.contains("server s\\u{1b}[2J\n"), "{stdout}");
-    assert!(stdout.contains("tool t\\u{1b}: echo\n"), "{stdout}");
+    // One style, JSON's, in names and in the JSON-quoted values beside them; C1 controls
+    // (which JSON leaves raw) included.
+    assert!(stdout.contains("server s\\u001b[2J\n"), "{stdout}");
+    assert!(stdout.contains("tool t\\u001b\\u009b: echo \"a\\u009b\"\n"), "{stdout}");
+    assert!(stdout.contains("  env: E\\u001bV=\"v\\u001b\"\n"), "{stdout}");
     // The warning that the cwd is no directory names it escaped too.
-    assert!(stderr.contains("/nowhere\\u{1b}"), "{stderr}");
-    assert!(!stdout.contains('\x1b') && !stderr.contains('\x1b'), "{stdout}{stderr}");
+    assert!(stderr.contains("/nowhere\\u001b"), "{stderr}");
+    let raw = |text: &str| text.contains(['\x1b', '\u{9b}']);
+    assert!(!raw(&stdout) && !raw(&stderr), "{stdout}{stderr}");
 }
 
 #[test]

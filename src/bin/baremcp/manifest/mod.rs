@@ -149,16 +149,28 @@ impl LoadError {
     }
 }
 
-/// `text` with its control characters but line breaks escaped (`\u{0}`): a manifest's names,
-/// paths and pointers can hold any, and a terminal should see where they are, not act on them.
+/// `text` with its control characters but line breaks escaped as JSON escapes them (`\t`,
+/// `\u001b`), so that names and paths read like the JSON-quoted values beside them: a
+/// manifest's names, paths and pointers can hold any, and a terminal should see where they
+/// are, not act on them. DEL and the C1 controls too, which JSON leaves raw.
 pub fn printable(text: &str) -> String {
     let escape = |c: char| c.is_control() && c != '\n';
     if !text.contains(escape) {
         return text.to_string();
     }
-    text.chars()
-        .map(|c| if escape(c) { c.escape_default().to_string() } else { c.to_string() })
-        .collect()
+    use std::fmt::Write;
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        match c {
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if escape(c) => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Reads and checks a manifest file.

@@ -1,4 +1,5 @@
-//! JSON-RPC 2.0: classifying one parsed line, request ids, error objects and writing replies.
+//! JSON-RPC 2.0: classifying one parsed line, request ids and writing replies (the error
+//! object is `error_code.rs`'s, with its codes).
 //!
 //! Everything that knows the shape of a JSON-RPC envelope lives here. Parsing borrows from
 //! the line buffer: `id` and the known `params` members stay raw JSON text slices until a
@@ -8,114 +9,11 @@ use std::borrow::{Borrow, Cow};
 use std::fmt;
 use std::io::{self, Write};
 
-use crate::wire::scanner::{self, Scanner, Syntax};
+use crate::wire::scanner::{self, MAX_DECODED_BYTES, Scanner, Syntax};
 use serde_json::{Value, json};
 
-use crate::wire::error_code::ErrorCode;
+pub use crate::wire::error_code::ErrorObject;
 use crate::wire::params::ParamsField;
-
-/// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ErrorObject {
-    /// The JSON-RPC error code, such as [`ErrorCode::INVALID_PARAMS`].
-    pub code: ErrorCode,
-    /// What went wrong, lowercase, without a trailing period.
-    pub message: String,
-    /// More about it, for a program to read.
-    pub data: Option<Value>,
-}
-
-impl ErrorObject {
-    /// An error with no data.
-    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
-    }
-
-    /// The same error with `data`.
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
-    /// -32602 with `message`.
-    pub fn invalid_params(message: impl Into<String>) -> Self {
-        Self::new(ErrorCode::INVALID_PARAMS, message)
-    }
-
-    /// -32600.
-    pub fn invalid_request() -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, "invalid request")
-    }
-
-    /// -32601, with the method as data.
-    pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, "method not found").with_data(json!(method))
-    }
-
-    /// A line longer than the limit, refused unread.
-    pub fn too_large() -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, "message too large")
-    }
-
-    /// A request read while another waits on the client, past the bound on what may wait.
-    pub fn busy() -> Self {
-        Self::new(
-            ErrorCode::INVALID_REQUEST,
-            "server busy: a request is waiting on the client, send this again after it",
-        )
-    }
-
-    /// A batch whose replies so far reached `max` bytes: its remaining requests are not run.
-    pub fn batch_reply_too_large(max: usize) -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, "batch reply too large")
-            .with_data(json!({ "maxBytes": max }))
-    }
-
-    /// Valid JSON nested deeper than the server reads (serde_json's limit too).
-    pub fn too_deep() -> Self {
-        Self::new(ErrorCode::INVALID_REQUEST, "message nests deeper than 128 levels")
-    }
-
-    /// A message whose values, decoded, would take more than [`MAX_DECODED_BYTES`].
-    pub(crate) fn too_heavy() -> Self {
-        Self::new(
-            ErrorCode::INVALID_REQUEST,
-            format!(
-                "message too large once decoded: its values would take more than \
-                 {MAX_DECODED_BYTES} bytes of memory"
-            ),
-        )
-    }
-
-    /// Text that is not JSON (or not UTF-8).
-    pub fn parse_error() -> Self {
-        Self::new(ErrorCode::PARSE_ERROR, "parse error")
-    }
-
-    /// -32603.
-    pub fn internal() -> Self {
-        Self::new(ErrorCode::INTERNAL_ERROR, "internal error")
-    }
-
-    /// Writes `{"code","message","data"?}` in that conventional order.
-    fn write(&self, w: &mut dyn Write) -> io::Result<()> {
-        w.write_all(br#"{"code":"#)?;
-        serde_json::to_writer(&mut *w, &self.code)?;
-        w.write_all(br#","message":"#)?;
-        serde_json::to_writer(&mut *w, &self.message)?;
-        if let Some(data) = &self.data {
-            w.write_all(br#","data":"#)?;
-            serde_json::to_writer(&mut *w, data)?;
-        }
-        w.write_all(b"}")
-    }
-}
-
-impl fmt::Display for ErrorObject {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({})", self.message, self.code)
-    }
-}
 
 /// The `result` of a reply: a JSON value, or JSON already serialized (tool results are written
 /// field by field rather than built as a map, which was most of a call's cost).
@@ -387,12 +285,6 @@ pub fn parse_message<'a>(text: &'a str) -> Message<'a> {
     classify(env)
 }
 
-/// The most a message may make the server allocate to decode its values, besides their text
-/// ([`Scanner::weight`]). Small values cost many times their text (a one-member object 100
-/// times, nested arrays 90), so a message at the line limit could take gigabytes, if only
-/// while it is served; no message under 2 MiB comes near this.
-pub const MAX_DECODED_BYTES: usize = 256 << 20;
-
 /// Sorts an envelope that scanned as JSON. A response (no `method`, a `result` or an
 /// `error`) and a message without an `id` member (a notification) are never replied to,
 /// whatever they hold: no client waits for a reply to them.
@@ -499,6 +391,7 @@ pub fn error_response(id: Option<&Id>, error: ErrorObject) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::wire::error_code::ErrorCode;
 
     fn kind(line: &str) -> String {
         match parse_line(line) {

@@ -9,6 +9,12 @@ use std::borrow::Cow;
 
 use crate::wire::json_string::plain_len;
 
+/// The most a message may make the server allocate to decode its values, besides their text
+/// ([`Scanner::weight`]; a message past it is refused). Small values cost many times their
+/// text (a one-member object 100 times, nested arrays 90), so a message at the line limit
+/// could take gigabytes, if only while it is served; no message under 2 MiB comes near this.
+pub const MAX_DECODED_BYTES: usize = 256 << 20;
+
 /// The text is not JSON.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syntax;

@@ -142,7 +142,8 @@ fn broken_servers_fail_clearly_and_quickly() {
         (&["true"], "the server closed its"),
         (
             &["sh", "-c", "read x; echo garbage; cat >/dev/null"],
-            "line 5: the server wrote something that is not JSON:\n  garbage",
+            "line 5: the server wrote a line that cannot be read as JSON \
+             (expected value at line 1 column 1):\n  garbage",
         ),
         (&["sh", "-c", "cat >/dev/null; exit 3"], "timed out"),
     ];
@@ -576,4 +577,61 @@ fn a_transcript_without_messages_fails() {
         );
         assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
     }
+}
+
+#[test]
+fn update_changes_only_the_answers_that_changed() {
+    let dir = crate::scratch("replay-update-in-place");
+    let ping = |id| format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+    let pong = |id| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+    // CRLF, a note between a request and its answer, a blank line, and one LF line.
+    let text = format!(
+        "# a CRLF file\r\n--> {}\r\n# the answer is an empty result:\r\n<-- {}\r\n\r\n--> {}\n<-- {}\r\n",
+        ping(1),
+        pong(1),
+        ping(2),
+        pong(2)
+    );
+    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    assert_eq!(after, text);
+    // A changed answer is replaced in place, keeping its line's ending; a line the server no
+    // longer writes goes; a missing one comes back below its request, with the first line's
+    // ending.
+    let stale = format!(
+        "# a CRLF file\r\n--> {}\r\n# the answer is an empty result:\r\n<-- {}\r\n<-- {}\r\n\r\n--> {}\n",
+        ping(1),
+        r#"{"jsonrpc":"2.0","id":1,"result":{"old":true}}"#,
+        r#"{"jsonrpc":"2.0","method":"gone"}"#,
+        ping(2)
+    );
+    let (out, after) = replay_text(&dir, &stale, &[], &["--update", "{}"]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    assert_eq!(after, text);
+}
+
+#[test]
+fn replay_compares_numbers_with_exponents_of_any_size() {
+    let dir = crate::scratch("replay-huge-exponents");
+    let check = |expected: &str, written: &str| {
+        let text = format!("--> {{\"n\":{written}}}\n<-- {{\"n\":{expected}}}\n");
+        replay_text(&dir, &text, &[], &["{}", "--", "cat"]).0
+    };
+    let out = check("1e-99999999999999999999", "1e-99999999999999999998");
+    assert!(
+        out.contains(
+            "line 2: at /n: expected 1e-99999999999999999999, got 1e-99999999999999999998\n"
+        ),
+        "{out}"
+    );
+    let out = check("10e-99999999999999999999", "1e-99999999999999999998");
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    // Past what a 64-bit float holds, serde_json reads no number: said as such.
+    let out = check("1e400", "1e400");
+    assert!(
+        out.contains(
+            "line 2: the expected line cannot be read as JSON: number out of range at line 1 column 10\n"
+        ),
+        "{out}"
+    );
 }

@@ -17,6 +17,7 @@ pub(crate) mod process_group;
 pub(crate) mod proxy;
 pub(crate) mod recording;
 pub(crate) mod replay;
+pub(crate) mod rewrite;
 pub(crate) mod transcript;
 pub(crate) mod upstream_feed;
 pub(crate) mod validate;

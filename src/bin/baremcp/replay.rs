@@ -11,6 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;
 use baremcp::Id;
@@ -262,9 +263,12 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
     let vars = &transcript.vars;
     let mut server = Server::start(options, &transcript.args)?;
     if options.update {
-        let entries = record(&mut server, &transcript, options.timeout)?;
+        let answers = record(&mut server, &transcript, options.timeout)?;
         server.finish(options.timeout)?;
-        let updated = transcript::render(&entries);
+        let (updated, entries) = rewrite::rewrite(&text, &transcript.entries, &answers);
+        if updated == text {
+            return Ok(());
+        }
         // Never write what would not read back as written: the file's old lines would be
         // lost for a transcript that no longer says what the server wrote.
         let refuse = |why: String| format!("{why}; --update left the file as it was");
@@ -320,8 +324,9 @@ fn check(
     let mut expected = Vec::new();
     for (n, entry) in transcript.entries.iter().enumerate() {
         if let Entry::Expect(line) = entry {
-            let json = Json::parse(line)
-                .map_err(|e| format!("line {}: the expected line is not JSON: {e}", n + 1))?;
+            let json = Json::parse(line).map_err(|e| {
+                format!("line {}: the expected line cannot be read as JSON: {e}", n + 1)
+            })?;
             let is_response = json.is_response();
             expected.push(Expected { line: n + 1, json, is_response, seen: false });
         }
@@ -365,11 +370,11 @@ fn receive_until(
             }
             Err(why) => return Err(format!("line {at}: {why} waiting for:\n<-- {wanted}")),
         };
-        let Ok(message) = Json::parse(&actual) else {
-            return Err(format!(
-                "line {at}: the server wrote something that is not JSON:\n{actual}\nexpected:\n<-- {wanted}"
-            ));
-        };
+        let message = Json::parse(&actual).map_err(|e| {
+            format!(
+                "line {at}: the server wrote a line that cannot be read as JSON ({e}):\n{actual}\nexpected:\n<-- {wanted}"
+            )
+        })?;
         let is_response = message.is_response();
         let mut unseen = expected.iter_mut().filter(|e| !e.seen);
         let slot = if is_response {
@@ -395,72 +400,71 @@ fn receive_until(
     Ok(())
 }
 
-/// For `--update`: the transcript's entries with its `<--` lines replaced by what the server writes
-/// after each client line, until it has been quiet for a moment. After a request, its
-/// response is waited for first (up to [`PATIENCE`]), so a slow server's reply is recorded
-/// after its own request, not the next line; a request the server answers later or never (a
-/// question to the client first, a listen stream, a cancellation) costs only that wait. A
-/// server that never stops writing fails once it has written for the whole timeout.
+/// For `--update`: what the server writes after each client line, until it has been quiet
+/// for a moment, each line with the number of client lines sent before it. After a request,
+/// its response is waited for first (up to [`PATIENCE`]), so a slow server's reply is
+/// recorded after its own request, not the next line; a request the server answers later or
+/// never (a question to the client first, a listen stream, a cancellation) costs only that
+/// wait. A server that never stops writing fails once it has written for the whole timeout.
 fn record(
     server: &mut Server,
     transcript: &Transcript,
     timeout: Duration,
-) -> Result<Vec<Entry>, String> {
+) -> Result<Vec<Answer>, String> {
     let mut out = Vec::new();
     let quiet = QUIET.min(timeout);
-    let collect =
-        |server: &Server, out: &mut Vec<Entry>, wait: Duration, mut awaited: Option<Id>| {
-            let patient_until = Instant::now() + PATIENCE.min(timeout);
-            let deadline = Instant::now() + wait + timeout;
-            loop {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let patience = patient_until.saturating_duration_since(Instant::now());
-                if awaited.is_some() && patience.is_zero() {
-                    awaited = None;
-                }
-                let step = if awaited.is_some() { patience } else { wait }.min(left);
-                if step.is_zero() {
-                    return Err(format!(
-                        "the server did not stop writing within {} ms",
-                        timeout.as_millis()
-                    ));
-                }
-                match server.next(step) {
-                    Ok(Some(line)) => {
-                        let (method, id) = transcript::method_and_id(line.as_bytes());
-                        // Its response, or a question of its own: either way, no more waiting.
-                        if awaited.is_some()
-                            && (method.is_none() && id == awaited
-                                || method.is_some() && id.is_some())
-                        {
-                            awaited = None;
-                        }
-                        out.push(Entry::Expect(transcript::mask(&line, &transcript.vars)));
+    let collect = |server: &Server,
+                   out: &mut Vec<Answer>,
+                   sent: usize,
+                   wait: Duration,
+                   mut awaited: Option<Id>| {
+        let patient_until = Instant::now() + PATIENCE.min(timeout);
+        let deadline = Instant::now() + wait + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let patience = patient_until.saturating_duration_since(Instant::now());
+            if awaited.is_some() && patience.is_zero() {
+                awaited = None;
+            }
+            let step = if awaited.is_some() { patience } else { wait }.min(left);
+            if step.is_zero() {
+                return Err(format!(
+                    "the server did not stop writing within {} ms",
+                    timeout.as_millis()
+                ));
+            }
+            match server.next(step) {
+                Ok(Some(line)) => {
+                    let (method, id) = transcript::method_and_id(line.as_bytes());
+                    // Its response, or a question of its own: either way, no more waiting.
+                    if awaited.is_some()
+                        && (method.is_none() && id == awaited || method.is_some() && id.is_some())
+                    {
+                        awaited = None;
                     }
-                    Ok(None) => return Ok(()),
-                    // Quiet for the whole wait: what this line brings has all arrived.
-                    Err(NoLine::Timeout(_)) if step == wait && awaited.is_none() => return Ok(()),
-                    Err(NoLine::Timeout(_)) => {}
-                    Err(why) => return Err(why.to_string()),
+                    out.push((sent, transcript::mask(&line, &transcript.vars)));
                 }
+                Ok(None) => return Ok(()),
+                // Quiet for the whole wait: what this line brings has all arrived.
+                Err(NoLine::Timeout(_)) if step == wait && awaited.is_none() => return Ok(()),
+                Err(NoLine::Timeout(_)) => {}
+                Err(why) => return Err(why.to_string()),
             }
-        };
+        }
+    };
+    let mut sent = 0;
     for entry in &transcript.entries {
-        match entry {
-            Entry::Note(_) => out.push(entry.clone()),
-            Entry::Expect(_) => {}
-            Entry::Send { line, bytes } => {
-                out.push(entry.clone());
-                server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
-                let awaited = match transcript::method_and_id(bytes) {
-                    (Some(_), id) => id,
-                    _ => None,
-                };
-                collect(server, &mut out, quiet, awaited)?;
-            }
+        if let Entry::Send { line, bytes } = entry {
+            sent += 1;
+            server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
+            let awaited = match transcript::method_and_id(bytes) {
+                (Some(_), id) => id,
+                _ => None,
+            };
+            collect(server, &mut out, sent, quiet, awaited)?;
         }
     }
     drop(server.stdin.take());
-    collect(server, &mut out, timeout, None)?;
+    collect(server, &mut out, sent, timeout, None)?;
     Ok(out)
 }

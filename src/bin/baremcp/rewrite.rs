@@ -1,0 +1,241 @@
+//! How `baremcp replay --update` writes a transcript back: a `<--` line whose answer changed
+//! is replaced, lines are added or removed where the server now writes more or fewer, and
+//! every other byte stays as it was (notes where they were, blank lines, each line's ending).
+
+use super::transcript::{Entry, Json, first_difference};
+
+/// A line the server wrote: how many client lines had been sent before it (the `-->` line it
+/// follows, 0 before the first), and its text, masked.
+pub type Answer = (usize, String);
+
+/// How many lines ahead a line added or removed among unchanged ones is looked for.
+const AHEAD: usize = 16;
+
+/// `text` (which parses as `entries`) with its `<--` lines brought in line with `answers`,
+/// and the entries the new text must parse back as.
+///
+/// Old `<--` lines and answers are paired in order. An old line that still matches its
+/// answer (as replay compares: placeholders and all) is kept as written, also below a later
+/// client line than the one the answer follows, since replay reads it there all the same.
+/// One that differs is replaced in place when it follows the same client line, unless a
+/// few lines on show that the server dropped it (it is dropped) or wrote a line before it
+/// (that line is added); one above that client line is dropped, as the server no longer
+/// writes it there. An answer with no old line left to take goes right after the last
+/// `<--` line kept below its client line (or right after the client line), so notes below
+/// stay below, and answers stay in the order the server wrote them.
+pub fn rewrite(text: &str, entries: &[Entry], answers: &[Answer]) -> (String, Vec<Entry>) {
+    // The client lines sent before each line, the line after each client line (0 for none),
+    // and the old `<--` lines.
+    let (mut sent, mut starts, mut old) = (Vec::new(), vec![0], Vec::new());
+    for (i, entry) in entries.iter().enumerate() {
+        match entry {
+            Entry::Send { .. } => starts.push(i + 1),
+            Entry::Expect(_) => old.push(i),
+            Entry::Note(_) => {}
+        }
+        sent.push(starts.len() - 1);
+    }
+    let mut out = Out::new(text, entries);
+    let at = |i: usize| match &entries[i] {
+        Entry::Expect(line) => line.as_str(),
+        _ => "",
+    };
+    let mut next = 0;
+    for (k, (after, answer)) in answers.iter().enumerate() {
+        while next < old.len() && sent[old[next]] < *after {
+            next += 1;
+        }
+        let same = |j: usize| j < old.len() && sent[old[j]] == *after;
+        if same(next) && !matches(at(old[next]), answer) {
+            let mut gone = next + 1;
+            while gone <= next + AHEAD && same(gone) && !matches(at(old[gone]), answer) {
+                gone += 1;
+            }
+            if gone <= next + AHEAD && same(gone) {
+                next = gone;
+            }
+        }
+        let mut later = answers[k + 1..].iter().take(AHEAD).take_while(|(a, _)| a == after);
+        match old.get(next) {
+            Some(&i) if matches(at(i), answer) => out.old(i, None),
+            Some(&i) if sent[i] == *after && !later.any(|(_, a)| matches(at(i), a)) => {
+                out.old(i, Some(answer))
+            }
+            _ => {
+                out.copy_to(starts[*after]);
+                out.line("<-- ", answer, out.ending, Entry::Expect(answer.clone()));
+                continue;
+            }
+        }
+        next += 1;
+    }
+    out.copy_to(entries.len());
+    // The file ends with a line ending only when it did.
+    if !text.is_empty() && !text.ends_with('\n') {
+        let body =
+            (out.text.strip_suffix('\n')).map_or(&*out.text, |b| b.strip_suffix('\r').unwrap_or(b));
+        out.text.truncate(body.len());
+    }
+    (out.text, out.again)
+}
+
+/// The new text, written line by line.
+struct Out<'a> {
+    text: String,
+    again: Vec<Entry>,
+    /// The old lines, each with its ending.
+    lines: Vec<(&'a str, &'a str)>,
+    entries: &'a [Entry],
+    /// The old lines before this one are written (or dropped).
+    done: usize,
+    /// A new line's ending: the first line's.
+    ending: &'a str,
+}
+
+impl<'a> Out<'a> {
+    fn new(text: &'a str, entries: &'a [Entry]) -> Out<'a> {
+        let lines: Vec<(&str, &str)> = (text.split_inclusive('\n'))
+            .map(|l| {
+                let body = l.strip_suffix('\n').map_or(l, |b| b.strip_suffix('\r').unwrap_or(b));
+                (body, &l[body.len()..])
+            })
+            .collect();
+        let ending = lines.first().map_or("", |l| l.1);
+        let ending = if ending.is_empty() { "\n" } else { ending };
+        let text = String::with_capacity(text.len());
+        Out { text, again: Vec::new(), lines, entries, done: 0, ending }
+    }
+
+    fn line(&mut self, head: &str, body: &str, ending: &str, entry: Entry) {
+        // A line that was last and had no ending gets one when a line follows it now.
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push_str(self.ending);
+        }
+        self.text.push_str(head);
+        self.text.push_str(body);
+        self.text.push_str(ending);
+        self.again.push(entry);
+    }
+
+    /// Writes the old lines up to `end` as they were, but for the `<--` lines among them:
+    /// each was either written already or is dropped.
+    fn copy_to(&mut self, end: usize) {
+        while self.done < end {
+            let (i, (body, ending)) = (self.done, self.lines[self.done]);
+            if !matches!(self.entries[i], Entry::Expect(_)) {
+                self.line("", body, ending, self.entries[i].clone());
+            }
+            self.done += 1;
+        }
+    }
+
+    /// Writes the old `<--` line `i` as it was, or with `answer` in its place.
+    fn old(&mut self, i: usize, answer: Option<&str>) {
+        self.copy_to(i);
+        let (body, ending) = self.lines[i];
+        match answer {
+            Some(answer) => self.line("<-- ", answer, ending, Entry::Expect(answer.into())),
+            None => self.line("", body, ending, self.entries[i].clone()),
+        }
+        self.done = i + 1;
+    }
+}
+
+/// Whether replay would take `answer` for the expected line `old`: as JSON values when both
+/// are JSON, else as text.
+fn matches(old: &str, answer: &str) -> bool {
+    match (Json::parse(old), Json::parse(answer)) {
+        (Ok(old), Ok(answer)) => first_difference(&old, &answer).is_none(),
+        _ => old == answer,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::transcript::parse;
+    use super::*;
+
+    /// `text` rewritten for `answers`; the new text must parse back as `rewrite` says.
+    fn update(text: &str, answers: &[(usize, &str)]) -> String {
+        let entries = parse(text, &Vec::new()).unwrap().entries;
+        let answers: Vec<Answer> = answers.iter().map(|(n, a)| (*n, a.to_string())).collect();
+        let (out, again) = rewrite(text, &entries, &answers);
+        assert_eq!(parse(&out, &Vec::new()).unwrap().entries, again, "{out:?}");
+        out
+    }
+
+    const A: &str = r#"{"id":1,"result":{}}"#;
+    const B: &str = r#"{"id":2,"result":{}}"#;
+    const N: &str = r#"{"method":"n"}"#;
+
+    /// Answers that still match leave every byte as it was: notes between a request and its
+    /// answer, blank lines, CRLF and mixed endings, no final newline, placeholders, spacing,
+    /// and answers written below a later request (a pipelining client's recording).
+    #[test]
+    fn unchanged_answers_leave_the_file_as_it_was() {
+        let (a, b) = (&format!("<-- {A}"), &format!("<-- {B}"));
+        for text in [
+            format!("# crlf\r\n--> 1\r\n# the answer:\r\n{a}\r\n\r\n--> 2\r\n{b}\r\n"),
+            format!("# mixed\n--> 1\r\n{a}\n--> 2\r\n# no final newline\n{b}"),
+            "--> 1\n<-- {\"id\": 1, \"result\": \"<object>\"}\n--> 2\n<-- {\"result\":{},\"id\":2}\n"
+                .to_string(),
+            format!("--> 1\n--> 2\n{a}\n# both answers come late\n{b}\n"),
+        ] {
+            assert_eq!(update(&text, &[(1, A), (2, B)]), text);
+        }
+    }
+
+    /// A changed answer replaces its line in place, with that line's own ending.
+    #[test]
+    fn a_changed_answer_is_replaced_in_place() {
+        let text =
+            "# x\r\n--> 1\n# the answer:\r\n<-- {\"id\":1,\"result\":{\"old\":1}}\r\n# end\n";
+        assert_eq!(
+            update(text, &[(1, A)]),
+            format!("# x\r\n--> 1\n# the answer:\r\n<-- {A}\r\n# end\n")
+        );
+    }
+
+    /// A new line goes after the last `<--` line kept below its client line (or right after
+    /// the client line), above the notes that follow, with the first line's ending; a line
+    /// the server no longer writes goes, and the notes around it stay.
+    #[test]
+    fn lines_are_added_and_removed_around_the_notes() {
+        let text = format!("# crlf\r\n--> 1\r\n# a:\r\n<-- {A}\r\n# next\r\n--> 2\n# b\n");
+        assert_eq!(
+            update(&text, &[(1, A), (1, N), (2, B)]),
+            format!(
+                "# crlf\r\n--> 1\r\n# a:\r\n<-- {A}\r\n<-- {N}\r\n# next\r\n--> 2\n<-- {B}\r\n# b\n"
+            )
+        );
+        let text = format!("--> 1\n<-- {N}\n# n\n<-- {A}\n--> 2\n<-- {N}\n<-- {B}\n# end");
+        assert_eq!(
+            update(&text, &[(1, A), (2, B)]),
+            format!("--> 1\n# n\n<-- {A}\n--> 2\n<-- {B}\n# end")
+        );
+        // A line the server now writes first goes above the note on the line that follows.
+        assert_eq!(
+            update(&format!("--> 1\n# a:\n<-- {A}\n"), &[(1, N), (1, A)]),
+            format!("--> 1\n<-- {N}\n# a:\n<-- {A}\n")
+        );
+        // Past a last line without an ending: it gets one, the new last line none.
+        assert_eq!(
+            update(&format!("--> 1\n<-- {A}"), &[(1, A), (1, N)]),
+            format!("--> 1\n<-- {A}\n<-- {N}")
+        );
+    }
+
+    /// Answers stay in the order the server wrote them, and none goes above the client line
+    /// it follows: one that still matches a line further down is kept there, and what
+    /// follows it is added below it; one written later than before moves down.
+    #[test]
+    fn answers_keep_their_order_and_never_move_up() {
+        let text = format!("--> 1\n<-- {A}\n--> 2\n<-- {N}\n");
+        assert_eq!(
+            update(&text, &[(1, A), (1, N), (1, B)]),
+            format!("--> 1\n<-- {A}\n--> 2\n<-- {N}\n<-- {B}\n")
+        );
+        let text = format!("--> 1\n<-- {A}\n<-- {N}\n--> 2\n");
+        assert_eq!(update(&text, &[(1, A), (2, N)]), format!("--> 1\n<-- {A}\n--> 2\n<-- {N}\n"));
+    }
+}

@@ -329,8 +329,8 @@ pub use registry::tool::{Content, Handler, HandlerError, Json, Tool, ToolOutput}
 pub use transport::http::HttpOptions;
 pub use util::trace_context::TraceContext;
 pub use wire::era::{Era, LEGACY_VERSIONS, MODERN_VERSIONS};
-pub use wire::error_code::ErrorCode;
-pub use wire::jsonrpc::{ErrorObject, Id};
+pub use wire::error_code::{ErrorCode, ErrorObject};
+pub use wire::jsonrpc::Id;
 pub use wire::log_level::LogLevel;
 
 /// Base64 as MCP uses it (the standard alphabet, padded): for the `data` of image and audio

@@ -66,19 +66,6 @@ impl serde::Serialize for ErrorCode {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_code_is_written_as_its_integer() {
-        let code = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
-        assert_eq!(code.to_string(), "-32022");
-        assert_eq!(serde_json::to_string(&code).unwrap(), "-32022");
-        assert_eq!(serde_json::json!({ "code": code }), serde_json::json!({ "code": -32022 }));
-    }
-}
-
 /// A JSON-RPC error: a code, a lowercase message without a trailing period, optional data.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ErrorObject {
@@ -179,5 +166,18 @@ impl ErrorObject {
 impl fmt::Display for ErrorObject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_code_is_written_as_its_integer() {
+        let code = ErrorCode::UNSUPPORTED_PROTOCOL_VERSION;
+        assert_eq!(code.to_string(), "-32022");
+        assert_eq!(serde_json::to_string(&code).unwrap(), "-32022");
+        assert_eq!(serde_json::json!({ "code": code }), serde_json::json!({ "code": -32022 }));
     }
 }

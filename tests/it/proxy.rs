@@ -296,12 +296,29 @@ fn proxy_over_script(dir: &Path, script: &str, with_kid: bool) -> std::process::
         .process_group(0)
         .spawn()
         .unwrap();
+    started(&dir.join("pid"), child.id());
+    child
+}
+
+/// Waits until the upstream wrote its pid to `pid` and the proxy `proxy` catches SIGTERM, to
+/// pass it on (it starts to just after starting the upstream).
+#[cfg(target_os = "linux")]
+fn started(pid: &Path, proxy: u32) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(dir.join("pid")).map_or(true, |p| !p.ends_with('\n')) {
+    while std::fs::read_to_string(pid).map_or(true, |p| !p.ends_with('\n'))
+        || signal_mask(proxy, "SigCgt:") & (1 << 14) == 0
+    {
         assert!(Instant::now() < deadline, "the upstream did not start");
         std::thread::sleep(Duration::from_millis(20));
     }
-    child
+}
+
+/// A mask of signals from `/proc/PID/status` (`SigIgn:`, `SigCgt:`): bit N-1 for signal N.
+#[cfg(target_os = "linux")]
+fn signal_mask(pid: u32, name: &str) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let line = status.lines().find(|l| l.starts_with(name)).unwrap_or(name);
+    u64::from_str_radix(line[name.len()..].trim(), 16).unwrap_or(0)
 }
 
 /// Whether the process whose pid is in `dir/name` ends within 2 s (killed if not).
@@ -351,6 +368,30 @@ fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_what_it_started() {
         let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
         assert!(!stderr.contains("killed by signal"), "{signal}: {stderr}");
     }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_the_proxy_was_started_ignoring_stays_ignored() {
+    let dir = crate::scratch("proxy-nohup");
+    let pid = dir.join("pid");
+    let script = format!("echo $$ > '{}'; exec sleep 30", pid.display());
+    // As `nohup` starts it: SIGHUP ignored, which the upstream inherits.
+    let mut child = Command::new("sh")
+        .args(["-c", "trap '' HUP; exec \"$0\" \"$@\"", bin(), "proxy", "--", "sh", "-c"])
+        .arg(&script)
+        .stdin(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    started(&pid, child.id());
+    // The kernel's word for it: SIGHUP (bit 0) still ignored, not caught to be passed on.
+    let (ignored, caught) =
+        (signal_mask(child.id(), "SigIgn:"), signal_mask(child.id(), "SigCgt:"));
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+    assert!(ignored & 1 == 1 && caught & 1 == 0, "SigIgn {ignored:x} SigCgt {caught:x}");
 }
 
 #[cfg(target_os = "linux")]

@@ -91,7 +91,7 @@ static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 const STOP_SIGNALS: [i32; 4] = [1, 2, 3, 15];
 
 /// From now on SIGHUP, SIGINT, SIGQUIT and SIGTERM sent to this process go to `child`'s group
-/// instead (started with [`own_group`]), once each: a client ending "its server" by pid, a
+/// instead (started with [`own_group`]), once each, but those it was started ignoring: a client ending "its server" by pid, a
 /// terminal's Ctrl-C or `timeout` reach the upstream and what it started, and this process
 /// leaves with the upstream's status. Once [`stop_forwarding`] is called, they end this
 /// process as they would have.
@@ -99,10 +99,17 @@ const STOP_SIGNALS: [i32; 4] = [1, 2, 3, 15];
 pub fn forward_stop_signals(child: &Child) {
     let Ok(group) = i32::try_from(child.id()) else { return };
     FORWARD_TO.store(group, Ordering::Relaxed);
+    const SIG_IGN: usize = 1;
     for number in STOP_SIGNALS {
         // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
-        // (`kill`, `signal`, `raise`) and reads a lock-free atomic.
-        unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
+        // (`kill`, `signal`, `raise`) and touches lock-free atomics.
+        let before = unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
+        // A signal this process was started ignoring (`nohup`, a shell's `&`) stays ignored,
+        // as the upstream, which inherited that, ignores it too.
+        if before == SIG_IGN {
+            // SAFETY: as above.
+            unsafe { signal(number, SIG_IGN) };
+        }
     }
 }
 

@@ -333,6 +333,22 @@ fn kill(signal: &str, target: &str) {
     assert!(Command::new("kill").args([signal, "--", target]).status().unwrap().success());
 }
 
+/// The proxy's status once it exited, within 10 s (else it is killed and the test fails).
+#[cfg(target_os = "linux")]
+fn exited(child: &mut std::process::Child) -> std::process::ExitStatus {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the proxy did not exit within 10 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 #[cfg(target_os = "linux")]
 #[test]
 fn a_signal_to_the_proxys_process_group_reaches_the_upstream_once() {
@@ -353,15 +369,18 @@ fn a_signal_to_the_proxys_process_group_reaches_the_upstream_once() {
 
 #[cfg(target_os = "linux")]
 #[test]
-fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_what_it_started() {
+fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_ends_both() {
     // As an MCP client ends "its server" by pid (the spec's stdio shutdown), the server not
     // reading its input: TERM and HUP end the upstream's child too, INT the upstream (a
     // non-interactive shell's background jobs ignore SIGINT).
+    use std::os::unix::process::ExitStatusExt;
     for (signal, number, kid) in [("-TERM", 15, true), ("-HUP", 1, true), ("-INT", 2, false)] {
         let dir = crate::scratch(&format!("proxy-signal{signal}"));
         let mut child = proxy_over_script(&dir, "exec sleep 30", kid);
         kill(signal, &child.id().to_string());
-        assert_eq!(child.wait().unwrap().code(), Some(128 + number), "{signal}");
+        // The upstream died of it, and so does the proxy (a shell's loop stops at a Ctrl-C
+        // only when its job died of SIGINT).
+        assert_eq!(exited(&mut child).signal(), Some(number), "{signal}");
         assert!(ends(&dir, "pid"), "{signal}: the upstream was left running");
         assert!(!kid || ends(&dir, "kid"), "{signal}: the upstream's child was left running");
         // The proxy passed it on: no surprise to report.
@@ -372,7 +391,75 @@ fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_what_it_started() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn a_second_stop_signal_ends_the_proxy_whatever_the_upstream_does() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = crate::scratch("proxy-second-signal");
+    // An upstream that ignores SIGTERM: the proxy passes it on and goes on serving.
+    let mut child = proxy_over_script(&dir, "trap '' TERM; exec sleep 30", false);
+    kill("-TERM", &child.id().to_string());
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(child.try_wait().unwrap().is_none(), "the proxy ended on the first SIGTERM");
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(exited(&mut child).signal(), Some(15));
+    // Killed with the proxy (Linux's parent-death signal), SIGTERM or not.
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_stopped_upstream_still_ends_on_a_stop_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = crate::scratch("proxy-stopped");
+    // As a job stopped by its terminal would be: the signal passed on lands once continued.
+    let mut child = proxy_over_script(&dir, "kill -STOP $$; exec sleep 30", false);
+    let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
+    let stat = format!("/proc/{}/stat", pid.trim());
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::fs::read_to_string(&stat).map_or(true, |s| !s.contains(") T ")) {
+        assert!(Instant::now() < deadline, "the upstream did not stop");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(exited(&mut child).signal(), Some(15));
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn the_upstream_shares_the_proxys_group_only_in_a_terminals_foreground() {
+    let dir = crate::scratch("proxy-placement");
+    let groups = dir.join("groups");
+    // The upstream writes its group, the proxy's group and its own pid.
+    let script = dir.join("upstream.sh");
+    let line = "echo $(cut -d' ' -f5 /proc/$$/stat) $(cut -d' ' -f5 /proc/$PPID/stat) $$ >";
+    std::fs::write(&script, format!("{line} '{}'\n", groups.display())).unwrap();
+    let script = script.to_string_lossy();
+    let read = || -> Vec<String> {
+        let text = std::fs::read_to_string(&groups).unwrap();
+        text.split_whitespace().map(String::from).collect()
+    };
+    let out = proxy(&dir, &["--", "sh", &script], Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let [own, proxys, pid] = &read()[..] else { panic!("{:?}", read()) };
+    assert!(own == pid && own != proxys, "no terminal: a group of its own, got {:?}", read());
+    // The foreground job of a terminal, which `script` gives it.
+    std::fs::remove_file(&groups).unwrap();
+    let command = format!("'{}' proxy -- sh '{script}'", bin());
+    let Ok(status) =
+        Command::new("script").args(["-qec", &command, "/dev/null"]).stdin(Stdio::null()).status()
+    else {
+        eprintln!("skipped the terminal half: no `script` (util-linux) to give the proxy one");
+        return;
+    };
+    assert!(status.success());
+    let [own, proxys, _] = &read()[..] else { panic!("{:?}", read()) };
+    assert_eq!(own, proxys, "in a terminal's foreground: the proxy's group");
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn a_signal_the_proxy_was_started_ignoring_stays_ignored() {
+    use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("proxy-nohup");
     let pid = dir.join("pid");
     let script = format!("echo $$ > '{}'; exec sleep 30", pid.display());
@@ -389,7 +476,7 @@ fn a_signal_the_proxy_was_started_ignoring_stays_ignored() {
     let (ignored, caught) =
         (signal_mask(child.id(), "SigIgn:"), signal_mask(child.id(), "SigCgt:"));
     kill("-TERM", &child.id().to_string());
-    assert_eq!(child.wait().unwrap().code(), Some(143));
+    assert_eq!(exited(&mut child).signal(), Some(15));
     assert!(ends(&dir, "pid"), "the upstream was left running");
     assert!(ignored & 1 == 1 && caught & 1 == 0, "SigIgn {ignored:x} SigCgt {caught:x}");
 }

@@ -1,5 +1,5 @@
 //! Child processes in a process group of their own: starting one so, ending the whole group,
-//! and passing the stop signals `baremcp proxy` gets on to its upstream's group. std can only
+//! and placing `baremcp proxy`'s upstream and passing the stop signals it gets on to it. std can only
 //! signal a child itself, so the C library is called directly (running a `kill` program would
 //! fail where none is on `PATH`).
 
@@ -28,12 +28,30 @@ pub fn own_group(command: &mut Command) {
 #[cfg(not(unix))]
 pub fn own_group(_command: &mut Command) {}
 
-/// As [`own_group`], and on Linux the child is also killed when this process dies, however
-/// it dies: SIGKILL leaves no handler to pass anything on. The kernel sends it when the
-/// thread that started the child ends, so call this on the thread that lives as long as the
-/// process (the proxy's main thread).
-pub fn own_group_ended_with_us(command: &mut Command) {
-    own_group(command);
+/// How the proxy places its upstream: in a group of its own, or in the proxy's own group
+/// when the proxy is a terminal's foreground job.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// A group of its own: the stop signals the proxy gets are passed on to it whole, once
+    /// each, whether they were sent to the proxy alone or to the proxy's group.
+    OwnGroup,
+    /// The proxy's group, the terminal's foreground job: the terminal's own signals (Ctrl-C,
+    /// a hangup) reach both already, and the upstream may use the terminal as any job can
+    /// (read it, write it under `stty tostop`), which a background group may not. Only
+    /// SIGTERM, which is sent to a process, is passed on.
+    Shared,
+}
+
+/// Readies `command`, the proxy's upstream, to be started: placed as [`Placement`] says
+/// suits this process, and on Linux killed when this process dies, however it dies (SIGKILL
+/// leaves no handler to pass anything on). The kernel sends that when the thread that
+/// started the child ends, so call this on the thread that lives as long as the process
+/// (the proxy's main thread).
+pub fn prepare_upstream(command: &mut Command) -> Placement {
+    let placement = if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup };
+    if placement == Placement::OwnGroup {
+        own_group(command);
+    }
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;
@@ -57,6 +75,26 @@ pub fn own_group_ended_with_us(command: &mut Command) {
             })
         };
     }
+    placement
+}
+
+/// Whether this process's group is the foreground job of its controlling terminal.
+#[cfg(unix)]
+fn in_terminal_foreground() -> bool {
+    use std::os::fd::AsRawFd;
+    unsafe extern "C" {
+        fn tcgetpgrp(fd: i32) -> i32;
+        fn getpgrp() -> i32;
+    }
+    // No controlling terminal: opening it fails.
+    let Ok(terminal) = std::fs::File::open("/dev/tty") else { return false };
+    // SAFETY: both calls take at most a descriptor, open for the call, and touch no memory.
+    unsafe { tcgetpgrp(terminal.as_raw_fd()) == getpgrp() }
+}
+
+#[cfg(not(unix))]
+fn in_terminal_foreground() -> bool {
+    false
 }
 
 /// Ends the child's process group (its id is the child's, which is not reaped yet, so it
@@ -77,35 +115,39 @@ pub fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 
-/// The process group the stop signals go to; 0 when there is none (not started yet, or
-/// reaped: its id may then name someone else's group).
+/// Where the stop signals go, as `kill(2)` takes it: a group as its id negated, a process as
+/// its id; 0 when nowhere (not started yet, or reaped: its id may then name someone else).
 #[cfg(unix)]
 static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 
-/// The last signal passed on (0 for none): the upstream ending of it is no surprise.
+/// The last signal passed on (0 for none): the upstream ending of it is no surprise, and
+/// another stop signal after it ends the proxy.
 #[cfg(unix)]
 static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 
-/// The stop signals passed on: SIGHUP, SIGINT, SIGQUIT, SIGTERM.
 #[cfg(unix)]
-const STOP_SIGNALS: [i32; 4] = [1, 2, 3, 15];
+const SIGCONT: i32 = 18;
 
-/// From now on SIGHUP, SIGINT, SIGQUIT and SIGTERM sent to this process go to `child`'s group
-/// instead (started with [`own_group`]), once each, but those it was started ignoring: a client ending "its server" by pid, a
-/// terminal's Ctrl-C or `timeout` reach the upstream and what it started, and this process
-/// leaves with the upstream's status. Once [`stop_forwarding`] is called, they end this
-/// process as they would have.
+/// Passes the stop signals this process gets on to the upstream `child`, as `placement`
+/// says, but those it was started ignoring (`nohup`, a shell's `&`), which the upstream
+/// inherited ignoring. A client ending "its server" by pid, a terminal's Ctrl-C or `timeout`
+/// reach the upstream (and what it started, in a group of its own) once each; the proxy
+/// then leaves with the upstream's status. A second stop signal ends the proxy at once (after
+/// passing it on too), as does one after [`stop_forwarding`].
 #[cfg(unix)]
-pub fn forward_stop_signals(child: &Child) {
-    let Ok(group) = i32::try_from(child.id()) else { return };
-    FORWARD_TO.store(group, Ordering::Relaxed);
+pub fn forward_stop_signals(child: &Child, placement: Placement) {
     const SIG_IGN: usize = 1;
-    for number in STOP_SIGNALS {
+    let Ok(pid) = i32::try_from(child.id()) else { return };
+    // SIGHUP, SIGINT, SIGQUIT, SIGTERM; in the terminal's job, only what a terminal never sends.
+    let (target, signals): (i32, &[i32]) = match placement {
+        Placement::OwnGroup => (-pid, &[1, 2, 3, 15]),
+        Placement::Shared => (pid, &[15]),
+    };
+    FORWARD_TO.store(target, Ordering::Relaxed);
+    for &number in signals {
         // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
         // (`kill`, `signal`, `raise`) and touches lock-free atomics.
         let before = unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
-        // A signal this process was started ignoring (`nohup`, a shell's `&`) stays ignored,
-        // as the upstream, which inherited that, ignores it too.
         if before == SIG_IGN {
             // SAFETY: as above.
             unsafe { signal(number, SIG_IGN) };
@@ -114,9 +156,9 @@ pub fn forward_stop_signals(child: &Child) {
 }
 
 #[cfg(not(unix))]
-pub fn forward_stop_signals(_child: &Child) {}
+pub fn forward_stop_signals(_child: &Child, _placement: Placement) {}
 
-/// Whether signal `number` was passed on to the upstream by [`forward_stop_signals`].
+/// Whether signal `number` was the last passed on to the upstream.
 #[cfg(unix)]
 pub fn passed_on(number: i32) -> bool {
     PASSED_ON.load(Ordering::Relaxed) == number
@@ -128,25 +170,40 @@ pub fn stop_forwarding() {
     FORWARD_TO.store(0, Ordering::Relaxed);
 }
 
+/// Ends this process by signal `number`, its default action: a process that stops on a
+/// signal should end of it, so that what started it knows (a shell's loop stops at a
+/// Ctrl-C only when its job died of SIGINT).
+#[cfg(unix)]
+pub fn end_by(number: i32) {
+    // SAFETY: both calls take integers; 0 is SIG_DFL.
+    unsafe {
+        signal(number, 0);
+        raise(number);
+    }
+}
+
 #[cfg(unix)]
 extern "C" fn pass_on(number: i32) {
     let errno = errno::place();
     // SAFETY: the C library's errno of this thread, saved and put back so that the code this
     // handler interrupted reads its own error, not `kill`'s.
     let saved = unsafe { *errno };
-    match FORWARD_TO.load(Ordering::Relaxed) {
-        group if group > 0 => {
-            PASSED_ON.store(number, Ordering::Relaxed);
-            // SAFETY: `kill` takes two integers; a negative pid names a process group.
-            unsafe { signal_process(-group, number) };
+    let target = FORWARD_TO.load(Ordering::Relaxed);
+    let again = target != 0 && PASSED_ON.swap(number, Ordering::Relaxed) != 0;
+    if target != 0 {
+        // SAFETY: `kill` takes two integers. A group stopped by the terminal (it read it, or
+        // wrote it under `stty tostop`) acts on the signal only once continued.
+        unsafe {
+            signal_process(target, number);
+            if target < 0 {
+                signal_process(target, SIGCONT);
+            }
         }
-        // No upstream to pass it to: the default action, which ends this process (the
-        // signal is blocked while its handler runs, so it lands as the handler returns).
-        // SAFETY: both calls are async-signal-safe; 0 is SIG_DFL.
-        _ => unsafe {
-            signal(number, 0);
-            raise(number);
-        },
+    }
+    // No upstream to pass it to, or a second stop signal: the default action, which ends
+    // this process (the signal is blocked while its handler runs: it lands as it returns).
+    if target == 0 || again {
+        end_by(number);
     }
     // SAFETY: as above.
     unsafe { *errno = saved };

@@ -33,10 +33,8 @@ use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
 #[cfg(unix)]
-use super::process_group::passed_on;
-use super::process_group::{
-    forward_stop_signals, kill_group, own_group_ended_with_us, stop_forwarding,
-};
+use super::process_group::{end_by, passed_on};
+use super::process_group::{forward_stop_signals, kill_group, prepare_upstream, stop_forwarding};
 use super::recording::Recording;
 use super::transcript;
 use super::upstream_feed::Outbox;
@@ -171,16 +169,14 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
-    // A group of its own, which the proxy's stop signals are passed on to (so each reaches
-    // the upstream and what it started once, whether sent to the proxy alone or to its
-    // group), and which a SIGKILL to the proxy ends too (on Linux).
-    own_group_ended_with_us(&mut command);
+    // Its stop signals are passed on to it, and a SIGKILL to the proxy ends it too (Linux).
+    let placement = prepare_upstream(&mut command);
     let mut child = command.spawn().map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());
         sinks.record(&format!("# {why}"));
         io::Error::other(why)
     })?;
-    forward_stop_signals(&child);
+    forward_stop_signals(&child, placement);
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
@@ -217,6 +213,11 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     if unwritten > 0 {
         log::warn!("client lines not written to the server (it did not read them): {unwritten}");
     }
+    // It ended of the signal the proxy passed on to it: so does the proxy.
+    #[cfg(unix)]
+    if let Some(signal) = status.signal().filter(|&signal| passed_on(signal)) {
+        end_by(signal);
+    }
     let code = exit_code(status, upstream.ended.load(Ordering::Relaxed));
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
 }
@@ -236,7 +237,7 @@ fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
 }
 
 /// The upstream's exit code, or 128+N as shells give it when signal N ended it (said on
-/// stderr unless the proxy sent it, having said so already).
+/// stderr unless the proxy sent it, having said so already, or passed it on).
 fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
     #[cfg(unix)]
     if let Some(signal) = status.signal() {

@@ -93,7 +93,10 @@ impl ServeOptions {
                     let line = format!("{}: {}: {}", path.display(), w.pointer, w.message);
                     log::warn!(target: LOG, "{}", super::manifest::printable(&line));
                 }
-                manifest.into_server().map_err(|e| format!("{}: {e}", path.display()))?
+                let printable = super::manifest::printable;
+                manifest
+                    .into_server()
+                    .map_err(|e| printable(&format!("{}: {e}", path.display())))?
             }
         };
         self.apply(base)

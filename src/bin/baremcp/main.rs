@@ -84,8 +84,8 @@ fn run() -> io::Result<ExitCode> {
             if let Err(e) = manifest.into_server() {
                 return failed(printable(&format!("{}: {e}", path.display())));
             }
-            let ok = format!("{}: ok\n{}", path.display(), summary.trim_end());
-            writeln!(io::stdout().lock(), "{}", printable(&ok))?;
+            let ok = printable(&format!("{}: ok", path.display()));
+            writeln!(io::stdout().lock(), "{ok}\n{summary}")?;
             0
         }
         Command::Replay(options) => {

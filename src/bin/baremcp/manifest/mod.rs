@@ -145,16 +145,17 @@ impl LoadError {
                 problems.iter().map(|p| format!("{}: {p}", path.display())).collect()
             }
         };
-        printable(&lines.join("\n"))
+        lines.iter().map(|line| printable(line)).collect::<Vec<_>>().join("\n")
     }
 }
 
-/// `text` with its control characters but line breaks escaped as JSON escapes them (`\t`,
+/// `text`, one line, with its control characters escaped as JSON escapes them (`\n`,
 /// `\u001b`), so that names and paths read like the JSON-quoted values beside them: a
 /// manifest's names, paths and pointers can hold any, and a terminal should see where they
-/// are, not act on them. DEL and the C1 controls too, which JSON leaves raw.
+/// are, not act on them (a line break in a name would make a line of its own). DEL and the
+/// C1 controls too, which JSON leaves raw.
 pub fn printable(text: &str) -> String {
-    let escape = |c: char| c.is_control() && c != '\n';
+    let escape = |c: char| c.is_control();
     if !text.contains(escape) {
         return text.to_string();
     }
@@ -163,6 +164,7 @@ pub fn printable(text: &str) -> String {
     for c in text.chars() {
         match c {
             '\t' => out.push_str("\\t"),
+            '\n' => out.push_str("\\n"),
             '\r' => out.push_str("\\r"),
             c if escape(c) => {
                 let _ = write!(out, "\\u{:04x}", c as u32);
@@ -484,35 +486,34 @@ impl Manifest {
     }
 
     /// What the manifest serves, one line per item (and one for each of a command's `cwd`,
-    /// `stdin` and `env`), for `baremcp check`.
+    /// `stdin` and `env`), for `baremcp check`; each line [`printable`].
     pub fn summary(&self) -> String {
-        let mut out = String::new();
         let name = self.server.get("name").and_then(Value::as_str).unwrap_or("baremcp-manifest");
-        out.push_str(&format!("server {name}\n"));
+        let mut lines = vec![format!("server {name}")];
         for t in &self.tools {
-            out.push_str(&format!("tool {}: {}", t.name, describe_run(&t.run)));
+            describe_run(&mut lines, format!("tool {}: ", t.name), &t.run);
         }
         for r in &self.resources {
-            out.push_str(&format!("resource {} ({})", r.uri, r.name));
+            let head = format!("resource {} ({})", r.uri, r.name);
             match &r.source {
-                Source::Run(run) => out.push_str(&format!(": {}", describe_run(run))),
-                _ => out.push('\n'),
+                Source::Run(run) => describe_run(&mut lines, format!("{head}: "), run),
+                _ => lines.push(head),
             }
         }
         for t in &self.templates {
-            let run = describe_run(&t.run);
-            out.push_str(&format!("resource template {} ({}): {run}", t.uri_template, t.name));
+            let head = format!("resource template {} ({}): ", t.uri_template, t.name);
+            describe_run(&mut lines, head, &t.run);
         }
         for p in &self.prompts {
-            out.push_str(&format!("prompt {} ({} arguments)\n", p.name, p.arguments.len()));
+            lines.push(format!("prompt {} ({} arguments)", p.name, p.arguments.len()));
         }
-        out
+        lines.iter().map(|line| printable(line)).collect::<Vec<_>>().join("\n")
     }
 }
 
-/// A command as the manifest writes it: its argv on the first line, then its `cwd`, `stdin`
-/// and `env` when it has them, indented.
-fn describe_run(run: &RunDecl) -> String {
+/// A command as the manifest writes it: `head` and its argv on one line, then its `cwd`,
+/// `stdin` and `env` when it has them, indented.
+fn describe_run(lines: &mut Vec<String>, head: String, run: &RunDecl) {
     let argv: Vec<String> = run
         .argv
         .iter()
@@ -523,24 +524,23 @@ fn describe_run(run: &RunDecl) -> String {
             }
         })
         .collect();
-    let mut out = format!("{}\n", argv.join(" "));
+    lines.push(head + &argv.join(" "));
     if let Some(cwd) = &run.cwd {
         let cwd = written(cwd);
         match Path::new(&cwd).is_absolute() {
-            true => out.push_str(&format!("  cwd: {cwd}\n")),
-            false => out.push_str(&format!("  cwd: {cwd} (relative to {})\n", run.dir.display())),
+            true => lines.push(format!("  cwd: {cwd}")),
+            false => lines.push(format!("  cwd: {cwd} (relative to {})", run.dir.display())),
         }
     }
     if let Some(stdin) = &run.stdin {
-        out.push_str(&format!("  stdin: {}\n", Value::String(written(stdin))));
+        lines.push(format!("  stdin: {}", Value::String(written(stdin))));
     }
     let set = run.env.iter().map(|(name, t)| format!("{name}={}", Value::String(written(t))));
     let passed = run.pass.iter().map(|name| format!("{name} (passed through)"));
     let env: Vec<String> = set.chain(passed).collect();
     if !env.is_empty() {
-        out.push_str(&format!("  env: {}\n", env.join(", ")));
+        lines.push(format!("  env: {}", env.join(", ")));
     }
-    out
 }
 
 /// An argv element as written, in JSON quotes when it holds a space or a control character

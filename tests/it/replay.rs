@@ -611,6 +611,18 @@ fn update_changes_only_the_answers_that_changed() {
 }
 
 #[test]
+fn update_keeps_what_the_server_writes_before_the_first_client_line_there() {
+    let dir = crate::scratch("replay-update-banner");
+    let banner = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+    let server = format!("echo '{banner}'; exec cat");
+    let text = format!("# a banner first\n<-- {banner}\n--> {PING}\n<-- {PING}\n");
+    let (out, after) =
+        replay_text(&dir, &text, &[], &["--update", "{}", "--", "sh", "-c", &server]);
+    assert!(out.ends_with("1 passed, 0 failed\n"), "{out}");
+    assert_eq!(after, text);
+}
+
+#[test]
 fn replay_compares_numbers_with_exponents_of_any_size() {
     let dir = crate::scratch("replay-huge-exponents");
     let check = |expected: &str, written: &str| {

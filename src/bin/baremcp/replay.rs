@@ -452,6 +452,13 @@ fn record(
             }
         }
     };
+    // What the server writes before the first client line, when the transcript expects any
+    // there (a banner): else it would be taken as the first line's answer.
+    let mut before_the_first =
+        transcript.entries.iter().take_while(|e| !matches!(e, Entry::Send { .. }));
+    if before_the_first.any(|e| matches!(e, Entry::Expect(_))) {
+        collect(server, &mut out, 0, quiet, None)?;
+    }
     let mut sent = 0;
     for entry in &transcript.entries {
         if let Entry::Send { line, bytes } = entry {

@@ -355,12 +355,16 @@ fn diff(
             }
             None
         }
-        // Different as `f64` is different; equal as `f64` is exact only for 64-bit integers.
+        // 64-bit integers compare as such; any other number as written, exactly: two
+        // spellings of one value may read as different `f64`s (`5e180`, `5000000e174`).
         (Value::Number(_), Value::Number(_))
-            if json_equal(expected, actual)
-                && (!expected.is_f64() && !actual.is_f64()
-                    || decimal(&written(texts.0, expected, path))
-                        == decimal(&written(texts.1, actual, path))) =>
+            if match expected.is_f64() || actual.is_f64() {
+                true => {
+                    decimal(&written(texts.0, expected, path))
+                        == decimal(&written(texts.1, actual, path))
+                }
+                false => json_equal(expected, actual),
+            } =>
         {
             None
         }
@@ -489,6 +493,9 @@ mod tests {
             assert_eq!(differs(e, a), None, "{e} {a}");
         }
         assert!(differs("-1", "1").is_some());
+        // One value, two spellings that serde_json reads as different `f64`s.
+        assert_eq!(differs("5e180", "5000000e174"), None);
+        assert_eq!(differs("5.395e74", "5395000000e65"), None);
         assert!(differs("1e-99999", "2e-99999").is_some());
         // Exponents past 64 bits are exact too: no exponent saturates.
         let (tiny, tinier) = ("1e-99999999999999999998", "1e-99999999999999999999");

@@ -6,6 +6,7 @@
 //! passes silently looking like validation. Work is bounded: nesting depth, `$ref` cycles,
 //! total steps and regex matching all have limits that end in an error, never a hang.
 
+mod char_class;
 mod compile;
 mod draft;
 mod ids;

@@ -421,30 +421,35 @@ pub fn raw_at<'t>(text: &'t str, pointer: &str) -> Option<&'t str> {
     let mut raw = Scanner::new(text).value().ok()?;
     for token in pointer.split('/').skip(1) {
         let key = token.replace("~1", "/").replace("~0", "~");
-        let mut scanner = Scanner::new(raw);
-        let mut found = None;
-        match scanner.peek()? {
-            b'[' => {
-                let (at, mut i) = (key.parse::<usize>().ok()?, 0);
-                let each = |item| {
-                    found = found.or((i == at).then_some(item));
-                    i += 1;
-                };
-                scanner.array(each).ok()?;
-            }
-            _ => scanner
-                .object(|name, scanner| {
-                    let value = scanner.value()?;
-                    if name.as_deref() == Some(key.as_str()) {
-                        found = Some(value);
-                    }
-                    Ok(())
-                })
-                .ok()?,
-        }
-        raw = found?;
+        let parts = raw_parts(raw)?;
+        raw = match raw.starts_with('[') {
+            true => parts.get(key.parse::<usize>().ok()?)?.1,
+            false => parts.iter().rev().find(|(name, _)| name.as_deref() == Some(&*key))?.1,
+        };
     }
     Some(raw)
+}
+
+/// A part of a JSON array or object as written: its name (a member's), its text.
+pub type RawPart<'t> = (Option<Cow<'t, str>>, &'t str);
+
+/// The parts of `raw`, one JSON array or object as written (no space around it): each item,
+/// or each member with its name (both of a member named twice, in order; a name that is no
+/// `str` is `None`), in one pass. `None` for any other value.
+pub fn raw_parts(raw: &str) -> Option<Vec<RawPart<'_>>> {
+    let mut scanner = Scanner::new(raw);
+    let mut parts = Vec::new();
+    match scanner.peek()? {
+        b'[' => scanner.array(|item| parts.push((None, item))).ok()?,
+        b'{' => scanner
+            .object(|name, scanner| {
+                parts.push((name, scanner.value()?));
+                Ok(())
+            })
+            .ok()?,
+        _ => return None,
+    }
+    Some(parts)
 }
 
 #[cfg(test)]

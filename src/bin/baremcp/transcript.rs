@@ -11,7 +11,9 @@
 
 use serde_json::Value;
 
-use baremcp::__private::{escape_token, json_equal, percent_encode_path, raw_at};
+use baremcp::__private::{
+    RawPart, escape_token, json_equal, percent_encode_path, raw_at, raw_parts,
+};
 use baremcp::Id;
 
 /// One line of a transcript.
@@ -276,22 +278,41 @@ pub fn difference_at(expected: &Json, actual: &Json, pointer: &str) -> Option<St
     else {
         return Some(format!("at {pointer}: missing"));
     };
-    diff(e, a, &mut pointer.to_string(), (&expected.text, &actual.text))
+    let raws = (raw_at(&expected.text, pointer), raw_at(&actual.text, pointer));
+    diff(e, a, &mut pointer.to_string(), raws)
+}
+
+/// The value at `path` of both sides, with its text as written in each (`None` if not
+/// found), so that a number serde_json holds as an `f64` compares as written. Each container
+/// is split into its parts once, however many numbers it holds.
+/// A container's parts as written: [`raw_parts`].
+type Parts<'t> = Vec<RawPart<'t>>;
+
+/// The text of member `key` among `parts` (of a member named twice, the last, as a `Value`
+/// keeps it).
+fn member<'t>(parts: &Option<Parts<'t>>, key: &str) -> Option<&'t str> {
+    let parts = parts.as_ref()?;
+    parts.iter().rev().find(|(name, _)| name.as_deref() == Some(key)).map(|part| part.1)
+}
+
+/// The text of item `i` among `parts`.
+fn item<'t>(parts: &Option<Parts<'t>>, i: usize) -> Option<&'t str> {
+    Some(parts.as_ref()?.get(i)?.1)
 }
 
 fn diff(
     expected: &Value,
     actual: &Value,
     path: &mut String,
-    texts: (&str, &str),
+    raws: (Option<&str>, Option<&str>),
 ) -> Option<String> {
     let here = |path: &str, what: String| {
         Some(format!("at {}: {what}", if path.is_empty() { "/" } else { path }))
     };
     // A number as written: serde_json's `f64` shows `1e20` as `100000000000000000000.0`.
-    let written = |text: &str, value: &Value, path: &str| {
-        raw_at(text, path).map_or_else(|| value.to_string(), str::to_string)
-    };
+    let written =
+        |raw: Option<&str>, value: &Value| raw.map_or_else(|| value.to_string(), str::to_string);
+    let parts = || (raws.0.and_then(raw_parts), raws.1.and_then(raw_parts));
     if let Value::String(placeholder) = expected {
         let matches = match placeholder.as_str() {
             "<any>" => Some(true),
@@ -300,8 +321,7 @@ fn diff(
             "<integer>" => Some(
                 actual.is_i64()
                     || actual.is_u64()
-                    || actual.is_f64()
-                        && raw_at(texts.1, path).is_some_and(|t| !t.contains(['.', 'e', 'E'])),
+                    || actual.is_f64() && raws.1.is_some_and(|t| !t.contains(['.', 'e', 'E'])),
             ),
             "<boolean>" => Some(actual.is_boolean()),
             "<null>" => Some(actual.is_null()),
@@ -313,10 +333,7 @@ fn diff(
             return if matches {
                 None
             } else {
-                here(
-                    path,
-                    format!("expected {placeholder}, got {}", written(texts.1, actual, path)),
-                )
+                here(path, format!("expected {placeholder}, got {}", written(raws.1, actual)))
             };
         }
     }
@@ -328,11 +345,13 @@ fn diff(
             if let Some(key) = a.keys().find(|k| !e.contains_key(*k)) {
                 return here(path, format!("unexpected member {key:?}"));
             }
+            let parts = parts();
             for (key, value) in e {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&escape_token(key));
-                let found = diff(value, &a[key], path, texts);
+                let raws = (member(&parts.0, key), member(&parts.1, key));
+                let found = diff(value, &a[key], path, raws);
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -344,10 +363,11 @@ fn diff(
             if e.len() != a.len() {
                 return here(path, format!("expected {} items, got {}", e.len(), a.len()));
             }
+            let parts = parts();
             for (i, (e, a)) in e.iter().zip(a).enumerate() {
                 let len = path.len();
                 path.push_str(&format!("/{i}"));
-                let found = diff(e, a, path, texts);
+                let found = diff(e, a, path, (item(&parts.0, i), item(&parts.1, i)));
                 path.truncate(len);
                 if found.is_some() {
                     return found;
@@ -359,10 +379,7 @@ fn diff(
         // spellings of one value may read as different `f64`s (`5e180`, `5000000e174`).
         (Value::Number(_), Value::Number(_))
             if match expected.is_f64() || actual.is_f64() {
-                true => {
-                    decimal(&written(texts.0, expected, path))
-                        == decimal(&written(texts.1, actual, path))
-                }
+                true => decimal(&written(raws.0, expected)) == decimal(&written(raws.1, actual)),
                 false => json_equal(expected, actual),
             } =>
         {
@@ -370,11 +387,7 @@ fn diff(
         }
         (Value::Number(_), Value::Number(_)) => here(
             path,
-            format!(
-                "expected {}, got {}",
-                written(texts.0, expected, path),
-                written(texts.1, actual, path)
-            ),
+            format!("expected {}, got {}", written(raws.0, expected), written(raws.1, actual)),
         ),
         _ if json_equal(expected, actual) => None,
         _ => here(path, format!("expected {expected}, got {actual}")),

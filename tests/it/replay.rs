@@ -623,6 +623,17 @@ fn update_keeps_what_the_server_writes_before_the_first_client_line_there() {
 }
 
 #[test]
+fn update_refuses_a_server_line_that_is_not_json() {
+    let dir = crate::scratch("replay-update-garbage");
+    let text = format!("--> {PING}\n<-- {PING}\n");
+    let server = "read x; echo garbage; cat >/dev/null";
+    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "sh", "-c", server]);
+    let said = "FAILED\n  the server wrote a line that cannot be read as JSON (expected value";
+    assert!(out.contains(said), "{out}");
+    assert_eq!(after, text);
+}
+
+#[test]
 fn replay_compares_numbers_with_exponents_of_any_size() {
     let dir = crate::scratch("replay-huge-exponents");
     let check = |expected: &str, written: &str| {

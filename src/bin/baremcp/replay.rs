@@ -435,6 +435,12 @@ fn record(
             }
             match server.next(step) {
                 Ok(Some(line)) => {
+                    // Written down, it would fail every replay after.
+                    if let Err(e) = Json::parse(&line) {
+                        return Err(format!(
+                            "the server wrote a line that cannot be read as JSON ({e}):\n{line}"
+                        ));
+                    }
                     let (method, id) = transcript::method_and_id(line.as_bytes());
                     // Its response, or a question of its own: either way, no more waiting.
                     if awaited.is_some()

@@ -1,7 +1,7 @@
-//! Child processes in a process group of their own: starting one so, ending the whole group,
-//! and placing `baremcp proxy`'s upstream and passing the stop signals it gets on to it. std can only
-//! signal a child itself, so the C library is called directly (running a `kill` program would
-//! fail where none is on `PATH`).
+//! Child processes and their process groups: starting one in a group of its own, ending the
+//! whole group, and placing `baremcp proxy`'s upstream and passing the stop signals it gets on
+//! to it. std can only signal a child itself, so the C library is called directly (running a
+//! `kill` program would fail where none is on `PATH`).
 
 use std::process::{Child, Command};
 #[cfg(unix)]

@@ -282,9 +282,6 @@ pub fn difference_at(expected: &Json, actual: &Json, pointer: &str) -> Option<St
     diff(e, a, &mut pointer.to_string(), raws)
 }
 
-/// The value at `path` of both sides, with its text as written in each (`None` if not
-/// found), so that a number serde_json holds as an `f64` compares as written. Each container
-/// is split into its parts once, however many numbers it holds.
 /// A container's parts as written: [`raw_parts`].
 type Parts<'t> = Vec<RawPart<'t>>;
 
@@ -300,6 +297,9 @@ fn item<'t>(parts: &Option<Parts<'t>>, i: usize) -> Option<&'t str> {
     Some(parts.as_ref()?.get(i)?.1)
 }
 
+/// The value at `path` of both sides, with its text as written in each (`None` if not
+/// found), so that a number serde_json holds as an `f64` compares as written. Each container
+/// is split into its parts once, however many numbers it holds.
 fn diff(
     expected: &Value,
     actual: &Value,

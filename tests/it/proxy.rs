@@ -304,11 +304,18 @@ fn proxy_over_script(dir: &Path, script: &str, with_kid: bool) -> std::process::
 /// pass it on (it starts to just after starting the upstream).
 #[cfg(target_os = "linux")]
 fn started(pid: &Path, proxy: u32) {
+    within_10_s("the upstream did not start", || {
+        std::fs::read_to_string(pid).is_ok_and(|p| p.ends_with('\n'))
+            && signal_mask(proxy, "SigCgt:") & (1 << 14) != 0
+    });
+}
+
+/// Waits until `done`, for 10 s at most (then the test fails, saying `failure`).
+#[cfg(target_os = "linux")]
+fn within_10_s(failure: &str, mut done: impl FnMut() -> bool) {
     let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(pid).map_or(true, |p| !p.ends_with('\n'))
-        || signal_mask(proxy, "SigCgt:") & (1 << 14) == 0
-    {
-        assert!(Instant::now() < deadline, "the upstream did not start");
+    while !done() {
+        assert!(Instant::now() < deadline, "{failure}");
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -333,20 +340,15 @@ fn kill(signal: &str, target: &str) {
     assert!(Command::new("kill").args([signal, "--", target]).status().unwrap().success());
 }
 
-/// The proxy's status once it exited, within 10 s (else it is killed and the test fails).
+/// The proxy's status once it exited, within 10 s (else the test fails).
 #[cfg(target_os = "linux")]
 fn exited(child: &mut std::process::Child) -> std::process::ExitStatus {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the proxy did not exit within 10 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let mut status = None;
+    within_10_s("the proxy did not exit", || {
+        status = child.try_wait().unwrap();
+        status.is_some()
+    });
+    status.unwrap()
 }
 
 #[cfg(target_os = "linux")]
@@ -414,11 +416,9 @@ fn a_stopped_upstream_still_ends_on_a_stop_signal() {
     let mut child = proxy_over_script(&dir, "kill -STOP $$; exec sleep 30", false);
     let pid = std::fs::read_to_string(dir.join("pid")).unwrap();
     let stat = format!("/proc/{}/stat", pid.trim());
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while std::fs::read_to_string(&stat).map_or(true, |s| !s.contains(") T ")) {
-        assert!(Instant::now() < deadline, "the upstream did not stop");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    within_10_s("the upstream did not stop", || {
+        std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") T "))
+    });
     kill("-TERM", &child.id().to_string());
     assert_eq!(exited(&mut child).signal(), Some(15));
     assert!(ends(&dir, "pid"), "the upstream was left running");

@@ -454,6 +454,49 @@ fn the_upstream_shares_the_proxys_group_only_in_a_terminals_foreground() {
     assert!(status.success());
     let [own, proxys, _] = &read()[..] else { panic!("{:?}", read()) };
     assert_eq!(own, proxys, "in a terminal's foreground: the proxy's group");
+    // Started over pipes by a client in a terminal's foreground: a group of its own.
+    let command = format!("{command} < /dev/null > /dev/null");
+    let mut script = Command::new("script");
+    script.args(["-qec", &command, "/dev/null"]).stdin(Stdio::null());
+    assert!(script.status().unwrap().success());
+    let [own, proxys, pid] = &read()[..] else { panic!("{:?}", read()) };
+    assert!(own == pid && own != proxys, "over pipes: a group of its own, got {:?}", read());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn a_ctrl_c_in_a_terminal_lets_the_upstream_finish_first() {
+    let dir = crate::scratch("proxy-ctrl-c");
+    // An upstream that cleans up on SIGINT, then exits 0.
+    let up = dir.join("upstream.sh");
+    let body = "trap 'echo cleaned > \"$0.done\"; exit 0' INT; echo $PPID > \"$0.pid\"\n\
+                while :; do sleep 0.1; done\n";
+    std::fs::write(&up, body).unwrap();
+    let up = up.to_string_lossy();
+    let command = format!("'{}' proxy -- sh '{up}'; echo \"proxy: $?\" > '{up}.status'", bin());
+    let Ok(mut terminal) = Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+    else {
+        return eprintln!("skipped: no `script` (util-linux) to give the proxy a terminal");
+    };
+    // Started, and the proxy (its parent) catches SIGINT (bit 1).
+    within_10_s("the upstream did not start", || {
+        let proxy = std::fs::read_to_string(format!("{up}.pid")).unwrap_or_default();
+        proxy.trim().parse().is_ok_and(|pid| signal_mask(pid, "SigCgt:") & 2 != 0)
+    });
+    // Ctrl-C, typed: the terminal sends SIGINT to the whole job.
+    terminal.stdin.as_mut().unwrap().write_all(b"\x03").unwrap();
+    within_10_s("the proxy did not end", || {
+        std::fs::read_to_string(format!("{up}.status")).is_ok_and(|s| s.ends_with('\n'))
+    });
+    drop(terminal.stdin.take());
+    let _ = terminal.wait();
+    let done = std::fs::read_to_string(format!("{up}.done")).unwrap_or_default();
+    let status = std::fs::read_to_string(format!("{up}.status")).unwrap();
+    assert_eq!((done.as_str(), status.as_str()), ("cleaned\n", "proxy: 0\n"));
 }
 
 #[cfg(target_os = "linux")]

@@ -35,10 +35,12 @@ pub enum Placement {
     /// A group of its own: the stop signals the proxy gets are passed on to it whole, once
     /// each, whether they were sent to the proxy alone or to the proxy's group.
     OwnGroup,
-    /// The proxy's group, the terminal's foreground job: the terminal's own signals (Ctrl-C,
-    /// a hangup) reach both already, and the upstream may use the terminal as any job can
-    /// (read it, write it under `stty tostop`), which a background group may not. Only
-    /// SIGTERM, which is sent to a process, is passed on.
+    /// The proxy's group, when the proxy talks through a terminal (its stdin or stdout) as
+    /// its foreground job: the terminal's own signals (Ctrl-C, a hangup) reach both already,
+    /// and the upstream may use the terminal as any job can (read it, write it under `stty
+    /// tostop`), which a background group may not. Only SIGTERM, which is sent to a
+    /// process, is passed on; the others are noted, so that the proxy waits for the
+    /// upstream to act on them.
     Shared,
 }
 
@@ -78,13 +80,19 @@ pub fn prepare_upstream(command: &mut Command) -> Placement {
     placement
 }
 
-/// Whether this process's group is the foreground job of its controlling terminal.
+/// Whether this process talks through a terminal (its stdin or stdout), as the foreground
+/// job of its controlling terminal. A client in a terminal that starts the proxy over pipes
+/// does not make it one: the proxy's upstream is then its own group's.
 #[cfg(unix)]
 fn in_terminal_foreground() -> bool {
+    use std::io::IsTerminal;
     use std::os::fd::AsRawFd;
     unsafe extern "C" {
         fn tcgetpgrp(fd: i32) -> i32;
         fn getpgrp() -> i32;
+    }
+    if !std::io::stdin().is_terminal() && !std::io::stdout().is_terminal() {
+        return false;
     }
     // No controlling terminal: opening it fails.
     let Ok(terminal) = std::fs::File::open("/dev/tty") else { return false };
@@ -127,24 +135,32 @@ static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 
 #[cfg(unix)]
 const SIGCONT: i32 = 18;
+#[cfg(unix)]
+const SIGHUP: i32 = 1;
+#[cfg(unix)]
+const SIGINT: i32 = 2;
+#[cfg(unix)]
+const SIGQUIT: i32 = 3;
+#[cfg(unix)]
+const SIGTERM: i32 = 15;
 
-/// Passes the stop signals this process gets on to the upstream `child`, as `placement`
-/// says, but those it was started ignoring (`nohup`, a shell's `&`), which the upstream
-/// inherited ignoring. A client ending "its server" by pid, a terminal's Ctrl-C or `timeout`
-/// reach the upstream (and what it started, in a group of its own) once each; the proxy
-/// then leaves with the upstream's status. A second stop signal ends the proxy at once (after
-/// passing it on too), as does one after [`stop_forwarding`].
+/// Passes the stop signals this process gets (SIGHUP, SIGINT, SIGQUIT, SIGTERM) on to the
+/// upstream `child`, as `placement` says, but those it was started ignoring (`nohup`, a
+/// shell's `&`), which the upstream inherited ignoring. A client ending "its server" by pid,
+/// a terminal's Ctrl-C or `timeout` reach the upstream (and what it started, in a group of
+/// its own) once each; the proxy then leaves with the upstream's status. A second stop
+/// signal ends the proxy at once (after passing it on too), as does one after
+/// [`stop_forwarding`].
 #[cfg(unix)]
 pub fn forward_stop_signals(child: &Child, placement: Placement) {
     const SIG_IGN: usize = 1;
     let Ok(pid) = i32::try_from(child.id()) else { return };
-    // SIGHUP, SIGINT, SIGQUIT, SIGTERM; in the terminal's job, only what a terminal never sends.
-    let (target, signals): (i32, &[i32]) = match placement {
-        Placement::OwnGroup => (-pid, &[1, 2, 3, 15]),
-        Placement::Shared => (pid, &[15]),
+    let target = match placement {
+        Placement::OwnGroup => -pid,
+        Placement::Shared => pid,
     };
     FORWARD_TO.store(target, Ordering::Relaxed);
-    for &number in signals {
+    for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
         // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
         // (`kill`, `signal`, `raise`) and touches lock-free atomics.
         let before = unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
@@ -190,14 +206,15 @@ extern "C" fn pass_on(number: i32) {
     let saved = unsafe { *errno };
     let target = FORWARD_TO.load(Ordering::Relaxed);
     let again = target != 0 && PASSED_ON.swap(number, Ordering::Relaxed) != 0;
-    if target != 0 {
-        // SAFETY: `kill` takes two integers. A group stopped by the terminal (it read it, or
-        // wrote it under `stty tostop`) acts on the signal only once continued.
-        unsafe {
+    // SAFETY: `kill` takes two integers. A group stopped by the terminal (it read it, or
+    // wrote it under `stty tostop`) acts on the signal only once continued.
+    unsafe {
+        if target < 0 {
             signal_process(target, number);
-            if target < 0 {
-                signal_process(target, SIGCONT);
-            }
+            signal_process(target, SIGCONT);
+        } else if target > 0 && number == SIGTERM {
+            // In the terminal's job, the terminal sent the others to the upstream too.
+            signal_process(target, number);
         }
     }
     // No upstream to pass it to, or a second stop signal: the default action, which ends

@@ -9,6 +9,9 @@
 //! `"<string>"`, `"<number>"`, `"<integer>"`, `"<boolean>"`, `"<null>"`, `"<object>"` and
 //! `"<array>"` (a JSON string that is exactly one of those).
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use baremcp::__private::{
@@ -285,11 +288,22 @@ pub fn difference_at(expected: &Json, actual: &Json, pointer: &str) -> Option<St
 /// A container's parts as written: [`raw_parts`].
 type Parts<'t> = Vec<RawPart<'t>>;
 
-/// The text of member `key` among `parts` (of a member named twice, the last, as a `Value`
-/// keeps it).
-fn member<'t>(parts: &Option<Parts<'t>>, key: &str) -> Option<&'t str> {
-    let parts = parts.as_ref()?;
-    parts.iter().rev().find(|(name, _)| name.as_deref() == Some(key)).map(|part| part.1)
+/// An object's members as written, by name (of a member named twice, the last, as a
+/// `Value` keeps it).
+type Members<'t> = HashMap<Cow<'t, str>, &'t str>;
+
+fn by_name(raw: Option<&str>) -> Option<Members<'_>> {
+    Some(raw_parts(raw?)?.into_iter().filter_map(|(name, raw)| Some((name?, raw))).collect())
+}
+
+fn member<'t>(members: &Option<Members<'t>>, key: &str) -> Option<&'t str> {
+    members.as_ref()?.get(key).copied()
+}
+
+/// Whether comparing `value` may need its text as written: a number serde_json holds as an
+/// `f64`, or a container that may hold one.
+fn wants_text(value: &Value) -> bool {
+    value.is_f64() || value.is_array() || value.is_object()
 }
 
 /// The text of item `i` among `parts`.
@@ -345,12 +359,20 @@ fn diff(
             if let Some(key) = a.keys().find(|k| !e.contains_key(*k)) {
                 return here(path, format!("unexpected member {key:?}"));
             }
-            let parts = parts();
+            // Split once, and only when a member's text is wanted.
+            let mut members = None;
             for (key, value) in e {
                 let len = path.len();
                 path.push('/');
                 path.push_str(&escape_token(key));
-                let raws = (member(&parts.0, key), member(&parts.1, key));
+                let raws = match wants_text(value) || wants_text(&a[key]) {
+                    true => {
+                        let (e, a) =
+                            members.get_or_insert_with(|| (by_name(raws.0), by_name(raws.1)));
+                        (member(e, key), member(a, key))
+                    }
+                    false => (None, None),
+                };
                 let found = diff(value, &a[key], path, raws);
                 path.truncate(len);
                 if found.is_some() {

@@ -152,7 +152,7 @@ fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
 fn check_shows_control_characters_escaped_never_raw() {
     let dir = crate::scratch("check-control");
     let manifest = dir.join("m.json");
-    let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b\u009b\nfake: ok\u202e", "description": "d", "run": {"argv": ["echo", "a\u009b"], "cwd": "/nowhere\u001b\nfake", "env": {"E\u001bV": "v\u001b"}}}]}"#;
+    let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b\u009b\nfake: ok\u202e\u200f", "description": "d", "run": {"argv": ["echo", "a\u009b"], "cwd": "/nowhere\u001b\nfake", "env": {"E\u001bV": "v\u001b"}}}]}"#;
     std::fs::write(&manifest, document).unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
@@ -162,7 +162,7 @@ fn check_shows_control_characters_escaped_never_raw() {
     assert!(stdout.contains("server s\\u001b[2J\n"), "{stdout}");
     // A line break in a name or path is escaped too: it cannot make a line of its own.
     // So are those that break or reorder a line on screen.
-    let tool = "tool t\\u001b\\u009b\\nfake: ok\\u202e: echo \"a\\u009b\"\n";
+    let tool = "tool t\\u001b\\u009b\\nfake: ok\\u202e\\u200f: echo \"a\\u009b\"\n";
     assert!(stdout.contains(tool), "{stdout}");
     assert!(!stdout.lines().chain(stderr.lines()).any(|l| l.starts_with("fake")), "{stdout}");
     assert!(stdout.contains("  env: E\\u001bV=\"v\\u001b\"\n"), "{stdout}");

@@ -634,6 +634,15 @@ fn update_refuses_a_server_line_that_is_not_json() {
 }
 
 #[test]
+fn a_failure_shows_the_servers_member_names_escaped() {
+    let dir = crate::scratch("replay-escaped-path");
+    let text = "--> {\"\\u001b[2J\\n\":1}\n<-- {\"\\u001b[2J\\n\":2}\n";
+    let (out, _) = replay_text(&dir, text, &[], &["{}", "--", "cat"]);
+    assert!(out.contains("line 2: at /\\u001b[2J\\n: expected 2, got 1\n"), "{out}");
+    assert!(!out.contains('\x1b'), "{out}");
+}
+
+#[test]
 fn replay_compares_numbers_with_exponents_of_any_size() {
     let dir = crate::scratch("replay-huge-exponents");
     let check = |expected: &str, written: &str| {

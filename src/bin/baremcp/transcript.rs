@@ -14,6 +14,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
+use super::manifest::printable;
 use baremcp::__private::{
     RawPart, escape_token, json_equal, percent_encode_path, raw_at, raw_parts,
 };
@@ -320,8 +321,9 @@ fn diff(
     path: &mut String,
     raws: (Option<&str>, Option<&str>),
 ) -> Option<String> {
+    // The server chose the names in the path: shown escaped, never raw on a terminal.
     let here = |path: &str, what: String| {
-        Some(format!("at {}: {what}", if path.is_empty() { "/" } else { path }))
+        Some(format!("at {}: {what}", printable(if path.is_empty() { "/" } else { path })))
     };
     // A number as written: serde_json's `f64` shows `1e20` as `100000000000000000000.0`.
     let written =

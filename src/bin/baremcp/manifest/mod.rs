@@ -153,13 +153,17 @@ impl LoadError {
 /// `\u001b`), so that names and paths read like the JSON-quoted values beside them: a
 /// manifest's names, paths and pointers can hold any, and a terminal should see where they
 /// are, not act on them (a line break in a name would make a line of its own). DEL and the
-/// C1 controls too, which JSON leaves raw, and the characters that break or reorder a line
-/// on screen (U+2028, U+2029, the bidirectional overrides).
+/// C1 controls too, which JSON leaves raw, and the characters that break, reorder or hide
+/// text on screen (U+2028, U+2029, the bidirectional marks and overrides, U+FEFF).
 pub fn printable(text: &str) -> String {
-    // And what reorders or breaks lines without being a control character: the line and
-    // paragraph separators, and the bidirectional embeddings, overrides and isolates.
-    let escape =
-        |c: char| c.is_control() || matches!(c, '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    // And what reorders, breaks or hides text without being a control character: the line
+    // and paragraph separators, the bidirectional marks, embeddings, overrides and isolates,
+    // and the byte order mark.
+    let escape = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{feff}')
+    };
     if !text.contains(escape) {
         return text.to_string();
     }

@@ -9,6 +9,7 @@ use std::process::ExitCode;
 pub(crate) mod catalog;
 pub(crate) mod cli;
 pub(crate) mod command;
+pub(crate) mod decimal;
 pub(crate) mod help;
 mod http_flags;
 pub(crate) mod logging;

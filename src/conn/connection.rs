@@ -381,9 +381,12 @@ impl<'io> Conn<'io> {
                     Frame::Single(Message::Notification { method, params })
                         if method == "notifications/cancelled" =>
                     {
-                        let began = Instant::now();
+                        // Timed only where notifications are counted (HTTP).
+                        let began = matches!(self.input, Input::Messages(_)).then(Instant::now);
                         if self.withdraw(&params, session) {
-                            self.notified(&method, began);
+                            if let Some(began) = began {
+                                self.notified(&method, began);
+                            }
                             return None;
                         }
                         let cancel = Message::Notification { method, params };

@@ -16,6 +16,7 @@
 //! filters are on, every line either way must be strict UTF-8 JSON with no member named
 //! twice at any depth, or it is not forwarded (a request gets an error in its place).
 
+use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, BufReader, Read, Write};
 #[cfg(unix)]
@@ -132,6 +133,16 @@ impl Upstream {
         reaped(&mut self.child())
     }
 
+    /// Its status once it exited within [`GRACE`]; else it is ended, saying so as
+    /// `{did_not} within N s{after}: ending it`.
+    fn exit_or_end(&self, did_not: &str, after: &str) -> io::Result<Option<ExitStatus>> {
+        let status = exit_by(Instant::now() + GRACE, || self.try_wait())?;
+        if status.is_none() {
+            self.end(&format!("{did_not} within {} s{after}", GRACE.as_secs()));
+        }
+        Ok(status)
+    }
+
     /// Ends the upstream and its process group, saying why, unless it has exited (looked at
     /// under the same lock: once reaped, its id may name another process).
     fn end(&self, why: &str) {
@@ -199,10 +210,9 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
     // The upstream closed its output or exited, or the client is gone. Leave with its status
     // (a server that keeps running is ended after the same grace period).
-    let status = match exit_by(Instant::now() + GRACE, || upstream.try_wait())? {
+    let status = match upstream.exit_or_end(&format!("{ended} did not exit"), "")? {
         Some(status) => status,
         None => {
-            upstream.end(&format!("{ended} did not exit within {} s", GRACE.as_secs()));
             let status = upstream.child().wait()?;
             stop_forwarding();
             status
@@ -226,13 +236,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
 /// takes to read them (a server busy with a slow call reads on later: none is dropped), then
 /// its input closes and it has [`GRACE`] to exit.
 fn after_the_client(outbox: &Outbox, upstream: &Upstream) {
-    if outbox.wait_written()
-        && let Ok(None) = exit_by(Instant::now() + GRACE, || upstream.try_wait())
-    {
-        upstream.end(&format!(
-            "the server did not exit within {} s after its input closed",
-            GRACE.as_secs()
-        ));
+    if outbox.wait_written() {
+        let _ = upstream.exit_or_end("the server did not exit", " after its input closed");
     }
 }
 
@@ -289,7 +294,10 @@ fn upstream_to_client(
                 match verdict {
                     Verdict::Forward => {
                         // Forwarded as written; the transcript, being text, can only say so.
-                        if let Err(e) = std::str::from_utf8(&line) {
+                        // (Only a line that is not UTF-8 made `text` a copy.)
+                        if let Cow::Owned(_) = &text
+                            && let Err(e) = std::str::from_utf8(&line)
+                        {
                             let why = format!(
                                 "the server wrote a line that is not UTF-8 (at byte {})",
                                 e.valid_up_to()

@@ -36,29 +36,34 @@ pub fn rewrite(text: &str, entries: &[Entry], answers: &[Answer]) -> (String, Ve
         sent.push(starts.len() - 1);
     }
     let mut out = Out::new(text, entries);
-    let at = |i: usize| match &entries[i] {
-        Entry::Expect(line) => line.as_str(),
-        _ => "",
-    };
+    // Each line read as JSON once, however often it is compared.
+    let olds: Vec<Line> = (entries.iter())
+        .map(|entry| match entry {
+            Entry::Expect(line) => Line::read(line),
+            _ => Line { text: "", json: None },
+        })
+        .collect();
+    let news: Vec<Line> = answers.iter().map(|(_, answer)| Line::read(answer)).collect();
+    let matches = |i: usize, k: usize| olds[i].matches(&news[k]);
     let mut next = 0;
     for (k, (after, answer)) in answers.iter().enumerate() {
         while next < old.len() && sent[old[next]] < *after {
             next += 1;
         }
         let same = |j: usize| j < old.len() && sent[old[j]] == *after;
-        if same(next) && !matches(at(old[next]), answer) {
+        if same(next) && !matches(old[next], k) {
             let mut gone = next + 1;
-            while gone <= next + AHEAD && same(gone) && !matches(at(old[gone]), answer) {
+            while gone <= next + AHEAD && same(gone) && !matches(old[gone], k) {
                 gone += 1;
             }
             if gone <= next + AHEAD && same(gone) {
                 next = gone;
             }
         }
-        let mut later = answers[k + 1..].iter().take(AHEAD).take_while(|(a, _)| a == after);
+        let mut later = (k + 1..answers.len()).take(AHEAD).take_while(|&j| answers[j].0 == *after);
         match old.get(next) {
-            Some(&i) if matches(at(i), answer) => out.old(i, None),
-            Some(&i) if sent[i] == *after && !later.any(|(_, a)| matches(at(i), a)) => {
+            Some(&i) if matches(i, k) => out.old(i, None),
+            Some(&i) if sent[i] == *after && !later.any(|j| matches(i, j)) => {
                 out.old(i, Some(answer))
             }
             _ => {
@@ -141,12 +146,24 @@ impl<'a> Out<'a> {
     }
 }
 
-/// Whether replay would take `answer` for the expected line `old`: as JSON values when both
-/// are JSON, else as text.
-fn matches(old: &str, answer: &str) -> bool {
-    match (Json::parse(old), Json::parse(answer)) {
-        (Ok(old), Ok(answer)) => first_difference(&old, &answer).is_none(),
-        _ => old == answer,
+/// A line as written, and as JSON when it is.
+struct Line<'a> {
+    text: &'a str,
+    json: Option<Json>,
+}
+
+impl Line<'_> {
+    fn read(text: &str) -> Line<'_> {
+        Line { text, json: Json::parse(text).ok() }
+    }
+
+    /// Whether replay would take `answer` for this expected line: as JSON values when both
+    /// are JSON, else as text.
+    fn matches(&self, answer: &Line) -> bool {
+        match (&self.json, &answer.json) {
+            (Some(old), Some(answer)) => first_difference(old, answer).is_none(),
+            _ => self.text == answer.text,
+        }
     }
 }
 

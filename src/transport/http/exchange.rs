@@ -337,7 +337,8 @@ impl Exchange<'_> {
             Err(ReadError::Closed) => return (400, None, false),
             Err(ReadError::Status(status, why)) => {
                 if status == 503 {
-                    log::warn!(target: LOG, "{} refused: {why} (64 MiB)", self.peer);
+                    let budget = super::INBOUND_BYTES >> 20;
+                    log::warn!(target: LOG, "{} refused: {why} ({budget} MiB)", self.peer);
                 }
                 return self.refuse(head, Refusal::of_status(status), status, why, true);
             }

@@ -473,7 +473,10 @@ fn a_ctrl_c_in_a_terminal_lets_the_upstream_finish_first() {
                 while :; do sleep 0.1; done\n";
     std::fs::write(&up, body).unwrap();
     let up = up.to_string_lossy();
-    let command = format!("'{}' proxy -- sh '{up}'; echo \"proxy: $?\" > '{up}.status'", bin());
+    // The terminal's shell traps SIGINT so it outlives the Ctrl-C to write the status: dash, a
+    // common `/bin/sh`, dies of it otherwise. A trapped signal is default again in the proxy.
+    let command =
+        format!("trap : INT; '{}' proxy -- sh '{up}'; echo \"proxy: $?\" > '{up}.status'", bin());
     let Ok(mut terminal) = Command::new("script")
         .args(["-qec", &command, "/dev/null"])
         .stdin(Stdio::piped())

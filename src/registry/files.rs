@@ -21,6 +21,7 @@ use serde_json::{Value, json};
 
 use crate::registry::resource::{Contents, ReadError};
 use crate::util::encoding::{percent_decode, percent_encode_path};
+use crate::util::sort::{sort, sort_by};
 use crate::util::stamp::{Stamp, WatchedFile};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -202,7 +203,7 @@ impl FileRoot {
         }
         let Ok(entries) = fs::read_dir(dir) else { return false };
         let mut names: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
-        names.sort_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        sort_by(&mut names, |a, b| a.as_encoded_bytes() < b.as_encoded_bytes());
         for name in names {
             let rel = relative.join(&name);
             if self.hidden(Path::new(&name)) {
@@ -286,7 +287,7 @@ impl FileRoot {
                 Some(format!("{dir_part}{name}{slash}"))
             })
             .collect();
-        values.sort();
+        sort(&mut values);
         values
     }
 }

@@ -331,15 +331,14 @@ impl UriTemplate {
         if !self.split(0, uri, 0, &mut spans, &mut budget) {
             return None;
         }
-        // Each value is decoded once, after the split is found.
-        let names = self.variables();
-        names
-            .zip(spans)
-            .map(|(name, (start, end))| {
-                let value = encoding::percent_decode(&uri[start..end])?;
-                Some((name.to_string(), String::from_utf8(value).ok()?))
-            })
-            .collect()
+        // Each value is decoded once, after the split is found. Inserted one by one: a map
+        // collected from an iterator sorts it first, which costs the static binary 5 KB.
+        let mut vars = Vars::new();
+        for (name, (start, end)) in self.variables().zip(spans) {
+            let value = encoding::percent_decode(&uri[start..end])?;
+            vars.insert(name.to_string(), String::from_utf8(value).ok()?);
+        }
+        Some(vars)
     }
 
     /// Whether `uri[pos..]` matches the parts from `part` on, pushing each variable's span.

@@ -1,33 +1,7 @@
 //! Character classes of the regular-expression subset (`regex.rs`): sets of characters as
 //! sorted, merged ranges, `\d \w \s` and their complements.
 
-/// Sorts a class's ranges in place, in O(n log n) however they come (a pattern may hold a
-/// million). By hand: the standard library's sort for them took 8 KB of the static binary.
-fn heapsort(ranges: &mut [(char, char)]) {
-    fn sift_down(heap: &mut [(char, char)], mut parent: usize) {
-        loop {
-            let mut child = 2 * parent + 1;
-            if child >= heap.len() {
-                return;
-            }
-            if child + 1 < heap.len() && heap[child] < heap[child + 1] {
-                child += 1;
-            }
-            if heap[parent] >= heap[child] {
-                return;
-            }
-            heap.swap(parent, child);
-            parent = child;
-        }
-    }
-    for parent in (0..ranges.len() / 2).rev() {
-        sift_down(ranges, parent);
-    }
-    for end in (1..ranges.len()).rev() {
-        ranges.swap(0, end);
-        sift_down(&mut ranges[..end], 0);
-    }
-}
+use crate::util::sort::sort;
 
 /// A set of characters as sorted, non-overlapping inclusive ranges.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,7 +11,8 @@ pub(crate) struct Class {
 
 impl Class {
     pub(crate) fn new(mut ranges: Vec<(char, char)>, negated: bool) -> Class {
-        heapsort(&mut ranges);
+        // A pattern may hold a million ranges, in any order.
+        sort(&mut ranges);
         let mut merged: Vec<(char, char)> = Vec::with_capacity(ranges.len());
         for (lo, hi) in ranges {
             match merged.last_mut() {
@@ -109,27 +84,4 @@ pub(crate) fn space() -> Vec<(char, char)> {
 
 pub(crate) fn is_word(c: Option<char>) -> bool {
     c.is_some_and(|c| c.is_ascii_alphanumeric() || c == '_')
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn heapsort_sorts_any_order() {
-        let mut seed = 7u32;
-        for len in [0, 1, 2, 3, 10, 257] {
-            let mut ranges: Vec<(char, char)> = (0..len)
-                .map(|_| {
-                    seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12_345);
-                    let lo = char::from_u32(seed >> 24).unwrap();
-                    (lo, char::from_u32((seed >> 16) % 64 + lo as u32).unwrap())
-                })
-                .collect();
-            let mut expected = ranges.clone();
-            expected.sort();
-            heapsort(&mut ranges);
-            assert_eq!(ranges, expected, "{len}");
-        }
-    }
 }

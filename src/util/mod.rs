@@ -1,7 +1,7 @@
 //! The bottom layer: small helpers any layer may use, knowing nothing of MCP: byte encodings,
 //! SHA-256 and HMAC, randomness, file stamps, a hash for short keys, a blocking queue between
-//! threads, waiting on a descriptor, metrics in Prometheus's text format, and W3C trace
-//! context.
+//! threads, waiting on a descriptor, metrics in Prometheus's text format, W3C trace context,
+//! and a sort.
 
 pub mod encoding;
 pub(crate) mod fnv;
@@ -10,5 +10,6 @@ pub(crate) mod poll;
 pub(crate) mod queue;
 pub(crate) mod random;
 pub(crate) mod sha256;
+pub(crate) mod sort;
 pub(crate) mod stamp;
 pub(crate) mod trace_context;

@@ -490,6 +490,12 @@ fn update_refuses_to_write_what_would_not_read_back() {
         "{out}"
     );
     assert_eq!(after, text);
+    // A file of server lines alone, and a server that now writes none: nothing would be left.
+    let text = format!("# a banner\n<-- {PING}\n");
+    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "true"]);
+    let refused = "the updated file holds no messages (no -->, -->~ or <-- line); --update left";
+    assert!(out.contains(refused), "{out}");
+    assert_eq!(after, text);
 }
 
 #[test]

@@ -257,8 +257,10 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
     let transcript = transcript::parse(&text, &environment)?;
     // A file that says nothing would pass against any server that exits: most likely the
     // wrong file, or one cut short.
-    if transcript.entries.iter().all(|e| matches!(e, Entry::Note(_))) {
-        return Err("holds no messages (no -->, -->~ or <-- line)".into());
+    const NO_MESSAGES: &str = "holds no messages (no -->, -->~ or <-- line)";
+    let silent = |entries: &[Entry]| entries.iter().all(|e| matches!(e, Entry::Note(_)));
+    if silent(&transcript.entries) {
+        return Err(NO_MESSAGES.into());
     }
     let vars = &transcript.vars;
     let mut server = Server::start(options, &transcript.args)?;
@@ -273,6 +275,10 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
         // lost for a transcript that no longer says what the server wrote.
         let refuse = |why: String| format!("{why}; --update left the file as it was");
         let again = transcript::parse(&updated, &environment).map_err(refuse)?.entries;
+        // The server wrote nothing to a file of `<--` lines alone: all of them would go.
+        if silent(&again) {
+            return Err(refuse(format!("the updated file {NO_MESSAGES}")));
+        }
         let lines = entries.len().max(again.len());
         if let Some(n) = (0..lines).find(|&n| again.get(n) != entries.get(n)) {
             let line = transcript::render(entries.get(n..=n).unwrap_or_default());

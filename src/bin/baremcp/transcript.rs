@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::decimal::decimal;
 use super::manifest::printable;
 use baremcp::__private::{
-    RawPart, escape_token, json_equal, percent_encode_path, raw_at, raw_parts,
+    RawPart, escape_token, json_equal, percent_encode_path, raw_at, raw_parts, sort_by,
 };
 use baremcp::Id;
 
@@ -77,8 +77,11 @@ pub fn parse(text: &str, known: &Vars) -> Result<Transcript, String> {
             return Err(at("not a transcript line (# comment, -->, -->~ or <--)".into()));
         });
     }
-    // Longer values first, so one that contains another is masked whole.
-    vars.sort_by_key(|(_, value)| std::cmp::Reverse(value.len()));
+    // Longer values first, so one that contains another is masked whole; those of one length
+    // in the order the file first uses them.
+    let mut ordered: Vec<_> = vars.into_iter().enumerate().collect();
+    sort_by(&mut ordered, |(n, a), (m, b)| (b.1.len(), n) < (a.1.len(), m));
+    let vars = ordered.into_iter().map(|(_, var)| var).collect();
     Ok(Transcript { entries, args, vars })
 }
 
@@ -537,6 +540,18 @@ mod tests {
         assert_eq!(mask("\"file:///srv/x/a\"", &vars), "\"file://$ROOT/a\"");
         assert_eq!(client_line(b"{}"), "--> {}");
         assert_eq!(client_line(b"{\"a\":\"\xff\"}\r"), "-->~ {\"a\":\"\\xFF\"}\\r\\n");
+    }
+
+    /// Longer values are masked first; values of one length in the order the file first
+    /// uses them.
+    #[test]
+    fn variables_are_ordered_by_length_then_first_use() {
+        let var = |name: &str, value: &str| (name.to_string(), value.to_string());
+        let known = vec![var("S", "1"), var("Y", "ab"), var("L", "abc"), var("X", "cd")];
+        let t = parse("--> $S $Y $L $X\n", &known).unwrap();
+        assert_eq!(t.vars, [var("L", "abc"), var("Y", "ab"), var("X", "cd"), var("S", "1")]);
+        let t = parse("--> $X $Y\n", &known).unwrap();
+        assert_eq!(t.vars, [var("X", "cd"), var("Y", "ab")]);
     }
 
     /// Only `# args:` and client lines use variables; `$$` is a `$`, and so is a `$` that

@@ -105,7 +105,7 @@ impl Walk<'_> {
 /// What an object may hold, for the message about a property it may not.
 fn allowed_names(k: &Keywords) -> String {
     let mut names: Vec<String> = k.properties.iter().map(|(name, _)| name.clone()).collect();
-    names.sort();
+    crate::util::sort::sort(&mut names);
     let patterns: Vec<String> =
         k.pattern_properties.iter().map(|(source, _, _)| format!("/{source}/")).collect();
     match (names.is_empty(), patterns.is_empty()) {

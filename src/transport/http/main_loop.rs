@@ -410,7 +410,7 @@ impl<'s> Dispatcher<'s> {
         if updated.is_empty() {
             return;
         }
-        updated.sort_unstable();
+        crate::util::sort::sort(&mut updated);
         updated.dedup();
         for session in self.sessions.values_mut().map(|l| &mut l.state) {
             session.updated.extend(updated.iter().cloned());

@@ -291,11 +291,14 @@ impl RunDecl {
                 }
             }
         }
-        let mut env: BTreeMap<String, String> = self
-            .env
-            .iter()
-            .filter_map(|(name, t)| t.render(values).map(|v| (name.clone(), v)))
-            .collect();
+        // Maps are filled by `insert` here, not collected: collecting sorts first, which
+        // takes the static binary 4 to 5 KB per map type and caller.
+        let mut env = BTreeMap::new();
+        for (name, template) in &self.env {
+            if let Some(value) = template.render(values) {
+                env.insert(name.clone(), value);
+            }
+        }
         for name in &self.pass {
             if let Ok(value) = std::env::var(name) {
                 env.insert(name.clone(), value);
@@ -448,8 +451,10 @@ impl Manifest {
             let run = Arc::new(decl.run);
             let mut template =
                 ResourceTemplate::new(decl.uri_template, decl.name, move |vars, cx| {
-                    let values: Map<String, Value> =
-                        vars.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+                    let mut values = Map::new();
+                    for (name, value) in vars {
+                        values.insert(name.clone(), json!(value));
+                    }
                     cx.flush();
                     run.read(&values, cx)
                 });

@@ -393,6 +393,38 @@ fn a_stop_signal_to_the_proxy_alone_reaches_the_upstream_and_ends_both() {
 
 #[cfg(target_os = "linux")]
 #[test]
+fn a_proxy_stuck_writing_to_a_client_that_stopped_reading_still_ends_on_a_stop_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = crate::scratch("proxy-stuck-writing");
+    let pid = dir.join("pid");
+    // An upstream that writes without end, to a client that never reads: the proxy blocks
+    // writing to it once the pipe is full.
+    let line = r#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
+    let script = format!("echo $$ > '{}'; while :; do echo '{line}'; done", pid.display());
+    let mut child = Command::new(bin())
+        .args(["proxy", "--", "sh", "-c", &script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .spawn()
+        .unwrap();
+    started(&pid, child.id());
+    std::thread::sleep(Duration::from_millis(300));
+    let sent = Instant::now();
+    kill("-TERM", &child.id().to_string());
+    // The upstream dies of it; the proxy, still stuck, ends 2 s later by the same signal.
+    assert!(ends(&dir, "pid"), "the upstream was left running");
+    assert_eq!(exited(&mut child).signal(), Some(15));
+    assert!(sent.elapsed() >= Duration::from_secs(2), "ended before its 2 s");
+    let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(
+        stderr.contains("still writing the server's output to the client 2 s after"),
+        "{stderr}"
+    );
+}
+
+#[cfg(target_os = "linux")]
+#[test]
 fn a_second_stop_signal_ends_the_proxy_whatever_the_upstream_does() {
     use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("proxy-second-signal");

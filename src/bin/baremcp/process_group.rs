@@ -13,6 +13,7 @@ unsafe extern "C" {
     fn signal_process(pid: i32, signal: i32) -> i32;
     fn signal(signum: i32, handler: usize) -> usize;
     fn raise(signal: i32) -> i32;
+    fn write(fd: i32, bytes: *const u8, count: usize) -> isize;
 }
 
 #[cfg(unix)]
@@ -133,6 +134,11 @@ static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 #[cfg(unix)]
 static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 
+/// The write end of the pipe [`forward_stop_signals`] returns the read end of: the first
+/// stop signal passed on writes a byte to it (-1 until then).
+#[cfg(unix)]
+static PASSED_ON_NOTICE: AtomicI32 = AtomicI32::new(-1);
+
 #[cfg(unix)]
 const SIGCONT: i32 = 18;
 #[cfg(unix)]
@@ -150,11 +156,15 @@ const SIGTERM: i32 = 15;
 /// a terminal's Ctrl-C or `timeout` reach the upstream (and what it started, in a group of
 /// its own) once each; the proxy then leaves with the upstream's status. A second stop
 /// signal ends the proxy at once (after passing it on too), as does one after
-/// [`stop_forwarding`].
+/// [`stop_forwarding`]. What it returns becomes readable once the first is passed on.
 #[cfg(unix)]
-pub fn forward_stop_signals(child: &Child, placement: Placement) {
+pub fn forward_stop_signals(child: &Child, placement: Placement) -> Option<std::io::PipeReader> {
+    use std::os::fd::IntoRawFd;
     const SIG_IGN: usize = 1;
-    let Ok(pid) = i32::try_from(child.id()) else { return };
+    let pid = i32::try_from(child.id()).ok()?;
+    // The write end stays open for the life of the process. The handler writes to it once.
+    let (notice, notify) = std::io::pipe().ok()?;
+    PASSED_ON_NOTICE.store(notify.into_raw_fd(), Ordering::Relaxed);
     let target = match placement {
         Placement::OwnGroup => -pid,
         Placement::Shared => pid,
@@ -162,22 +172,31 @@ pub fn forward_stop_signals(child: &Child, placement: Placement) {
     FORWARD_TO.store(target, Ordering::Relaxed);
     for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
         // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
-        // (`kill`, `signal`, `raise`) and touches lock-free atomics.
+        // (`kill`, `signal`, `raise`, `write`) and touches lock-free atomics.
         let before = unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
         if before == SIG_IGN {
             // SAFETY: as above.
             unsafe { signal(number, SIG_IGN) };
         }
     }
+    Some(notice)
 }
 
 #[cfg(not(unix))]
-pub fn forward_stop_signals(_child: &Child, _placement: Placement) {}
+pub fn forward_stop_signals(_child: &Child, _placement: Placement) -> Option<std::io::PipeReader> {
+    None
+}
 
 /// Whether signal `number` was the last passed on to the upstream.
 #[cfg(unix)]
 pub fn passed_on(number: i32) -> bool {
     PASSED_ON.load(Ordering::Relaxed) == number
+}
+
+/// Ends this process by the last stop signal passed on to the upstream.
+pub fn end_by_passed_on() {
+    #[cfg(unix)]
+    end_by(PASSED_ON.load(Ordering::Relaxed));
 }
 
 /// The upstream is reaped: the stop signals end this process again.
@@ -206,6 +225,10 @@ extern "C" fn pass_on(number: i32) {
     let saved = unsafe { *errno };
     let target = FORWARD_TO.load(Ordering::Relaxed);
     let again = target != 0 && PASSED_ON.swap(number, Ordering::Relaxed) != 0;
+    if target != 0 && !again {
+        // SAFETY: one byte from a static, to a pipe nothing else writes: it cannot be full.
+        unsafe { write(PASSED_ON_NOTICE.load(Ordering::Relaxed), b"!".as_ptr(), 1) };
+    }
     // SAFETY: `kill` takes two integers. A group stopped by the terminal (it read it, or
     // wrote it under `stty tostop`) acts on the signal only once continued.
     unsafe {

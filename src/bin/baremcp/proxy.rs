@@ -187,12 +187,16 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         sinks.record(&format!("# {why}"));
         io::Error::other(why)
     })?;
-    forward_stop_signals(&child, placement);
+    let passed_on_notice = forward_stop_signals(&child, placement);
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
     let upstream = Arc::new(Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) });
+    if let Some(notice) = passed_on_notice {
+        let upstream = upstream.clone();
+        std::thread::spawn(move || end_if_stuck(notice, &upstream));
+    }
     let outbox = Arc::new(Outbox::new(options.max_message_bytes));
     let writer = outbox.clone();
     std::thread::spawn(move || writer.write_to(upstream_in));
@@ -230,6 +234,23 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     }
     let code = exit_code(status, upstream.ended.load(Ordering::Relaxed));
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
+}
+
+/// Once a stop signal was passed on (`notice` readable) and the upstream has exited, the proxy
+/// has [`GRACE`] to write the upstream's last lines and leave; still here then, it is stuck
+/// writing to a client that stopped reading (a client ending its server, say), and ends by
+/// the signal.
+fn end_if_stuck(mut notice: impl Read, upstream: &Upstream) {
+    if notice.read_exact(&mut [0]).is_err() {
+        return;
+    }
+    while matches!(upstream.try_wait(), Ok(None)) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(GRACE);
+    let grace = GRACE.as_secs();
+    log::warn!("still writing the server's output to the client {grace} s after it exited: ending");
+    super::process_group::end_by_passed_on();
 }
 
 /// Once the client hung up: the lines before are still written, however long the upstream

@@ -134,8 +134,8 @@ static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 #[cfg(unix)]
 static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 
-/// The write end of the pipe [`forward_stop_signals`] returns the read end of: the first
-/// stop signal passed on writes a byte to it (-1 until then).
+/// The write end of the pipe [`forward_stop_signals`] returns the read end of (-1 before it
+/// made one): the first stop signal passed on writes a byte to it.
 #[cfg(unix)]
 static PASSED_ON_NOTICE: AtomicI32 = AtomicI32::new(-1);
 

@@ -244,8 +244,12 @@ fn end_if_stuck(mut notice: impl Read, upstream: &Upstream) {
     if notice.read_exact(&mut [0]).is_err() {
         return;
     }
+    // An upstream may take its time to act on the signal, or ignore it: looked at less and
+    // less often, up to twice a second.
+    let mut pause = Duration::from_millis(20);
     while matches!(upstream.try_wait(), Ok(None)) {
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(500));
     }
     std::thread::sleep(GRACE);
     let grace = GRACE.as_secs();

@@ -592,3 +592,45 @@ fn an_upstream_killed_by_a_signal_gives_128_plus_its_number() {
         assert!(text(&out.stderr).ends_with(&said), "{}", text(&out.stderr));
     }
 }
+
+/// `replay` places its servers as the proxy places its upstream: ending one (its deadline
+/// passed) ends what it started, and a stop signal to replay alone reaches them and ends
+/// replay by it.
+#[cfg(target_os = "linux")]
+#[test]
+fn replay_ends_its_server_with_what_it_started() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = crate::scratch("replay-groups");
+    let transcript = dir.join("t.txt");
+    std::fs::write(&transcript, "--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n<-- {}\n")
+        .unwrap();
+    // A server that starts a child of its own, then never answers.
+    let (pid, kid) = (dir.join("pid"), dir.join("kid"));
+    let script = format!(
+        "sleep 30 & echo $! > '{}'; echo $$ > '{}'; exec sleep 30",
+        kid.display(),
+        pid.display()
+    );
+    let replay = |timeout_ms: &str| {
+        let _ = std::fs::remove_file(&pid);
+        Command::new(bin())
+            .args(["replay", "--timeout-ms", timeout_ms])
+            .arg(&transcript)
+            .args(["--", "sh", "-c", &script])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    // Past its deadline.
+    let mut child = replay("300");
+    assert_eq!(exited(&mut child).code(), Some(1));
+    assert!(ends(&dir, "kid"), "the server's child was left running");
+    // A SIGTERM to replay alone, while it waits.
+    let mut child = replay("20000");
+    started(&pid, child.id());
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(exited(&mut child).signal(), Some(15));
+    assert!(ends(&dir, "pid"), "the server was left running");
+    assert!(ends(&dir, "kid"), "the server's child was left running");
+}

@@ -3,7 +3,7 @@
 //! to it. std can only signal a child itself, so the C library is called directly (running a
 //! `kill` program would fail where none is on `PATH`).
 
-use std::process::{Child, Command};
+use std::process::{Child, Command, ExitStatus};
 #[cfg(unix)]
 use std::sync::atomic::{AtomicI32, Ordering};
 
@@ -134,8 +134,8 @@ static FORWARD_TO: AtomicI32 = AtomicI32::new(0);
 #[cfg(unix)]
 static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 
-/// The write end of the pipe [`forward_stop_signals`] returns the read end of (-1 before it
-/// made one): the first stop signal passed on writes a byte to it.
+/// The write end of the pipe [`passed_on_notice`] returns the read end of (-1 before it made
+/// one): the first stop signal passed on writes a byte to it.
 #[cfg(unix)]
 static PASSED_ON_NOTICE: AtomicI32 = AtomicI32::new(-1);
 
@@ -156,15 +156,11 @@ const SIGTERM: i32 = 15;
 /// a terminal's Ctrl-C or `timeout` reach the upstream (and what it started, in a group of
 /// its own) once each; the proxy then leaves with the upstream's status. A second stop
 /// signal ends the proxy at once (after passing it on too), as does one after
-/// [`stop_forwarding`]. What it returns becomes readable once the first is passed on.
+/// [`stop_forwarding`]. Call it again for each child in turn (replay's servers).
 #[cfg(unix)]
-pub fn forward_stop_signals(child: &Child, placement: Placement) -> Option<std::io::PipeReader> {
-    use std::os::fd::IntoRawFd;
+pub fn forward_stop_signals(child: &Child, placement: Placement) {
     const SIG_IGN: usize = 1;
-    let pid = i32::try_from(child.id()).ok()?;
-    // The write end stays open for the life of the process. The handler writes to it once.
-    let (notice, notify) = std::io::pipe().ok()?;
-    PASSED_ON_NOTICE.store(notify.into_raw_fd(), Ordering::Relaxed);
+    let Ok(pid) = i32::try_from(child.id()) else { return };
     let target = match placement {
         Placement::OwnGroup => -pid,
         Placement::Shared => pid,
@@ -179,11 +175,24 @@ pub fn forward_stop_signals(child: &Child, placement: Placement) -> Option<std::
             unsafe { signal(number, SIG_IGN) };
         }
     }
+}
+
+#[cfg(not(unix))]
+pub fn forward_stop_signals(_child: &Child, _placement: Placement) {}
+
+/// What becomes readable once the first stop signal is passed on (or noted); call it once,
+/// before [`forward_stop_signals`].
+#[cfg(unix)]
+pub fn passed_on_notice() -> Option<std::io::PipeReader> {
+    use std::os::fd::IntoRawFd;
+    // The write end stays open for the life of the process. The handler writes to it once.
+    let (notice, notify) = std::io::pipe().ok()?;
+    PASSED_ON_NOTICE.store(notify.into_raw_fd(), Ordering::Relaxed);
     Some(notice)
 }
 
 #[cfg(not(unix))]
-pub fn forward_stop_signals(_child: &Child, _placement: Placement) -> Option<std::io::PipeReader> {
+pub fn passed_on_notice() -> Option<std::io::PipeReader> {
     None
 }
 
@@ -193,10 +202,23 @@ pub fn passed_on(number: i32) -> bool {
     PASSED_ON.load(Ordering::Relaxed) == number
 }
 
-/// Ends this process by the last stop signal passed on to the upstream.
+/// Ends this process by the last stop signal passed on to the upstream, if one was.
 pub fn end_by_passed_on() {
     #[cfg(unix)]
-    end_by(PASSED_ON.load(Ordering::Relaxed));
+    match PASSED_ON.load(Ordering::Relaxed) {
+        0 => {}
+        number => end_by(number),
+    }
+}
+
+/// The child's status once it exited. Its id may then name another process group, so the
+/// stop signals stop going there, and end this process again.
+pub fn reaped(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
+    let status = child.try_wait()?;
+    if status.is_some() {
+        stop_forwarding();
+    }
+    Ok(status)
 }
 
 /// The upstream is reaped: the stop signals end this process again.
@@ -225,9 +247,10 @@ extern "C" fn pass_on(number: i32) {
     let saved = unsafe { *errno };
     let target = FORWARD_TO.load(Ordering::Relaxed);
     let again = target != 0 && PASSED_ON.swap(number, Ordering::Relaxed) != 0;
-    if target != 0 && !again {
+    let notify = PASSED_ON_NOTICE.load(Ordering::Relaxed);
+    if target != 0 && !again && notify >= 0 {
         // SAFETY: one byte from a static, to a pipe nothing else writes: it cannot be full.
-        unsafe { write(PASSED_ON_NOTICE.load(Ordering::Relaxed), b"!".as_ptr(), 1) };
+        unsafe { write(notify, b"!".as_ptr(), 1) };
     }
     // SAFETY: `kill` takes two integers. A group stopped by the terminal (it read it, or
     // wrote it under `stty tostop`) acts on the signal only once continued.

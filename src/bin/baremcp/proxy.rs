@@ -35,7 +35,8 @@ use serde_json::{Value, json};
 
 #[cfg(unix)]
 use super::process_group::{end_by, passed_on};
-use super::process_group::{forward_stop_signals, kill_group, prepare_upstream, stop_forwarding};
+use super::process_group::{forward_stop_signals, kill_group, passed_on_notice, prepare_upstream};
+use super::process_group::{reaped, stop_forwarding};
 use super::recording::Recording;
 use super::transcript;
 use super::upstream_feed::Outbox;
@@ -155,16 +156,6 @@ impl Upstream {
     }
 }
 
-/// The upstream's status once it exited. Its id may then name another process group, so
-/// the proxy's stop signals stop going there.
-fn reaped(child: &mut Child) -> io::Result<Option<ExitStatus>> {
-    let status = child.try_wait()?;
-    if status.is_some() {
-        stop_forwarding();
-    }
-    Ok(status)
-}
-
 /// Runs the proxy until the upstream exits; returns the exit code: the upstream's, 128+N
 /// when signal N ended it, or [`RECORDING_CUT_SHORT`] when it exited 0 but the recording
 /// stopped early.
@@ -187,13 +178,14 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         sinks.record(&format!("# {why}"));
         io::Error::other(why)
     })?;
-    let passed_on_notice = forward_stop_signals(&child, placement);
+    let notice = passed_on_notice();
+    forward_stop_signals(&child, placement);
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
     let upstream = Arc::new(Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) });
-    if let Some(notice) = passed_on_notice {
+    if let Some(notice) = notice {
         let upstream = upstream.clone();
         std::thread::spawn(move || end_if_stuck(notice, &upstream));
     }

@@ -11,6 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+use super::process_group::{end_by_passed_on, forward_stop_signals, kill_group, prepare_upstream};
+use super::process_group::{reaped, stop_forwarding};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;
@@ -54,6 +56,8 @@ pub fn run(options: &ReplayOptions, out: &mut dyn Write) -> io::Result<i32> {
             }
         }
         out.flush()?;
+        // A stop signal passed on to the server (Ctrl-C, `timeout`) ends the run by it.
+        end_by_passed_on();
     }
     writeln!(out, "{passed} passed, {failed} failed")?;
     Ok(if failed == 0 { 0 } else { 1 })
@@ -155,7 +159,11 @@ impl Server {
                 command.stderr(Stdio::inherit());
             }
         }
+        // Placed, and its stop signals passed on, as the proxy's upstream (docs/transcripts.md,
+        // Signals): so a server can be ended with what it started.
+        let placement = prepare_upstream(&mut command);
         let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
+        forward_stop_signals(&child, placement);
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
         let max = options.max_message_bytes;
@@ -225,14 +233,13 @@ impl Server {
     /// Closes the server's input and waits for it to exit; `Err` says why it did not.
     fn finish(mut self, timeout: Duration) -> Result<(), String> {
         drop(self.stdin.take());
-        match exit_by(Instant::now() + timeout, || self.child.try_wait()) {
+        match exit_by(Instant::now() + timeout, || reaped(&mut self.child)) {
             Ok(Some(status)) if status.success() => Ok(()),
             Ok(Some(status)) => {
                 Err(format!("the server exited with {status} after its input closed"))
             }
             _ => {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
+                self.end();
                 Err(format!(
                     "the server did not exit within {} ms after its input closed",
                     timeout.as_millis()
@@ -242,12 +249,20 @@ impl Server {
     }
 }
 
+impl Server {
+    /// Ends the server and what it started, unless it has exited.
+    fn end(&mut self) {
+        if matches!(reaped(&mut self.child), Ok(None)) {
+            kill_group(&mut self.child);
+            let _ = self.child.wait();
+            stop_forwarding();
+        }
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.end();
     }
 }
 

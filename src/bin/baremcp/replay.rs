@@ -247,9 +247,7 @@ impl Server {
             }
         }
     }
-}
 
-impl Server {
     /// Ends the server and what it started, unless it has exited.
     fn end(&mut self) {
         if matches!(reaped(&mut self.child), Ok(None)) {

@@ -23,6 +23,7 @@
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `proxy`: `baremcp proxy`'s recording header and failures, and how its upstream ends
+//! - `proxy_output`: `baremcp proxy` delivering the upstream's last output to a slow client
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
 //! - `clients`: the README's client-setup snippets parse and their commands serve
 //! - `docs`: links in README.md and docs/ resolve; the README's quickstarts run as written,
@@ -71,6 +72,7 @@ mod library_server;
 mod limits;
 mod manifests;
 mod proxy;
+mod proxy_output;
 mod public_api;
 mod replay;
 mod schema_suite;

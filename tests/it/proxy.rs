@@ -2,7 +2,8 @@
 //! the same filters), a recording that cannot be made or is cut short, and how the upstream
 //! ends: 2 s after its input closed, every client line written however long it takes to read
 //! them, with a stop signal to the proxy or its process group (passed on to the upstream's
-//! group), with the proxy killed outright, or by a signal of its own.
+//! group), with the proxy killed outright, or by a signal of its own; and `replay`'s servers,
+//! placed the same way.
 
 use std::io::Write;
 use std::path::Path;
@@ -303,7 +304,7 @@ fn proxy_over_script(dir: &Path, script: &str, with_kid: bool) -> std::process::
 /// Waits until the upstream wrote its pid to `pid` and the proxy `proxy` catches SIGTERM, to
 /// pass it on (it starts to just after starting the upstream).
 #[cfg(target_os = "linux")]
-fn started(pid: &Path, proxy: u32) {
+pub(crate) fn started(pid: &Path, proxy: u32) {
     within_10_s("the upstream did not start", || {
         std::fs::read_to_string(pid).is_ok_and(|p| p.ends_with('\n'))
             && signal_mask(proxy, "SigCgt:") & (1 << 14) != 0
@@ -412,13 +413,14 @@ fn a_proxy_stuck_writing_to_a_client_that_stopped_reading_still_ends_on_a_stop_s
     std::thread::sleep(Duration::from_millis(300));
     let sent = Instant::now();
     kill("-TERM", &child.id().to_string());
-    // The upstream dies of it; the proxy, still stuck, ends 2 s later by the same signal.
+    // The upstream dies of it; the proxy, still stuck (the client takes nothing), ends 2 s
+    // later by the same signal.
     assert!(ends(&dir, "pid"), "the upstream was left running");
     assert_eq!(exited(&mut child).signal(), Some(15));
     assert!(sent.elapsed() >= Duration::from_secs(2), "ended before its 2 s");
     let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
     assert!(
-        stderr.contains("still writing the server's output to the client 2 s after"),
+        stderr.contains("the client took none of the server's last output for 2 s: ending after"),
         "{stderr}"
     );
 }

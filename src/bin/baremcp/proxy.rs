@@ -25,7 +25,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -96,13 +96,23 @@ const RECORDING_CUT_SHORT: i32 = 2;
 struct Sinks {
     client: Mutex<Box<dyn Write + Send>>,
     record: Mutex<Option<Recording>>,
+    /// Bytes the client has taken, counted a piece at a time: a long line to a slow client
+    /// is progress, which a stuck client makes none of ([`end_if_stuck`]).
+    taken: AtomicU64,
 }
+
+/// The most written to the client at once, so that its progress shows in [`Sinks::taken`].
+const PIECE: usize = 64 << 10;
 
 impl Sinks {
     fn to_client(&self, line: &[u8]) -> io::Result<()> {
         let mut client = self.client.lock().unwrap_or_else(|e| e.into_inner());
-        client.write_all(line)?;
-        client.flush()
+        for piece in line.chunks(PIECE) {
+            client.write_all(piece)?;
+            client.flush()?;
+            self.taken.fetch_add(piece.len() as u64, Ordering::Relaxed);
+        }
+        Ok(())
     }
 
     /// Appends one transcript line, written at once so a crash loses nothing.
@@ -167,8 +177,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         Some(path) => Some(Recording::create(path, &options.recorded_flags(), &options.command)?),
         None => None,
     };
-    let sinks =
-        Arc::new(Sinks { client: Mutex::new(Box::new(io::stdout())), record: Mutex::new(record) });
+    let client = Mutex::new(Box::new(io::stdout()) as Box<dyn Write + Send>);
+    let sinks = Arc::new(Sinks { client, record: Mutex::new(record), taken: AtomicU64::new(0) });
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     // Its stop signals are passed on to it, and a SIGKILL to the proxy ends it too (Linux).
@@ -186,8 +196,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
     let upstream = Arc::new(Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) });
     if let Some(notice) = notice {
-        let upstream = upstream.clone();
-        std::thread::spawn(move || end_if_stuck(notice, &upstream));
+        let (upstream, sinks) = (upstream.clone(), sinks.clone());
+        std::thread::spawn(move || end_if_stuck(notice, &upstream, &sinks));
     }
     let outbox = Arc::new(Outbox::new(options.max_message_bytes));
     let writer = outbox.clone();
@@ -202,7 +212,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let output = UpstreamOutput { pipe: upstream_out, upstream: upstream.clone(), exited: None };
+    let output = UpstreamOutput { pipe: upstream_out, upstream: upstream.clone(), drained: None };
     let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
     // The upstream closed its output or exited, or the client is gone. Leave with its status
     // (a server that keeps running is ended after the same grace period).
@@ -229,10 +239,10 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
 }
 
 /// Once a stop signal was passed on (`notice` readable) and the upstream has exited, the proxy
-/// has [`GRACE`] to write the upstream's last lines and leave; still here then, it is stuck
-/// writing to a client that stopped reading (a client ending its server, say), and ends by
-/// the signal.
-fn end_if_stuck(mut notice: impl Read, upstream: &Upstream) {
+/// writes the upstream's last lines for as long as the client takes them; when the client
+/// takes nothing for [`GRACE`], the proxy is stuck writing to a client that stopped reading
+/// (a client ending its server, say), and ends by the signal.
+fn end_if_stuck(mut notice: impl Read, upstream: &Upstream, sinks: &Sinks) {
     if notice.read_exact(&mut [0]).is_err() {
         return;
     }
@@ -243,9 +253,19 @@ fn end_if_stuck(mut notice: impl Read, upstream: &Upstream) {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(500));
     }
-    std::thread::sleep(GRACE);
-    let grace = GRACE.as_secs();
-    log::warn!("still writing the server's output to the client {grace} s after it exited: ending");
+    loop {
+        let taken = sinks.taken.load(Ordering::Relaxed);
+        std::thread::sleep(GRACE);
+        if sinks.taken.load(Ordering::Relaxed) == taken {
+            break;
+        }
+    }
+    let why = format!(
+        "the client took none of the server's last output for {} s: ending after the stop signal",
+        GRACE.as_secs()
+    );
+    log::warn!("{why}");
+    sinks.record(&format!("# {why}"));
     super::process_group::end_by_passed_on();
 }
 
@@ -346,10 +366,12 @@ fn upstream_to_client(
 #[cfg(unix)]
 const EXIT_CHECK: Duration = Duration::from_millis(100);
 
-/// How long output still arriving after the upstream exited is forwarded: what the upstream
-/// wrote just before exiting is delivered, a grandchild's endless output is not.
+/// How much output is still forwarded once the upstream has exited, while more is there at
+/// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
+/// that all the upstream wrote before exiting is delivered, however slowly the client takes
+/// it, and a grandchild's endless output is not.
 #[cfg(unix)]
-const DRAIN: Duration = Duration::from_millis(200);
+const DRAIN: u64 = 1 << 20;
 
 /// The upstream's output, which ends when the pipe does or when the upstream has exited: a
 /// grandchild that inherited the pipe would otherwise hold the session open after the
@@ -357,14 +379,14 @@ const DRAIN: Duration = Duration::from_millis(200);
 struct UpstreamOutput {
     pipe: ChildStdout,
     upstream: Arc<Upstream>,
-    /// When the upstream was seen to have exited.
-    exited: Option<Instant>,
+    /// Bytes read since the upstream was seen to have exited; `None` until then.
+    drained: Option<u64>,
 }
 
 impl UpstreamOutput {
     fn note_exit(&mut self) {
-        if self.exited.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
-            self.exited = Some(Instant::now());
+        if self.drained.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
+            self.drained = Some(0);
         }
     }
 }
@@ -375,11 +397,13 @@ impl Read for UpstreamOutput {
         let fd = self.pipe.as_raw_fd();
         loop {
             self.note_exit();
-            match self.exited {
+            match self.drained {
                 None if readable_within(fd, EXIT_CHECK) => return self.pipe.read(buf),
                 None => {}
-                Some(at) if at.elapsed() < DRAIN && readable_within(fd, Duration::ZERO) => {
-                    return self.pipe.read(buf);
+                Some(drained) if drained < DRAIN && readable_within(fd, Duration::ZERO) => {
+                    let read = self.pipe.read(buf)?;
+                    self.drained = Some(drained + read as u64);
+                    return Ok(read);
                 }
                 Some(_) => return Ok(0),
             }

@@ -1,0 +1,64 @@
+//! `baremcp proxy` delivering the upstream's output to a client that reads slowly: all the
+//! upstream wrote before it exited, and, after a stop signal, all it writes as it ends, for as
+//! long as the client keeps taking it.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A proxy over `sh -c script`, its stdout piped to the test and its stderr dropped.
+fn proxy(script: &str) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["proxy", "--", "sh", "-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Everything `from` gives until it ends, `piece` bytes every 100 ms, as a slow client reads.
+fn read_slowly(mut from: impl Read, piece: usize) -> Vec<u8> {
+    let (mut all, mut buf) = (Vec::new(), vec![0; piece]);
+    loop {
+        match from.read(&mut buf) {
+            Ok(0) | Err(_) => return all,
+            Ok(n) => all.extend_from_slice(&buf[..n]),
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn all_the_upstream_wrote_before_exiting_reaches_a_slow_client() {
+    // 40 lines of 5 KB, then exit: the pipe still holds the last of them when it exits.
+    let line =
+        format!(r#"{{"jsonrpc":"2.0","method":"m","params":{{"x":"{}"}}}}"#, "x".repeat(5000));
+    let mut child = proxy(&format!("for i in $(seq 40); do echo '{line}'; done"));
+    let out = read_slowly(child.stdout.take().unwrap(), 16 << 10);
+    assert_eq!(out.split(|&b| b == b'\n').filter(|l| !l.is_empty()).count(), 40);
+    assert!(out.split(|&b| b == b'\n').all(|l| l.is_empty() || l == line.as_bytes()));
+    assert!(child.wait().unwrap().success());
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn after_a_stop_signal_a_slow_client_still_gets_the_upstreams_last_line() {
+    let dir = crate::scratch("proxy-slow-last-line");
+    let pid = dir.join("pid");
+    // On SIGTERM: one last line of 2.5 MB, then exit 0. At 640 KB/s the client takes it in
+    // about 4 s, twice the grace a client that takes nothing gets.
+    let last = r#"printf '{"x":"'; head -c 2500000 /dev/zero | tr '\0' x; printf '"}\n'"#;
+    let script = format!(
+        "trap '{}; exit 0' TERM; echo $$ > '{}'; while :; do sleep 0.1; done",
+        last.replace('\'', r#"'"'"'"#),
+        pid.display()
+    );
+    let mut child = proxy(&script);
+    crate::proxy::started(&pid, child.id());
+    let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+    assert!(term.unwrap().success());
+    let out = read_slowly(child.stdout.take().unwrap(), 64 << 10);
+    assert_eq!(out.len(), 2_500_000 + 9, "the last line was cut short");
+    assert_eq!(child.wait().unwrap().code(), Some(0));
+}

@@ -1,6 +1,7 @@
-//! One sort for the whole crate and its binary, a heapsort: O(n log n) however the input
-//! comes, in place, and a few hundred bytes per element type, where each use of the standard
-//! library's sorts took 4 to 9 KB of the static binary.
+//! The crate's and its binary's sort, a heapsort: O(n log n) however the input comes, in
+//! place, and a few hundred bytes per element type, where each use of the standard library's
+//! sorts took 4 to 9 KB of the static binary. It is 2 to 4 times slower on a million items,
+//! so long lists on the serving path (a directory's names) keep the standard sort.
 
 /// Sorts `items` by `less` (a strict order: `less(a, b)` when `a` goes before `b`). Not
 /// stable: where equal items must keep their order, `less` breaks ties itself.

@@ -62,3 +62,18 @@ fn after_a_stop_signal_a_slow_client_still_gets_the_upstreams_last_line() {
     assert_eq!(out.len(), 2_500_000 + 9, "the last line was cut short");
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
+
+#[test]
+fn a_process_that_outlives_the_upstream_is_cut_at_a_line_end() {
+    // The upstream leaves a child writing lines without end, and exits 0: past what a pipe
+    // holds, the proxy finishes the line begun and ends, so no line reaches the client cut.
+    let line =
+        format!(r#"{{"jsonrpc":"2.0","method":"m","params":{{"x":"{}"}}}}"#, "y".repeat(999));
+    let mut child = proxy(&format!("yes '{line}' & sleep 0.3; exit 0"));
+    let mut out = Vec::new();
+    child.stdout.take().unwrap().read_to_end(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(out.len() > 1 << 20, "only {} bytes", out.len());
+    assert!(out.ends_with(b"\n"), "the last line was cut");
+    assert!(out.split(|&b| b == b'\n').all(|l| l.is_empty() || l == line.as_bytes()));
+}

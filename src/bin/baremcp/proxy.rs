@@ -212,7 +212,15 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let output = UpstreamOutput { pipe: upstream_out, upstream: upstream.clone(), drained: None };
+    let output = UpstreamOutput {
+        pipe: upstream_out,
+        upstream: upstream.clone(),
+        drained: None,
+        #[cfg(unix)]
+        line_open: false,
+        #[cfg(unix)]
+        max: options.max_message_bytes as u64,
+    };
     let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
     // The upstream closed its output or exited, or the client is gone. Leave with its status
     // (a server that keeps running is ended after the same grace period).
@@ -369,7 +377,8 @@ const EXIT_CHECK: Duration = Duration::from_millis(100);
 /// How much output is still forwarded once the upstream has exited, while more is there at
 /// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
 /// that all the upstream wrote before exiting is delivered, however slowly the client takes
-/// it, and a grandchild's endless output is not.
+/// it, and a grandchild's endless output is not (past it, only the line begun is finished,
+/// so that no line reaches the client cut short).
 #[cfg(unix)]
 const DRAIN: u64 = 1 << 20;
 
@@ -381,6 +390,12 @@ struct UpstreamOutput {
     upstream: Arc<Upstream>,
     /// Bytes read since the upstream was seen to have exited; `None` until then.
     drained: Option<u64>,
+    /// The last byte read ended no line.
+    #[cfg(unix)]
+    line_open: bool,
+    /// The longest line forwarded: past [`DRAIN`], a line begun is read this far at most.
+    #[cfg(unix)]
+    max: u64,
 }
 
 impl UpstreamOutput {
@@ -398,10 +413,21 @@ impl Read for UpstreamOutput {
         loop {
             self.note_exit();
             match self.drained {
-                None if readable_within(fd, EXIT_CHECK) => return self.pipe.read(buf),
-                None => {}
-                Some(drained) if drained < DRAIN && readable_within(fd, Duration::ZERO) => {
+                None if readable_within(fd, EXIT_CHECK) => {
                     let read = self.pipe.read(buf)?;
+                    self.line_open = read > 0 && buf[read - 1] != b'\n';
+                    return Ok(read);
+                }
+                None => {}
+                Some(drained)
+                    if (drained < DRAIN || self.line_open && drained < DRAIN + self.max)
+                        && readable_within(fd, Duration::ZERO) =>
+                {
+                    let mut read = self.pipe.read(buf)?;
+                    if drained >= DRAIN {
+                        read = memchr::memchr(b'\n', &buf[..read]).map_or(read, |end| end + 1);
+                    }
+                    self.line_open = read > 0 && buf[read - 1] != b'\n';
                     self.drained = Some(drained + read as u64);
                     return Ok(read);
                 }

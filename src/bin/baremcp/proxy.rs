@@ -377,8 +377,8 @@ const EXIT_CHECK: Duration = Duration::from_millis(100);
 /// How much output is still forwarded once the upstream has exited, while more is there at
 /// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
 /// that all the upstream wrote before exiting is delivered, however slowly the client takes
-/// it, and a grandchild's endless output is not (past it, only the line begun is finished,
-/// so that no line reaches the client cut short).
+/// it, and a grandchild's endless output is not (past it, and once the pipe is empty, only
+/// the line begun is finished, so that no line reaches the client cut short).
 #[cfg(unix)]
 const DRAIN: u64 = 1 << 20;
 
@@ -419,19 +419,25 @@ impl Read for UpstreamOutput {
                     return Ok(read);
                 }
                 None => {}
-                Some(drained)
-                    if (drained < DRAIN || self.line_open && drained < DRAIN + self.max)
-                        && readable_within(fd, Duration::ZERO) =>
-                {
+                Some(drained) => {
+                    let draining = drained < DRAIN && readable_within(fd, Duration::ZERO);
+                    // Once the pipe is empty or past the bound, only a line begun is finished,
+                    // as long as its writer goes on within [`EXIT_CHECK`].
+                    let finishing = !draining
+                        && self.line_open
+                        && drained < DRAIN + self.max
+                        && readable_within(fd, EXIT_CHECK);
+                    if !draining && !finishing {
+                        return Ok(0);
+                    }
                     let mut read = self.pipe.read(buf)?;
-                    if drained >= DRAIN {
+                    if finishing {
                         read = memchr::memchr(b'\n', &buf[..read]).map_or(read, |end| end + 1);
                     }
                     self.line_open = read > 0 && buf[read - 1] != b'\n';
                     self.drained = Some(drained + read as u64);
                     return Ok(read);
                 }
-                Some(_) => return Ok(0),
             }
         }
     }

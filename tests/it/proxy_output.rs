@@ -18,14 +18,19 @@ fn proxy(script: &str) -> Child {
 }
 
 /// Everything `from` gives until it ends, `piece` bytes every 100 ms, as a slow client reads.
-fn read_slowly(mut from: impl Read, piece: usize) -> Vec<u8> {
+fn read_slowly(from: impl Read, piece: usize) -> Vec<u8> {
+    read_every(from, piece, Duration::from_millis(100))
+}
+
+/// Everything `from` gives until it ends, `piece` bytes every `pause`.
+fn read_every(mut from: impl Read, piece: usize, pause: Duration) -> Vec<u8> {
     let (mut all, mut buf) = (Vec::new(), vec![0; piece]);
     loop {
         match from.read(&mut buf) {
             Ok(0) | Err(_) => return all,
             Ok(n) => all.extend_from_slice(&buf[..n]),
         }
-        std::thread::sleep(Duration::from_millis(100));
+        std::thread::sleep(pause);
     }
 }
 
@@ -46,9 +51,10 @@ fn all_the_upstream_wrote_before_exiting_reaches_a_slow_client() {
 fn after_a_stop_signal_a_slow_client_still_gets_the_upstreams_last_line() {
     let dir = crate::scratch("proxy-slow-last-line");
     let pid = dir.join("pid");
-    // On SIGTERM: one last line of 2.5 MB, then exit 0. At 640 KB/s the client takes it in
-    // about 4 s, twice the grace a client that takes nothing gets.
-    let last = r#"printf '{"x":"'; head -c 2500000 /dev/zero | tr '\0' x; printf '"}\n'"#;
+    // On SIGTERM: one last line of 150 KB, then exit 0. At 20 KiB/s the client takes it in
+    // about 7 s, and a 64 KiB write to its full pipe would wait 3 s: more than the grace a
+    // client that takes nothing gets.
+    let last = r#"printf '{"x":"'; head -c 150000 /dev/zero | tr '\0' x; printf '"}\n'"#;
     let script = format!(
         "trap '{}; exit 0' TERM; echo $$ > '{}'; while :; do sleep 0.1; done",
         last.replace('\'', r#"'"'"'"#),
@@ -58,8 +64,8 @@ fn after_a_stop_signal_a_slow_client_still_gets_the_upstreams_last_line() {
     crate::proxy::started(&pid, child.id());
     let term = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
     assert!(term.unwrap().success());
-    let out = read_slowly(child.stdout.take().unwrap(), 64 << 10);
-    assert_eq!(out.len(), 2_500_000 + 9, "the last line was cut short");
+    let out = read_every(child.stdout.take().unwrap(), 5 << 10, Duration::from_millis(250));
+    assert_eq!(out.len(), 150_000 + 9, "the last line was cut short");
     assert_eq!(child.wait().unwrap().code(), Some(0));
 }
 
@@ -76,4 +82,32 @@ fn a_process_that_outlives_the_upstream_is_cut_at_a_line_end() {
     assert!(out.len() > 1 << 20, "only {} bytes", out.len());
     assert!(out.ends_with(b"\n"), "the last line was cut");
     assert!(out.split(|&b| b == b'\n').all(|l| l.is_empty() || l == line.as_bytes()));
+}
+
+#[test]
+fn a_line_cut_by_the_end_of_the_upstreams_output_is_dropped_and_said() {
+    let dir = crate::scratch("proxy-cut-line");
+    let record = dir.join("rec.txt");
+    // The upstream leaves a child that writes a line and half of another, then pauses while
+    // still holding the output; the upstream exits meanwhile.
+    let script = r#"(printf '{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","meth'; sleep 1; \
+        printf 'od":"b"}\n'; sleep 5) & sleep 0.3; exit 0"#;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["proxy", "--record"])
+        .arg(&record)
+        .args(["--", "sh", "-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(dir.join("stderr.txt")).unwrap())
+        .spawn()
+        .unwrap();
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(out, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n");
+    let said = "the server's output ended in the middle of a line (22 bytes, dropped)";
+    let stderr = std::fs::read_to_string(dir.join("stderr.txt")).unwrap();
+    assert!(stderr.contains(said), "{stderr}");
+    let recorded = std::fs::read_to_string(&record).unwrap();
+    assert!(recorded.contains(&format!("# {said}")), "{recorded}");
 }

@@ -20,6 +20,7 @@ pub(crate) mod recording;
 pub(crate) mod replay;
 pub(crate) mod rewrite;
 pub(crate) mod transcript;
+pub(crate) mod upstream;
 pub(crate) mod upstream_feed;
 pub(crate) mod validate;
 pub(crate) mod wait;

@@ -1,9 +1,9 @@
 //! `baremcp proxy`: sits between a client (this process's stdin and stdout) and an upstream
 //! stdio server it spawns, forwarding every line both ways unchanged (ending in `\n`), one
-//! thread per direction (and one writing to the upstream, `upstream_feed.rs`). It can record
-//! the session as a transcript (`recording.rs`) and filter the upstream's tools. Lines are
-//! bounded: one longer than the limit is dropped as it streams in, and the client gets an
-//! error in its place.
+//! thread per direction (and one writing to the upstream, `upstream_feed.rs`; the upstream's
+//! process and output are `upstream.rs`'s). It can record the session as a transcript
+//! (`recording.rs`) and filter the upstream's tools. Lines are bounded: one longer than the
+//! limit is dropped as it streams in, and the client gets an error in its place.
 //!
 //! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
@@ -20,14 +20,12 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::io::{self, BufReader, Read, Write};
 #[cfg(unix)]
-use std::os::fd::AsRawFd;
-#[cfg(unix)]
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
@@ -35,14 +33,11 @@ use serde_json::{Value, json};
 
 #[cfg(unix)]
 use super::process_group::{end_by, passed_on};
-use super::process_group::{forward_stop_signals, kill_group, passed_on_notice, prepare_upstream};
-use super::process_group::{reaped, stop_forwarding};
+use super::process_group::{forward_stop_signals, passed_on_notice, prepare_upstream};
 use super::recording::Recording;
 use super::transcript;
+use super::upstream::{GRACE, Upstream, UpstreamOutput};
 use super::upstream_feed::Outbox;
-use super::wait::exit_by;
-#[cfg(unix)]
-use baremcp::__private::readable_within;
 use baremcp::__private::{Outline, StrictError, error_response, read_strict};
 use baremcp::transport::{Line, LineReader};
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, ErrorObject, Id};
@@ -86,9 +81,6 @@ impl ProxyOptions {
     }
 }
 
-/// How long the upstream may take to exit after the client closed its input.
-const GRACE: Duration = Duration::from_secs(2);
-
 /// The proxy's exit code when the upstream exited 0 but the recording was cut short.
 const RECORDING_CUT_SHORT: i32 = 2;
 
@@ -101,8 +93,9 @@ struct Sinks {
     taken: AtomicU64,
 }
 
-/// The most written to the client at once, so that its progress shows in [`Sinks::taken`].
-const PIECE: usize = 64 << 10;
+/// The most written to the client at once, so that its progress shows in [`Sinks::taken`]:
+/// a pipe takes a write this small whole, as soon as it has room for it.
+const PIECE: usize = 4 << 10;
 
 impl Sinks {
     fn to_client(&self, line: &[u8]) -> io::Result<()> {
@@ -125,44 +118,6 @@ impl Sinks {
     fn recording_cut_short(&self) -> bool {
         let record = self.record.lock().unwrap_or_else(|e| e.into_inner());
         record.as_ref().is_some_and(Recording::cut_short)
-    }
-}
-
-/// The upstream process, shared by both directions: either may find that it must be ended.
-struct Upstream {
-    child: Mutex<Child>,
-    /// Set when the proxy ended it: its status then tells of that, not of a crash.
-    ended: AtomicBool,
-}
-
-impl Upstream {
-    fn child(&self) -> MutexGuard<'_, Child> {
-        self.child.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
-        reaped(&mut self.child())
-    }
-
-    /// Its status once it exited within [`GRACE`]; else it is ended, saying so as
-    /// `{did_not} within N s{after}: ending it`.
-    fn exit_or_end(&self, did_not: &str, after: &str) -> io::Result<Option<ExitStatus>> {
-        let status = exit_by(Instant::now() + GRACE, || self.try_wait())?;
-        if status.is_none() {
-            self.end(&format!("{did_not} within {} s{after}", GRACE.as_secs()));
-        }
-        Ok(status)
-    }
-
-    /// Ends the upstream and its process group, saying why, unless it has exited (looked at
-    /// under the same lock: once reaped, its id may name another process).
-    fn end(&self, why: &str) {
-        let mut child = self.child();
-        if matches!(reaped(&mut child), Ok(None)) {
-            log::warn!("{why}: ending it");
-            self.ended.store(true, Ordering::Relaxed);
-            kill_group(&mut child);
-        }
     }
 }
 
@@ -194,7 +149,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;
     let upstream_out = child.stdout.take().ok_or_else(|| io::Error::other("no upstream stdout"))?;
-    let upstream = Arc::new(Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) });
+    let upstream = Arc::new(Upstream::new(child));
     if let Some(notice) = notice {
         let (upstream, sinks) = (upstream.clone(), sinks.clone());
         std::thread::spawn(move || end_if_stuck(notice, &upstream, &sinks));
@@ -212,25 +167,13 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let output = UpstreamOutput {
-        pipe: upstream_out,
-        upstream: upstream.clone(),
-        drained: None,
-        #[cfg(unix)]
-        line_open: false,
-        #[cfg(unix)]
-        max: options.max_message_bytes as u64,
-    };
+    let output = UpstreamOutput::new(upstream_out, upstream.clone(), options.max_message_bytes);
     let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
     // The upstream closed its output or exited, or the client is gone. Leave with its status
     // (a server that keeps running is ended after the same grace period).
     let status = match upstream.exit_or_end(&format!("{ended} did not exit"), "")? {
         Some(status) => status,
-        None => {
-            let status = upstream.child().wait()?;
-            stop_forwarding();
-            status
-        }
+        None => upstream.wait()?,
     };
     drop(client_thread);
     let unwritten = outbox.unwritten();
@@ -242,7 +185,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     if let Some(signal) = status.signal().filter(|&signal| passed_on(signal)) {
         end_by(signal);
     }
-    let code = exit_code(status, upstream.ended.load(Ordering::Relaxed));
+    let code = exit_code(status, upstream.ended_by_proxy());
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
 }
 
@@ -269,7 +212,9 @@ fn end_if_stuck(mut notice: impl Read, upstream: &Upstream, sinks: &Sinks) {
         }
     }
     let why = format!(
-        "the client took none of the server's last output for {} s: ending after the stop signal",
+        "the client took less than {} KiB of the server's last output in {} s: ending after \
+         the stop signal",
+        PIECE >> 10,
         GRACE.as_secs()
     );
     log::warn!("{why}");
@@ -304,7 +249,7 @@ fn exit_code(status: ExitStatus, ended_by_proxy: bool) -> i32 {
 /// Forwards the upstream's lines to the client, filtered when filters are on, until the
 /// upstream's output ends or the client is gone; returns which, as the start of a sentence.
 fn upstream_to_client(
-    upstream: &mut impl io::BufRead,
+    upstream: &mut BufReader<UpstreamOutput>,
     sinks: &Sinks,
     options: &ProxyOptions,
 ) -> io::Result<&'static str> {
@@ -327,6 +272,18 @@ fn upstream_to_client(
                     ..ErrorObject::internal()
                 };
                 format!("{}\n", error_response(None, error)).into_bytes()
+            }
+            // The end the proxy made after the upstream's exit fell in this line: no client
+            // gets half a message.
+            Line::Complete if upstream.get_ref().cut() => {
+                let why = format!(
+                    "the server's output ended in the middle of a line ({} bytes, dropped): the \
+                     server exited, and a process it started still holds its output",
+                    line.len()
+                );
+                log::warn!("{why}");
+                sinks.record(&format!("# {why}"));
+                continue;
             }
             Line::Complete => {
                 let text = String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(&line));
@@ -367,89 +324,6 @@ fn upstream_to_client(
         if sinks.to_client(&forwarded).is_err() {
             return Ok("the client stopped reading, and the server");
         }
-    }
-}
-
-/// How often the upstream is checked for having exited while its output is quiet.
-#[cfg(unix)]
-const EXIT_CHECK: Duration = Duration::from_millis(100);
-
-/// How much output is still forwarded once the upstream has exited, while more is there at
-/// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
-/// that all the upstream wrote before exiting is delivered, however slowly the client takes
-/// it, and a grandchild's endless output is not (past it, and once the pipe is empty, only
-/// the line begun is finished, so that no line reaches the client cut short).
-#[cfg(unix)]
-const DRAIN: u64 = 1 << 20;
-
-/// The upstream's output, which ends when the pipe does or when the upstream has exited: a
-/// grandchild that inherited the pipe would otherwise hold the session open after the
-/// upstream is gone.
-struct UpstreamOutput {
-    pipe: ChildStdout,
-    upstream: Arc<Upstream>,
-    /// Bytes read since the upstream was seen to have exited; `None` until then.
-    drained: Option<u64>,
-    /// The last byte read ended no line.
-    #[cfg(unix)]
-    line_open: bool,
-    /// The longest line forwarded: past [`DRAIN`], a line begun is read this far at most.
-    #[cfg(unix)]
-    max: u64,
-}
-
-impl UpstreamOutput {
-    fn note_exit(&mut self) {
-        if self.drained.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
-            self.drained = Some(0);
-        }
-    }
-}
-
-#[cfg(unix)]
-impl Read for UpstreamOutput {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let fd = self.pipe.as_raw_fd();
-        loop {
-            self.note_exit();
-            match self.drained {
-                None if readable_within(fd, EXIT_CHECK) => {
-                    let read = self.pipe.read(buf)?;
-                    self.line_open = read > 0 && buf[read - 1] != b'\n';
-                    return Ok(read);
-                }
-                None => {}
-                Some(drained) => {
-                    let draining = drained < DRAIN && readable_within(fd, Duration::ZERO);
-                    // Once the pipe is empty or past the bound, only a line begun is finished,
-                    // as long as its writer goes on within [`EXIT_CHECK`].
-                    let finishing = !draining
-                        && self.line_open
-                        && drained < DRAIN + self.max
-                        && readable_within(fd, EXIT_CHECK);
-                    if !draining && !finishing {
-                        return Ok(0);
-                    }
-                    let mut read = self.pipe.read(buf)?;
-                    if finishing {
-                        read = memchr::memchr(b'\n', &buf[..read]).map_or(read, |end| end + 1);
-                    }
-                    self.line_open = read > 0 && buf[read - 1] != b'\n';
-                    self.drained = Some(drained + read as u64);
-                    return Ok(read);
-                }
-            }
-        }
-    }
-}
-
-/// Without `poll`, the output is read until it ends: a grandchild holding it open keeps the
-/// session open too.
-#[cfg(not(unix))]
-impl Read for UpstreamOutput {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.note_exit();
-        self.pipe.read(buf)
     }
 }
 

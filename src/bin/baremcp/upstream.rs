@@ -1,0 +1,184 @@
+//! The proxy's upstream: the process, shared by the proxy's threads (either direction may find
+//! that it must be ended), and its output, which ends when the upstream has exited and what
+//! it wrote before is read, though a process it started may still hold the pipe.
+
+use std::io::{self, Read};
+#[cfg(unix)]
+use std::os::fd::AsRawFd;
+use std::process::{Child, ChildStdout, ExitStatus};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use super::process_group::{kill_group, reaped, stop_forwarding};
+use super::wait::exit_by;
+#[cfg(unix)]
+use baremcp::__private::readable_within;
+
+/// How long the upstream may take to exit after the client closed its input.
+pub const GRACE: Duration = Duration::from_secs(2);
+
+/// The upstream process, shared by both directions: either may find that it must be ended.
+pub struct Upstream {
+    child: Mutex<Child>,
+    /// Set by [`Upstream::end`].
+    ended: AtomicBool,
+}
+
+impl Upstream {
+    pub fn new(child: Child) -> Upstream {
+        Upstream { child: Mutex::new(child), ended: AtomicBool::new(false) }
+    }
+
+    /// Whether the proxy ended it: its status then tells of that, not of a crash.
+    pub fn ended_by_proxy(&self) -> bool {
+        self.ended.load(Ordering::Relaxed)
+    }
+
+    /// Its status once it exits, however long that takes.
+    pub fn wait(&self) -> io::Result<ExitStatus> {
+        let status = self.child().wait()?;
+        stop_forwarding();
+        Ok(status)
+    }
+
+    fn child(&self) -> MutexGuard<'_, Child> {
+        self.child.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Its status if it has exited.
+    pub fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
+        reaped(&mut self.child())
+    }
+
+    /// Its status once it exited within [`GRACE`]; else it is ended, saying so as
+    /// `{did_not} within N s{after}: ending it`.
+    pub fn exit_or_end(&self, did_not: &str, after: &str) -> io::Result<Option<ExitStatus>> {
+        let status = exit_by(Instant::now() + GRACE, || self.try_wait())?;
+        if status.is_none() {
+            self.end(&format!("{did_not} within {} s{after}", GRACE.as_secs()));
+        }
+        Ok(status)
+    }
+
+    /// Ends the upstream and its process group, saying why, unless it has exited (looked at
+    /// under the same lock: once reaped, its id may name another process).
+    pub fn end(&self, why: &str) {
+        let mut child = self.child();
+        if matches!(reaped(&mut child), Ok(None)) {
+            log::warn!("{why}: ending it");
+            self.ended.store(true, Ordering::Relaxed);
+            kill_group(&mut child);
+        }
+    }
+}
+
+/// How often the upstream is checked for having exited while its output is quiet.
+#[cfg(unix)]
+const EXIT_CHECK: Duration = Duration::from_millis(100);
+
+/// How much output is still forwarded once the upstream has exited, while more is there at
+/// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
+/// that all the upstream wrote before exiting is delivered, however slowly the client takes
+/// it, and a grandchild's endless output is not (past it, and once the pipe is empty, only
+/// the line begun is finished, so that no line reaches the client cut short).
+#[cfg(unix)]
+const DRAIN: u64 = 1 << 20;
+
+/// The upstream's output, which ends when the pipe does or when the upstream has exited: a
+/// grandchild that inherited the pipe would otherwise hold the session open after the
+/// upstream is gone.
+pub struct UpstreamOutput {
+    pipe: ChildStdout,
+    upstream: Arc<Upstream>,
+    /// Bytes read since the upstream was seen to have exited; `None` until then.
+    drained: Option<u64>,
+    /// The last byte read ended no line.
+    #[cfg(unix)]
+    line_open: bool,
+    /// The output was ended here, not by the pipe, in the middle of a line: that line is cut.
+    cut: bool,
+    /// The longest line forwarded: past [`DRAIN`], a line begun is read this far at most.
+    #[cfg(unix)]
+    max: u64,
+}
+
+impl UpstreamOutput {
+    /// The output on `pipe` of `upstream`, whose lines are at most `max` bytes long.
+    pub fn new(pipe: ChildStdout, upstream: Arc<Upstream>, max: usize) -> UpstreamOutput {
+        #[cfg(not(unix))]
+        let _ = max;
+        UpstreamOutput {
+            pipe,
+            upstream,
+            drained: None,
+            #[cfg(unix)]
+            line_open: false,
+            cut: false,
+            #[cfg(unix)]
+            max: max as u64,
+        }
+    }
+
+    /// Whether the output was ended in the middle of a line: the last line read is cut.
+    pub fn cut(&self) -> bool {
+        self.cut
+    }
+
+    fn note_exit(&mut self) {
+        if self.drained.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
+            self.drained = Some(0);
+        }
+    }
+}
+
+#[cfg(unix)]
+impl Read for UpstreamOutput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let fd = self.pipe.as_raw_fd();
+        loop {
+            self.note_exit();
+            match self.drained {
+                None if readable_within(fd, EXIT_CHECK) => {
+                    let read = self.pipe.read(buf)?;
+                    self.line_open = read > 0 && buf[read - 1] != b'\n';
+                    return Ok(read);
+                }
+                None => {}
+                Some(drained) => {
+                    let draining = drained < DRAIN && readable_within(fd, Duration::ZERO);
+                    // Once the pipe is empty or past the bound, only a line begun is finished,
+                    // as long as its writer goes on within [`EXIT_CHECK`].
+                    let finishing = !draining
+                        && self.line_open
+                        && drained < DRAIN.saturating_add(self.max)
+                        && readable_within(fd, EXIT_CHECK);
+                    if !draining && !finishing {
+                        // For good: a pipe that fills again is a process the upstream left.
+                        self.drained = Some(u64::MAX);
+                        self.cut = self.line_open;
+                        self.line_open = false;
+                        return Ok(0);
+                    }
+                    let mut read = self.pipe.read(buf)?;
+                    if finishing {
+                        read = memchr::memchr(b'\n', &buf[..read]).map_or(read, |end| end + 1);
+                    }
+                    self.line_open = read > 0 && buf[read - 1] != b'\n';
+                    self.drained = Some(drained + read as u64);
+                    return Ok(read);
+                }
+            }
+        }
+    }
+}
+
+/// Without `poll`, the output is read until it ends: a grandchild holding it open keeps the
+/// session open too.
+#[cfg(not(unix))]
+impl Read for UpstreamOutput {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.note_exit();
+        self.pipe.read(buf)
+    }
+}

@@ -90,7 +90,7 @@ fn a_line_cut_by_the_end_of_the_upstreams_output_is_dropped_and_said() {
     let record = dir.join("rec.txt");
     // The upstream leaves a child that writes a line and half of another, then pauses while
     // still holding the output; the upstream exits meanwhile.
-    let script = r#"(printf '{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","meth'; sleep 1; \
+    let script = r#"(printf '{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","meth'; sleep 3; \
         printf 'od":"b"}\n'; sleep 5) & sleep 0.3; exit 0"#;
     let mut child = Command::new(env!("CARGO_BIN_EXE_baremcp"))
         .args(["proxy", "--record"])
@@ -110,4 +110,39 @@ fn a_line_cut_by_the_end_of_the_upstreams_output_is_dropped_and_said() {
     assert!(stderr.contains(said), "{stderr}");
     let recorded = std::fs::read_to_string(&record).unwrap();
     assert!(recorded.contains(&format!("# {said}")), "{recorded}");
+}
+
+#[test]
+fn once_a_line_begun_is_finished_the_output_ends() {
+    // Half a line when the upstream exits; its end comes with more lines behind it, which
+    // are the leftover child's, not the upstream's.
+    let script = r#"L='{"b":"'$(head -c 9000 /dev/zero | tr '\0' y)'"}'
+        ( printf '{"a":"'; sleep 0.3; printf 'x"}\n%s\n%s\n' "$L" "$L"; sleep 1 ) &
+        sleep 0.05; exit 0"#;
+    let mut child = proxy(script);
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(out, "{\"a\":\"x\"}\n");
+}
+
+#[test]
+fn a_line_that_trickles_on_is_given_a_second_at_most() {
+    let dir = crate::scratch("proxy-trickle");
+    let kid = dir.join("kid");
+    // A child writing a byte every 50 ms of a line without end, left by the upstream.
+    let script = format!(
+        r#"sh -c 'printf "{{\"a\":\""; while :; do sleep 0.05; printf x; done' &
+        echo $! > '{}'; sleep 0.05; exit 0"#,
+        kid.display()
+    );
+    let started = std::time::Instant::now();
+    let mut child = proxy(&script);
+    let mut out = String::new();
+    child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    assert_eq!(out, "");
+    let kid = std::fs::read_to_string(&kid).unwrap();
+    let _ = Command::new("kill").arg(kid.trim()).status();
 }

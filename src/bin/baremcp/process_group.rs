@@ -1,7 +1,7 @@
 //! Child processes and their process groups: starting one in a group of its own, ending the
-//! whole group, and placing `baremcp proxy`'s upstream and passing the stop signals it gets on
-//! to it. std can only signal a child itself, so the C library is called directly (running a
-//! `kill` program would fail where none is on `PATH`).
+//! whole group, and placing `baremcp proxy`'s upstream (and `replay`'s servers) and passing
+//! the stop signals this process gets on to it. std can only signal a child itself, so the C
+//! library is called directly (running a `kill` program would fail where none is on `PATH`).
 
 use std::process::{Child, Command, ExitStatus};
 #[cfg(unix)]
@@ -30,7 +30,8 @@ pub fn own_group(command: &mut Command) {
 pub fn own_group(_command: &mut Command) {}
 
 /// How the proxy places its upstream: in a group of its own, or in the proxy's own group
-/// when the proxy is a terminal's foreground job.
+/// when the proxy is a terminal's foreground job. Replay's servers, which talk to it over
+/// pipes alone, always get a group of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
     /// A group of its own: the stop signals the proxy gets are passed on to it whole, once
@@ -45,13 +46,18 @@ pub enum Placement {
     Shared,
 }
 
-/// Readies `command`, the proxy's upstream, to be started: placed as [`Placement`] says
-/// suits this process, and on Linux killed when this process dies, however it dies (SIGKILL
+/// Where the proxy's upstream goes: [`Placement::Shared`] when the proxy is a terminal's
+/// foreground job talking through the terminal.
+pub fn proxy_placement() -> Placement {
+    if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup }
+}
+
+/// Readies `command` (the proxy's upstream, a replay's server) to be started: placed as
+/// `placement` says, and on Linux killed when this process dies, however it dies (SIGKILL
 /// leaves no handler to pass anything on). The kernel sends that when the thread that
 /// started the child ends, so call this on the thread that lives as long as the process
-/// (the proxy's main thread).
-pub fn prepare_upstream(command: &mut Command) -> Placement {
-    let placement = if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup };
+/// (the main thread, as the proxy and replay do).
+pub fn prepare_upstream(command: &mut Command, placement: Placement) {
     if placement == Placement::OwnGroup {
         own_group(command);
     }
@@ -78,7 +84,6 @@ pub fn prepare_upstream(command: &mut Command) -> Placement {
             })
         };
     }
-    placement
 }
 
 /// Whether this process talks through a terminal (its stdin or stdout), as the foreground
@@ -221,8 +226,16 @@ pub fn reaped(child: &mut Child) -> std::io::Result<Option<ExitStatus>> {
     Ok(status)
 }
 
+/// The child's status once it exits, however long that takes; as [`reaped`], the stop
+/// signals then stop going to it.
+pub fn waited(child: &mut Child) -> std::io::Result<ExitStatus> {
+    let status = child.wait()?;
+    stop_forwarding();
+    Ok(status)
+}
+
 /// The upstream is reaped: the stop signals end this process again.
-pub fn stop_forwarding() {
+fn stop_forwarding() {
     #[cfg(unix)]
     FORWARD_TO.store(0, Ordering::Relaxed);
 }

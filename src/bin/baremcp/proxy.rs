@@ -31,8 +31,10 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
+use super::process_group::end_by_passed_on;
 #[cfg(unix)]
-use super::process_group::{end_by, passed_on};
+use super::process_group::passed_on;
+use super::process_group::proxy_placement;
 use super::process_group::{forward_stop_signals, passed_on_notice, prepare_upstream};
 use super::recording::Recording;
 use super::transcript;
@@ -137,7 +139,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     // Its stop signals are passed on to it, and a SIGKILL to the proxy ends it too (Linux).
-    let placement = prepare_upstream(&mut command);
+    let placement = proxy_placement();
+    prepare_upstream(&mut command, placement);
     let mut child = command.spawn().map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());
         sinks.record(&format!("# {why}"));
@@ -167,7 +170,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
         })
     };
 
-    let output = UpstreamOutput::new(upstream_out, upstream.clone(), options.max_message_bytes);
+    let output = UpstreamOutput::new(upstream_out, upstream.clone());
     let ended = upstream_to_client(&mut BufReader::new(output), &sinks, &options)?;
     // The upstream closed its output or exited, or the client is gone. Leave with its status
     // (a server that keeps running is ended after the same grace period).
@@ -182,8 +185,8 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     }
     // It ended of the signal the proxy passed on to it: so does the proxy.
     #[cfg(unix)]
-    if let Some(signal) = status.signal().filter(|&signal| passed_on(signal)) {
-        end_by(signal);
+    if status.signal().is_some_and(passed_on) {
+        end_by_passed_on();
     }
     let code = exit_code(status, upstream.ended_by_proxy());
     Ok(if code == 0 && sinks.recording_cut_short() { RECORDING_CUT_SHORT } else { code })
@@ -219,7 +222,7 @@ fn end_if_stuck(mut notice: impl Read, upstream: &Upstream, sinks: &Sinks) {
     );
     log::warn!("{why}");
     sinks.record(&format!("# {why}"));
-    super::process_group::end_by_passed_on();
+    end_by_passed_on();
 }
 
 /// Once the client hung up: the lines before are still written, however long the upstream

@@ -11,8 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use super::process_group::{end_by_passed_on, forward_stop_signals, kill_group, prepare_upstream};
-use super::process_group::{reaped, stop_forwarding};
+use super::process_group::reaped;
+use super::process_group::{Placement, end_by_passed_on, forward_stop_signals, kill_group};
+use super::process_group::{prepare_upstream, waited};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;
@@ -159,11 +160,11 @@ impl Server {
                 command.stderr(Stdio::inherit());
             }
         }
-        // Placed, and its stop signals passed on, as the proxy's upstream (docs/transcripts.md,
-        // Signals): so a server can be ended with what it started.
-        let placement = prepare_upstream(&mut command);
+        // In a group of its own, even in a terminal's job (it talks to replay over pipes), so
+        // that it is ended with what it started; replay's stop signals are passed on to it.
+        prepare_upstream(&mut command, Placement::OwnGroup);
         let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
-        forward_stop_signals(&child, placement);
+        forward_stop_signals(&child, Placement::OwnGroup);
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
         let max = options.max_message_bytes;
@@ -252,8 +253,7 @@ impl Server {
     fn end(&mut self) {
         if matches!(reaped(&mut self.child), Ok(None)) {
             kill_group(&mut self.child);
-            let _ = self.child.wait();
-            stop_forwarding();
+            let _ = waited(&mut self.child);
         }
     }
 }

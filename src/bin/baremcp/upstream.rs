@@ -10,12 +10,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use super::process_group::{kill_group, reaped, stop_forwarding};
+use super::process_group::{kill_group, reaped, waited};
 use super::wait::exit_by;
 #[cfg(unix)]
 use baremcp::__private::readable_within;
 
-/// How long the upstream may take to exit after the client closed its input.
+/// How long the upstream may take to exit after the client closed its input; and, after a
+/// stop signal, how long the client may take nothing of its last output.
 pub const GRACE: Duration = Duration::from_secs(2);
 
 /// The upstream process, shared by both directions: either may find that it must be ended.
@@ -37,9 +38,7 @@ impl Upstream {
 
     /// Its status once it exits, however long that takes.
     pub fn wait(&self) -> io::Result<ExitStatus> {
-        let status = self.child().wait()?;
-        stop_forwarding();
-        Ok(status)
+        waited(&mut self.child())
     }
 
     fn child(&self) -> MutexGuard<'_, Child> {
@@ -80,43 +79,61 @@ const EXIT_CHECK: Duration = Duration::from_millis(100);
 /// How much output is still forwarded once the upstream has exited, while more is there at
 /// once: the most a pipe can hold (1 MiB, Linux's largest for an unprivileged process), so
 /// that all the upstream wrote before exiting is delivered, however slowly the client takes
-/// it, and a grandchild's endless output is not (past it, and once the pipe is empty, only
-/// the line begun is finished, so that no line reaches the client cut short).
+/// it, and a grandchild's endless output is not.
 #[cfg(unix)]
 const DRAIN: u64 = 1 << 20;
+
+/// How long a line begun when the drain ends may take to be finished: well under the proxy's
+/// [`GRACE`], so that the proxy, waiting for it, is never taken for one stuck writing to its
+/// client.
+#[cfg(unix)]
+const FINISH: Duration = Duration::from_secs(1);
+
+/// Where the output is, as the upstream ends.
+#[cfg(unix)]
+#[derive(Clone, Copy)]
+enum Drain {
+    /// The upstream runs.
+    Running,
+    /// It has exited: what is in the pipe is read while more is there at once, up to
+    /// [`DRAIN`] bytes (so many read so far).
+    Draining(u64),
+    /// The drain ended in the middle of a line: only that line is finished, by this time.
+    Finishing(Instant),
+    /// For good: a pipe that fills again is a process the upstream left behind.
+    Ended,
+}
 
 /// The upstream's output, which ends when the pipe does or when the upstream has exited: a
 /// grandchild that inherited the pipe would otherwise hold the session open after the
 /// upstream is gone.
 pub struct UpstreamOutput {
     pipe: ChildStdout,
+    #[cfg(unix)]
     upstream: Arc<Upstream>,
-    /// Bytes read since the upstream was seen to have exited; `None` until then.
-    drained: Option<u64>,
+    #[cfg(unix)]
+    drain: Drain,
     /// The last byte read ended no line.
     #[cfg(unix)]
     line_open: bool,
     /// The output was ended here, not by the pipe, in the middle of a line: that line is cut.
     cut: bool,
-    /// The longest line forwarded: past [`DRAIN`], a line begun is read this far at most.
-    #[cfg(unix)]
-    max: u64,
 }
 
 impl UpstreamOutput {
-    /// The output on `pipe` of `upstream`, whose lines are at most `max` bytes long.
-    pub fn new(pipe: ChildStdout, upstream: Arc<Upstream>, max: usize) -> UpstreamOutput {
+    /// The output on `pipe` of `upstream`.
+    pub fn new(pipe: ChildStdout, upstream: Arc<Upstream>) -> UpstreamOutput {
         #[cfg(not(unix))]
-        let _ = max;
+        let _ = upstream;
         UpstreamOutput {
             pipe,
+            #[cfg(unix)]
             upstream,
-            drained: None,
+            #[cfg(unix)]
+            drain: Drain::Running,
             #[cfg(unix)]
             line_open: false,
             cut: false,
-            #[cfg(unix)]
-            max: max as u64,
         }
     }
 
@@ -125,10 +142,9 @@ impl UpstreamOutput {
         self.cut
     }
 
-    fn note_exit(&mut self) {
-        if self.drained.is_none() && !matches!(self.upstream.try_wait(), Ok(None)) {
-            self.drained = Some(0);
-        }
+    #[cfg(unix)]
+    fn exited(&self) -> bool {
+        !matches!(self.upstream.try_wait(), Ok(None))
     }
 }
 
@@ -137,38 +153,45 @@ impl Read for UpstreamOutput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let fd = self.pipe.as_raw_fd();
         loop {
-            self.note_exit();
-            match self.drained {
-                None if readable_within(fd, EXIT_CHECK) => {
-                    let read = self.pipe.read(buf)?;
-                    self.line_open = read > 0 && buf[read - 1] != b'\n';
-                    return Ok(read);
+            let mut read = match self.drain {
+                Drain::Running if self.exited() => {
+                    self.drain = Drain::Draining(0);
+                    continue;
                 }
-                None => {}
-                Some(drained) => {
-                    let draining = drained < DRAIN && readable_within(fd, Duration::ZERO);
-                    // Once the pipe is empty or past the bound, only a line begun is finished,
-                    // as long as its writer goes on within [`EXIT_CHECK`].
-                    let finishing = !draining
-                        && self.line_open
-                        && drained < DRAIN.saturating_add(self.max)
-                        && readable_within(fd, EXIT_CHECK);
-                    if !draining && !finishing {
-                        // For good: a pipe that fills again is a process the upstream left.
-                        self.drained = Some(u64::MAX);
-                        self.cut = self.line_open;
-                        self.line_open = false;
-                        return Ok(0);
-                    }
-                    let mut read = self.pipe.read(buf)?;
-                    if finishing {
-                        read = memchr::memchr(b'\n', &buf[..read]).map_or(read, |end| end + 1);
-                    }
-                    self.line_open = read > 0 && buf[read - 1] != b'\n';
-                    self.drained = Some(drained + read as u64);
-                    return Ok(read);
+                Drain::Running if readable_within(fd, EXIT_CHECK) => self.pipe.read(buf)?,
+                Drain::Running => continue,
+                Drain::Draining(drained)
+                    if drained < DRAIN && readable_within(fd, Duration::ZERO) =>
+                {
+                    let read = self.pipe.read(buf)?;
+                    self.drain = Drain::Draining(drained + read as u64);
+                    read
+                }
+                Drain::Draining(_) if self.line_open => {
+                    self.drain = Drain::Finishing(Instant::now() + FINISH);
+                    continue;
+                }
+                Drain::Finishing(by)
+                    if readable_within(fd, by.saturating_duration_since(Instant::now())) =>
+                {
+                    self.pipe.read(buf)?
+                }
+                Drain::Draining(_) | Drain::Finishing(_) | Drain::Ended => {
+                    self.drain = Drain::Ended;
+                    self.cut |= self.line_open;
+                    self.line_open = false;
+                    return Ok(0);
+                }
+            };
+            if let Drain::Finishing(_) = self.drain {
+                // The line's end, and what follows it, which is not the upstream's.
+                if let Some(end) = memchr::memchr(b'\n', &buf[..read]) {
+                    read = end + 1;
+                    self.drain = Drain::Ended;
                 }
             }
+            self.line_open = read > 0 && buf[read - 1] != b'\n';
+            return Ok(read);
         }
     }
 }
@@ -178,7 +201,6 @@ impl Read for UpstreamOutput {
 #[cfg(not(unix))]
 impl Read for UpstreamOutput {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        self.note_exit();
         self.pipe.read(buf)
     }
 }

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 use super::messages::{PROPERTIES, count_bounds, quote};
 use super::{Cx, Flow, Frame, Path, Seg, Walk};
 use crate::schema::node::{Keywords, Node};
+use crate::util::sort::sort;
 
 impl Walk<'_> {
     pub(super) fn object<'v>(
@@ -105,7 +106,7 @@ impl Walk<'_> {
 /// What an object may hold, for the message about a property it may not.
 fn allowed_names(k: &Keywords) -> String {
     let mut names: Vec<String> = k.properties.iter().map(|(name, _)| name.clone()).collect();
-    crate::util::sort::sort(&mut names);
+    sort(&mut names);
     let patterns: Vec<String> =
         k.pattern_properties.iter().map(|(source, _, _)| format!("/{source}/")).collect();
     match (names.is_empty(), patterns.is_empty()) {

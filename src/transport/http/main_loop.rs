@@ -23,6 +23,7 @@ use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
+use crate::util::sort::sort;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
@@ -410,7 +411,7 @@ impl<'s> Dispatcher<'s> {
         if updated.is_empty() {
             return;
         }
-        crate::util::sort::sort(&mut updated);
+        sort(&mut updated);
         updated.dedup();
         for session in self.sessions.values_mut().map(|l| &mut l.state) {
             session.updated.extend(updated.iter().cloned());

@@ -506,7 +506,8 @@ pub(super) fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>>
 }
 
 /// A set of `items`, inserted one by one: a set collected from an iterator sorts it first,
-/// which takes the static binary 4 to 6 KB per item type.
+/// which takes the static binary 4 to 6 KB per item type (docs/development/performance.md,
+/// Binary size).
 fn set_of<T: Ord>(items: impl IntoIterator<Item = T>) -> BTreeSet<T> {
     let mut set = BTreeSet::new();
     set.extend(items);
@@ -541,6 +542,18 @@ mod tests {
         let problems = check(&json!({"tools": tools}), Path::new(".")).err().unwrap();
         let pointers: Vec<&str> = problems.iter().map(|p| p.pointer.as_str()).collect();
         assert_eq!(pointers, ["/tools/2/run/argv/1", "/tools/10/name"]);
+        // Two at one place, in the order they were found.
+        tools.truncate(1);
+        tools[0]["run"]["argv"] = json!(["{nope}x"]);
+        let problems = check(&json!({"tools": tools}), Path::new(".")).err().unwrap();
+        let messages: Vec<&str> = problems.iter().map(|p| p.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "placeholder {nope} names no property of inputSchema (declared: )",
+                "the program must be fixed: no placeholder in argv[0]"
+            ]
+        );
     }
 
     #[test]

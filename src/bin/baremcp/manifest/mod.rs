@@ -291,8 +291,8 @@ impl RunDecl {
                 }
             }
         }
-        // Maps are filled by `insert` here, not collected: collecting sorts first, which
-        // takes the static binary 4 to 5 KB per map type and caller.
+        // Maps are filled by `insert`, not collected (docs/development/performance.md, Binary
+        // size).
         let mut env = BTreeMap::new();
         for (name, template) in &self.env {
             if let Some(value) = template.render(values) {

@@ -606,19 +606,23 @@ fn replay_ends_its_server_with_what_it_started() {
     let transcript = dir.join("t.txt");
     std::fs::write(&transcript, "--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n<-- {}\n")
         .unwrap();
-    // A server that starts a child of its own, then never answers.
-    let (pid, kid) = (dir.join("pid"), dir.join("kid"));
+    // A server that starts a child of its own (ignoring the hangup a terminal's end sends its
+    // job, as a daemon does), then never answers.
+    let (pid, kid, server) = (dir.join("pid"), dir.join("kid"), dir.join("server.sh"));
     let script = format!(
-        "sleep 30 & echo $! > '{}'; echo $$ > '{}'; exec sleep 30",
+        "trap '' HUP; sleep 30 & echo $! > '{}'; echo $$ > '{}'; exec sleep 30\n",
         kid.display(),
         pid.display()
     );
+    std::fs::write(&server, script).unwrap();
     let replay = |timeout_ms: &str| {
         let _ = std::fs::remove_file(&pid);
         Command::new(bin())
             .args(["replay", "--timeout-ms", timeout_ms])
             .arg(&transcript)
-            .args(["--", "sh", "-c", &script])
+            .arg("--")
+            .arg("sh")
+            .arg(&server)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -628,6 +632,20 @@ fn replay_ends_its_server_with_what_it_started() {
     let mut child = replay("300");
     assert_eq!(exited(&mut child).code(), Some(1));
     assert!(ends(&dir, "kid"), "the server's child was left running");
+    // So too as a terminal's foreground job, which `script` makes it.
+    let command = format!(
+        "'{}' replay --timeout-ms 300 '{}' -- sh '{}'",
+        bin(),
+        transcript.display(),
+        server.display()
+    );
+    let terminal = Command::new("script").args(["-qec", &command, "/dev/null"]).output();
+    if let Ok(terminal) = terminal {
+        assert_eq!(terminal.status.code(), Some(1), "{}", text(&terminal.stdout));
+        assert!(ends(&dir, "kid"), "in a terminal, the server's child was left running");
+    } else {
+        eprintln!("skipped the terminal half: no `script` (util-linux) to give replay one");
+    }
     // A SIGTERM to replay alone, while it waits.
     let mut child = replay("20000");
     started(&pid, child.id());

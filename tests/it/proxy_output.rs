@@ -146,3 +146,28 @@ fn a_line_that_trickles_on_is_given_a_second_at_most() {
     let kid = std::fs::read_to_string(&kid).unwrap();
     let _ = Command::new("kill").arg(kid.trim()).status();
 }
+
+#[test]
+fn writers_that_keep_the_pipe_full_do_not_hold_a_line_open_past_its_second() {
+    // The proxy under `strace` reads slower than six children writing one endless line, left
+    // by the upstream, can fill the pipe: the line's second is not waited past.
+    let traced = Command::new("strace").args(["-qq", "-o", "/dev/null", "true"]).output();
+    if !traced.is_ok_and(|out| out.status.success()) {
+        return eprintln!("skipped: no strace (or no ptrace) to slow the proxy below its writers");
+    }
+    let script = "for i in 1 2 3 4 5 6; do timeout 6 cat /dev/zero & done; sleep 0.3; exit 0";
+    let started = std::time::Instant::now();
+    let mut child = Command::new("strace")
+        .args(["-f", "-qq", "-e", "trace=poll", "-o", "/dev/null"])
+        .arg(env!("CARGO_BIN_EXE_baremcp"))
+        .args(["proxy", "--", "sh", "-c", script])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let took = started.elapsed();
+    assert!(status.success());
+    assert!(took < Duration::from_secs(4), "ended {took:?} after it started");
+}

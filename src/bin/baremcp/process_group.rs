@@ -29,9 +29,8 @@ pub fn own_group(command: &mut Command) {
 #[cfg(not(unix))]
 pub fn own_group(_command: &mut Command) {}
 
-/// How the proxy places its upstream: in a group of its own, or in the proxy's own group
-/// when the proxy is a terminal's foreground job. Replay's servers, which talk to it over
-/// pipes alone, always get a group of their own.
+/// How the proxy places its upstream (and replay its servers): in a group of its own, or in
+/// the proxy's own group when the proxy is a terminal's foreground job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
     /// A group of its own: the stop signals the proxy gets are passed on to it whole, once
@@ -46,9 +45,9 @@ pub enum Placement {
     Shared,
 }
 
-/// Where the proxy's upstream goes: [`Placement::Shared`] when the proxy is a terminal's
-/// foreground job talking through the terminal.
-pub fn proxy_placement() -> Placement {
+/// Where the proxy's upstream (or replay's server) goes: [`Placement::Shared`] when this
+/// process is a terminal's foreground job talking through the terminal.
+pub fn upstream_placement() -> Placement {
     if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup }
 }
 

@@ -34,7 +34,7 @@ use serde_json::{Value, json};
 use super::process_group::end_by_passed_on;
 #[cfg(unix)]
 use super::process_group::passed_on;
-use super::process_group::proxy_placement;
+use super::process_group::upstream_placement;
 use super::process_group::{forward_stop_signals, passed_on_notice, prepare_upstream};
 use super::recording::Recording;
 use super::transcript;
@@ -139,7 +139,7 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     // Its stop signals are passed on to it, and a SIGKILL to the proxy ends it too (Linux).
-    let placement = proxy_placement();
+    let placement = upstream_placement();
     prepare_upstream(&mut command, placement);
     let mut child = command.spawn().map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());

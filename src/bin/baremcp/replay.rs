@@ -12,7 +12,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
 use super::process_group::reaped;
-use super::process_group::{Placement, end_by_passed_on, forward_stop_signals, kill_group};
+use super::process_group::{
+    end_by_passed_on, forward_stop_signals, kill_group, upstream_placement,
+};
 use super::process_group::{prepare_upstream, waited};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
@@ -160,11 +162,14 @@ impl Server {
                 command.stderr(Stdio::inherit());
             }
         }
-        // In a group of its own, even in a terminal's job (it talks to replay over pipes), so
-        // that it is ended with what it started; replay's stop signals are passed on to it.
-        prepare_upstream(&mut command, Placement::OwnGroup);
+        // Placed as the proxy's upstream (docs/transcripts.md, Signals), so that a server is
+        // ended with what it started, and replay's stop signals reach it; in a terminal's job
+        // it shares replay's group, and may use the terminal (its stderr, a prompt) as any
+        // job's processes may.
+        let placement = upstream_placement();
+        prepare_upstream(&mut command, placement);
         let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
-        forward_stop_signals(&child, Placement::OwnGroup);
+        forward_stop_signals(&child, placement);
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
         let max = options.max_message_bytes;

@@ -171,8 +171,12 @@ impl Read for UpstreamOutput {
                     self.drain = Drain::Finishing(Instant::now() + FINISH);
                     continue;
                 }
+                // Time left, looked at before the pipe: a writer that keeps it full does not
+                // keep the line open past its time.
                 Drain::Finishing(by)
-                    if readable_within(fd, by.saturating_duration_since(Instant::now())) =>
+                    if by
+                        .checked_duration_since(Instant::now())
+                        .is_some_and(|left| readable_within(fd, left)) =>
                 {
                     self.pipe.read(buf)?
                 }

@@ -341,6 +341,16 @@ fn kill(signal: &str, target: &str) {
     assert!(Command::new("kill").args([signal, "--", target]).status().unwrap().success());
 }
 
+/// Sends SIGTERM to `child` (a proxy, a replay): it ends by it, and so does the process it
+/// started, whose pid is in `dir/pid`.
+#[cfg(target_os = "linux")]
+fn ended_by_sigterm(child: &mut std::process::Child, dir: &Path) {
+    use std::os::unix::process::ExitStatusExt;
+    kill("-TERM", &child.id().to_string());
+    assert_eq!(exited(child).signal(), Some(15));
+    assert!(ends(dir, "pid"), "the process it started was left running");
+}
+
 /// The proxy's status once it exited, within 10 s (else the test fails).
 #[cfg(target_os = "linux")]
 fn exited(child: &mut std::process::Child) -> std::process::ExitStatus {
@@ -428,23 +438,19 @@ fn a_proxy_stuck_writing_to_a_client_that_stopped_reading_still_ends_on_a_stop_s
 #[cfg(target_os = "linux")]
 #[test]
 fn a_second_stop_signal_ends_the_proxy_whatever_the_upstream_does() {
-    use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("proxy-second-signal");
     // An upstream that ignores SIGTERM: the proxy passes it on and goes on serving.
     let mut child = proxy_over_script(&dir, "trap '' TERM; exec sleep 30", false);
     kill("-TERM", &child.id().to_string());
     std::thread::sleep(Duration::from_millis(300));
     assert!(child.try_wait().unwrap().is_none(), "the proxy ended on the first SIGTERM");
-    kill("-TERM", &child.id().to_string());
-    assert_eq!(exited(&mut child).signal(), Some(15));
-    // Killed with the proxy (Linux's parent-death signal), SIGTERM or not.
-    assert!(ends(&dir, "pid"), "the upstream was left running");
+    // The upstream, SIGTERM or not, is killed with the proxy (Linux's parent-death signal).
+    ended_by_sigterm(&mut child, &dir);
 }
 
 #[cfg(target_os = "linux")]
 #[test]
 fn a_stopped_upstream_still_ends_on_a_stop_signal() {
-    use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("proxy-stopped");
     // As a job stopped by its terminal would be: the signal passed on lands once continued.
     let mut child = proxy_over_script(&dir, "kill -STOP $$; exec sleep 30", false);
@@ -453,9 +459,7 @@ fn a_stopped_upstream_still_ends_on_a_stop_signal() {
     within_10_s("the upstream did not stop", || {
         std::fs::read_to_string(&stat).is_ok_and(|s| s.contains(") T "))
     });
-    kill("-TERM", &child.id().to_string());
-    assert_eq!(exited(&mut child).signal(), Some(15));
-    assert!(ends(&dir, "pid"), "the upstream was left running");
+    ended_by_sigterm(&mut child, &dir);
 }
 
 #[cfg(target_os = "linux")]
@@ -539,7 +543,6 @@ fn a_ctrl_c_in_a_terminal_lets_the_upstream_finish_first() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_signal_the_proxy_was_started_ignoring_stays_ignored() {
-    use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("proxy-nohup");
     let pid = dir.join("pid");
     let script = format!("echo $$ > '{}'; exec sleep 30", pid.display());
@@ -555,9 +558,7 @@ fn a_signal_the_proxy_was_started_ignoring_stays_ignored() {
     // The kernel's word for it: SIGHUP (bit 0) still ignored, not caught to be passed on.
     let (ignored, caught) =
         (signal_mask(child.id(), "SigIgn:"), signal_mask(child.id(), "SigCgt:"));
-    kill("-TERM", &child.id().to_string());
-    assert_eq!(exited(&mut child).signal(), Some(15));
-    assert!(ends(&dir, "pid"), "the upstream was left running");
+    ended_by_sigterm(&mut child, &dir);
     assert!(ignored & 1 == 1 && caught & 1 == 0, "SigIgn {ignored:x} SigCgt {caught:x}");
 }
 
@@ -601,7 +602,6 @@ fn an_upstream_killed_by_a_signal_gives_128_plus_its_number() {
 #[cfg(target_os = "linux")]
 #[test]
 fn replay_ends_its_server_with_what_it_started() {
-    use std::os::unix::process::ExitStatusExt;
     let dir = crate::scratch("replay-groups");
     let transcript = dir.join("t.txt");
     std::fs::write(&transcript, "--> {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n<-- {}\n")
@@ -649,8 +649,6 @@ fn replay_ends_its_server_with_what_it_started() {
     // A SIGTERM to replay alone, while it waits.
     let mut child = replay("20000");
     started(&pid, child.id());
-    kill("-TERM", &child.id().to_string());
-    assert_eq!(exited(&mut child).signal(), Some(15));
-    assert!(ends(&dir, "pid"), "the server was left running");
+    ended_by_sigterm(&mut child, &dir);
     assert!(ends(&dir, "kid"), "the server's child was left running");
 }

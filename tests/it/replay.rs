@@ -480,21 +480,23 @@ fn update_refuses_to_write_what_would_not_read_back() {
     // when the file is read again.
     let script = r#"read x; printf '{"jsonrpc":"2.0","id":1,"result":{}}\r\r\n'; cat >/dev/null"#;
     let text = format!("# ping\n--> {PING}\n<-- {{}}\n");
-    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "sh", "-c", script]);
-    assert!(
-        out.contains(
-            "FAILED\n  line 3: would not read back as written: \
-             \"<-- {\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\\r\"; \
-             --update left the file as it was\n"
-        ),
-        "{out}"
-    );
-    assert_eq!(after, text);
+    let said = "FAILED\n  line 3: would not read back as written: \
+                \"<-- {\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\\r\"; \
+                --update left the file as it was\n";
+    update_is_refused(&dir, &text, &["sh", "-c", script], said);
     // A file of server lines alone, and a server that now writes none: nothing would be left.
     let text = format!("# a banner\n<-- {PING}\n");
-    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "true"]);
-    let refused = "the updated file holds no messages (no -->, -->~ or <-- line); --update left";
-    assert!(out.contains(refused), "{out}");
+    let said = "the updated file holds no messages (no -->, -->~ or <-- line); --update left";
+    update_is_refused(&dir, &text, &["true"], said);
+}
+
+/// `replay --update` of `text` against `server`: it fails saying `said`, and leaves the file
+/// as it was.
+fn update_is_refused(dir: &std::path::Path, text: &str, server: &[&str], said: &str) {
+    let args: Vec<&str> =
+        ["--update", "{}", "--"].into_iter().chain(server.iter().copied()).collect();
+    let (out, after) = replay_text(dir, text, &[], &args);
+    assert!(out.contains(said), "{out}");
     assert_eq!(after, text);
 }
 
@@ -633,10 +635,8 @@ fn update_refuses_a_server_line_that_is_not_json() {
     let dir = crate::scratch("replay-update-garbage");
     let text = format!("--> {PING}\n<-- {PING}\n");
     let server = "read x; echo garbage; cat >/dev/null";
-    let (out, after) = replay_text(&dir, &text, &[], &["--update", "{}", "--", "sh", "-c", server]);
     let said = "FAILED\n  the server wrote a line that cannot be read as JSON (expected value";
-    assert!(out.contains(said), "{out}");
-    assert_eq!(after, text);
+    update_is_refused(&dir, &text, &["sh", "-c", server], said);
 }
 
 #[test]

@@ -243,7 +243,7 @@ fn stop_forwarding() {
 /// signal should end of it, so that what started it knows (a shell's loop stops at a
 /// Ctrl-C only when its job died of SIGINT).
 #[cfg(unix)]
-pub fn end_by(number: i32) {
+fn end_by(number: i32) {
     // SAFETY: both calls take integers; 0 is SIG_DFL.
     unsafe {
         signal(number, 0);

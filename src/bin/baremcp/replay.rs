@@ -11,11 +11,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use super::process_group::reaped;
-use super::process_group::{
-    end_by_passed_on, forward_stop_signals, kill_group, upstream_placement,
-};
-use super::process_group::{prepare_upstream, waited};
+use super::process_group::{end_by_passed_on, forward_stop_signals, kill_group};
+use super::process_group::{prepare_upstream, reaped, upstream_placement, waited};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;

@@ -145,8 +145,13 @@ impl LoadError {
                 problems.iter().map(|p| format!("{}: {p}", path.display())).collect()
             }
         };
-        lines.iter().map(|line| printable(line)).collect::<Vec<_>>().join("\n")
+        printable_lines(&lines)
     }
+}
+
+/// `lines`, each [`printable`], one under the other.
+fn printable_lines(lines: &[String]) -> String {
+    lines.iter().map(|line| printable(line)).collect::<Vec<_>>().join("\n")
 }
 
 /// `text`, one line, with its control characters escaped as JSON escapes them (`\n`,
@@ -520,7 +525,7 @@ impl Manifest {
         for p in &self.prompts {
             lines.push(format!("prompt {} ({} arguments)", p.name, p.arguments.len()));
         }
-        lines.iter().map(|line| printable(line)).collect::<Vec<_>>().join("\n")
+        printable_lines(&lines)
     }
 }
 

@@ -1,9 +1,10 @@
 //! The `--http` mode of `benches/bench.rs`: keep-alive `tools/call hello` requests per second,
 //! their p50/p99/p99.9 latency, the server's CPU time per call and its peak memory, with 1, 16
 //! and 64 concurrent clients, for the release `baremcp --http` (2026-07-28 stateless requests,
-//! and calls in legacy sessions) against `benches/floor_http.rs` and rmcp's Streamable HTTP
-//! server (`benches/rmcp_peer`, both eras, built here when it can be) in the same run, rounds
-//! interleaved; every reply is checked for its id and greeting.
+//! and calls in legacy sessions) against `benches/floor_http.rs` (a thread per connection,
+//! and `--one-thread`) and rmcp's Streamable HTTP server (`benches/rmcp_peer`, both eras, built
+//! here when it can be) in the same run, rounds interleaved; every reply is checked for its id
+//! and greeting.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,14 +31,17 @@ enum Kind {
 enum Server {
     Ours,
     Floor,
+    /// The floor serving every connection on one thread.
+    OneThread,
     Rmcp,
 }
 
 /// Every server measured, with the requests it is sent and its name in the table.
-const RUNS: [(Server, Kind, &str); 5] = [
+const RUNS: [(Server, Kind, &str); 6] = [
     (Server::Ours, Kind::Modern, "baremcp, 2026-07-28"),
     (Server::Ours, Kind::Legacy, "baremcp, legacy session"),
     (Server::Floor, Kind::Floor, "floor"),
+    (Server::OneThread, Kind::Floor, "floor, one thread"),
     (Server::Rmcp, Kind::Modern, "rmcp, 2026-07-28"),
     (Server::Rmcp, Kind::Legacy, "rmcp, legacy session"),
 ];
@@ -139,8 +143,8 @@ fn median(values: &mut [f64]) -> f64 {
     values[values.len() / 2]
 }
 
-fn start(binary: &Path) -> (Child, std::net::SocketAddr) {
-    load::spawn(binary, &[]).unwrap_or_else(|e| panic!("{e}"))
+fn start(binary: &Path, args: &[&str]) -> (Child, std::net::SocketAddr) {
+    load::spawn(binary, args).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Builds `benches/rmcp_peer` (a project of its own, fetched from crates.io the first time)
@@ -209,12 +213,13 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
             // Rotate which goes first so drift in the machine hits all alike.
             let which = runs[(round + k) % runs.len()];
             let (server, kind, _) = RUNS[which];
-            let binary = match server {
-                Server::Ours => ours,
-                Server::Floor => floor,
-                Server::Rmcp => rmcp.unwrap_or(ours),
+            let (binary, args): (&Path, &[&str]) = match server {
+                Server::Ours => (ours, &[]),
+                Server::Floor => (floor, &[]),
+                Server::OneThread => (floor, &["--one-thread"]),
+                Server::Rmcp => (rmcp.unwrap_or(ours), &[]),
             };
-            let (mut child, addr) = start(binary);
+            let (mut child, addr) = start(binary, args);
             for (level, &(clients, calls)) in levels.iter().enumerate() {
                 samples[level][which].push(measure(addr, child.id(), kind, clients, calls));
             }
@@ -234,13 +239,15 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
     );
     println!(
         "| clients | server | calls/s | p50 | p99 | p99.9 | CPU/call | peak | \
-         calls/s vs floor | vs rmcp | CPU vs floor | p99 vs floor |"
+         calls/s vs floor | vs rmcp | CPU vs floor | p99 vs floor | \
+         vs one-thread floor: calls/s, CPU, p99 |"
     );
-    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
     for (level, &(clients, _)) in levels.iter().enumerate() {
         let all: Vec<Option<Summary>> =
             samples[level].iter().map(|runs| (!runs.is_empty()).then(|| summary(runs))).collect();
         let floor = all[2].as_ref().expect("the floor is always measured");
+        let one = all[3].as_ref().expect("the one-thread floor is always measured");
         for &which in &runs {
             let (server, kind, name) = RUNS[which];
             let s = all[which].as_ref().expect("measured");
@@ -250,15 +257,19 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
                 Some(r) if server == Server::Ours => format!("{:.2}x", s.rate / r.rate),
                 _ => "-".into(),
             };
-            let vs_floor = if server == Server::Floor {
-                "- | - | - | - |".to_string()
-            } else {
-                format!(
-                    "{:.2}x | {vs_rmcp} | {:.2}x | {:.2}x |",
-                    s.rate / floor.rate,
-                    s.cpu_us / floor.cpu_us,
-                    s.p99 / floor.p99
-                )
+            // Calls/s, CPU per call and p99 against a floor.
+            let ratios = |f: &Summary| (s.rate / f.rate, s.cpu_us / f.cpu_us, s.p99 / f.p99);
+            let (rate, cpu, p99) = ratios(floor);
+            let vs_floor = match server {
+                Server::Floor => "- | - | - | - | - |".to_string(),
+                Server::Ours => {
+                    let (one_rate, one_cpu, one_p99) = ratios(one);
+                    format!(
+                        "{rate:.2}x | {vs_rmcp} | {cpu:.2}x | {p99:.2}x | \
+                         {one_rate:.2}x, {one_cpu:.2}x, {one_p99:.2}x |"
+                    )
+                }
+                _ => format!("{rate:.2}x | {vs_rmcp} | {cpu:.2}x | {p99:.2}x | - |"),
             };
             println!(
                 "| {clients} | {name} | {:.0} | {:.0} us | {:.0} us | {:.0} us | {:.1} us | \

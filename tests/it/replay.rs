@@ -50,6 +50,12 @@ fn own_transcripts_pass_against_the_binary_as_an_external_command() {
     let args: Vec<&str> = files.iter().map(String::as_str).collect();
     let (out, _) = replay(&args);
     assert!(out.status.success(), "{}", stdout(&out));
+    // A report that cannot be written (its reader gone, as `| head` leaves it) has not shown
+    // that every file passed: the run fails.
+    let mut child =
+        Command::new(bin()).arg("replay").args(&files[..2]).stdout(Stdio::piped()).spawn().unwrap();
+    drop(child.stdout.take());
+    assert_eq!(child.wait().unwrap().code(), Some(1));
 }
 
 #[test]

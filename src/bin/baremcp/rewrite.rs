@@ -2,6 +2,10 @@
 //! is replaced, lines are added or removed where the server now writes more or fewer, and
 //! every other byte stays as it was (notes where they were, blank lines, each line's ending).
 
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
 use super::transcript::{Entry, Json, first_difference};
 
 /// A line the server wrote: how many client lines had been sent before it (the `-->` line it
@@ -167,10 +171,68 @@ impl Line<'_> {
     }
 }
 
+/// Puts `bytes` in place of `file`'s contents in one step: written to a new file beside it
+/// (beside its target, for a symbolic link), synced, then renamed over it, so that a crash, a
+/// full disk or a stop signal midway leaves the old transcript or the new one, never a part of
+/// it. The new file takes the old one's permissions. Where its directory takes no new file,
+/// the file is written over in place, as the only way left.
+pub fn replace(file: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = fs::canonicalize(file)?;
+    let permissions = fs::metadata(&target)?.permissions();
+    let mut name = std::ffi::OsString::from(".");
+    name.push(target.file_name().unwrap_or_default());
+    name.push(format!(".update-{}", std::process::id()));
+    let temporary = target.with_file_name(name);
+    let mut new = match OpenOptions::new().write(true).create_new(true).open(&temporary) {
+        Ok(new) => new,
+        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => return fs::write(&target, bytes),
+        Err(e) => return Err(e),
+    };
+    let done = new
+        .write_all(bytes)
+        .and_then(|()| new.sync_all())
+        .and_then(|()| new.set_permissions(permissions))
+        .and_then(|()| fs::rename(&temporary, &target));
+    if done.is_err() {
+        let _ = fs::remove_file(&temporary);
+    }
+    done
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::transcript::parse;
     use super::*;
+
+    #[test]
+    fn a_file_is_replaced_whole_keeping_its_permissions_and_links() {
+        let dir = std::env::temp_dir().join(format!("baremcp-replace-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir(&dir).unwrap();
+        let file = dir.join("t.jsonl");
+        fs::write(&file, "old\n").unwrap();
+        // A reader that opened the old file reads the old file to its end: it was not cut
+        // and written over, as an interrupted write would leave it.
+        let mut reader = fs::File::open(&file).unwrap();
+        replace(&file, b"new, and longer\n").unwrap();
+        assert_eq!(io::read_to_string(&mut reader).unwrap(), "old\n");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "new, and longer\n");
+        let names = |dir: &Path| fs::read_dir(dir).unwrap().count();
+        assert_eq!(names(&dir), 1, "nothing is left beside it");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::{PermissionsExt, symlink};
+            fs::set_permissions(&file, fs::Permissions::from_mode(0o640)).unwrap();
+            let link = dir.join("link.jsonl");
+            symlink(&file, &link).unwrap();
+            replace(&link, b"through the link\n").unwrap();
+            assert!(fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+            assert_eq!(fs::read_to_string(&file).unwrap(), "through the link\n");
+            assert_eq!(fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o640);
+            assert_eq!(names(&dir), 2);
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// `text` rewritten for `answers`; the new text must parse back as `rewrite` says.
     fn update(text: &str, answers: &[(usize, &str)]) -> String {

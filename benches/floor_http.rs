@@ -6,10 +6,9 @@
 //!
 //! - by default, a thread per keep-alive connection, the head read line by line: what a
 //!   server that answers on the thread that read the request can reach;
-//! - `--one-thread` (Linux): every connection on one thread over `epoll`, what a server whose
-//!   handlers all run on one thread can reach at best, as baremcp's do: there is nothing
-//!   between the request's bytes and its handler, no hand-over to another thread, but one core
-//!   does all of the server's work, and the clients queue on it.
+//! - `--one-thread` (Linux): every connection on one thread over `epoll`, what a server doing
+//!   all of a request's work on one thread can reach at best: nothing between the request's
+//!   bytes and its handler, no hand-over to another thread, but one thread for all of it.
 //!
 //! `floor_http --http ADDR` (port 0: any) says where it listens on stderr, as baremcp does.
 
@@ -24,8 +23,12 @@ fn main() -> io::Result<()> {
         .nth(1)
         .unwrap_or_else(|| "127.0.0.1:0".into());
     let listener = TcpListener::bind(&addr)?;
+    let one_thread = std::env::args().any(|a| a == "--one-thread");
+    if one_thread && !cfg!(target_os = "linux") {
+        return Err(io::Error::other("--one-thread needs Linux (epoll)"));
+    }
     eprintln!("serving MCP at http://{}/mcp", listener.local_addr()?);
-    if std::env::args().any(|a| a == "--one-thread") {
+    if one_thread {
         return one_thread::serve(listener);
     }
     for stream in listener.incoming().flatten() {
@@ -99,6 +102,7 @@ mod one_thread {
         events: u32,
         key: u64,
     }
+    const _: () = assert!(size_of::<Event>() == if cfg!(target_arch = "x86_64") { 12 } else { 16 });
 
     const EPOLLIN: u32 = 1;
     const EPOLL_CTL_ADD: i32 = 1;
@@ -145,13 +149,7 @@ mod one_thread {
             };
             for &Event { key, .. } in &events[..ready] {
                 if key == LISTENER {
-                    while let Ok((stream, _)) = listener.accept() {
-                        stream.set_nonblocking(true)?;
-                        stream.set_nodelay(true)?;
-                        watch(epoll, stream.as_raw_fd(), next)?;
-                        connections.insert(next, Connection { stream, unread: Vec::new() });
-                        next += 1;
-                    }
+                    accept_all(&listener, epoll, &mut connections, &mut next);
                     continue;
                 }
                 let Some(connection) = connections.get_mut(&key) else { continue };
@@ -161,12 +159,41 @@ mod one_thread {
                         connection.unread.extend_from_slice(&chunk[..n]);
                         answer_all(connection, &mut out).is_err()
                     }
-                    Err(e) => e.kind() != io::ErrorKind::WouldBlock,
+                    Err(e) => {
+                        !matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted)
+                    }
                 };
                 // Dropping the stream closes it, which takes it out of the epoll set.
                 if over {
                     connections.remove(&key);
                 }
+            }
+        }
+    }
+
+    /// Takes every connection waiting. One that cannot be watched is closed; running out of
+    /// descriptors leaves the rest waiting (the listener is then ready again at once: a floor
+    /// does not back off).
+    fn accept_all(
+        listener: &TcpListener,
+        epoll: i32,
+        connections: &mut HashMap<u64, Connection>,
+        next: &mut u64,
+    ) {
+        loop {
+            match listener.accept() {
+                Ok((stream, _)) => {
+                    let watched = stream
+                        .set_nonblocking(true)
+                        .and_then(|()| stream.set_nodelay(true))
+                        .and_then(|()| watch(epoll, stream.as_raw_fd(), *next));
+                    if watched.is_ok() {
+                        connections.insert(*next, Connection { stream, unread: Vec::new() });
+                        *next += 1;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
             }
         }
     }
@@ -192,7 +219,8 @@ mod one_thread {
 
 #[cfg(not(target_os = "linux"))]
 mod one_thread {
+    /// `main` refuses `--one-thread` here before it says where it listens.
     pub fn serve(_: std::net::TcpListener) -> std::io::Result<()> {
-        Err(std::io::Error::other("--one-thread needs Linux (epoll)"))
+        unreachable!("--one-thread needs Linux")
     }
 }

@@ -246,8 +246,11 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
     for (level, &(clients, _)) in levels.iter().enumerate() {
         let all: Vec<Option<Summary>> =
             samples[level].iter().map(|runs| (!runs.is_empty()).then(|| summary(runs))).collect();
-        let floor = all[2].as_ref().expect("the floor is always measured");
-        let one = all[3].as_ref().expect("the one-thread floor is always measured");
+        let measured = |server| {
+            let at = RUNS.iter().position(|r| r.0 == server).expect("in RUNS");
+            all[at].as_ref().expect("the floors are always measured")
+        };
+        let (floor, one) = (measured(Server::Floor), measured(Server::OneThread));
         for &which in &runs {
             let (server, kind, name) = RUNS[which];
             let s = all[which].as_ref().expect("measured");

@@ -51,11 +51,18 @@ fn own_transcripts_pass_against_the_binary_as_an_external_command() {
     let (out, _) = replay(&args);
     assert!(out.status.success(), "{}", stdout(&out));
     // A report that cannot be written (its reader gone, as `| head` leaves it) has not shown
-    // that every file passed: the run fails.
-    let mut child =
-        Command::new(bin()).arg("replay").args(&files[..2]).stdout(Stdio::piped()).spawn().unwrap();
-    drop(child.stdout.take());
-    assert_eq!(child.wait().unwrap().code(), Some(1));
+    // that every file passed: the run fails; so does `validate`'s.
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut replay = Command::new(bin());
+    replay.arg("replay").args(&files[..2]).stdout(writer.try_clone().unwrap());
+    assert_eq!(replay.status().unwrap().code(), Some(1));
+    let dir = crate::scratch("closed-verdict");
+    std::fs::write(dir.join("schema.json"), r#"{"type": "string"}"#).unwrap();
+    std::fs::write(dir.join("one.json"), "1").unwrap();
+    let mut validate = Command::new(bin());
+    validate.current_dir(&dir).args(["validate", "schema.json", "one.json"]).stdout(writer);
+    assert_eq!(validate.status().unwrap().code(), Some(1));
 }
 
 #[test]

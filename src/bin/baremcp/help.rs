@@ -150,8 +150,8 @@ pub const VALIDATE: Help = Help {
             HELP_OPT,
         ],
     )],
-    after: "exit 0: all valid, 1: some invalid, 2: a file unreadable or not JSON, or the schema \
-            malformed",
+    after: "exit 0: all valid, 1: some invalid (or the output closed early), 2: a file \
+            unreadable or not JSON, or the schema malformed",
 };
 
 pub const CHECK: Help = Help {
@@ -185,7 +185,7 @@ what it writes, as JSON, with the <-- lines.",
             HELP_OPT,
         ],
     )],
-    after: "exit 0: all passed, 1: one failed",
+    after: "exit 0: all passed, 1: one failed (or the output closed early)",
 };
 
 pub const PROXY: Help = Help {

@@ -32,12 +32,23 @@ const LOG: &str = "baremcp::stdio";
 fn main() -> ExitCode {
     match run() {
         Ok(code) => code,
-        // Whoever read our stdout is gone (a closed pipe, `| head`): so are we, quietly.
+        // Whoever read our stdout is gone (a closed pipe, `| head`): so are we, quietly (a
+        // verdict that could not all be written fails: see `verdict`).
         Err(e) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("baremcp: {e}");
             ExitCode::from(2)
         }
+    }
+}
+
+/// The exit code of a command whose output is a verdict (`validate`, `replay`): one whose
+/// report could not all be written (its reader gone, as `| head` leaves it) has not shown
+/// that everything passed, so it fails, quietly.
+fn verdict(code: io::Result<i32>) -> io::Result<i32> {
+    match code {
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(1),
+        code => code,
     }
 }
 
@@ -70,7 +81,8 @@ fn run() -> io::Result<ExitCode> {
         }
         Command::Validate { schema, instances, jsonl } => {
             init_logger(None, None)?;
-            validate::run(&schema, &instances, jsonl, &mut io::stdout().lock(), &mut io::stderr())?
+            let (out, err) = (&mut io::stdout().lock(), &mut io::stderr());
+            verdict(validate::run(&schema, &instances, jsonl, out, err))?
         }
         Command::Check(path) => {
             let manifest = match manifest::load(&path) {
@@ -92,7 +104,7 @@ fn run() -> io::Result<ExitCode> {
         }
         Command::Replay(options) => {
             init_logger(None, None)?;
-            replay::run(&options, &mut io::stdout().lock())?
+            verdict(replay::run(&options, &mut io::stdout().lock()))?
         }
         Command::Proxy(options) => {
             init_logger(None, None)?;

@@ -1,10 +1,12 @@
 //! How `baremcp replay --update` writes a transcript back: a `<--` line whose answer changed
 //! is replaced, lines are added or removed where the server now writes more or fewer, and
-//! every other byte stays as it was (notes where they were, blank lines, each line's ending).
+//! every other byte stays as it was (notes where they were, blank lines, each line's ending);
+//! and how the new text takes the old one's place.
 
+use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
-use std::io::{self, Write};
-use std::path::Path;
+use std::io::{self, ErrorKind, Write};
+use std::path::{Path, PathBuf};
 
 use super::transcript::{Entry, Json, first_difference};
 
@@ -174,29 +176,59 @@ impl Line<'_> {
 /// Puts `bytes` in place of `file`'s contents in one step: written to a new file beside it
 /// (beside its target, for a symbolic link), synced, then renamed over it, so that a crash, a
 /// full disk or a stop signal midway leaves the old transcript or the new one, never a part of
-/// it. The new file takes the old one's permissions. Where its directory takes no new file,
-/// the file is written over in place, as the only way left.
+/// it. The new file takes the old one's permissions and, where it may, its owner; other hard
+/// links to the old file keep the old text. A read-only file is refused, as a write to it
+/// would be. Where its directory takes no new file (or no longer name), the file is written
+/// over in place, as the only way left.
 pub fn replace(file: &Path, bytes: &[u8]) -> io::Result<()> {
     let target = fs::canonicalize(file)?;
-    let permissions = fs::metadata(&target)?.permissions();
-    let mut name = std::ffi::OsString::from(".");
-    name.push(target.file_name().unwrap_or_default());
-    name.push(format!(".update-{}", std::process::id()));
-    let temporary = target.with_file_name(name);
-    let mut new = match OpenOptions::new().write(true).create_new(true).open(&temporary) {
-        Ok(new) => new,
-        Err(e) if e.kind() == io::ErrorKind::PermissionDenied => return fs::write(&target, bytes),
+    let old = fs::metadata(&target)?;
+    if old.permissions().readonly() {
+        return Err(io::Error::new(ErrorKind::PermissionDenied, "the file is read-only"));
+    }
+    let (mut new, temporary) = match beside(&target) {
+        Ok(made) => made,
+        Err(e) if matches!(e.kind(), ErrorKind::PermissionDenied | ErrorKind::InvalidFilename) => {
+            return fs::write(&target, bytes);
+        }
         Err(e) => return Err(e),
     };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        // Only root may give a file away: anyone else's new file stays theirs.
+        let _ = std::os::unix::fs::fchown(&new, Some(old.uid()), Some(old.gid()));
+    }
+    // Permissions first: a private transcript is never readable by others on the way.
     let done = new
-        .write_all(bytes)
+        .set_permissions(old.permissions())
+        .and_then(|()| new.write_all(bytes))
         .and_then(|()| new.sync_all())
-        .and_then(|()| new.set_permissions(permissions))
         .and_then(|()| fs::rename(&temporary, &target));
     if done.is_err() {
         let _ = fs::remove_file(&temporary);
     }
-    done
+    done.map_err(|e| io::Error::new(e.kind(), format!("{e} (by way of {})", temporary.display())))
+}
+
+/// A new file beside `target`, named after it (`.NAME.update-PID`, then `-1`, `-2`, ... past
+/// ones a crash left), and its path.
+fn beside(target: &Path) -> io::Result<(fs::File, PathBuf)> {
+    let mut n = 0;
+    loop {
+        let mut name = OsString::from(".");
+        name.push(target.file_name().unwrap_or_default());
+        name.push(format!(".update-{}", std::process::id()));
+        if n > 0 {
+            name.push(format!("-{n}"));
+        }
+        let path = target.with_file_name(name);
+        match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists && n < 100 => n += 1,
+            Err(e) => return Err(io::Error::new(e.kind(), format!("{}: {e}", path.display()))),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -219,6 +251,23 @@ mod tests {
         assert_eq!(fs::read_to_string(&file).unwrap(), "new, and longer\n");
         let names = |dir: &Path| fs::read_dir(dir).unwrap().count();
         assert_eq!(names(&dir), 1, "nothing is left beside it");
+        // What a crash left under this process's name is passed over, and left alone.
+        let stale = dir.join(format!(".t.jsonl.update-{}", std::process::id()));
+        fs::write(&stale, "stale").unwrap();
+        replace(&file, b"past a stale one\n").unwrap();
+        assert_eq!(fs::read_to_string(&file).unwrap(), "past a stale one\n");
+        assert_eq!(fs::read_to_string(&stale).unwrap(), "stale");
+        fs::remove_file(&stale).unwrap();
+        // A read-only file is refused, as writing to it would be, and stays as it was.
+        let mut read_only = fs::metadata(&file).unwrap().permissions();
+        read_only.set_readonly(true);
+        fs::set_permissions(&file, read_only.clone()).unwrap();
+        let refused = replace(&file, b"no").unwrap_err();
+        assert_eq!(refused.kind(), ErrorKind::PermissionDenied, "{refused}");
+        assert_eq!(fs::read_to_string(&file).unwrap(), "past a stale one\n");
+        #[allow(clippy::permissions_set_readonly_false)]
+        read_only.set_readonly(false);
+        fs::set_permissions(&file, read_only).unwrap();
         #[cfg(unix)]
         {
             use std::os::unix::fs::{PermissionsExt, symlink};

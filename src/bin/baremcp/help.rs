@@ -150,8 +150,8 @@ pub const VALIDATE: Help = Help {
             HELP_OPT,
         ],
     )],
-    after: "exit 0: all valid, 1: some invalid (or the output closed early), 2: a file \
-            unreadable or not JSON, or the schema malformed",
+    after: "exit 0: all valid, 1: some invalid (or the output closed early),\n\
+            2: a file unreadable or not JSON, or the schema malformed",
 };
 
 pub const CHECK: Help = Help {

@@ -50,8 +50,13 @@ fn own_transcripts_pass_against_the_binary_as_an_external_command() {
     let args: Vec<&str> = files.iter().map(String::as_str).collect();
     let (out, _) = replay(&args);
     assert!(out.status.success(), "{}", stdout(&out));
+}
+
+#[test]
+fn a_verdict_whose_output_closes_early_fails() {
     // A report that cannot be written (its reader gone, as `| head` leaves it) has not shown
-    // that every file passed: the run fails; so does `validate`'s.
+    // that every file passed: replay fails, and so does `validate`.
+    let files = transcripts("transcripts");
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
     let mut replay = Command::new(bin());

@@ -32,7 +32,7 @@ pub fn own_group(_command: &mut Command) {}
 /// How the proxy places its upstream (and replay its servers): in a group of its own, or in
 /// the proxy's own group when the proxy is a terminal's foreground job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Placement {
+enum Placement {
     /// A group of its own: the stop signals the proxy gets are passed on to it whole, once
     /// each, whether they were sent to the proxy alone or to the proxy's group.
     OwnGroup,
@@ -45,18 +45,23 @@ pub enum Placement {
     Shared,
 }
 
-/// Where the proxy's upstream (or replay's server) goes: [`Placement::Shared`] when this
-/// process is a terminal's foreground job talking through the terminal.
-pub fn upstream_placement() -> Placement {
-    if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup }
+/// Starts `command` (the proxy's upstream, a replay's server): placed as [`Placement`] says
+/// suits this process ([`Placement::Shared`] when it is a terminal's foreground job talking
+/// through the terminal), on Linux killed when this process dies, however it dies (SIGKILL
+/// leaves no handler to pass anything on), and sent the stop signals this process gets
+/// ([`forward_stop_signals`]). The kernel sends the death signal when the thread that
+/// started the child ends, so call this on the thread that lives as long as the process (the
+/// main thread, as the proxy and replay do).
+pub fn spawn_upstream(command: &mut Command) -> std::io::Result<Child> {
+    let placement = if in_terminal_foreground() { Placement::Shared } else { Placement::OwnGroup };
+    prepare_upstream(command, placement);
+    let child = command.spawn()?;
+    forward_stop_signals(&child, placement);
+    Ok(child)
 }
 
-/// Readies `command` (the proxy's upstream, a replay's server) to be started: placed as
-/// `placement` says, and on Linux killed when this process dies, however it dies (SIGKILL
-/// leaves no handler to pass anything on). The kernel sends that when the thread that
-/// started the child ends, so call this on the thread that lives as long as the process
-/// (the main thread, as the proxy and replay do).
-pub fn prepare_upstream(command: &mut Command, placement: Placement) {
+/// Readies `command` to be started as `placement` says, dying with this process on Linux.
+fn prepare_upstream(command: &mut Command, placement: Placement) {
     if placement == Placement::OwnGroup {
         own_group(command);
     }
@@ -160,9 +165,9 @@ const SIGTERM: i32 = 15;
 /// a terminal's Ctrl-C or `timeout` reach the upstream (and what it started, in a group of
 /// its own) once each; the proxy then leaves with the upstream's status. A second stop
 /// signal ends the proxy at once (after passing it on too), as does one after
-/// [`stop_forwarding`]. Call it again for each child in turn (replay's servers).
+/// [`stop_forwarding`]. Called again for each child in turn (replay's servers).
 #[cfg(unix)]
-pub fn forward_stop_signals(child: &Child, placement: Placement) {
+fn forward_stop_signals(child: &Child, placement: Placement) {
     const SIG_IGN: usize = 1;
     let Ok(pid) = i32::try_from(child.id()) else { return };
     let target = match placement {
@@ -182,10 +187,10 @@ pub fn forward_stop_signals(child: &Child, placement: Placement) {
 }
 
 #[cfg(not(unix))]
-pub fn forward_stop_signals(_child: &Child, _placement: Placement) {}
+fn forward_stop_signals(_child: &Child, _placement: Placement) {}
 
 /// What becomes readable once the first stop signal is passed on (or noted); call it once,
-/// before [`forward_stop_signals`].
+/// before [`spawn_upstream`].
 #[cfg(unix)]
 pub fn passed_on_notice() -> Option<std::io::PipeReader> {
     use std::os::fd::IntoRawFd;

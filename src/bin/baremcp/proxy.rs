@@ -31,11 +31,9 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 
-use super::process_group::end_by_passed_on;
 #[cfg(unix)]
 use super::process_group::passed_on;
-use super::process_group::upstream_placement;
-use super::process_group::{forward_stop_signals, passed_on_notice, prepare_upstream};
+use super::process_group::{end_by_passed_on, passed_on_notice, spawn_upstream};
 use super::recording::Recording;
 use super::transcript;
 use super::upstream::{GRACE, Upstream, UpstreamOutput};
@@ -139,15 +137,12 @@ pub fn run(options: ProxyOptions) -> io::Result<i32> {
     let mut command = Command::new(program);
     command.args(args).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit());
     // Its stop signals are passed on to it, and a SIGKILL to the proxy ends it too (Linux).
-    let placement = upstream_placement();
-    prepare_upstream(&mut command, placement);
-    let mut child = command.spawn().map_err(|e| {
+    let notice = passed_on_notice();
+    let mut child = spawn_upstream(&mut command).map_err(|e| {
         let why = format!("cannot start {}: {e}", program.to_string_lossy());
         sinks.record(&format!("# {why}"));
         io::Error::other(why)
     })?;
-    let notice = passed_on_notice();
-    forward_stop_signals(&child, placement);
     let options = Arc::new(options);
 
     let upstream_in = child.stdin.take().ok_or_else(|| io::Error::other("no upstream stdin"))?;

@@ -11,8 +11,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
-use super::process_group::{end_by_passed_on, forward_stop_signals, kill_group};
-use super::process_group::{prepare_upstream, reaped, upstream_placement, waited};
+use super::process_group::{end_by_passed_on, kill_group, reaped, spawn_upstream, waited};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
 use super::wait::exit_by;
@@ -164,10 +163,8 @@ impl Server {
         // ended with what it started, and replay's stop signals reach it; in a terminal's job
         // it shares replay's group, and may use the terminal (its stderr, a prompt) as any
         // job's processes may.
-        let placement = upstream_placement();
-        prepare_upstream(&mut command, placement);
-        let mut child = command.spawn().map_err(|e| format!("cannot start the server: {e}"))?;
-        forward_stop_signals(&child, placement);
+        let mut child =
+            spawn_upstream(&mut command).map_err(|e| format!("cannot start the server: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
         let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
         let max = options.max_message_bytes;

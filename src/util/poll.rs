@@ -1,6 +1,7 @@
 //! Waiting for a descriptor to become readable, with a timeout (`poll(2)`): how a
 //! single-threaded loop that would block in `read` wakes up now and then, and how an HTTP
-//! connection thread waits on its socket and a wake-up at once.
+//! connection thread waits on its socket and a wake-up at once. On Linux, `Epoll`: how the
+//! HTTP dispatching loop waits on many parked connections and its queue at once.
 
 #[cfg(unix)]
 use std::io;
@@ -111,6 +112,87 @@ fn poll_fds(fds: &mut [PollFd], timeout: Duration) -> io::Result<()> {
     }
 }
 
+/// An `epoll(7)` set of descriptors, each watched for input (level-triggered: a descriptor
+/// with unread input is reported at every wait) and its peer's leaving.
+#[cfg(target_os = "linux")]
+pub struct Epoll(std::os::fd::OwnedFd);
+
+/// `struct epoll_event` as x86_64 lays it out (packed there, for the 32-bit ABI's sake);
+/// other architectures align `data` naturally.
+#[cfg(target_os = "linux")]
+#[cfg_attr(target_arch = "x86_64", repr(C, packed))]
+#[cfg_attr(not(target_arch = "x86_64"), repr(C))]
+#[derive(Clone, Copy)]
+struct EpollEvent {
+    events: u32,
+    data: u64,
+}
+
+#[cfg(target_os = "linux")]
+unsafe extern "C" {
+    fn epoll_create1(flags: i32) -> i32;
+    fn epoll_ctl(epfd: i32, op: i32, fd: i32, event: *mut EpollEvent) -> i32;
+    fn epoll_wait(epfd: i32, events: *mut EpollEvent, max: i32, timeout_ms: i32) -> i32;
+}
+
+#[cfg(target_os = "linux")]
+impl Epoll {
+    /// A new, empty set (close-on-exec).
+    pub fn new() -> io::Result<Epoll> {
+        use std::os::fd::FromRawFd;
+        const EPOLL_CLOEXEC: i32 = 0o2_000_000;
+        // SAFETY: takes no pointers; a descriptor it returns is new and ours alone.
+        let fd = unsafe { epoll_create1(EPOLL_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        Ok(Epoll(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) }))
+    }
+
+    /// Watches `fd` for input and hang-ups (an `eventfd`, a socket).
+    pub fn add(&self, fd: RawFd) -> io::Result<()> {
+        const EPOLLIN: u32 = 0x1;
+        const EPOLLRDHUP: u32 = 0x2000;
+        const EPOLL_CTL_ADD: i32 = 1;
+        self.control(EPOLL_CTL_ADD, fd, EPOLLIN | EPOLLRDHUP)
+    }
+
+    /// Stops watching `fd`.
+    pub fn remove(&self, fd: RawFd) -> io::Result<()> {
+        const EPOLL_CTL_DEL: i32 = 2;
+        self.control(EPOLL_CTL_DEL, fd, 0)
+    }
+
+    fn control(&self, op: i32, fd: RawFd, events: u32) -> io::Result<()> {
+        use std::os::fd::AsRawFd;
+        let mut event = EpollEvent { events, data: fd as u64 };
+        // SAFETY: `event` is valid for the call (the kernel copies it); the set is ours.
+        match unsafe { epoll_ctl(self.0.as_raw_fd(), op, fd, &mut event) } {
+            0 => Ok(()),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    /// Waits up to `timeout` (whole milliseconds) for watched descriptors to be ready, and
+    /// puts them in `ready` (emptied first; at most 64 a wait). A signal ends the wait early.
+    pub fn wait(&self, ready: &mut Vec<RawFd>, timeout: Duration) {
+        use std::os::fd::AsRawFd;
+        const MOST: usize = 64;
+        ready.clear();
+        let mut events = [EpollEvent { events: 0, data: 0 }; MOST];
+        let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        // SAFETY: the kernel writes at most `MOST` entries into `events`, which holds as many
+        // for the whole call.
+        let n =
+            unsafe { epoll_wait(self.0.as_raw_fd(), events.as_mut_ptr(), MOST as i32, timeout_ms) };
+        for event in &events[..usize::try_from(n).unwrap_or(0)] {
+            let data = event.data;
+            ready.push(data as RawFd);
+        }
+    }
+}
+
 /// Without `poll`, a write is always tried (and may block).
 #[cfg(not(unix))]
 pub fn writable_within(_fd: RawFd, _timeout: Duration) -> bool {
@@ -132,6 +214,38 @@ mod tests {
     use std::time::Instant;
 
     extern "C" fn nothing(_signal: i32) {}
+
+    #[test]
+    fn an_epoll_set_reports_what_has_input_until_it_is_read_or_removed() {
+        use std::io::Read;
+        use std::os::unix::net::UnixStream;
+        let epoll = Epoll::new().unwrap();
+        let (mut a, mut b) = UnixStream::pair().unwrap();
+        let (c, _d) = UnixStream::pair().unwrap();
+        epoll.add(a.as_raw_fd()).unwrap();
+        epoll.add(c.as_raw_fd()).unwrap();
+        let mut ready = vec![99];
+        let started = Instant::now();
+        epoll.wait(&mut ready, Duration::from_millis(50));
+        assert!(ready.is_empty() && started.elapsed() >= Duration::from_millis(40));
+        b.write_all(b"x").unwrap();
+        epoll.wait(&mut ready, Duration::from_secs(5));
+        assert_eq!(ready, [a.as_raw_fd()]);
+        // Level-triggered: still there until read.
+        epoll.wait(&mut ready, Duration::ZERO);
+        assert_eq!(ready, [a.as_raw_fd()]);
+        a.read_exact(&mut [0]).unwrap();
+        epoll.wait(&mut ready, Duration::ZERO);
+        assert!(ready.is_empty());
+        // A peer that leaves is reported; a removed descriptor is not.
+        drop(b);
+        epoll.wait(&mut ready, Duration::from_secs(5));
+        assert_eq!(ready, [a.as_raw_fd()]);
+        epoll.remove(a.as_raw_fd()).unwrap();
+        epoll.wait(&mut ready, Duration::ZERO);
+        assert!(ready.is_empty());
+        assert!(epoll.remove(a.as_raw_fd()).is_err(), "removed once");
+    }
 
     /// A signal while a thread waits for room in a full pipe is no room: a write begun then
     /// would block.

@@ -5,7 +5,8 @@
 //! in each of [`LANES`] lanes, so that what one kind of sender queues cannot crowd out
 //! another's. An item can be withdrawn by its sender while it waits (its bytes are freed at
 //! once), and the receiver can take the first item that suits it, leaving the others in place
-//! and in order.
+//! and in order. A receiver that waits on something else as well (the HTTP loop in `epoll`)
+//! arms a bell instead of sleeping here: the next send rings it.
 
 use std::collections::VecDeque;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -16,6 +17,8 @@ struct Shared<T> {
     ready: Condvar,
     capacity: usize,
     max_bytes: usize,
+    /// What a send rings while the receiver waits elsewhere ([`Receiver::arm`]).
+    bell: std::sync::OnceLock<Box<dyn Fn() + Send + Sync>>,
 }
 
 struct State<T> {
@@ -30,9 +33,18 @@ struct State<T> {
     /// How many receive calls sleep on the condition variable: only then does a send or the
     /// last sender's drop wake one (a wake-up nobody waits for still costs a system call).
     waiting: usize,
+    /// The receiver waits elsewhere: the next send (or the last sender's drop) rings the bell.
+    armed: bool,
 }
 
 impl<T> Shared<T> {
+    /// Rings the bell if the receiver armed it (taking `armed` back), after the lock is let go.
+    fn ring_if(&self, armed: bool) {
+        if armed && let Some(ring) = self.bell.get() {
+            ring();
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -96,9 +108,11 @@ pub fn sized_queue<T>(capacity: usize, max_bytes: usize) -> (Sender<T>, Receiver
         senders: 1,
         receiving: true,
         waiting: 0,
+        armed: false,
     };
-    let shared =
-        Arc::new(Shared { state: Mutex::new(state), ready: Condvar::new(), capacity, max_bytes });
+    let bell = std::sync::OnceLock::new();
+    let ready = Condvar::new();
+    let shared = Arc::new(Shared { state: Mutex::new(state), ready, capacity, max_bytes, bell });
     (Sender(shared.clone()), Receiver(shared))
 }
 
@@ -125,11 +139,13 @@ impl<T> Sender<T> {
         let ticket = state.ticket;
         state.items.push_back((item, Size { bytes, lane }, ticket));
         let waiting = state.waiting > 0;
+        let armed = std::mem::take(&mut state.armed);
         // Woken after the lock is let go, so the receiver does not wake only to wait for it.
         drop(state);
         if waiting {
             self.0.ready.notify_one();
         }
+        self.0.ring_if(armed);
         Ok(Ticket(ticket))
     }
 
@@ -159,14 +175,41 @@ impl<T> Drop for Sender<T> {
         let mut state = self.0.lock();
         state.senders -= 1;
         let waiting = state.waiting > 0 && state.senders == 0;
+        let armed = state.senders == 0 && std::mem::take(&mut state.armed);
         drop(state);
         if waiting {
             self.0.ready.notify_all();
         }
+        self.0.ring_if(armed);
     }
 }
 
 impl<T> Receiver<T> {
+    /// Sets what a send rings while the receiver is armed; once (later calls are ignored).
+    // The HTTP loop waits in `epoll` on Linux only.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn set_bell(&self, ring: impl Fn() + Send + Sync + 'static) {
+        let _ = self.0.bell.set(Box::new(ring));
+    }
+
+    /// Before waiting elsewhere: true when nothing waits here and senders remain, and then the
+    /// next send rings the bell; false when there is something to receive (or nothing ever
+    /// will be: every sender is gone).
+    // The HTTP loop waits in `epoll` on Linux only.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn arm(&self) -> bool {
+        let mut state = self.0.lock();
+        state.armed = state.items.is_empty() && state.senders > 0;
+        state.armed
+    }
+
+    /// After waiting elsewhere: sends no longer ring (a wait woken by something else).
+    // The HTTP loop waits in `epoll` on Linux only.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn disarm(&self) {
+        self.0.lock().armed = false;
+    }
+
     /// The next item, waiting up to `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Recv<T> {
         let deadline = Instant::now() + timeout;
@@ -309,5 +352,38 @@ mod tests {
         assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item('d')));
         drop(tx);
         assert!(matches!(rx.recv_matching(&mut seen, vowel, Duration::ZERO), Recv::Closed));
+    }
+
+    #[test]
+    fn an_armed_receiver_is_rung_once_by_the_next_send_or_the_last_drop() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (tx, rx) = sized_queue(10, 100);
+        let rung = Arc::new(AtomicUsize::new(0));
+        let counter = rung.clone();
+        rx.set_bell(move || {
+            counter.fetch_add(1, Ordering::Relaxed);
+        });
+        tx.send_sized(1, 0).unwrap();
+        assert_eq!(rung.load(Ordering::Relaxed), 0, "not armed: no ring");
+        assert!(!rx.arm(), "an item waits: nothing to arm for");
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item(1)));
+        assert!(rx.arm());
+        tx.send_sized(2, 0).unwrap();
+        tx.send_sized(3, 0).unwrap();
+        assert_eq!(rung.load(Ordering::Relaxed), 1, "rung by the first send alone");
+        assert!(!rx.arm() && rung.load(Ordering::Relaxed) == 1);
+        while let Recv::Item(_) = rx.recv_timeout(Duration::ZERO) {}
+        assert!(rx.arm());
+        rx.disarm();
+        tx.send_sized(4, 0).unwrap();
+        assert_eq!(rung.load(Ordering::Relaxed), 1, "disarmed: no ring");
+        assert!(matches!(rx.recv_timeout(Duration::ZERO), Recv::Item(4)));
+        let second = tx.clone();
+        assert!(rx.arm());
+        drop(tx);
+        assert_eq!(rung.load(Ordering::Relaxed), 1, "a sender remains");
+        drop(second);
+        assert_eq!(rung.load(Ordering::Relaxed), 2, "the last sender's drop rings");
+        assert!(!rx.arm(), "closed: nothing to wait for");
     }
 }

@@ -12,6 +12,7 @@
 //!   signals and unix sockets (`http_harness`: the server and client they share)
 //! - `http_operate`: what operators ask: the probes, `/metrics`, trace context from headers,
 //!   spans sent to a collector, prefixed session ids
+//! - `http_park`: keep-alive connections parked with the dispatching loop between requests
 //! - `http_load`: many HTTP clients at once against the binary; a slow tool beside quick refusals
 //! - `http_rules`, `http_bounds`: what issue 25's hostile campaign checked: HEAD, `Allow`, CORS,
 //!   principals bound to sessions and `requestState`, session ids in logs; memory, CPU and the
@@ -63,6 +64,8 @@ mod http_harness;
 mod http_jwks;
 mod http_load;
 mod http_operate;
+#[cfg(target_os = "linux")]
+mod http_park;
 mod http_process;
 mod http_rules;
 mod http_streams;

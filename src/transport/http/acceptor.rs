@@ -147,7 +147,7 @@ fn admit(
         .stack_size(512 * 1024)
         .spawn(move || {
             let _slot = slot;
-            exchange::serve(&leave.0, stream, name, ip);
+            exchange::serve(leave.0.clone(), stream, name, ip);
         });
     if let Err(e) = spawned {
         log::error!(target: LOG, "{peer}: cannot start a connection thread: {e}");

@@ -72,16 +72,27 @@ pub struct Shared {
     /// tool name → (lowercase header name, argument name). Read from the registry before
     /// serving; the tool list never changes while it serves.
     pub param_headers: HashMap<String, Vec<(String, String)>>,
+    /// Where connections wait between requests, watched by the dispatching loop (`park.rs`,
+    /// Linux); `None` where it cannot watch them.
+    pub dock: Option<Arc<dyn Dock>>,
+}
+
+/// Where a connection thread leaves its connection between requests, for the dispatching
+/// loop to watch.
+pub trait Dock: Send + Sync {
+    /// Parks `exchange` and sleeps until it comes back: the connection, and where to take it
+    /// up.
+    fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume);
 }
 
 /// Serves one connection from `peer` (at `ip`, for TCP) until it closes, idles out or
-/// breaks a rule.
-pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) {
+/// breaks a rule. Between requests the dispatching loop may watch it instead (`park`).
+pub fn serve(shared: Arc<Shared>, stream: Stream, peer: String, ip: Option<IpAddr>) {
     stream.set_nodelay();
     let _ = stream.set_write_timeout(Some(WRITE_TIMEOUT));
     let writer = Socket::new(stream);
     let reader = Reader::new(writer.clone());
-    let mut exchange = Exchange {
+    let mut exchange = Box::new(Exchange {
         shared,
         reader,
         writer,
@@ -94,52 +105,74 @@ pub fn serve(shared: &Shared, stream: Stream, peer: String, ip: Option<IpAddr>) 
         line: None,
         line_tried: false,
         answered: None,
-    };
+        parks: false,
+        on_loop: false,
+        unsent: Vec::new(),
+        handoff: None,
+    });
+    let mut resume = Resume::Read;
     loop {
-        let head = match exchange.reader.head(&shared.limits, &shared.stop) {
-            Ok(head) => head,
-            Err(ReadError::Closed) => return,
-            Err(ReadError::Status(status, why)) => {
-                shared.metrics.refused(Refusal::of_status(status));
-                log::info!(target: LOG, "{} - - {status} ({why})", exchange.peer);
-                let mut response = refusal(status, why).closing();
-                response.head_only = exchange.reader.head_request;
-                let _ = response.write(&mut exchange.writer, 1, 0);
-                exchange.writer.linger(&shared.stop);
-                return;
+        let (head, started, outcome) = match resume {
+            Resume::Read => match exchange.read() {
+                Ok(read) => read,
+                Err(ReadError::Closed) => return,
+                Err(ReadError::Status(status, why)) => return exchange.refused(status, why),
+            },
+            Resume::Expired => return,
+            Resume::Refused(status, why) => return exchange.refused(status, why),
+            Resume::Request(begun) => {
+                let (head, started, step) = *begun;
+                let outcome = exchange.take_up(&head, step);
+                (head, started, outcome)
             }
         };
-        let started = Instant::now();
-        exchange.received = started;
-        let (status, session, reuse) = exchange.request(&head);
-        let took = exchange.answered.take().unwrap_or_else(Instant::now) - started;
-        // A balancer asks its probes every second or so: their lines are for debugging.
-        let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
-        log::log!(
-            target: LOG,
-            level,
-            "{} {} {} {status} session={} {}ms",
-            exchange.peer,
-            head.method,
-            head.path,
-            session.as_deref().map_or("-", session_tag),
-            took.as_millis()
-        );
-        // Stopping, a connection whose last response said it stays open is not closed at
-        // once: a request the client sent on it in the meantime is read, and answered with
-        // `Connection: close` (the dispatching loop may have written that response before
-        // the stop, while the connection thread only learns of it now). With none under way,
-        // reading the next head ends it at once.
-        if !reuse || !head.keep_alive() {
-            exchange.writer.linger(&shared.stop);
+        if !exchange.after(head, started, outcome) {
             return;
         }
-        exchange.reader.recycle(head);
+        resume = Resume::Read;
+        if let Some(dock) = exchange.parking() {
+            (exchange, resume) = dock.park(exchange);
+        }
     }
 }
 
-pub(super) struct Exchange<'s> {
-    pub shared: &'s Shared,
+/// Where a connection thread takes up its connection again when the dispatching loop gives
+/// it back (`park`).
+// Connections park on Linux only: elsewhere the thread only ever reads on.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(super) enum Resume {
+    /// Read the next request: none of it was read.
+    Read,
+    /// Close: the connection sat idle for `--idle-timeout-secs`.
+    Expired,
+    /// Refuse the head the loop began to read, and close.
+    Refused(u16, &'static str),
+    /// Finish a request the loop took this far: its head, when it was read, what is left.
+    Request(Begun),
+}
+
+/// A request the dispatching loop began: its head, when it was read, and what is left.
+pub(super) type Begun = Box<(Head, Instant, Step)>;
+
+/// What is left of a request the dispatching loop began (see [`Resume`]).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(super) enum Step {
+    /// Route its message: a listen, whose stream is the thread's to hold.
+    Message { principal: Option<Arc<Principal>>, text: String, sse_ok: bool },
+    /// Write what the loop sends back for it.
+    Pump {
+        handed: Handed,
+        sse_ok: bool,
+        headers: Vec<(&'static str, String)>,
+        name: Option<String>,
+        claim: Option<Claim>,
+    },
+    /// Write the bytes of its response the socket did not take, then go on as after it.
+    Finish(Outcome, Vec<u8>),
+}
+
+pub(super) struct Exchange {
+    pub shared: Arc<Shared>,
     pub reader: Reader,
     pub writer: Socket,
     pub peer: String,
@@ -161,15 +194,104 @@ pub(super) struct Exchange<'s> {
     line_tried: bool,
     /// When the loop wrote the last response itself: the connection thread learns it later.
     pub answered: Option<Instant>,
+    /// The loop wrote the last response itself: a client of plain calls, whose connection the
+    /// loop may watch between requests.
+    parks: bool,
+    /// The dispatching loop is reading this request (`park`): nothing may wait, so responses
+    /// go to `unsent`, and what would wait is left in `handoff` for the thread.
+    pub on_loop: bool,
+    /// What the loop wrote for the request, for it to send.
+    pub unsent: Vec<u8>,
+    /// The rest of a request begun on the loop that its thread must finish.
+    pub handoff: Option<Step>,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
 /// can carry another request.
 pub(super) type Outcome = (u16, Option<String>, bool);
 
-impl Exchange<'_> {
+impl Exchange {
+    /// Reads the next request and answers it (or, on the loop, goes as far as it may).
+    pub(super) fn read(&mut self) -> Result<(Head, Instant, Outcome), ReadError> {
+        let head = self.reader.head(&self.shared.limits, &self.shared.stop)?;
+        let started = Instant::now();
+        self.received = started;
+        let outcome = self.request(&head);
+        Ok((head, started, outcome))
+    }
+
+    /// Refuses a head that could not be read, and closes.
+    fn refused(&mut self, status: u16, why: &str) {
+        self.shared.metrics.refused(Refusal::of_status(status));
+        log::info!(target: LOG, "{} - - {status} ({why})", self.peer);
+        let mut response = refusal(status, why).closing();
+        response.head_only = self.reader.head_request;
+        let _ = response.write(&mut self.writer, 1, 0);
+        self.writer.linger(&self.shared.stop);
+    }
+
+    /// Finishes what the loop left of a request.
+    fn take_up(&mut self, head: &Head, step: Step) -> Outcome {
+        // What the loop wrote before it stopped (a `100 Continue`) goes first.
+        if !self.unsent.is_empty() {
+            let unsent = std::mem::take(&mut self.unsent);
+            let _ = self.writer.write_all(&unsent);
+        }
+        match step {
+            Step::Message { principal, text, sse_ok } => {
+                self.message(head, principal, text, sse_ok)
+            }
+            Step::Pump { handed, sse_ok, headers, name, claim } => {
+                self.pump(head, handed, sse_ok, headers, name, claim)
+            }
+            Step::Finish((status, name, reuse), rest) => {
+                let written = self.writer.write_all(&rest).is_ok();
+                (status, name, reuse && written)
+            }
+        }
+    }
+
+    /// Logs a request, then keeps the connection for the next (true) or closes it.
+    pub(super) fn after(&mut self, head: Head, started: Instant, outcome: Outcome) -> bool {
+        let (status, session, reuse) = outcome;
+        let answered = self.answered.take();
+        self.parks = answered.is_some();
+        let took = answered.unwrap_or_else(Instant::now) - started;
+        // A balancer asks its probes every second or so: their lines are for debugging.
+        let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
+        log::log!(
+            target: LOG,
+            level,
+            "{} {} {} {status} session={} {}ms",
+            self.peer,
+            head.method,
+            head.path,
+            session.as_deref().map_or("-", session_tag),
+            took.as_millis()
+        );
+        // Stopping, a connection whose last response said it stays open is not closed at
+        // once: a request the client sent on it in the meantime is read, and answered with
+        // `Connection: close` (the dispatching loop may have written that response before
+        // the stop, while the connection thread only learns of it now). With none under way,
+        // reading the next head ends it at once.
+        if !reuse || !head.keep_alive() {
+            self.writer.linger(&self.shared.stop);
+            return false;
+        }
+        self.reader.recycle(head);
+        true
+    }
+
+    /// Where the dispatching loop may watch the connection until its next request: its last
+    /// response the loop wrote itself, and nothing of the next has been read.
+    fn parking(&self) -> Option<Arc<dyn Dock>> {
+        let idle = self.reader.inner.buffer().is_empty();
+        let dock = self.shared.dock.as_ref().filter(|_| self.parks && idle);
+        dock.filter(|_| !self.shared.stop.load(Ordering::Relaxed)).cloned()
+    }
+
     fn request(&mut self, head: &Head) -> Outcome {
-        let shared = self.shared;
+        let shared = self.shared.clone();
         // An unread body would be taken for the next request: refusals close instead.
         let unread = head.body != BodyKind::None;
         let host_ok = match head.header("host") {
@@ -293,8 +415,12 @@ impl Exchange<'_> {
         }
         response.head_only = self.reader.head_request;
         response.close |= close || self.closing(head);
-        let written =
-            response.write(&mut self.writer, head.minor, self.shared.limits.idle.as_secs());
+        let idle = self.shared.limits.idle.as_secs();
+        let written = match self.on_loop {
+            // The loop sends it without waiting, and leaves the rest to the thread.
+            true => response.write(&mut self.unsent, head.minor, idle),
+            false => response.write(&mut self.writer, head.minor, idle),
+        };
         (response.status, session, written.is_ok() && !response.close)
     }
 
@@ -330,7 +456,11 @@ impl Exchange<'_> {
             .is_some_and(|e| e.split(',').any(|x| x.trim().eq_ignore_ascii_case("100-continue")))
             && head.minor == 1
         {
-            let _ = self.writer.write_all(b"HTTP/1.1 100 Continue\r\n\r\n");
+            const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
+            match self.on_loop {
+                true => self.unsent.extend_from_slice(CONTINUE),
+                false => drop(self.writer.write_all(CONTINUE)),
+            }
         }
         let body = match self.reader.body(head, &self.shared.limits, &self.shared.bodies) {
             Ok(body) => body,
@@ -376,6 +506,10 @@ impl Exchange<'_> {
         };
         if modern {
             let listen = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "subscriptions/listen");
+            if listen && self.on_loop {
+                self.handoff = Some(Step::Message { principal, text, sse_ok });
+                return (0, None, false);
+            }
             if listen && !sse_ok {
                 // Its answer is an event stream that stays open: a client that takes JSON
                 // alone could never read it.
@@ -433,6 +567,11 @@ impl Exchange<'_> {
             Inbound::Call(Call { session, body, sink, modern, sse, principal, arrival, direct })
         };
         match self.hand_over(head, call, bytes, claim.clone()) {
+            // The loop cannot wait for its own answer: it looks when it has served it.
+            Ok(handed) if self.on_loop => {
+                self.handoff = Some(Step::Pump { handed, sse_ok, headers, name, claim });
+                (0, None, false)
+            }
             Ok(handed) => self.pump(head, handed, sse_ok, headers, name, claim),
             Err(refused) => refused,
         }
@@ -531,7 +670,7 @@ impl Exchange<'_> {
     }
 }
 
-impl Drop for Exchange<'_> {
+impl Drop for Exchange {
     /// The loop may still hold the socket, for a request it has not finished (its client
     /// left): the connection is closed now all the same, not when the loop lets go.
     fn drop(&mut self) {

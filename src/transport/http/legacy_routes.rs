@@ -23,7 +23,7 @@ use crate::wire::jsonrpc::{ErrorObject, Frame, Message};
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
-impl Exchange<'_> {
+impl Exchange {
     /// The legacy session a message belongs to, and whether this message created it: the one
     /// `Mcp-Session-Id` names, or a new one for `initialize`. Without either, a notification
     /// from a 2026-07-28 client is accepted and ignored, anything else refused (`Err`).

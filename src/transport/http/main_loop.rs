@@ -48,6 +48,22 @@ pub enum Inbound {
     },
 }
 
+/// What watches keep-alive connections between requests (`park.rs`): the loop waits on it
+/// and the queue at once.
+pub trait Watcher {
+    /// The next work within `timeout`, from `rx` or from the connections watched.
+    fn next(
+        &mut self,
+        rx: &Receiver<Inbound>,
+        readiness: &Readiness,
+        timeout: Duration,
+    ) -> Recv<Inbound>;
+    /// After each call: what became of the requests the connections watched brought.
+    fn settle(&mut self);
+    /// Gives every connection back to its thread.
+    fn release_all(&self);
+}
+
 /// One POSTed request (or batch).
 pub struct Call {
     /// Who sent it, when authentication is configured.
@@ -185,6 +201,8 @@ pub struct Dispatcher<'s> {
     lent: Session,
     /// Where a response the loop writes itself is put together.
     scratch: Vec<u8>,
+    /// What watches keep-alive connections with the queue, where they can be watched.
+    watcher: Option<Box<dyn Watcher>>,
 }
 
 impl<'s> Dispatcher<'s> {
@@ -209,7 +227,14 @@ impl<'s> Dispatcher<'s> {
             files: FileRounds::default(),
             lent: Session::default(),
             scratch: Vec::new(),
+            watcher: None,
         }
+    }
+
+    /// Waits on the connections `watcher` watches too.
+    pub fn watching(mut self, watcher: Option<Box<dyn Watcher>>) -> Self {
+        self.watcher = watcher;
+        self
     }
 
     /// Gives the span exporter, if any, a moment to send what is queued.
@@ -220,7 +245,11 @@ impl<'s> Dispatcher<'s> {
     /// Serves until `done` says so (checked every tick) or every sender is gone.
     pub fn run(&mut self, mut done: impl FnMut(&mut Self) -> bool) {
         loop {
-            let next = match self.rx.recv_timeout(TICK) {
+            let next = match &mut self.watcher {
+                Some(watcher) => watcher.next(&self.rx, self.readiness, TICK),
+                None => self.rx.recv_timeout(TICK),
+            };
+            let next = match next {
                 Recv::Item(work) => Some(work),
                 Recv::TimedOut => None,
                 Recv::Closed => return,
@@ -230,7 +259,12 @@ impl<'s> Dispatcher<'s> {
                 self.readiness.busy();
             }
             match next {
-                Some(Inbound::Call(call)) => self.call(call),
+                Some(Inbound::Call(call)) => {
+                    self.call(call);
+                    if let Some(watcher) = &mut self.watcher {
+                        watcher.settle();
+                    }
+                }
                 Some(Inbound::Message { session, body }) => self.message(session, &body),
                 Some(Inbound::Stream { session, sink }) => {
                     // The newest GET stream receives; an older one ends (its sink is dropped).
@@ -319,7 +353,6 @@ impl<'s> Dispatcher<'s> {
             lend(&mut self.lent, &mut legacy.state);
         }
         let frame = jsonrpc::parse_line(&call.body);
-        let server = self.server;
         let mut waiter = Waiter {
             rx: &self.rx,
             table: &self.table,
@@ -330,6 +363,7 @@ impl<'s> Dispatcher<'s> {
             readiness: self.readiness,
             timeout: self.ask_timeout,
             notified: Vec::new(),
+            watcher: self.watcher.as_deref(),
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
         let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events))
@@ -338,23 +372,22 @@ impl<'s> Dispatcher<'s> {
         let (observer, arrival, tag) =
             (&mut self.observer, &call.arrival, legacy_id.map(session_tag));
         let mut watch = |served: &Served| observer.served(served, arrival, tag);
+        let (server, state) = (self.server, &mut legacy.state);
         let (status, body) = match frame {
             Frame::Single(message) => {
-                let reply =
-                    serve_message(server, message, &mut legacy.state, &mut conn, Some(&mut watch));
+                let reply = serve_message(server, message, state, &mut conn, Some(&mut watch));
                 let _ = conn.out.flush();
                 match reply {
                     Some((id, reply)) => {
                         let answer =
                             (status_of(call.modern, &reply), response(id.as_ref(), &reply));
-                        keep_buffer(&mut legacy.state, reply);
+                        keep_buffer(state, reply);
                         answer
                     }
                     None => (200, None),
                 }
             }
             Frame::Batch(items) => {
-                let state = &mut legacy.state;
                 let replies = batch_replies(server, &items, state, &mut conn, Some(&mut watch));
                 let _ = conn.out.flush();
                 match replies {
@@ -500,6 +533,17 @@ struct Waiter<'d> {
     /// The notifications taken in from here, for `/metrics` once the request is served: the
     /// observer is the request's own until then.
     notified: Vec<(String, Duration)>,
+    /// What watches keep-alive connections: they go back to their threads while a handler
+    /// looks for its client's messages, which may come on any of them.
+    watcher: Option<&'d dyn Watcher>,
+}
+
+impl Waiter<'_> {
+    fn release(&self) {
+        if let Some(watcher) = self.watcher {
+            watcher.release_all();
+        }
+    }
 }
 
 impl Inbox for Waiter<'_> {
@@ -510,6 +554,7 @@ impl Inbox for Waiter<'_> {
         let deadline = Instant::now() + self.timeout;
         let mut seen = Seen::default();
         loop {
+            self.release();
             // With its stream gone, the client cannot see the question, nor the result; with
             // its session deleted, its answer cannot reach us; a closing server (its drain
             // over) waits for no one (the handler hears `Disconnected` and finishes the
@@ -547,6 +592,7 @@ impl Inbox for Waiter<'_> {
     /// posted while the handler ran), without waiting.
     fn ready(&mut self) -> Option<String> {
         let ours = of_session(self.session?);
+        self.release();
         match self.rx.recv_matching(&mut Seen::default(), ours, Duration::ZERO) {
             Recv::Item(Inbound::Message { body, .. }) => Some(body),
             _ => None,
@@ -569,95 +615,5 @@ pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::transport::telemetry::server_metrics::ServerMetrics;
-
-    /// A server's readiness whose embedder has asked it to stop, or not.
-    fn readiness(stopped: bool) -> Readiness {
-        let stop = Arc::new(AtomicBool::new(stopped));
-        Readiness::new(stop, Duration::from_secs(60), Duration::from_secs(60))
-    }
-
-    /// What a waiting legacy handler works with: the channel, its request's sink, and a
-    /// session table holding its session.
-    struct Setup {
-        tx: Sender<Inbound>,
-        rx: Receiver<Inbound>,
-        sink: Sink,
-        table: Arc<Sessions>,
-        mine: crate::transport::http::session_table::Use,
-    }
-
-    impl Setup {
-        fn new() -> Setup {
-            let (tx, rx) = crate::util::queue::sized_queue(16, 1000);
-            let (out, _) = crate::util::queue::sized_queue(16, usize::MAX);
-            let metrics = Arc::new(ServerMetrics::new());
-            let table = Arc::new(Sessions::new(Duration::from_secs(60), 10, None, metrics));
-            let mine = table.create(None).unwrap();
-            let sink = Sink::new(out, Arc::new(AtomicBool::new(false)), None);
-            Setup { tx, rx, sink, table, mine }
-        }
-
-        fn waiter<'d>(&'d self, readiness: &'d Readiness) -> Waiter<'d> {
-            Waiter {
-                rx: &self.rx,
-                table: &self.table,
-                session: Some(self.mine.id.as_str()),
-                sink: &self.sink,
-                sse: true,
-                modern: false,
-                readiness,
-                timeout: Duration::from_secs(60),
-                notified: Vec::new(),
-            }
-        }
-    }
-
-    #[test]
-    fn a_wait_takes_its_answer_and_leaves_other_work_queued_and_withdrawable() {
-        let setup = Setup::new();
-        let other =
-            |body: &str| Inbound::Message { session: Some("other".into()), body: body.into() };
-        let first = setup.tx.send_sized(other(&"x".repeat(600)), 600).unwrap();
-        setup.tx.send_sized(other("second"), 6).unwrap();
-        let answer =
-            Inbound::Message { session: Some(setup.mine.id.clone()), body: "answer".into() };
-        setup.tx.send_sized(answer, 6).unwrap();
-        let running = readiness(false);
-        assert_eq!(setup.waiter(&running).next().as_deref(), Some("answer"));
-        // What the wait did not take still counts against the queue's bytes, and its sender
-        // can still take it back.
-        assert!(setup.tx.send_sized(other(&"y".repeat(600)), 600).is_err());
-        assert!(setup.tx.withdraw(first).is_some());
-        match setup.rx.recv_timeout(Duration::ZERO) {
-            Recv::Item(Inbound::Message { body, .. }) => assert_eq!(body, "second"),
-            _ => panic!("the other message waits, in order"),
-        }
-    }
-
-    #[test]
-    fn a_client_that_does_not_read_is_given_up_past_the_bytes_of_its_events() {
-        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
-        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)), None);
-        assert!(sink.send(Out::Event("e".repeat(60))));
-        assert!(sink.send(Out::Done(Some((200, vec![b'r'; 200])))), "the response always fits");
-        let (tx, _rx) = crate::util::queue::sized_queue(16, 100);
-        let sink = Sink::new(tx, Arc::new(AtomicBool::new(false)), None);
-        assert!(sink.send(Out::Event("e".repeat(60))));
-        assert!(!sink.send(Out::Event("e".repeat(60))));
-        assert!(sink.is_closed() && !sink.send(Out::Done(None)));
-    }
-
-    #[test]
-    fn a_wait_ends_when_its_session_is_deleted_or_the_server_stops() {
-        let setup = Setup::new();
-        let (running, stopped) = (readiness(false), readiness(true));
-        let started = Instant::now();
-        assert_eq!(setup.waiter(&stopped).next(), None);
-        assert!(setup.table.remove(&setup.mine.id, None));
-        assert_eq!(setup.waiter(&running).next(), None);
-        assert!(started.elapsed() < Duration::from_secs(2), "{:?}", started.elapsed());
-    }
-}
+#[path = "main_loop_tests.rs"]
+mod tests;

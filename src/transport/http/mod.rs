@@ -23,6 +23,8 @@ mod legacy_routes;
 mod main_loop;
 mod negotiation;
 mod options;
+#[cfg(target_os = "linux")]
+mod park;
 mod parser;
 mod peer_table;
 mod probes;
@@ -123,10 +125,8 @@ impl Server {
         // Said at the level the binary shows by default: where to connect, and with what.
         let token = if guard.authenticates() { "bearer token" } else { "no token" };
         let metrics = Arc::new(ServerMetrics::new());
-        let exporter = match endpoint {
-            Some(endpoint) => Some(Exporter::start(endpoint, self.resource(), metrics.clone())?),
-            None => None,
-        };
+        let exporter = endpoint.map(|at| Exporter::start(at, self.resource(), metrics.clone()));
+        let exporter = exporter.transpose()?;
         let readiness = Arc::new(Readiness::new(
             stop.clone(),
             Duration::from_secs(options.drain_secs),
@@ -139,6 +139,10 @@ impl Server {
             metrics.clone(),
         ));
         let (tx, rx) = crate::util::queue::sized_queue(INBOUND_CAPACITY, INBOUND_BYTES);
+        #[cfg(target_os = "linux")]
+        let (dock, watcher) = park::watch(&rx);
+        #[cfg(not(target_os = "linux"))]
+        let (dock, watcher) = (None, None);
         let limits = Limits {
             max_body: options.max_body.min(self.max_message_bytes),
             deadline: Duration::from_secs(options.request_timeout_secs),
@@ -161,6 +165,7 @@ impl Server {
             metrics: metrics.clone(),
             metadata: metadata(options),
             param_headers: headers::param_headers(self),
+            dock,
         });
         let mut wakers = Vec::new();
         for listener in listeners {
@@ -179,7 +184,8 @@ impl Server {
         let mut stopping: Option<Instant> = None;
         let ask_timeout = Duration::from_secs(options.ask_timeout_secs);
         let observer = Observer::new(metrics.clone(), exporter);
-        let mut dispatcher = Dispatcher::new(self, rx, table, &readiness, observer, ask_timeout);
+        let mut dispatcher =
+            Dispatcher::new(self, rx, table, &readiness, observer, ask_timeout).watching(watcher);
         dispatcher.run(|dispatcher| {
             if !readiness.drained() {
                 return false;

@@ -258,9 +258,15 @@ impl Reader {
             {
                 self.timeout = timeout;
             }
+            let waits = self.inner.get_ref().reads_wait();
             match self.inner.fill_buf() {
                 Ok([]) => return Ok(false),
                 Ok(_) => return Ok(true),
+                // The dispatching loop reads only what has come (see `park`): a request it took
+                // for whole but is not is refused as one not sent in time, never waited on.
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock && !waits => {
+                    return Err(Waited::TimedOut);
+                }
                 Err(e)
                     if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

@@ -106,6 +106,14 @@ impl Readiness {
         self.busy_since.store(self.now(), Relaxed);
     }
 
+    /// How long the loop has been on its message (zero while it waits for work): how long a
+    /// parked connection has waited for it (Linux).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    pub fn busy_for(&self) -> Duration {
+        let since = self.busy_since.load(Relaxed);
+        Duration::from_millis(if since == 0 { 0 } else { self.now().saturating_sub(since) })
+    }
+
     /// The loop is done with its message.
     pub fn idle(&self) {
         self.busy_since.store(0, Relaxed);

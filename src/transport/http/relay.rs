@@ -17,7 +17,7 @@ use crate::util::queue::{Recv, Ticket};
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
-impl Exchange<'_> {
+impl Exchange {
     /// Writes what the dispatching loop sends for one request: a JSON body if the response
     /// comes first, else an event stream that ends with it.
     pub(super) fn pump(
@@ -47,7 +47,8 @@ impl Exchange<'_> {
         let created = headers.iter().any(|(n, _)| *n == "Mcp-Session-Id");
         let mut stream: Option<Sse> = None;
         // The stream is counted from the moment it opens until this returns.
-        let (metrics, mut counted) = (&self.shared.metrics, None);
+        let (shared, mut counted) = (self.shared.clone(), None);
+        let metrics = &shared.metrics;
         let kind = if self.listening { StreamKind::Listen } else { StreamKind::Response };
         let mut last_write = self.received;
         let result = loop {

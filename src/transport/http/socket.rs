@@ -226,6 +226,30 @@ impl Stream {
         }
     }
 
+    /// Reads what the socket holds now, without waiting (`recv` with `MSG_DONTWAIT`; with
+    /// `peek`, leaving it there): `WouldBlock` when it holds nothing.
+    #[cfg(target_os = "linux")]
+    pub fn recv_now(&self, buf: &mut [u8], peek: bool) -> io::Result<usize> {
+        unsafe extern "C" {
+            fn recv(fd: i32, buf: *mut u8, len: usize, flags: i32) -> isize;
+        }
+        const MSG_PEEK: i32 = 0x2;
+        const MSG_DONTWAIT: i32 = 0x40;
+        let flags = MSG_DONTWAIT | if peek { MSG_PEEK } else { 0 };
+        loop {
+            // SAFETY: `buf` is valid for `buf.len()` bytes of writes for the duration of the
+            // call, and the descriptor belongs to this stream, alive for as long.
+            let n = unsafe { recv(self.fd(), buf.as_mut_ptr(), buf.len(), flags) };
+            if n >= 0 {
+                return Ok(n as usize);
+            }
+            let error = io::Error::last_os_error();
+            if error.kind() != io::ErrorKind::Interrupted {
+                return Err(error);
+            }
+        }
+    }
+
     /// Writes what the socket takes now, without waiting (`send` with `MSG_DONTWAIT`, on a
     /// descriptor another thread may be reading in blocking mode): how many bytes, 0 when
     /// its buffer is full.
@@ -298,12 +322,25 @@ fn peek_unix(socket: &UnixStream, buf: &mut [u8]) -> io::Result<usize> {
 
 /// One connection, shared by the reading side and the writing side of its thread: one
 /// descriptor for both (a clone of the socket would take a second one, and a system call).
+/// While the dispatching loop serves it (see `park`), its reads never wait.
 #[derive(Clone)]
-pub struct Socket(Arc<Stream>);
+pub struct Socket(Arc<(Stream, AtomicBool)>);
 
 impl Socket {
     pub fn new(stream: Stream) -> Socket {
-        Socket(Arc::new(stream))
+        Socket(Arc::new((stream, AtomicBool::new(false))))
+    }
+
+    /// Makes reads give `WouldBlock` rather than wait (Linux: the dispatching loop reads only
+    /// what has come), or wait again.
+    #[cfg(target_os = "linux")]
+    pub fn set_reads_wait(&self, wait: bool) {
+        self.0.1.store(!wait, Ordering::Relaxed);
+    }
+
+    /// Whether reads give `WouldBlock` rather than wait.
+    pub fn reads_wait(&self) -> bool {
+        !self.0.1.load(Ordering::Relaxed)
     }
 
     /// Closes the way RFC 9112 §9.6 asks of a server that closes first: the write side now,
@@ -359,13 +396,17 @@ impl std::ops::Deref for Socket {
     type Target = Stream;
 
     fn deref(&self) -> &Stream {
-        &self.0
+        &self.0.0
     }
 }
 
 impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        match &*self.0 {
+        #[cfg(target_os = "linux")]
+        if !self.reads_wait() {
+            return self.0.0.recv_now(buf, false);
+        }
+        match &self.0.0 {
             Stream::Tcp(s) => (&*s).read(buf),
             #[cfg(unix)]
             Stream::Unix(s) => (&*s).read(buf),
@@ -375,7 +416,7 @@ impl Read for Socket {
 
 impl Write for Socket {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match &*self.0 {
+        match &self.0.0 {
             Stream::Tcp(s) => (&*s).write(buf),
             #[cfg(unix)]
             Stream::Unix(s) => (&*s).write(buf),
@@ -384,7 +425,7 @@ impl Write for Socket {
 
     /// One `writev` for a response's head and body, which are never copied together.
     fn write_vectored(&mut self, bufs: &[IoSlice<'_>]) -> io::Result<usize> {
-        match &*self.0 {
+        match &self.0.0 {
             Stream::Tcp(s) => (&*s).write_vectored(bufs),
             #[cfg(unix)]
             Stream::Unix(s) => (&*s).write_vectored(bufs),

@@ -1,0 +1,532 @@
+//! Keep-alive connections the dispatching loop watches between requests (Linux). After a
+//! response the loop wrote itself (`direct`), a connection thread parks its whole exchange
+//! here and sleeps; the loop waits in `epoll` on every parked socket and its own queue at
+//! once, and when a parked socket holds a whole POST with a `Content-Length` body, reads and
+//! checks it there and queues it to itself: a call then wakes no thread at all. Whatever could
+//! wait (a request not all come, chunked, `Expect`, a listen, a response the socket does not
+//! take at once, an event before the response, the connection's end) gives the exchange back
+//! to its thread, which goes on where the loop left it. A thread takes its connection back
+//! itself when the loop has been on one message for a tick (a long handler then delays no
+//! refusal, probe or cancellation by more than that), when a keep-alive comment is due, when
+//! the server stops, or when the connection sat idle too long.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, RawFd};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use crate::transport::http::direct::Mode;
+use crate::transport::http::exchange::{
+    Begun, Dock, Exchange, Outcome, POLL, Resume, Shared, Step,
+};
+use crate::transport::http::main_loop::{Inbound, Watcher};
+use crate::transport::http::parser::{Head, ReadError};
+use crate::transport::http::readiness::Readiness;
+use crate::util::poll::Epoll;
+use crate::util::queue::{Receiver, Recv};
+
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
+const LOG: &str = "baremcp::http::connection";
+
+/// The largest request the loop reads itself: a larger one is its thread's to read.
+const MOST_PEEKED: usize = 64 << 10;
+
+/// Where connections wait between requests: shared by the loop, which watches them, and
+/// their threads, which may take them back.
+pub struct Bay {
+    epoll: Epoll,
+    /// Rung by the loop's queue when work comes while the loop waits here.
+    bell: File,
+    /// Each parked connection by its socket's descriptor. The loop takes one out while it
+    /// reads from it, so a thread never takes back a connection the loop is using.
+    berths: Mutex<HashMap<RawFd, Berth>>,
+}
+
+/// One parked connection.
+pub struct Berth {
+    exchange: Option<Box<Exchange>>,
+    home: Arc<Home>,
+    /// Idle since: when it was parked, or its last request finished.
+    since: Instant,
+    /// A request read on the loop and queued to it, not answered yet: its head, when it was
+    /// read, and what is left of it.
+    pending: Option<Begun>,
+}
+
+/// Where a parked connection's thread waits for it to come back.
+pub struct Home {
+    slot: Mutex<Option<(Box<Exchange>, Resume)>>,
+    back: Condvar,
+}
+
+impl Bay {
+    /// A bay whose bell `rx` rings when work comes while the loop waits on the bay; `None`
+    /// when the descriptors for it cannot be had (connections then never park).
+    fn new(rx: &Receiver<Inbound>) -> Option<Arc<Bay>> {
+        let made = Epoll::new().and_then(|epoll| {
+            let bell = crate::transport::http::socket::eventfd().ok_or(io::ErrorKind::Other)?;
+            epoll.add(bell.as_raw_fd())?;
+            Ok((epoll, bell))
+        });
+        let (epoll, bell) = match made {
+            Ok(made) => made,
+            Err(e) => {
+                log::warn!(target: LOG, "connections will not park between requests: {e}");
+                return None;
+            }
+        };
+        let bay = Arc::new(Bay { epoll, bell, berths: Mutex::new(HashMap::new()) });
+        let ringer = bay.bell.try_clone().ok()?;
+        rx.set_bell(move || {
+            use std::io::Write;
+            let _ = (&ringer).write(&1u64.to_ne_bytes());
+        });
+        Some(bay)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, HashMap<RawFd, Berth>> {
+        self.berths.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Parks `berth` (a connection thread's side): watched from now on, or given back at once
+    /// when the set cannot take it.
+    fn dock(&self, berth: Berth) {
+        let fd = berth.fd();
+        let mut berths = self.lock();
+        // In the map before the loop can hear of it, and watched before a thread can take it.
+        if let Some(older) = berths.insert(fd, berth) {
+            debug_assert!(false, "descriptor {fd} parked twice");
+            drop(older);
+        }
+        if self.epoll.add(fd).is_err() {
+            let refused = berths.remove(&fd);
+            drop(berths);
+            drop(refused);
+        }
+    }
+
+    /// Gives every parked connection back to its thread: a handler waits on its client, whose
+    /// answer may come on any of them, or the server stops.
+    pub fn release_all(&self) {
+        let berths: Vec<Berth> = self.lock().drain().map(|(_, berth)| berth).collect();
+        for berth in berths {
+            let _ = self.epoll.remove(berth.fd());
+        }
+    }
+
+    /// Takes back connection `fd` for its thread, when the thread should have it: the loop has
+    /// been on one message for a tick, the server stops, a keep-alive comment is due on its
+    /// request's stream, or it sat idle for `--idle-timeout-secs`.
+    fn reclaim(&self, fd: RawFd, shared: &Shared) -> Option<(Box<Exchange>, Resume)> {
+        let mut berths = self.lock();
+        let berth = berths.get(&fd)?;
+        let stopping = shared.stop.load(Ordering::Relaxed);
+        let stuck = shared.readiness.busy_for() >= POLL;
+        let expired = berth.pending.is_none() && berth.since.elapsed() >= shared.limits.idle;
+        let due = berth.pending.as_deref().is_some_and(|(_, read, step)| {
+            matches!(step, Step::Pump { sse_ok: true, .. }) && read.elapsed() >= shared.keepalive
+        });
+        if !(stopping || stuck || expired || due) {
+            return None;
+        }
+        let mut berth = berths.remove(&fd)?;
+        drop(berths);
+        let _ = self.epoll.remove(fd);
+        let resume = match expired {
+            true => {
+                let idle = shared.limits.idle.as_secs();
+                log::debug!(target: LOG, "a keep-alive connection was closed after {idle} s idle");
+                Resume::Expired
+            }
+            false => berth.resume(),
+        };
+        Some((berth.exchange.take()?, resume))
+    }
+}
+
+impl Berth {
+    fn fd(&self) -> RawFd {
+        self.exchange.as_ref().map_or(-1, |exchange| exchange.writer.fd())
+    }
+
+    /// Gives the connection back to its thread, to take up at `resume`.
+    fn go_home(mut self, resume: Resume) {
+        if let Some(exchange) = self.exchange.take() {
+            self.home.give(exchange, resume);
+        }
+    }
+
+    /// Where its thread takes up a connection given back unasked: the request the loop has
+    /// yet to answer (its answer then goes through the thread), or the next one.
+    fn resume(&mut self) -> Resume {
+        match self.pending.take() {
+            Some(begun) => {
+                if let (_, _, Step::Pump { claim: Some(claim), .. }) = &*begun {
+                    claim.line().settle(true);
+                }
+                Resume::Request(begun)
+            }
+            None => Resume::Read,
+        }
+    }
+}
+
+impl Drop for Berth {
+    /// A berth is never dropped with its connection: whatever drops it (the set refusing it,
+    /// the bay emptied) gives the connection back.
+    fn drop(&mut self) {
+        if let Some(exchange) = self.exchange.take() {
+            let resume = self.resume();
+            self.home.give(exchange, resume);
+        }
+    }
+}
+
+impl Home {
+    fn new() -> Arc<Home> {
+        Arc::new(Home { slot: Mutex::new(None), back: Condvar::new() })
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<(Box<Exchange>, Resume)>> {
+        self.slot.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn give(&self, exchange: Box<Exchange>, resume: Resume) {
+        *self.lock() = Some((exchange, resume));
+        self.back.notify_one();
+    }
+
+    /// The connection, when it came back within `timeout`.
+    fn wait(&self, timeout: Duration) -> Option<(Box<Exchange>, Resume)> {
+        let mut slot = self.lock();
+        if slot.is_none() {
+            slot = self.back.wait_timeout(slot, timeout).unwrap_or_else(|e| e.into_inner()).0;
+        }
+        slot.take()
+    }
+}
+
+impl Dock for Bay {
+    /// The connection thread's side: sleeps until the connection comes back, or this thread
+    /// takes it back (see [`Bay::reclaim`]).
+    fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
+        let shared = exchange.shared.clone();
+        let fd = exchange.writer.fd();
+        let home = Home::new();
+        let (since, pending) = (Instant::now(), None);
+        self.dock(Berth { exchange: Some(exchange), home: home.clone(), since, pending });
+        loop {
+            if let Some(back) = home.wait(POLL) {
+                return back;
+            }
+            if let Some(back) = self.reclaim(fd, &shared) {
+                return back;
+            }
+        }
+    }
+}
+
+/// Where connection threads park (see [`Dock`]), and the loop's watcher of it.
+pub type Parking = (Option<Arc<dyn Dock>>, Option<Box<dyn Watcher>>);
+
+/// A bay, and the loop's watcher of it, for a loop taking its work from `rx`: none where
+/// the descriptors for it cannot be had (connections then never park).
+pub fn watch(rx: &Receiver<Inbound>) -> Parking {
+    let bay = Bay::new(rx);
+    let watcher = bay.clone().map(|bay| Box::new(Watch::new(bay)) as Box<dyn Watcher>);
+    (bay.map(|bay| bay as Arc<dyn Dock>), watcher)
+}
+
+/// The dispatching loop's side of the bay.
+pub struct Watch {
+    bay: Arc<Bay>,
+    /// The descriptors the last wait found ready.
+    ready: Vec<RawFd>,
+    /// Where a socket's input is looked at before it is read.
+    peeked: Vec<u8>,
+    /// Connections whose request the loop queued to itself: looked at after each call.
+    awaiting: Vec<RawFd>,
+}
+
+/// What became of a parked connection whose request was pending.
+enum Looked {
+    /// Still pending: back in the bay.
+    Pending,
+    /// Answered, or nothing was pending: the connection, parked again by the caller.
+    Parked(Berth),
+    /// Given back to its thread.
+    Home,
+}
+
+impl Watch {
+    fn new(bay: Arc<Bay>) -> Watch {
+        Watch { bay, ready: Vec::new(), peeked: Vec::new(), awaiting: Vec::new() }
+    }
+
+    /// Returns a connection the loop took out of the bay to read from (still watched).
+    fn put_back(&self, berth: Berth) {
+        let fd = berth.fd();
+        // A descriptor is parked once: an older berth under it would be a bug, not a loss.
+        if let Some(older) = self.bay.lock().insert(fd, berth) {
+            debug_assert!(false, "descriptor {fd} parked twice");
+            drop(older);
+        }
+    }
+
+    /// Gives `berth` back to its thread, watched no more.
+    fn send_home(&self, berth: Berth, resume: Resume) {
+        let _ = self.bay.epoll.remove(berth.fd());
+        berth.go_home(resume);
+    }
+
+    /// What became of `berth`'s pending request: with `take` (its socket has more input, or
+    /// its end) one not answered yet goes back to its thread, as a thread takes a request
+    /// back from the loop (`direct`).
+    fn look(&self, mut berth: Berth, take: bool) -> Looked {
+        let Some(begun) = berth.pending.take() else {
+            return Looked::Parked(berth);
+        };
+        let (_, _, Step::Pump { claim: Some(claim), name, .. }) = &*begun else {
+            self.send_home(berth, Resume::Request(begun));
+            return Looked::Home;
+        };
+        let mode = claim.line().settle(take);
+        let (written, name) = (claim.line().written_at(), name.clone());
+        match mode {
+            Mode::Detached => {
+                berth.pending = Some(begun);
+                self.put_back(berth);
+                Looked::Pending
+            }
+            Mode::Written(status, reuse) => {
+                if let Some(exchange) = berth.exchange.as_mut() {
+                    exchange.answered = written;
+                }
+                let (head, read, _) = *begun;
+                match self.finish(berth, head, read, (status, name, reuse)) {
+                    Some(berth) => Looked::Parked(berth),
+                    None => Looked::Home,
+                }
+            }
+            Mode::Attached | Mode::Begun => {
+                self.send_home(berth, Resume::Request(begun));
+                Looked::Home
+            }
+        }
+    }
+
+    /// Ends a request served on the loop: sends what it wrote, and keeps the connection
+    /// parked (`Some`) when it is all sent and the connection waits for its next request;
+    /// else gives it back to its thread to write the rest and go on.
+    fn finish(
+        &self,
+        mut berth: Berth,
+        head: Head,
+        read: Instant,
+        outcome: Outcome,
+    ) -> Option<Berth> {
+        let exchange = berth.exchange.as_mut()?;
+        let mut rest = std::mem::take(&mut exchange.unsent);
+        if !rest.is_empty() {
+            // A peer that left: its thread finds out writing the rest, and closes.
+            let sent = exchange.writer.send_now(&rest).unwrap_or(0);
+            rest.drain(..sent);
+        }
+        let stays = rest.is_empty()
+            && outcome.2
+            && head.keep_alive()
+            && exchange.reader.inner.buffer().is_empty()
+            && !exchange.shared.stop.load(Ordering::Relaxed);
+        if !stays {
+            let begun = Box::new((head, read, Step::Finish(outcome, rest)));
+            self.send_home(berth, Resume::Request(begun));
+            return None;
+        }
+        exchange.unsent = rest;
+        exchange.after(head, read, outcome);
+        berth.since = Instant::now();
+        Some(berth)
+    }
+
+    /// A parked connection has input, or its end: a whole request is read and served here,
+    /// anything else goes back to its thread.
+    fn serve(&mut self, fd: RawFd) {
+        let Some(berth) = self.bay.lock().remove(&fd) else { return };
+        let mut berth = match self.look(berth, true) {
+            Looked::Parked(berth) => berth,
+            Looked::Pending | Looked::Home => return,
+        };
+        let Some(exchange) = berth.exchange.as_mut() else { return };
+        if self.peeked.len() < MOST_PEEKED {
+            self.peeked.resize(MOST_PEEKED, 0);
+        }
+        match exchange.writer.recv_now(&mut self.peeked, true) {
+            Ok(n) if whole_request(&self.peeked[..n]) => {}
+            // Woken for nothing.
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.put_back(berth),
+            // Its end, an error, or a request its thread is to read.
+            _ => return self.send_home(berth, Resume::Read),
+        }
+        exchange.on_loop = true;
+        exchange.writer.set_reads_wait(false);
+        let read = exchange.read();
+        exchange.writer.set_reads_wait(true);
+        exchange.on_loop = false;
+        let handoff = exchange.handoff.take();
+        match (read, handoff) {
+            (Err(ReadError::Closed), _) => self.send_home(berth, Resume::Read),
+            (Err(ReadError::Status(status, why)), _) => {
+                self.send_home(berth, Resume::Refused(status, why))
+            }
+            (Ok((head, read, _)), Some(step @ Step::Pump { claim: Some(_), .. })) => {
+                berth.pending = Some(Box::new((head, read, step)));
+                if !self.awaiting.contains(&fd) {
+                    self.awaiting.push(fd);
+                }
+                self.put_back(berth);
+            }
+            (Ok((head, read, _)), Some(step)) => {
+                self.send_home(berth, Resume::Request(Box::new((head, read, step))))
+            }
+            (Ok((head, read, outcome)), None) => {
+                if let Some(berth) = self.finish(berth, head, read, outcome) {
+                    self.put_back(berth);
+                }
+            }
+        }
+    }
+}
+
+impl Watcher for Watch {
+    fn next(
+        &mut self,
+        rx: &Receiver<Inbound>,
+        readiness: &Readiness,
+        timeout: Duration,
+    ) -> Recv<Inbound> {
+        // What is queued first; else both are waited on, and what the connections that had
+        // input brought (queued by the loop to itself) is taken.
+        match rx.recv_timeout(Duration::ZERO) {
+            Recv::TimedOut if rx.arm() => {}
+            Recv::TimedOut => return rx.recv_timeout(Duration::ZERO),
+            got => return got,
+        }
+        let mut ready = std::mem::take(&mut self.ready);
+        self.bay.epoll.wait(&mut ready, timeout);
+        rx.disarm();
+        let bell = self.bay.bell.as_raw_fd();
+        for &fd in &ready {
+            if fd == bell {
+                let _ = (&self.bay.bell).read(&mut [0; 8]);
+            } else {
+                readiness.busy();
+                self.serve(fd);
+                readiness.idle();
+            }
+        }
+        self.ready = ready;
+        rx.recv_timeout(Duration::ZERO)
+    }
+
+    /// The answered requests' connections wait for their next request, the others go back
+    /// to their threads.
+    fn settle(&mut self) {
+        let mut awaiting = std::mem::take(&mut self.awaiting);
+        awaiting.retain(|&fd| {
+            let Some(berth) = self.bay.lock().remove(&fd) else { return false };
+            match self.look(berth, false) {
+                Looked::Pending => true,
+                Looked::Parked(berth) => {
+                    self.put_back(berth);
+                    false
+                }
+                Looked::Home => false,
+            }
+        });
+        self.awaiting = awaiting;
+    }
+
+    fn release_all(&self) {
+        self.bay.release_all();
+    }
+}
+
+impl Drop for Watch {
+    /// The loop is done: every parked connection goes back to its thread.
+    fn drop(&mut self) {
+        self.bay.release_all();
+    }
+}
+
+/// Whether `bytes` (what a socket holds) begin with one whole POST whose body's length is
+/// given by `Content-Length`: the only requests the loop reads itself. A head it would have
+/// to read as the parser does to be sure of (chunked, `Expect`, a length given twice or not
+/// in plain digits, a line the parser would end the head at differently) is left to its
+/// thread, and so is anything not all come.
+fn whole_request(bytes: &[u8]) -> bool {
+    if !bytes.starts_with(b"POST ") {
+        return false;
+    }
+    let mut length = None;
+    let mut at = 0;
+    loop {
+        let Some(end) = memchr::memchr(b'\n', &bytes[at..]).map(|n| at + n) else {
+            return false;
+        };
+        let line = &bytes[at..end];
+        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        at = end + 1;
+        if line.is_empty() {
+            break;
+        }
+        let Some(colon) = memchr::memchr(b':', line) else { continue };
+        let name = &line[..colon];
+        if name.eq_ignore_ascii_case(b"transfer-encoding") || name.eq_ignore_ascii_case(b"expect") {
+            return false;
+        }
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let value = line[colon + 1..].trim_ascii();
+            let digits =
+                !value.is_empty() && value.len() <= 9 && value.iter().all(u8::is_ascii_digit);
+            if length.is_some() || !digits {
+                return false;
+            }
+            length = std::str::from_utf8(value).ok().and_then(|v| v.parse::<usize>().ok());
+        }
+    }
+    length.is_some_and(|n| at + n <= bytes.len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_whole_post_with_a_plain_length_is_the_loops_to_read() {
+        let head = "POST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n";
+        assert!(whole_request(format!("{head}{{}}").as_bytes()));
+        assert!(whole_request(format!("{head}{{}}POST /mcp").as_bytes()), "more may follow");
+        assert!(!whole_request(format!("{head}{{").as_bytes()), "the body is not all here");
+        assert!(!whole_request(&head.as_bytes()[..head.len() - 2]), "nor the head");
+        let bare = "POST /mcp HTTP/1.1\nHost: a\ncontent-length: 2\n\n{}";
+        assert!(whole_request(bare.as_bytes()), "bare line ends, as the parser reads them");
+        for refused in [
+            "GET /mcp HTTP/1.1\r\nHost: a\r\n\r\n",
+            "\r\nPOST /mcp HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\n\r\n{}",
+            "POST /mcp HTTP/1.1\r\nHost: a\r\n\r\n",
+            "POST /mcp HTTP/1.1\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\n{}",
+            "POST /mcp HTTP/1.1\r\nContent-Length: +2\r\n\r\n{}",
+            "POST /mcp HTTP/1.1\r\nContent-Length: 1234567890\r\n\r\n{}",
+            "POST /mcp HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n{}",
+            "POST /mcp HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n{}",
+        ] {
+            assert!(!whole_request(refused.as_bytes()), "{refused:?}");
+        }
+        // The head ends at its first empty line, whatever follows.
+        let early = "POST /mcp HTTP/1.1\r\nHost: a\r\n\nContent-Length: 2\r\n\r\n{}";
+        assert!(!whole_request(early.as_bytes()));
+    }
+}

@@ -1,0 +1,184 @@
+//! Keep-alive connections parked with the dispatching loop between requests (Linux): calls on
+//! them wake no connection thread, and every request the loop does not read itself, every
+//! end of a connection and every wait on a client still reaches its thread.
+
+use std::io::{BufRead, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::http_harness::{
+    Killed, ask_sampling, connect, default_server, initialize, modern, next_event, post_text,
+    read_head, read_reply, send_post, spawn_http,
+};
+
+/// The headers of a 2026-07-28 `tools/list`.
+const LIST: [&str; 2] = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+
+/// A connection whose first call was answered, left alone long enough for its thread to hear
+/// so and park it (a thread looks at its socket every 250 ms while the loop answers).
+fn parked(addr: SocketAddr) -> std::io::BufReader<TcpStream> {
+    let mut conn = connect(addr);
+    list_on(&mut conn, addr);
+    std::thread::sleep(Duration::from_millis(400));
+    conn
+}
+
+/// A `tools/list` on `conn`, answered in full.
+fn list_on(conn: &mut std::io::BufReader<TcpStream>, addr: SocketAddr) {
+    send_post(conn, addr, &modern("tools/list", json!({})), &LIST);
+    let reply = read_reply(conn).expect("a response");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert!(reply.json()["result"]["tools"].is_array());
+}
+
+/// The voluntary context switches of the threads of process `pid` whose name begins `prefix`.
+fn switches(pid: u32, prefix: &str) -> u64 {
+    let mut total = 0;
+    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().map_while(Result::ok) {
+        let name = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !name.starts_with(prefix) {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        let line = status.lines().find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"));
+        total += line.and_then(|n| n.trim().parse::<u64>().ok()).unwrap_or(0);
+    }
+    total
+}
+
+#[test]
+fn calls_on_a_kept_alive_connection_wake_no_connection_thread() {
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &[]);
+    let pid = child.id();
+    let _child = Killed(child);
+    let mut conn = parked(addr);
+    // The connection's thread is named for its peer ("http 127.0.0.1:…", cut to 15 bytes).
+    let before = switches(pid, "http 127.0.0.1");
+    let started = Instant::now();
+    let calls = 300;
+    for _ in 0..calls {
+        list_on(&mut conn, addr);
+    }
+    let slept = switches(pid, "http 127.0.0.1") - before;
+    // A thread woken by each call sleeps again after it: at least one switch a call. A parked
+    // one wakes only to look at the time, four times a second.
+    let ticks = 4 * (started.elapsed().as_secs() + 1) + 10;
+    assert!(slept <= ticks, "the connection thread slept {slept} times over {calls} calls");
+}
+
+#[test]
+fn every_kind_of_request_on_a_parked_connection_is_served() {
+    let server = default_server();
+    let addr = server.addr;
+    let list = modern("tools/list", json!({}));
+    let whole = post_text(addr, &list, &LIST);
+    let mut conn = parked(addr);
+    // Not all come: its thread waits for the rest.
+    let (head, body) = whole.split_at(whole.len() - 10);
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    conn.get_mut().write_all(body.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    // Two at once: answered in order.
+    conn.get_mut().write_all(format!("{whole}{whole}").as_bytes()).unwrap();
+    for _ in 0..2 {
+        assert!(read_reply(&mut conn).unwrap().json()["result"]["tools"].is_array());
+    }
+    std::thread::sleep(Duration::from_millis(400));
+    // A chunked body.
+    let chunked = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\n{}\r\n{}\r\nTransfer-Encoding: chunked\r\n\r\n{:x}\r\n{list}\r\n0\r\n\r\n",
+        LIST[0],
+        LIST[1],
+        list.len()
+    );
+    conn.get_mut().write_all(chunked.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    // `Expect: 100-continue`: the interim response first.
+    let expecting = whole.replacen("\r\n", "\r\nExpect: 100-continue\r\n", 1);
+    let (head, body) = expecting.split_at(expecting.find("\r\n\r\n").unwrap() + 4);
+    conn.get_mut().write_all(head.as_bytes()).unwrap();
+    let mut line = String::new();
+    conn.read_line(&mut line).unwrap();
+    assert_eq!(line, "HTTP/1.1 100 Continue\r\n");
+    conn.read_line(&mut line).unwrap();
+    conn.get_mut().write_all(body.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    // Refused by the loop without closing (a header that disagrees with the body), then
+    // served again.
+    send_post(&mut conn, addr, &list, &[LIST[0], "Mcp-Method: tools/call"]);
+    assert_eq!(read_reply(&mut conn).unwrap().status, 400);
+    list_on(&mut conn, addr);
+    // A listen: its stream opens on the connection, and keeps it.
+    let listen = modern(
+        "subscriptions/listen",
+        json!({"notifications": {"resourceSubscriptions": ["test://static-text"]}}),
+    );
+    std::thread::sleep(Duration::from_millis(400));
+    send_post(&mut conn, addr, &listen, &[LIST[0], "Mcp-Method: subscriptions/listen"]);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"), "{head}");
+}
+
+#[test]
+fn a_parked_connection_its_client_closes_is_closed_and_counted_out() {
+    let server = default_server();
+    let addr = server.addr;
+    let open = || {
+        let scrape = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        let reply = crate::http_harness::raw(addr, scrape.as_bytes()).unwrap();
+        let line = reply.body.lines().find_map(|l| l.strip_prefix("baremcp_http_connections "));
+        line.unwrap().parse::<u32>().unwrap()
+    };
+    let conn = parked(addr);
+    // Counted with the scrape's own connection.
+    assert_eq!(open(), 2);
+    drop(conn);
+    let started = Instant::now();
+    while open() != 1 {
+        assert!(started.elapsed() < Duration::from_secs(5), "the connection was not counted out");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_handler_waiting_on_its_client_hears_the_answer_sent_on_a_parked_connection() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let mut other = connect(addr);
+    send_post(&mut other, addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut other).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    let (mut stream, question) = ask_sampling(addr, &session);
+    // At once: a connection left parked would wait for its thread to take it back, which it
+    // does only when the loop has been on one message for a tick (250 ms).
+    let started = Instant::now();
+    let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
+    send_post(&mut other, addr, &answer.to_string(), &[&with]);
+    assert_eq!(read_reply(&mut other).unwrap().status, 202);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(200), "the answer took {took:?}");
+    assert_eq!(next_event(&mut stream)["result"]["content"][0]["text"], "LLM response: fine");
+}
+
+#[test]
+fn a_stopping_server_closes_its_parked_connections_at_once() {
+    let server = default_server();
+    let addr = server.addr;
+    let mut conn = parked(addr);
+    let started = Instant::now();
+    server.stop();
+    assert!(read_reply(&mut conn).is_none(), "closed without a word");
+    let took = started.elapsed();
+    assert!(took < Duration::from_secs(2), "closed after {took:?}");
+    drop(server);
+}

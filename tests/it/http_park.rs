@@ -182,3 +182,41 @@ fn a_stopping_server_closes_its_parked_connections_at_once() {
     assert!(took < Duration::from_secs(2), "closed after {took:?}");
     drop(server);
 }
+
+/// A server whose one tool reports progress at once, then works for a second.
+fn progressing() -> baremcp::Server {
+    crate::http_harness::one_tool(baremcp::Tool::new(
+        "progressing",
+        "Reports progress, then works",
+        json!({"type": "object"}),
+        |_, cx| {
+            cx.progress(0.0, Some(1.0), Some("begun"));
+            std::thread::sleep(Duration::from_secs(1));
+            Ok(baremcp::ToolOutput::text("done"))
+        },
+    ))
+}
+
+#[test]
+fn an_event_before_the_response_leaves_a_parked_connection_at_once() {
+    let server = crate::http_harness::start_with(baremcp::HttpOptions::default(), progressing);
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let mut conn = connect(addr);
+    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progressing","arguments":{},"_meta":{"progressToken":"p"}}}"#;
+    let sent = Instant::now();
+    send_post(&mut conn, addr, call, &[&with]);
+    let (status, head) = read_head(&mut conn);
+    assert_eq!(status, 200);
+    assert!(head.contains("text/event-stream"), "{head}");
+    assert_eq!(next_event(&mut conn)["method"], "notifications/progress");
+    // Its thread is woken with the event: not left parked until the loop has been busy for a
+    // tick (250 ms), nor until the handler ends (1 s).
+    let took = sent.elapsed();
+    assert!(took < Duration::from_millis(200), "the first event took {took:?}");
+    assert_eq!(next_event(&mut conn)["id"], 3);
+}

@@ -159,7 +159,20 @@ impl DirectLine {
         false
     }
 
-    fn wake(&self) {
+    /// Waits until the line is woken (its request handed back, or its parked connection given
+    /// back: `park`), or `timeout` passes: whether it was woken.
+    #[cfg(target_os = "linux")]
+    pub fn wait_woken(&self, timeout: Duration) -> bool {
+        use std::io::Read;
+        use std::os::fd::AsRawFd;
+        let woken = crate::util::poll::readable_within(self.wake.as_raw_fd(), timeout);
+        if woken {
+            let _ = (&self.wake).read(&mut [0; 8]);
+        }
+        woken
+    }
+
+    pub fn wake(&self) {
         #[cfg(target_os = "linux")]
         {
             use std::io::Write;

@@ -285,7 +285,7 @@ impl Exchange {
     /// Where the dispatching loop may watch the connection until its next request: its last
     /// response the loop wrote itself, and nothing of the next has been read.
     fn parking(&self) -> Option<Arc<dyn Dock>> {
-        let idle = self.reader.inner.buffer().is_empty();
+        let idle = self.reader.inner.buffer().is_empty() && self.line.is_some();
         let dock = self.shared.dock.as_ref().filter(|_| self.parks && idle);
         dock.filter(|_| !self.shared.stop.load(Ordering::Relaxed)).cloned()
     }
@@ -607,6 +607,11 @@ impl Exchange {
             trace: trace.and_then(|t| TraceContext::parse(t, head.header("tracestate"))),
             transport: if self.ip.is_some() { "tcp" } else { "unix" },
         }
+    }
+
+    /// How the loop writes this connection's responses itself, once made.
+    pub(super) fn line(&self) -> Option<Arc<DirectLine>> {
+        self.line.clone()
     }
 
     /// The headers an event stream's head carries beside its own: CORS for an allowed page.

@@ -15,10 +15,10 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-use crate::transport::http::direct::Mode;
+use crate::transport::http::direct::{DirectLine, Mode};
 use crate::transport::http::exchange::{
     Begun, Dock, Exchange, Outcome, POLL, Resume, Shared, Step,
 };
@@ -56,10 +56,12 @@ pub struct Berth {
     pending: Option<Begun>,
 }
 
-/// Where a parked connection's thread waits for it to come back.
+/// Where a parked connection's thread waits for it to come back: woken through its line's
+/// `eventfd`, which the loop also rings when it hands the pending request back (an event
+/// before the response, say), so that the thread takes it at once.
 pub struct Home {
     slot: Mutex<Option<(Box<Exchange>, Resume)>>,
-    back: Condvar,
+    line: Arc<DirectLine>,
 }
 
 impl Bay {
@@ -126,8 +128,12 @@ impl Bay {
         let stopping = shared.stop.load(Ordering::Relaxed);
         let stuck = shared.readiness.busy_for() >= POLL;
         let expired = berth.pending.is_none() && berth.since.elapsed() >= shared.limits.idle;
-        let due = berth.pending.as_deref().is_some_and(|(_, read, step)| {
-            matches!(step, Step::Pump { sse_ok: true, .. }) && read.elapsed() >= shared.keepalive
+        let due = berth.pending.as_deref().is_some_and(|(_, read, step)| match step {
+            Step::Pump { sse_ok, claim: Some(claim), .. } => {
+                let handed = matches!(claim.line().settle(false), Mode::Attached | Mode::Begun);
+                handed || *sse_ok && read.elapsed() >= shared.keepalive
+            }
+            _ => false,
         });
         if !(stopping || stuck || expired || due) {
             return None;
@@ -165,7 +171,7 @@ impl Berth {
         match self.pending.take() {
             Some(begun) => {
                 if let (_, _, Step::Pump { claim: Some(claim), .. }) = &*begun {
-                    claim.line().settle(true);
+                    claim.attach();
                 }
                 Resume::Request(begun)
             }
@@ -186,8 +192,8 @@ impl Drop for Berth {
 }
 
 impl Home {
-    fn new() -> Arc<Home> {
-        Arc::new(Home { slot: Mutex::new(None), back: Condvar::new() })
+    fn new(line: Arc<DirectLine>) -> Arc<Home> {
+        Arc::new(Home { slot: Mutex::new(None), line })
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<(Box<Exchange>, Resume)>> {
@@ -196,16 +202,17 @@ impl Home {
 
     fn give(&self, exchange: Box<Exchange>, resume: Resume) {
         *self.lock() = Some((exchange, resume));
-        self.back.notify_one();
+        self.line.wake();
     }
 
-    /// The connection, when it came back within `timeout`.
+    /// The connection, when it came back within `timeout` (`None` too when the line was
+    /// woken for its pending request: see [`Bay::reclaim`]).
     fn wait(&self, timeout: Duration) -> Option<(Box<Exchange>, Resume)> {
-        let mut slot = self.lock();
-        if slot.is_none() {
-            slot = self.back.wait_timeout(slot, timeout).unwrap_or_else(|e| e.into_inner()).0;
+        if let Some(back) = self.lock().take() {
+            return Some(back);
         }
-        slot.take()
+        self.line.wait_woken(timeout);
+        self.lock().take()
     }
 }
 
@@ -213,9 +220,10 @@ impl Dock for Bay {
     /// The connection thread's side: sleeps until the connection comes back, or this thread
     /// takes it back (see [`Bay::reclaim`]).
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
+        let Some(line) = exchange.line() else { return (exchange, Resume::Read) };
         let shared = exchange.shared.clone();
         let fd = exchange.writer.fd();
-        let home = Home::new();
+        let home = Home::new(line);
         let (since, pending) = (Instant::now(), None);
         self.dock(Berth { exchange: Some(exchange), home: home.clone(), since, pending });
         loop {
@@ -372,9 +380,16 @@ impl Watch {
         }
         exchange.on_loop = true;
         exchange.writer.set_reads_wait(false);
-        let read = exchange.read();
+        // A fault in reading or checking a request ends its connection, as it would end its
+        // thread, not the loop.
+        let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exchange.read()));
         exchange.writer.set_reads_wait(true);
         exchange.on_loop = false;
+        let Ok(read) = read else {
+            log::error!(target: LOG, "{}: reading a request failed; closing", exchange.peer);
+            exchange.writer.shutdown(std::net::Shutdown::Both);
+            return self.send_home(berth, Resume::Expired);
+        };
         let handoff = exchange.handoff.take();
         match (read, handoff) {
             (Err(ReadError::Closed), _) => self.send_home(berth, Resume::Read),

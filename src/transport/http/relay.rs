@@ -163,13 +163,16 @@ impl Exchange {
     /// sent more (a request read early waits for this one's answer, so that answers keep
     /// their order) or left, or a keep-alive comment is due.
     fn detached(&mut self, line: &DirectLine, sse_ok: bool) -> Mode {
+        // Looked at before the first wait: a request the loop handed back while this thread
+        // was parked (`park`) is taken at once.
+        let mut more = !self.reader.inner.buffer().is_empty();
         loop {
-            let more = !self.reader.inner.buffer().is_empty() || line.wait(POLL);
             let due = sse_ok && self.received.elapsed() >= self.shared.keepalive;
             match line.settle(more || due) {
                 Mode::Detached => {}
                 settled => return settled,
             }
+            more = line.wait(POLL);
         }
     }
 

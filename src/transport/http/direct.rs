@@ -110,6 +110,12 @@ impl DirectLine {
         }
     }
 
+    /// The connection's descriptor: what the dispatching loop knows a parked one by.
+    #[cfg(target_os = "linux")]
+    pub fn fd(&self) -> std::os::fd::RawFd {
+        self.socket.fd()
+    }
+
     fn lock(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }

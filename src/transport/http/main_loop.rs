@@ -18,7 +18,7 @@ use crate::conn::principal::Principal;
 use crate::conn::session::{FileRounds, Session};
 use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
 use crate::registry::server::Server;
-use crate::transport::http::direct::{Claim, Direct, Rest, Unsent};
+use crate::transport::http::direct::{Claim, Direct, DirectLine, Rest, Unsent};
 use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
@@ -58,8 +58,9 @@ pub trait Watcher {
         readiness: &Readiness,
         timeout: Duration,
     ) -> Recv<Inbound>;
-    /// After each call: what became of the requests the connections watched brought.
-    fn settle(&mut self);
+    /// After a call whose connection's line is `line`: what became of it, if a connection
+    /// watched brought it.
+    fn settle(&mut self, line: &DirectLine);
     /// Gives every connection back to its thread.
     fn release_all(&self);
 }
@@ -260,9 +261,10 @@ impl<'s> Dispatcher<'s> {
             }
             match next {
                 Some(Inbound::Call(call)) => {
+                    let claim = call.direct.as_ref().map(|direct| direct.claim.clone());
                     self.call(call);
-                    if let Some(watcher) = &mut self.watcher {
-                        watcher.settle();
+                    if let (Some(watcher), Some(claim)) = (&mut self.watcher, claim) {
+                        watcher.settle(claim.line());
                     }
                 }
                 Some(Inbound::Message { session, body }) => self.message(session, &body),

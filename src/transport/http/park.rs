@@ -25,6 +25,7 @@ use crate::transport::http::exchange::{
 use crate::transport::http::main_loop::{Inbound, Watcher};
 use crate::transport::http::parser::{Head, ReadError};
 use crate::transport::http::readiness::Readiness;
+use crate::util::fnv::Fnv;
 use crate::util::poll::Epoll;
 use crate::util::queue::{Receiver, Recv};
 
@@ -42,8 +43,11 @@ pub struct Bay {
     bell: File,
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
-    berths: Mutex<HashMap<RawFd, Berth>>,
+    berths: Mutex<Berths>,
 }
+
+/// Parked connections by descriptor: numbers the kernel picks, so the fast FNV hash will do.
+type Berths = HashMap<RawFd, Berth, std::hash::BuildHasherDefault<Fnv>>;
 
 /// One parked connection.
 pub struct Berth {
@@ -80,7 +84,7 @@ impl Bay {
                 return None;
             }
         };
-        let bay = Arc::new(Bay { epoll, bell, berths: Mutex::new(HashMap::new()) });
+        let bay = Arc::new(Bay { epoll, bell, berths: Mutex::new(Berths::default()) });
         let ringer = bay.bell.try_clone().ok()?;
         rx.set_bell(move || {
             use std::io::Write;
@@ -89,7 +93,7 @@ impl Bay {
         Some(bay)
     }
 
-    fn lock(&self) -> MutexGuard<'_, HashMap<RawFd, Berth>> {
+    fn lock(&self) -> MutexGuard<'_, Berths> {
         self.berths.lock().unwrap_or_else(|e| e.into_inner())
     }
 
@@ -255,8 +259,6 @@ pub struct Watch {
     ready: Vec<RawFd>,
     /// Where a socket's input is looked at before it is read.
     peeked: Vec<u8>,
-    /// Connections whose request the loop queued to itself: looked at after each call.
-    awaiting: Vec<RawFd>,
 }
 
 /// What became of a parked connection whose request was pending.
@@ -271,7 +273,7 @@ enum Looked {
 
 impl Watch {
     fn new(bay: Arc<Bay>) -> Watch {
-        Watch { bay, ready: Vec::new(), peeked: Vec::new(), awaiting: Vec::new() }
+        Watch { bay, ready: Vec::new(), peeked: Vec::new() }
     }
 
     /// Returns a connection the loop took out of the bay to read from (still watched).
@@ -398,9 +400,6 @@ impl Watch {
             }
             (Ok((head, read, _)), Some(step @ Step::Pump { claim: Some(_), .. })) => {
                 berth.pending = Some(Box::new((head, read, step)));
-                if !self.awaiting.contains(&fd) {
-                    self.awaiting.push(fd);
-                }
                 self.put_back(berth);
             }
             (Ok((head, read, _)), Some(step)) => {
@@ -446,22 +445,14 @@ impl Watcher for Watch {
         rx.recv_timeout(Duration::ZERO)
     }
 
-    /// The answered requests' connections wait for their next request, the others go back
-    /// to their threads.
-    fn settle(&mut self) {
-        let mut awaiting = std::mem::take(&mut self.awaiting);
-        awaiting.retain(|&fd| {
-            let Some(berth) = self.bay.lock().remove(&fd) else { return false };
-            match self.look(berth, false) {
-                Looked::Pending => true,
-                Looked::Parked(berth) => {
-                    self.put_back(berth);
-                    false
-                }
-                Looked::Home => false,
-            }
-        });
-        self.awaiting = awaiting;
+    /// A connection whose request was answered waits for its next one; one whose request
+    /// went another way goes back to its thread.
+    fn settle(&mut self, line: &DirectLine) {
+        let Some(berth) = self.bay.lock().remove(&line.fd()) else { return };
+        match self.look(berth, false) {
+            Looked::Pending | Looked::Home => {}
+            Looked::Parked(berth) => self.put_back(berth),
+        }
     }
 
     fn release_all(&self) {

@@ -220,3 +220,95 @@ fn an_event_before_the_response_leaves_a_parked_connection_at_once() {
     assert!(took < Duration::from_millis(200), "the first event took {took:?}");
     assert_eq!(next_event(&mut conn)["id"], 3);
 }
+
+/// A server whose one tool works for `WORK`.
+fn working() -> baremcp::Server {
+    crate::http_harness::one_tool(baremcp::Tool::new(
+        "work",
+        "Works a while",
+        json!({"type": "object"}),
+        |_, _| {
+            std::thread::sleep(WORK.with(|w| w.get()));
+            Ok(baremcp::ToolOutput::text("worked"))
+        },
+    ))
+}
+
+thread_local! {
+    /// How long `work` works: set by each test on the thread that builds its server.
+    static WORK: std::cell::Cell<Duration> = const { std::cell::Cell::new(Duration::from_millis(20)) };
+}
+
+/// Calls `work` on connections of their own (which close, so never park) from `clients`
+/// threads at once, until `stop` is set or five seconds pass.
+fn keep_busy(
+    addr: SocketAddr,
+    clients: usize,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Vec<std::thread::JoinHandle<()>> {
+    let call = modern("tools/call", json!({"name": "work", "arguments": {}}));
+    (0..clients)
+        .map(|_| {
+            let (call, stop) = (call.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let started = Instant::now();
+                let headers =
+                    [LIST[0], "Mcp-Method: tools/call", "Mcp-Name: work", "Connection: close"];
+                while !stop.load(std::sync::atomic::Ordering::Relaxed)
+                    && started.elapsed() < Duration::from_secs(5)
+                {
+                    let reply = crate::http_harness::post(addr, &call, &headers);
+                    assert_eq!(reply.status, 200, "{reply:?}");
+                }
+            })
+        })
+        .collect()
+}
+
+#[test]
+fn a_parked_connection_is_served_while_the_queue_never_empties() {
+    let server = crate::http_harness::start_with(baremcp::HttpOptions::default(), working);
+    let addr = server.addr;
+    let mut conn = parked(addr);
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Two clients keep a call in the loop's queue at every moment, each a short one.
+    let busy = keep_busy(addr, 2, &stop);
+    std::thread::sleep(Duration::from_millis(300));
+    let started = Instant::now();
+    list_on(&mut conn, addr);
+    let took = started.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    busy.into_iter().for_each(|client| client.join().unwrap());
+    assert!(took < Duration::from_secs(1), "the parked connection's call took {took:?}");
+}
+
+/// A server whose one tool works for two seconds.
+fn working_long() -> baremcp::Server {
+    WORK.with(|w| w.set(Duration::from_secs(2)));
+    working()
+}
+
+#[test]
+fn a_request_that_came_before_the_idle_timeout_is_answered_however_busy_the_loop() {
+    let options = baremcp::HttpOptions { idle_timeout_secs: 1, ..Default::default() };
+    let server = crate::http_harness::start_with(options, working_long);
+    let addr = server.addr;
+    let mut conn = connect(addr);
+    list_on(&mut conn, addr);
+    let answered = Instant::now();
+    // The loop is taken by a long call just before the request comes, which comes just
+    // before the connection would have idled out.
+    std::thread::sleep(Duration::from_millis(850));
+    let call = modern("tools/call", json!({"name": "work", "arguments": {}}));
+    let long = std::thread::spawn(move || {
+        let headers = [LIST[0], "Mcp-Method: tools/call", "Mcp-Name: work"];
+        crate::http_harness::post(addr, &call, &headers).status
+    });
+    std::thread::sleep(
+        (answered + Duration::from_millis(930)).saturating_duration_since(Instant::now()),
+    );
+    send_post(&mut conn, addr, &modern("tools/list", json!({})), &LIST);
+    let reply = read_reply(&mut conn).expect("an answer, not a reset");
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(long.join().unwrap(), 200);
+}

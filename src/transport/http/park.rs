@@ -32,6 +32,9 @@ use crate::util::queue::{Receiver, Recv};
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
+/// How often the loop looks at the parked connections while its queue is never empty.
+const FAIR: Duration = Duration::from_millis(1);
+
 /// The largest request the loop reads itself: a larger one is its thread's to read.
 const MOST_PEEKED: usize = 64 << 10;
 
@@ -131,7 +134,11 @@ impl Bay {
         let berth = berths.get(&fd)?;
         let stopping = shared.stop.load(Ordering::Relaxed);
         let stuck = shared.readiness.busy_for() >= POLL;
-        let expired = berth.pending.is_none() && berth.since.elapsed() >= shared.limits.idle;
+        // A request that came in time is read, however late the loop is (as a thread reads
+        // one that came before its idle deadline).
+        let expired = berth.pending.is_none()
+            && berth.since.elapsed() >= shared.limits.idle
+            && berth.exchange.as_ref().is_some_and(|exchange| !exchange.writer.has_input());
         let due = berth.pending.as_deref().is_some_and(|(_, read, step)| match step {
             Step::Pump { sse_ok, claim: Some(claim), .. } => {
                 let handed = matches!(claim.line().settle(false), Mode::Attached | Mode::Begun);
@@ -259,6 +266,8 @@ pub struct Watch {
     ready: Vec<RawFd>,
     /// Where a socket's input is looked at before it is read.
     peeked: Vec<u8>,
+    /// When the parked connections were last looked at.
+    polled: Instant,
 }
 
 /// What became of a parked connection whose request was pending.
@@ -273,7 +282,7 @@ enum Looked {
 
 impl Watch {
     fn new(bay: Arc<Bay>) -> Watch {
-        Watch { bay, ready: Vec::new(), peeked: Vec::new() }
+        Watch { bay, ready: Vec::new(), peeked: Vec::new(), polled: Instant::now() }
     }
 
     /// Returns a connection the loop took out of the bay to read from (still watched).
@@ -421,27 +430,20 @@ impl Watcher for Watch {
         readiness: &Readiness,
         timeout: Duration,
     ) -> Recv<Inbound> {
-        // What is queued first; else both are waited on, and what the connections that had
-        // input brought (queued by the loop to itself) is taken.
+        // What is queued first, but the parked connections are looked at every millisecond
+        // all the same, so that a queue that never empties does not starve them: what they
+        // bring is queued behind it. With nothing queued, both are waited on at once.
         match rx.recv_timeout(Duration::ZERO) {
+            Recv::Item(work) if self.polled.elapsed() >= FAIR => {
+                self.poll(readiness, Duration::ZERO);
+                return Recv::Item(work);
+            }
             Recv::TimedOut if rx.arm() => {}
             Recv::TimedOut => return rx.recv_timeout(Duration::ZERO),
             got => return got,
         }
-        let mut ready = std::mem::take(&mut self.ready);
-        self.bay.epoll.wait(&mut ready, timeout);
+        self.poll(readiness, timeout);
         rx.disarm();
-        let bell = self.bay.bell.as_raw_fd();
-        for &fd in &ready {
-            if fd == bell {
-                let _ = (&self.bay.bell).read(&mut [0; 8]);
-            } else {
-                readiness.busy();
-                self.serve(fd);
-                readiness.idle();
-            }
-        }
-        self.ready = ready;
         rx.recv_timeout(Duration::ZERO)
     }
 
@@ -457,6 +459,27 @@ impl Watcher for Watch {
 
     fn release_all(&self) {
         self.bay.release_all();
+    }
+}
+
+impl Watch {
+    /// Waits up to `timeout` for parked connections (and the bell), and serves those with
+    /// input.
+    fn poll(&mut self, readiness: &Readiness, timeout: Duration) {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.bay.epoll.wait(&mut ready, timeout);
+        self.polled = Instant::now();
+        let bell = self.bay.bell.as_raw_fd();
+        for &fd in &ready {
+            if fd == bell {
+                let _ = (&self.bay.bell).read(&mut [0; 8]);
+            } else {
+                readiness.busy();
+                self.serve(fd);
+                readiness.idle();
+            }
+        }
+        self.ready = ready;
     }
 }
 

@@ -189,7 +189,7 @@ pub(super) struct Exchange {
     pub requests: bool,
     /// How the loop writes responses itself, made at the first request it may (`None` before,
     /// and where it cannot).
-    line: Option<Arc<DirectLine>>,
+    pub line: Option<Arc<DirectLine>>,
     /// Whether `line` was tried for: without a descriptor for it, not tried again.
     line_tried: bool,
     /// When the loop wrote the last response itself: the connection thread learns it later.
@@ -607,11 +607,6 @@ impl Exchange {
             trace: trace.and_then(|t| TraceContext::parse(t, head.header("tracestate"))),
             transport: if self.ip.is_some() { "tcp" } else { "unix" },
         }
-    }
-
-    /// How the loop writes this connection's responses itself, once made.
-    pub(super) fn line(&self) -> Option<Arc<DirectLine>> {
-        self.line.clone()
     }
 
     /// The headers an event stream's head carries beside its own: CORS for an allowed page.

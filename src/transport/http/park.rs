@@ -231,7 +231,7 @@ impl Dock for Bay {
     /// The connection thread's side: sleeps until the connection comes back, or this thread
     /// takes it back (see [`Bay::reclaim`]).
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
-        let Some(line) = exchange.line() else { return (exchange, Resume::Read) };
+        let Some(line) = exchange.line.clone() else { return (exchange, Resume::Read) };
         let shared = exchange.shared.clone();
         let fd = exchange.writer.fd();
         let home = Home::new(line);

@@ -25,6 +25,17 @@ fn parked(addr: SocketAddr) -> std::io::BufReader<TcpStream> {
     conn
 }
 
+/// A new legacy session, and a connection parked after a `ping` in it.
+fn parked_in_session(addr: SocketAddr) -> (String, std::io::BufReader<TcpStream>) {
+    let session = initialize(addr, "2025-11-25");
+    let mut conn = connect(addr);
+    let with = format!("Mcp-Session-Id: {session}");
+    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[&with]);
+    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
+    std::thread::sleep(Duration::from_millis(400));
+    (session, conn)
+}
+
 /// A `tools/list` on `conn`, answered in full.
 fn list_on(conn: &mut std::io::BufReader<TcpStream>, addr: SocketAddr) {
     send_post(conn, addr, &modern("tools/list", json!({})), &LIST);
@@ -152,12 +163,8 @@ fn a_parked_connection_its_client_closes_is_closed_and_counted_out() {
 fn a_handler_waiting_on_its_client_hears_the_answer_sent_on_a_parked_connection() {
     let server = default_server();
     let addr = server.addr;
-    let session = initialize(addr, "2025-11-25");
+    let (session, mut other) = parked_in_session(addr);
     let with = format!("Mcp-Session-Id: {session}");
-    let mut other = connect(addr);
-    send_post(&mut other, addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[&with]);
-    assert_eq!(read_reply(&mut other).unwrap().status, 200);
-    std::thread::sleep(Duration::from_millis(400));
     let (mut stream, question) = ask_sampling(addr, &session);
     // At once: a connection left parked would wait for its thread to take it back, which it
     // does only when the loop has been on one message for a tick (250 ms).
@@ -201,12 +208,8 @@ fn progressing() -> baremcp::Server {
 fn an_event_before_the_response_leaves_a_parked_connection_at_once() {
     let server = crate::http_harness::start_with(baremcp::HttpOptions::default(), progressing);
     let addr = server.addr;
-    let session = initialize(addr, "2025-11-25");
+    let (session, mut conn) = parked_in_session(addr);
     let with = format!("Mcp-Session-Id: {session}");
-    let mut conn = connect(addr);
-    send_post(&mut conn, addr, r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#, &[&with]);
-    assert_eq!(read_reply(&mut conn).unwrap().status, 200);
-    std::thread::sleep(Duration::from_millis(400));
     let call = r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"progressing","arguments":{},"_meta":{"progressToken":"p"}}}"#;
     let sent = Instant::now();
     send_post(&mut conn, addr, call, &[&with]);

@@ -315,3 +315,26 @@ fn a_request_that_came_before_the_idle_timeout_is_answered_however_busy_the_loop
     assert_eq!(reply.status, 200, "{reply:?}");
     assert_eq!(long.join().unwrap(), 200);
 }
+
+#[test]
+fn a_slow_handler_holds_up_a_refusal_on_a_parked_connection_by_a_moment_at_most() {
+    let server = crate::http_harness::start_with(baremcp::HttpOptions::default(), working_long);
+    let addr = server.addr;
+    let mut conn = parked(addr);
+    let call = modern("tools/call", json!({"name": "work", "arguments": {}}));
+    let long = std::thread::spawn(move || {
+        let headers = [LIST[0], "Mcp-Method: tools/call", "Mcp-Name: work"];
+        crate::http_harness::post(addr, &call, &headers).status
+    });
+    // Just after the call takes the loop: a thread looking for itself every tick, when the
+    // loop has been on one message for a tick, would answer 250 ms later at the least.
+    std::thread::sleep(Duration::from_millis(30));
+    // Refused by the connection's own checks (a header that disagrees with the body): its
+    // thread answers once the keeper gives the connection back, not after the handler.
+    let started = Instant::now();
+    send_post(&mut conn, addr, &modern("tools/list", json!({})), &[LIST[0], "Mcp-Method: ping"]);
+    assert_eq!(read_reply(&mut conn).unwrap().status, 400);
+    let took = started.elapsed();
+    assert!(took < Duration::from_millis(200), "the refusal took {took:?}");
+    assert_eq!(long.join().unwrap(), 200);
+}

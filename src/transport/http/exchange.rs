@@ -80,9 +80,11 @@ pub struct Shared {
 /// Where a connection thread leaves its connection between requests, for the dispatching
 /// loop to watch.
 pub trait Dock: Send + Sync {
-    /// Parks `exchange` and sleeps until it comes back: the connection, and where to take it
-    /// up.
+    /// Parks `exchange` and sleeps until it comes back: the connection, and where to take it up.
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume);
+    /// Gives back the connections whose threads should have them (`idle`: those idle too).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    fn sweep(&self, shared: &Shared, idle: bool);
 }
 
 /// Serves one connection from `peer` (at `ip`, for TCP) until it closes, idles out or
@@ -137,8 +139,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, peer: String, ip: Option<IpAdd
 }
 
 /// Where a connection thread takes up its connection again when the dispatching loop gives
-/// it back (`park`).
-// Connections park on Linux only: elsewhere the thread only ever reads on.
+/// it back (`park`, Linux: elsewhere the thread only ever reads on).
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(super) enum Resume {
     /// Read the next request: none of it was read.

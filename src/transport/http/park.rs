@@ -19,9 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{DirectLine, Mode};
-use crate::transport::http::exchange::{
-    Begun, Dock, Exchange, Outcome, POLL, Resume, Shared, Step,
-};
+use crate::transport::http::exchange::{Begun, Dock, Exchange, Outcome, Resume, Shared, Step};
 use crate::transport::http::main_loop::{Inbound, Watcher};
 use crate::transport::http::parser::{Head, ReadError};
 use crate::transport::http::readiness::Readiness;
@@ -35,6 +33,15 @@ const LOG: &str = "baremcp::http::connection";
 /// How often the loop looks at the parked connections while its queue is never empty.
 const FAIR: Duration = Duration::from_millis(1);
 
+/// How long the loop may be on one message before every parked connection goes back to its
+/// thread; the keeper looks every `SWEEP`, and at idle times every `IDLE_EVERY` sweeps.
+const STUCK: Duration = Duration::from_millis(50);
+const SWEEP: Duration = Duration::from_millis(25);
+const IDLE_EVERY: u32 = 10;
+
+/// How long a parked thread sleeps between looks of its own (the keeper does the looking).
+const LOOK: Duration = Duration::from_secs(1);
+
 /// The largest request the loop reads itself: a larger one is its thread's to read.
 const MOST_PEEKED: usize = 64 << 10;
 
@@ -47,6 +54,8 @@ pub struct Bay {
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
     berths: Mutex<Berths>,
+    /// Started with the first connection parked.
+    keeper: std::sync::Once,
 }
 
 /// Parked connections by descriptor: numbers the kernel picks, so the fast FNV hash will do.
@@ -87,7 +96,8 @@ impl Bay {
                 return None;
             }
         };
-        let bay = Arc::new(Bay { epoll, bell, berths: Mutex::new(Berths::default()) });
+        let berths = Mutex::new(Berths::default());
+        let bay = Arc::new(Bay { epoll, bell, berths, keeper: std::sync::Once::new() });
         let ringer = bay.bell.try_clone().ok()?;
         rx.set_bell(move || {
             use std::io::Write;
@@ -126,29 +136,11 @@ impl Bay {
         }
     }
 
-    /// Takes back connection `fd` for its thread, when the thread should have it: the loop has
-    /// been on one message for a tick, the server stops, a keep-alive comment is due on its
-    /// request's stream, or it sat idle for `--idle-timeout-secs`.
-    fn reclaim(&self, fd: RawFd, shared: &Shared) -> Option<(Box<Exchange>, Resume)> {
+    /// Takes connection `fd` out of the bay when its thread should have it back (see
+    /// [`Berth::due_back`]), with where the thread is to take it up.
+    fn take_back(&self, fd: RawFd, shared: &Shared, stuck: bool) -> Option<(Berth, Resume)> {
         let mut berths = self.lock();
-        let berth = berths.get(&fd)?;
-        let stopping = shared.stop.load(Ordering::Relaxed);
-        let stuck = shared.readiness.busy_for() >= POLL;
-        // A request that came in time is read, however late the loop is (as a thread reads
-        // one that came before its idle deadline).
-        let expired = berth.pending.is_none()
-            && berth.since.elapsed() >= shared.limits.idle
-            && berth.exchange.as_ref().is_some_and(|exchange| !exchange.writer.has_input());
-        let due = berth.pending.as_deref().is_some_and(|(_, read, step)| match step {
-            Step::Pump { sse_ok, claim: Some(claim), .. } => {
-                let handed = matches!(claim.line().settle(false), Mode::Attached | Mode::Begun);
-                handed || *sse_ok && read.elapsed() >= shared.keepalive
-            }
-            _ => false,
-        });
-        if !(stopping || stuck || expired || due) {
-            return None;
-        }
+        let expired = berths.get(&fd)?.due_back(shared, stuck)?;
         let mut berth = berths.remove(&fd)?;
         drop(berths);
         let _ = self.epoll.remove(fd);
@@ -160,13 +152,39 @@ impl Bay {
             }
             false => berth.resume(),
         };
-        Some((berth.exchange.take()?, resume))
+        Some((berth, resume))
     }
+}
+
+/// Whether the loop has been on one message long enough that parked connections go back to
+/// their threads (which answer refusals, probes and `202`s without it), or the server stops.
+fn stuck(shared: &Shared) -> bool {
+    shared.stop.load(Ordering::Relaxed) || shared.readiness.busy_for() >= STUCK
 }
 
 impl Berth {
     fn fd(&self) -> RawFd {
         self.exchange.as_ref().map_or(-1, |exchange| exchange.writer.fd())
+    }
+
+    /// Whether its thread should have the connection back: `Some(true)` when it sat idle for
+    /// `--idle-timeout-secs` with nothing sent (to close), `Some(false)` when the loop is
+    /// `stuck`, its pending request was handed back (an event before the response, say) or a
+    /// keep-alive comment is due on its stream.
+    fn due_back(&self, shared: &Shared, stuck: bool) -> Option<bool> {
+        // A request that came in time is read, however late the loop is (as a thread reads
+        // one that came before its idle deadline).
+        let expired = self.pending.is_none()
+            && self.since.elapsed() >= shared.limits.idle
+            && self.exchange.as_ref().is_some_and(|exchange| !exchange.writer.has_input());
+        let due = self.pending.as_deref().is_some_and(|(_, read, step)| match step {
+            Step::Pump { sse_ok, claim: Some(claim), .. } => {
+                let handed = matches!(claim.line().settle(false), Mode::Attached | Mode::Begun);
+                handed || *sse_ok && read.elapsed() >= shared.keepalive
+            }
+            _ => false,
+        });
+        (expired || stuck || due).then_some(expired)
     }
 
     /// Gives the connection back to its thread, to take up at `resume`.
@@ -228,23 +246,61 @@ impl Home {
 }
 
 impl Dock for Bay {
-    /// The connection thread's side: sleeps until the connection comes back, or this thread
-    /// takes it back (see [`Bay::reclaim`]).
+    /// The connection thread's side: sleeps until the connection comes back, or, woken for
+    /// its pending request, takes it back itself (see [`Berth::due_back`]).
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
         let Some(line) = exchange.line.clone() else { return (exchange, Resume::Read) };
         let shared = exchange.shared.clone();
+        self.keeper.call_once(|| keep(&shared));
         let fd = exchange.writer.fd();
         let home = Home::new(line);
         let (since, pending) = (Instant::now(), None);
         self.dock(Berth { exchange: Some(exchange), home: home.clone(), since, pending });
         loop {
-            if let Some(back) = home.wait(POLL) {
+            if let Some(back) = home.wait(LOOK) {
                 return back;
             }
-            if let Some(back) = self.reclaim(fd, &shared) {
-                return back;
+            if let Some((mut berth, resume)) = self.take_back(fd, &shared, stuck(&shared))
+                && let Some(exchange) = berth.exchange.take()
+            {
+                return (exchange, resume);
             }
         }
+    }
+
+    fn sweep(&self, shared: &Shared, idle: bool) {
+        if stuck(shared) {
+            return self.release_all();
+        }
+        if idle {
+            let fds: Vec<RawFd> = self.lock().keys().copied().collect();
+            for fd in fds {
+                if let Some((berth, resume)) = self.take_back(fd, shared, false) {
+                    berth.go_home(resume);
+                }
+            }
+        }
+    }
+}
+
+/// Starts the keeper, a thread that gives parked connections back to their threads when they
+/// should have them (see [`Dock::sweep`]); it ends once the server is gone. Without it, each
+/// parked thread still looks every [`LOOK`].
+fn keep(shared: &Arc<Shared>) {
+    let Some(dock) = shared.dock.clone() else { return };
+    let shared = Arc::downgrade(shared);
+    let keeper = move || {
+        let mut sweeps = 0u32;
+        while let Some(shared) = shared.upgrade() {
+            sweeps = sweeps.wrapping_add(1);
+            dock.sweep(&shared, sweeps.is_multiple_of(IDLE_EVERY));
+            drop(shared);
+            std::thread::sleep(SWEEP);
+        }
+    };
+    let name = "http keeper".to_string();
+    if let Err(e) = std::thread::Builder::new().name(name).stack_size(64 * 1024).spawn(keeper) {
+        log::warn!(target: LOG, "cannot start the parked connections' keeper: {e}");
     }
 }
 

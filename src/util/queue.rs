@@ -38,7 +38,7 @@ struct State<T> {
 }
 
 impl<T> Shared<T> {
-    /// Rings the bell if the receiver armed it (taking `armed` back), after the lock is let go.
+    /// Rings the bell when the receiver had armed it: called once the lock is let go.
     fn ring_if(&self, armed: bool) {
         if armed && let Some(ring) = self.bell.get() {
             ring();
@@ -184,10 +184,10 @@ impl<T> Drop for Sender<T> {
     }
 }
 
+// The HTTP loop waits in `epoll` on Linux only: elsewhere nothing arms a bell.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 impl<T> Receiver<T> {
     /// Sets what a send rings while the receiver is armed; once (later calls are ignored).
-    // The HTTP loop waits in `epoll` on Linux only.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn set_bell(&self, ring: impl Fn() + Send + Sync + 'static) {
         let _ = self.0.bell.set(Box::new(ring));
     }
@@ -195,8 +195,6 @@ impl<T> Receiver<T> {
     /// Before waiting elsewhere: true when nothing waits here and senders remain, and then the
     /// next send rings the bell; false when there is something to receive (or nothing ever
     /// will be: every sender is gone).
-    // The HTTP loop waits in `epoll` on Linux only.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn arm(&self) -> bool {
         let mut state = self.0.lock();
         state.armed = state.items.is_empty() && state.senders > 0;
@@ -204,12 +202,12 @@ impl<T> Receiver<T> {
     }
 
     /// After waiting elsewhere: sends no longer ring (a wait woken by something else).
-    // The HTTP loop waits in `epoll` on Linux only.
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn disarm(&self) {
         self.0.lock().armed = false;
     }
+}
 
+impl<T> Receiver<T> {
     /// The next item, waiting up to `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Recv<T> {
         let deadline = Instant::now() + timeout;

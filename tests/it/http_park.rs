@@ -166,8 +166,8 @@ fn a_handler_waiting_on_its_client_hears_the_answer_sent_on_a_parked_connection(
     let (session, mut other) = parked_in_session(addr);
     let with = format!("Mcp-Session-Id: {session}");
     let (mut stream, question) = ask_sampling(addr, &session);
-    // At once: a connection left parked would wait for its thread to take it back, which it
-    // does only when the loop has been on one message for a tick (250 ms).
+    // Soon: the connection goes back to its thread once the loop has been on the handler for
+    // 50 ms, not when its thread next looks for itself (a second).
     let started = Instant::now();
     let answer = json!({"jsonrpc": "2.0", "id": question["id"], "result": {"role": "assistant", "content": {"type": "text", "text": "fine"}, "model": "m"}});
     send_post(&mut other, addr, &answer.to_string(), &[&with]);
@@ -217,8 +217,8 @@ fn an_event_before_the_response_leaves_a_parked_connection_at_once() {
     assert_eq!(status, 200);
     assert!(head.contains("text/event-stream"), "{head}");
     assert_eq!(next_event(&mut conn)["method"], "notifications/progress");
-    // Its thread is woken with the event: not left parked until the loop has been busy for a
-    // tick (250 ms), nor until the handler ends (1 s).
+    // Its thread is rung with the event: not left parked until the keeper looks, nor until
+    // the handler ends (1 s).
     let took = sent.elapsed();
     assert!(took < Duration::from_millis(200), "the first event took {took:?}");
     assert_eq!(next_event(&mut conn)["id"], 3);

@@ -61,8 +61,6 @@ pub trait Watcher {
     /// After a call whose connection's line is `line`: what became of it, if a connection
     /// watched brought it.
     fn settle(&mut self, line: &DirectLine);
-    /// Gives every connection back to its thread.
-    fn release_all(&self);
 }
 
 /// One POSTed request (or batch).
@@ -365,7 +363,6 @@ impl<'s> Dispatcher<'s> {
             readiness: self.readiness,
             timeout: self.ask_timeout,
             notified: Vec::new(),
-            watcher: self.watcher.as_deref(),
         };
         let mut events = SinkWriter { sink: Some(&call.sink), buf: Vec::new() };
         let mut conn = Conn::with_inbox(&mut waiter, Outbox::new(&mut events))
@@ -535,17 +532,6 @@ struct Waiter<'d> {
     /// The notifications taken in from here, for `/metrics` once the request is served: the
     /// observer is the request's own until then.
     notified: Vec<(String, Duration)>,
-    /// What watches keep-alive connections: they go back to their threads while a handler
-    /// looks for its client's messages, which may come on any of them.
-    watcher: Option<&'d dyn Watcher>,
-}
-
-impl Waiter<'_> {
-    fn release(&self) {
-        if let Some(watcher) = self.watcher {
-            watcher.release_all();
-        }
-    }
 }
 
 impl Inbox for Waiter<'_> {
@@ -556,7 +542,6 @@ impl Inbox for Waiter<'_> {
         let deadline = Instant::now() + self.timeout;
         let mut seen = Seen::default();
         loop {
-            self.release();
             // With its stream gone, the client cannot see the question, nor the result; with
             // its session deleted, its answer cannot reach us; a closing server (its drain
             // over) waits for no one (the handler hears `Disconnected` and finishes the
@@ -594,7 +579,6 @@ impl Inbox for Waiter<'_> {
     /// posted while the handler ran), without waiting.
     fn ready(&mut self) -> Option<String> {
         let ours = of_session(self.session?);
-        self.release();
         match self.rx.recv_matching(&mut Seen::default(), ours, Duration::ZERO) {
             Recv::Item(Inbound::Message { body, .. }) => Some(body),
             _ => None,

@@ -41,7 +41,6 @@ impl Setup {
             readiness,
             timeout: Duration::from_secs(60),
             notified: Vec::new(),
-            watcher: None,
         }
     }
 }

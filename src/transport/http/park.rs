@@ -5,10 +5,11 @@
 //! checks it there and queues it to itself: a call then wakes no thread at all. Whatever could
 //! wait (a request not all come, chunked, `Expect`, a listen, a response the socket does not
 //! take at once, an event before the response, the connection's end) gives the exchange back
-//! to its thread, which goes on where the loop left it. A thread takes its connection back
-//! itself when the loop has been on one message for a tick (a long handler then delays no
-//! refusal, probe or cancellation by more than that), when a keep-alive comment is due, when
-//! the server stops, or when the connection sat idle too long.
+//! to its thread, which goes on where the loop left it. A keeper thread gives connections back
+//! when the loop has been on one message for 50 ms (so a long handler, or one waiting on its
+//! client, delays no refusal, probe, answer or cancellation by much more), when the server
+//! stops, when a keep-alive comment is due, or when a connection sat idle too long; a thread
+//! rung for its pending request takes its connection back itself.
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -127,9 +128,8 @@ impl Bay {
         }
     }
 
-    /// Gives every parked connection back to its thread: a handler waits on its client, whose
-    /// answer may come on any of them, or the server stops.
-    pub fn release_all(&self) {
+    /// Gives every parked connection back to its thread: the loop is held, or gone.
+    fn release_all(&self) {
         let berths: Vec<Berth> = self.lock().drain().map(|(_, berth)| berth).collect();
         for berth in berths {
             let _ = self.epoll.remove(berth.fd());
@@ -511,10 +511,6 @@ impl Watcher for Watch {
             Looked::Pending | Looked::Home => {}
             Looked::Parked(berth) => self.put_back(berth),
         }
-    }
-
-    fn release_all(&self) {
-        self.bay.release_all();
     }
 }
 

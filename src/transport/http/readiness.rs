@@ -60,8 +60,7 @@ impl Readiness {
         if self.stop_asked() {
             return Err(NotReady::Draining);
         }
-        let since = self.busy_since.load(Relaxed);
-        if since != 0 && self.now().saturating_sub(since) > self.stall.as_millis() as u64 {
+        if self.busy_for() > self.stall {
             return Err(NotReady::Stalled);
         }
         Ok(())
@@ -106,9 +105,7 @@ impl Readiness {
         self.busy_since.store(self.now(), Relaxed);
     }
 
-    /// How long the loop has been on its message (zero while it waits for work): how long a
-    /// parked connection has waited for it (Linux).
-    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    /// How long the loop has been on its message (zero while it waits for work).
     pub fn busy_for(&self) -> Duration {
         let since = self.busy_since.load(Relaxed);
         Duration::from_millis(if since == 0 { 0 } else { self.now().saturating_sub(since) })

@@ -338,7 +338,7 @@ impl Socket {
         self.0.1.store(!wait, Ordering::Relaxed);
     }
 
-    /// Whether reads give `WouldBlock` rather than wait.
+    /// Whether reads wait for input (false while the dispatching loop reads: `WouldBlock`).
     pub fn reads_wait(&self) -> bool {
         !self.0.1.load(Ordering::Relaxed)
     }

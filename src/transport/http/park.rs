@@ -13,7 +13,7 @@
 
 use std::collections::HashMap;
 use std::fs::File;
-use std::io::{self, Read};
+use std::io::{self, BufRead, Read};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -42,9 +42,6 @@ const IDLE_EVERY: u32 = 10;
 
 /// How long a parked thread sleeps between looks of its own (the keeper does the looking).
 const LOOK: Duration = Duration::from_secs(1);
-
-/// The largest request the loop reads itself: a larger one is its thread's to read.
-const MOST_PEEKED: usize = 64 << 10;
 
 /// Where connections wait between requests: shared by the loop, which watches them, and
 /// their threads, which may take them back.
@@ -320,8 +317,6 @@ pub struct Watch {
     bay: Arc<Bay>,
     /// The descriptors the last wait found ready.
     ready: Vec<RawFd>,
-    /// Where a socket's input is looked at before it is read.
-    peeked: Vec<u8>,
     /// When the parked connections were last looked at.
     polled: Instant,
 }
@@ -338,7 +333,7 @@ enum Looked {
 
 impl Watch {
     fn new(bay: Arc<Bay>) -> Watch {
-        Watch { bay, ready: Vec::new(), peeked: Vec::new(), polled: Instant::now() }
+        Watch { bay, ready: Vec::new(), polled: Instant::now() }
     }
 
     /// Returns a connection the loop took out of the bay to read from (still watched).
@@ -435,18 +430,23 @@ impl Watch {
             Looked::Pending | Looked::Home => return,
         };
         let Some(exchange) = berth.exchange.as_mut() else { return };
-        if self.peeked.len() < MOST_PEEKED {
-            self.peeked.resize(MOST_PEEKED, 0);
-        }
-        match exchange.writer.recv_now(&mut self.peeked, true) {
-            Ok(n) if whole_request(&self.peeked[..n]) => {}
+        // One read, into the connection's own buffer (empty while parked): what did not make
+        // a whole request there is its thread's to go on reading, from that buffer.
+        exchange.writer.set_reads_wait(false);
+        match exchange.reader.inner.fill_buf().map(whole_request) {
+            Ok(true) => {}
             // Woken for nothing.
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.put_back(berth),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                exchange.writer.set_reads_wait(true);
+                return self.put_back(berth);
+            }
             // Its end, an error, or a request its thread is to read.
-            _ => return self.send_home(berth, Resume::Read),
+            _ => {
+                exchange.writer.set_reads_wait(true);
+                return self.send_home(berth, Resume::Read);
+            }
         }
         exchange.on_loop = true;
-        exchange.writer.set_reads_wait(false);
         // A fault in reading or checking a request ends its connection, as it would end its
         // thread, not the loop.
         let read = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| exchange.read()));
@@ -542,10 +542,10 @@ impl Drop for Watch {
     }
 }
 
-/// Whether `bytes` (what a socket holds) begin with one whole POST whose body's length is
-/// given by `Content-Length`: the only requests the loop reads itself. A head it would have
-/// to read as the parser does to be sure of (chunked, `Expect`, a length given twice or not
-/// in plain digits, a line the parser would end the head at differently) is left to its
+/// Whether `bytes` (what one read from a parked socket brought) begin with one whole POST whose
+/// body's length is given by `Content-Length`: the only requests the loop reads itself. A head it
+/// would have to read as the parser does to be sure of (chunked, `Expect`, a length given twice
+/// or not in plain digits, a line the parser would end the head at differently) is left to its
 /// thread, and so is anything not all come.
 fn whole_request(bytes: &[u8]) -> bool {
     if !bytes.starts_with(b"POST ") {

@@ -226,20 +226,18 @@ impl Stream {
         }
     }
 
-    /// Reads what the socket holds now, without waiting (`recv` with `MSG_DONTWAIT`; with
-    /// `peek`, leaving it there): `WouldBlock` when it holds nothing.
+    /// Reads what the socket holds now, without waiting (`recv` with `MSG_DONTWAIT`, on a
+    /// descriptor in blocking mode): `WouldBlock` when it holds nothing.
     #[cfg(target_os = "linux")]
-    pub fn recv_now(&self, buf: &mut [u8], peek: bool) -> io::Result<usize> {
+    fn recv_now(&self, buf: &mut [u8]) -> io::Result<usize> {
         unsafe extern "C" {
             fn recv(fd: i32, buf: *mut u8, len: usize, flags: i32) -> isize;
         }
-        const MSG_PEEK: i32 = 0x2;
         const MSG_DONTWAIT: i32 = 0x40;
-        let flags = MSG_DONTWAIT | if peek { MSG_PEEK } else { 0 };
         loop {
             // SAFETY: `buf` is valid for `buf.len()` bytes of writes for the duration of the
             // call, and the descriptor belongs to this stream, alive for as long.
-            let n = unsafe { recv(self.fd(), buf.as_mut_ptr(), buf.len(), flags) };
+            let n = unsafe { recv(self.fd(), buf.as_mut_ptr(), buf.len(), MSG_DONTWAIT) };
             if n >= 0 {
                 return Ok(n as usize);
             }
@@ -404,7 +402,7 @@ impl Read for Socket {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         #[cfg(target_os = "linux")]
         if !self.reads_wait() {
-            return self.0.0.recv_now(buf, false);
+            return self.0.0.recv_now(buf);
         }
         match &self.0.0 {
             Stream::Tcp(s) => (&*s).read(buf),

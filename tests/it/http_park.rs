@@ -93,6 +93,18 @@ fn every_kind_of_request_on_a_parked_connection_is_served() {
     conn.get_mut().write_all(body.as_bytes()).unwrap();
     assert_eq!(read_reply(&mut conn).unwrap().status, 200);
     std::thread::sleep(Duration::from_millis(400));
+    // More than the loop's one read takes (its connection's 16 KiB buffer), all sent at once:
+    // its thread reads on from where the loop stopped.
+    let long = "n".repeat(40 << 10);
+    let prompt = "test_prompt_with_arguments";
+    let get =
+        modern("prompts/get", json!({"name": prompt, "arguments": {"arg1": long, "arg2": "b"}}));
+    let named = format!("Mcp-Name: {prompt}");
+    send_post(&mut conn, addr, &get, &[LIST[0], "Mcp-Method: prompts/get", &named]);
+    let reply = read_reply(&mut conn).unwrap();
+    let text = reply.json()["result"]["messages"][0]["content"]["text"].to_string();
+    assert!(reply.status == 200 && text.contains(&long), "{}", reply.status);
+    std::thread::sleep(Duration::from_millis(400));
     // Two at once: answered in order.
     conn.get_mut().write_all(format!("{whole}{whole}").as_bytes()).unwrap();
     for _ in 0..2 {

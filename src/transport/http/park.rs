@@ -433,18 +433,16 @@ impl Watch {
         // One read, into the connection's own buffer (empty while parked): what did not make
         // a whole request there is its thread's to go on reading, from that buffer.
         exchange.writer.set_reads_wait(false);
-        match exchange.reader.inner.fill_buf().map(whole_request) {
+        let whole = exchange.reader.inner.fill_buf().map(whole_request);
+        if !matches!(whole, Ok(true)) {
+            exchange.writer.set_reads_wait(true);
+        }
+        match whole {
             Ok(true) => {}
             // Woken for nothing.
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                exchange.writer.set_reads_wait(true);
-                return self.put_back(berth);
-            }
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return self.put_back(berth),
             // Its end, an error, or a request its thread is to read.
-            _ => {
-                exchange.writer.set_reads_wait(true);
-                return self.send_home(berth, Resume::Read);
-            }
+            _ => return self.send_home(berth, Resume::Read),
         }
         exchange.on_loop = true;
         // A fault in reading or checking a request ends its connection, as it would end its
@@ -542,11 +540,11 @@ impl Drop for Watch {
     }
 }
 
-/// Whether `bytes` (what one read from a parked socket brought) begin with one whole POST whose
-/// body's length is given by `Content-Length`: the only requests the loop reads itself. A head it
-/// would have to read as the parser does to be sure of (chunked, `Expect`, a length given twice
-/// or not in plain digits, a line the parser would end the head at differently) is left to its
-/// thread, and so is anything not all come.
+/// Whether `bytes` (what one read from a parked socket brought) begin with one whole POST
+/// whose body's length is given by `Content-Length`: the only requests the loop reads itself.
+/// A head it would have to read as the parser does to be sure of (chunked, `Expect`, a length
+/// given twice or not in plain digits, a line the parser would end the head at differently)
+/// is left to its thread, and so is anything not all come.
 fn whole_request(bytes: &[u8]) -> bool {
     if !bytes.starts_with(b"POST ") {
         return false;

@@ -10,7 +10,7 @@ use serde_json::json;
 
 use crate::http_harness::{
     Killed, ask_sampling, connect, default_server, initialize, modern, next_event, post_text,
-    read_head, read_reply, send_post, spawn_http,
+    read_head, read_reply, send_post, spawn_reporting,
 };
 
 /// The headers of a 2026-07-28 `tools/list`.
@@ -61,12 +61,17 @@ fn switches(pid: u32, prefix: &str) -> u64 {
 
 #[test]
 fn calls_on_a_kept_alive_connection_wake_no_connection_thread() {
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &[]);
+    // Without a log line a request, so that every `write` counted below is the server's own.
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0"]);
+    command.env("RUST_LOG", "warn,baremcp::http=info,baremcp::http::connection=warn");
+    let (child, addr, _) = spawn_reporting(command);
     let pid = child.id();
     let _child = Killed(child);
     let mut conn = parked(addr);
     // The connection's thread is named for its peer ("http 127.0.0.1:…", cut to 15 bytes).
     let before = switches(pid, "http 127.0.0.1");
+    let wrote = writes(pid);
     let started = Instant::now();
     let calls = 300;
     for _ in 0..calls {
@@ -74,9 +79,19 @@ fn calls_on_a_kept_alive_connection_wake_no_connection_thread() {
     }
     let slept = switches(pid, "http 127.0.0.1") - before;
     // A thread woken by each call sleeps again after it: at least one switch a call. A parked
-    // one wakes only to look at the time, four times a second.
+    // one wakes only to look at the time, once a second.
     let ticks = 4 * (started.elapsed().as_secs() + 1) + 10;
     assert!(slept <= ticks, "the connection thread slept {slept} times over {calls} calls");
+    // Nor does the loop ring its own bell (an `eventfd` write) when it queues a request it
+    // read itself: a call costs a read, a send and a wait, as on one thread.
+    let wrote = writes(pid) - wrote;
+    assert!(wrote < calls / 10, "{wrote} writes over {calls} calls");
+}
+
+/// How many `write`s (not `send`s) process `pid` has made.
+fn writes(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+    io.lines().find_map(|l| l.strip_prefix("syscw:")).and_then(|n| n.trim().parse().ok()).unwrap()
 }
 
 #[test]

@@ -496,8 +496,10 @@ impl Watcher for Watch {
             Recv::TimedOut => return rx.recv_timeout(Duration::ZERO),
             got => return got,
         }
-        self.poll(readiness, timeout);
+        self.wait(timeout);
+        // Before serving: what the loop queues to itself rings no bell.
         rx.disarm();
+        self.serve_ready(readiness);
         rx.recv_timeout(Duration::ZERO)
     }
 
@@ -516,9 +518,19 @@ impl Watch {
     /// Waits up to `timeout` for parked connections (and the bell), and serves those with
     /// input.
     fn poll(&mut self, readiness: &Readiness, timeout: Duration) {
-        let mut ready = std::mem::take(&mut self.ready);
-        self.bay.epoll.wait(&mut ready, timeout);
+        self.wait(timeout);
+        self.serve_ready(readiness);
+    }
+
+    /// Waits up to `timeout` for parked connections (and the bell).
+    fn wait(&mut self, timeout: Duration) {
+        self.bay.epoll.wait(&mut self.ready, timeout);
         self.polled = Instant::now();
+    }
+
+    /// Serves the parked connections the last wait found with input.
+    fn serve_ready(&mut self, readiness: &Readiness) {
+        let ready = std::mem::take(&mut self.ready);
         let bell = self.bay.bell.as_raw_fd();
         for &fd in &ready {
             if fd == bell {

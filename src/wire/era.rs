@@ -73,23 +73,39 @@ pub fn trace_context(raw_meta: Option<&str>) -> Option<TraceContext> {
     TraceContext::parse(&traceparent, tracestate.as_deref())
 }
 
-/// The raw JSON of `_meta`'s protocol version and client capabilities (the last of each when
-/// one is named twice, as a parsed value would keep), in one pass that builds nothing;
-/// `None` when `_meta` (its raw JSON text) is not an object.
-pub fn version_and_capabilities(raw_meta: &str) -> Option<(Option<&str>, Option<&str>)> {
-    let (mut version, mut capabilities) = (None, None);
+/// The members of `_meta` (its raw JSON text) a request is read by, each as raw JSON (the
+/// last of one named twice, as a parsed value would keep), read in one pass that builds
+/// nothing: the HTTP header checks and [`read_meta`] share it.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MetaMembers<'a> {
+    pub version: Option<&'a str>,
+    pub capabilities: Option<&'a str>,
+    progress_token: Option<&'a str>,
+    level: Option<&'a str>,
+    /// One of these was named twice.
+    duplicate: bool,
+}
+
+/// `_meta`'s members; `None` when it is not a JSON object.
+pub fn meta_members(raw_meta: &str) -> Option<MetaMembers<'_>> {
+    let mut members = MetaMembers::default();
+    if !is_object(raw_meta) {
+        return None;
+    }
     Scanner::new(raw_meta)
         .object(|key, s| {
             let slot = match key.as_deref().unwrap_or_default() {
-                VERSION_KEY => &mut version,
-                CAPABILITIES_KEY => &mut capabilities,
+                VERSION_KEY => &mut members.version,
+                CAPABILITIES_KEY => &mut members.capabilities,
+                "progressToken" => &mut members.progress_token,
+                LOG_LEVEL_KEY => &mut members.level,
                 _ => return s.value().map(drop),
             };
-            *slot = Some(s.value()?);
+            members.duplicate |= slot.replace(s.value()?).is_some();
             Ok(())
         })
         .ok()?;
-    Some((version, capabilities))
+    Some(members)
 }
 
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.
@@ -100,35 +116,28 @@ pub fn supported_versions() -> Vec<&'static str> {
 /// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
 /// `_meta` names a protocol version; a modern request must then be complete on its own.
 pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
+    match raw_meta {
+        None => Ok(RequestMeta {
+            era: Era::Legacy,
+            progress_token: None,
+            client_capabilities: None,
+            log_level: None,
+        }),
+        Some(raw_meta) => read_members(meta_members(raw_meta)),
+    }
+}
+
+/// [`read_meta`] of a `_meta` whose members are read already (`None`: not an object).
+pub fn read_members(members: Option<MetaMembers<'_>>) -> Result<RequestMeta<'_>, ErrorObject> {
+    let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
+    let members = members.filter(|m| !m.duplicate).ok_or_else(bad)?;
     let mut meta = RequestMeta {
         era: Era::Legacy,
-        progress_token: None,
-        client_capabilities: None,
+        progress_token: members.progress_token,
+        client_capabilities: members.capabilities,
         log_level: None,
     };
-    let Some(raw_meta) = raw_meta else { return Ok(meta) };
-    let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
-    if !is_object(raw_meta) {
-        return Err(bad());
-    }
-    let (mut version, mut level, mut duplicate) = (None, None, false);
-    Scanner::new(raw_meta)
-        .object(|key, s| {
-            let slot = match key.as_deref().unwrap_or_default() {
-                VERSION_KEY => &mut version,
-                CAPABILITIES_KEY => &mut meta.client_capabilities,
-                "progressToken" => &mut meta.progress_token,
-                LOG_LEVEL_KEY => &mut level,
-                _ => return s.value().map(drop),
-            };
-            duplicate |= slot.replace(s.value()?).is_some();
-            Ok(())
-        })
-        .map_err(|_| bad())?;
-    if duplicate {
-        return Err(bad());
-    }
-    if let Some(level) = level {
+    if let Some(level) = members.level {
         let name = raw_str(level).unwrap_or_default();
         meta.log_level = Some(LogLevel::parse(&name).ok_or_else(|| {
             ErrorObject::invalid_params(format!(
@@ -136,7 +145,7 @@ pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject>
             ))
         })?);
     }
-    let Some(version) = version else { return Ok(meta) };
+    let Some(version) = members.version else { return Ok(meta) };
     let Some(version) = raw_str(version) else {
         return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
     };
@@ -168,16 +177,21 @@ mod tests {
     }
 
     #[test]
-    fn version_and_capabilities_are_found_in_one_scan_as_a_parsed_value_would_find_them() {
+    fn the_members_are_found_in_one_scan_as_a_parsed_value_would_find_them() {
+        fn found(meta: &str) -> Option<(Option<&str>, Option<&str>)> {
+            meta_members(meta).map(|m| (m.version, m.capabilities))
+        }
         let meta =
             format!(r#"{{"a":[1,{{"b":2}}],"{VERSION_KEY}":"x","{CAPABILITIES_KEY}":{{}}}}"#);
-        assert_eq!(version_and_capabilities(&meta), Some((Some(r#""x""#), Some("{}"))));
+        assert_eq!(found(&meta), Some((Some(r#""x""#), Some("{}"))));
         // The last of a name given twice, and a key written with an escape is still the key.
         let twice =
             format!(r#"{{"{VERSION_KEY}":"a","io.modelcontextprotocol\/protocolVersion":"b"}}"#);
-        assert_eq!(version_and_capabilities(&twice), Some((Some(r#""b""#), None)));
-        assert_eq!(version_and_capabilities("{}"), Some((None, None)));
-        assert_eq!(version_and_capabilities("[]"), None);
+        assert_eq!(found(&twice), Some((Some(r#""b""#), None)));
+        assert!(meta_members(&twice).unwrap().duplicate);
+        assert_eq!(found("{}"), Some((None, None)));
+        assert_eq!(found("[]"), None);
+        assert_eq!(found(r#"{"a":}"#), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Nothing here knows a server.
 
 pub(crate) mod capabilities;
+pub(crate) mod carried;
 pub(crate) mod era;
 pub(crate) mod error_code;
 pub(crate) mod json_string;

@@ -72,6 +72,53 @@ impl Params<'_> {
     };
 }
 
+impl<'a> Params<'a> {
+    /// Every member but `duplicate`, in one fixed order: how a parse is carried as positions
+    /// in its text (`carried.rs`) and read back. Named without `..`, so that a member added
+    /// to `Params` cannot be left out here.
+    pub fn members(&mut self) -> [&mut Option<&'a str>; 17] {
+        let Params {
+            raw,
+            meta,
+            protocol_version,
+            capabilities,
+            name,
+            arguments,
+            cursor,
+            request_id,
+            uri,
+            reference,
+            argument,
+            context,
+            notifications,
+            level,
+            input_responses,
+            request_state,
+            task_id,
+            duplicate: _,
+        } = self;
+        [
+            raw,
+            meta,
+            protocol_version,
+            capabilities,
+            name,
+            arguments,
+            cursor,
+            request_id,
+            uri,
+            reference,
+            argument,
+            context,
+            notifications,
+            level,
+            input_responses,
+            request_state,
+            task_id,
+        ]
+    }
+}
+
 impl<'a> ParamsField<'a> {
     /// Reads the `params` value at the scanner's position into `self`, in place: the members
     /// are written where they stay rather than copied there.

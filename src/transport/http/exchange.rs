@@ -17,7 +17,7 @@ use crate::transport::http::cors;
 use crate::transport::http::direct::{Claim, Direct, DirectLine};
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
-use crate::transport::http::main_loop::{Call, Inbound, Out, Sink, error_body};
+use crate::transport::http::main_loop::{Call, Inbound, Out, error_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
@@ -28,19 +28,15 @@ use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
 use crate::transport::telemetry::observer::Arrival;
 use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics};
-use crate::util::queue::{self, Receiver, Refused, Sender, Ticket};
+use crate::util::queue::{Receiver, Sender, Ticket};
 use crate::util::trace_context::TraceContext;
+use crate::wire::carried::Parsed;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
-/// Messages queued for one response before the client is deemed not to read.
-const SINK_CAPACITY: usize = 1024;
-/// The bytes of the events queued for one response or stream before the client is deemed
-/// not to read (one larger event is queued alone; the response that ends it always is).
-const SINK_BYTES: usize = 16 << 20;
 /// How often a waiting connection looks whether its client is still there.
 pub(super) const POLL: Duration = Duration::from_millis(250);
 /// A write that takes longer than this ends the connection.
@@ -492,8 +488,13 @@ impl Exchange {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
+        // Kept for the loop, which then reads it without parsing the body again.
+        let mut parsed = None;
         self.requests = match &frame {
-            Frame::Single(message) => matches!(message, Message::Request { .. }),
+            Frame::Single(message) => {
+                parsed = Parsed::of(&text, message);
+                matches!(message, Message::Request { .. })
+            }
             Frame::Batch(items) => items
                 .iter()
                 .any(|item| matches!(jsonrpc::parse_message(item), Message::Request { .. })),
@@ -524,7 +525,7 @@ impl Exchange {
                 None => None,
             };
             self.listening = listen;
-            let outcome = self.call(head, text, sse_ok, principal, None);
+            let outcome = self.call(head, (text, parsed), sse_ok, principal, None);
             self.listening = false;
             drop(stream);
             return outcome;
@@ -536,7 +537,7 @@ impl Exchange {
                 Err(answered) => return answered,
             };
         if is_request {
-            self.call(head, text, sse_ok, principal, Some((session, created)))
+            self.call(head, (text, parsed), sse_ok, principal, Some((session, created)))
         } else {
             self.notify(head, session, text)
         }
@@ -548,7 +549,7 @@ impl Exchange {
     fn call(
         &mut self,
         head: &Head,
-        text: String,
+        (body, parsed): (String, Option<Box<Parsed>>),
         sse_ok: bool,
         principal: Option<Arc<Principal>>,
         legacy: Option<(Use, bool)>,
@@ -558,14 +559,24 @@ impl Exchange {
         if let Some((session, true)) = &legacy {
             headers.push(("Mcp-Session-Id", session.id.clone()));
         }
-        let (modern, bytes) = (legacy.is_none(), text.len());
+        let (modern, bytes) = (legacy.is_none(), body.len());
         let arrival = self.arrival(head);
         let direct = self.direct(head, matches!(legacy, Some((_, true))));
         let claim = direct.as_ref().map(|d| d.claim.clone());
         let session = legacy.map(|(session, _)| session);
         let call = |sink| {
-            let (body, sse) = (text, sse_ok);
-            Inbound::Call(Call { session, body, sink, modern, sse, principal, arrival, direct })
+            let (body, parsed, sse) = (body, parsed, sse_ok);
+            Inbound::Call(Call {
+                session,
+                body,
+                parsed,
+                sink,
+                modern,
+                sse,
+                principal,
+                arrival,
+                direct,
+            })
         };
         match self.hand_over(head, call, bytes, claim.clone()) {
             // The loop cannot wait for its own answer: it looks when it has served it.
@@ -635,39 +646,6 @@ impl Exchange {
                 refusal(429, "too many streams open from this address").header("Retry-After", "5");
             self.send(head, response, None, false)
         })
-    }
-
-    /// Hands `work` (holding a body of `bytes`) to the dispatching loop with a new sink for
-    /// what it sends back, or answers 503 (closing the connection) when the loop takes no
-    /// more: its queue holds `INBOUND_CAPACITY` items or `INBOUND_BYTES` of bodies already.
-    pub(super) fn hand_over(
-        &mut self,
-        head: &Head,
-        work: impl FnOnce(Sink) -> Inbound,
-        bytes: usize,
-        claim: Option<Claim>,
-    ) -> Result<Handed, Outcome> {
-        // What the client has not read yet is bounded in bytes too.
-        let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
-        let closed = Arc::new(AtomicBool::new(false));
-        match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone(), claim)), bytes) {
-            Ok(ticket) => Ok(Handed { rx, closed, ticket }),
-            Err(refused) => {
-                self.busy(refused);
-                Err(self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", true))
-            }
-        }
-    }
-
-    /// Logs why the loop took no more work, when it is not that the server is stopping.
-    pub(super) fn busy(&self, refused: Refused) {
-        if refused == Refused::Full {
-            log::warn!(
-                target: LOG,
-                "{} refused: the dispatching loop's queue is full (65536 items, or 64 MiB of bodies)",
-                self.peer,
-            );
-        }
     }
 }
 

@@ -9,7 +9,9 @@ use serde_json::{Value, json};
 
 use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
-use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
+use crate::wire::era::{
+    self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, MetaMembers, VERSION_KEY,
+};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, Frame, Message, is_object, raw_str};
 use crate::wire::params::ParamsField;
@@ -33,9 +35,9 @@ pub fn era(
             return Err((400, error_body(id.as_ref(), error.clone())));
         }
         Frame::Single(Message::Request { id, method, params }) => {
-            let meta = params.object().and_then(|p| p.meta);
-            let members = meta.and_then(era::version_and_capabilities).unwrap_or_default();
-            let names_version = members.0.is_some();
+            // `_meta`'s members, read once for every check below (`None`: no `_meta`).
+            let members = params.object().and_then(|p| p.meta).map(era::meta_members);
+            let names_version = members.flatten().is_some_and(|m| m.version.is_some());
             // A request that opens no session and says it speaks a version after the legacy
             // ones is judged by 2026-07-28 rules, so it hears what it lacks.
             let modern_header = version_header.is_some_and(|v| !LEGACY_VERSIONS.contains(&v));
@@ -44,7 +46,7 @@ pub fn era(
                     && modern_header
                     && method != "initialize");
             let checked = || {
-                modern_checks(head, method, params, meta, members)
+                modern_checks(head, method, params, members)
                     .and_then(|()| param_checks(head, method, params, param_headers))
             };
             if modern && let Err((status, error)) = checked() {
@@ -96,14 +98,15 @@ pub fn param_headers(
 /// The 2026-07-28 rules for headers that repeat the body, in the order the reference server
 /// checks them: version header present, `_meta` complete, header = body, version supported,
 /// `Mcp-Method`, `Mcp-Name` (the tool or prompt name, resource URI, or task id). `members`
-/// are `_meta`'s raw version and capabilities ([`era::version_and_capabilities`]).
+/// are `_meta`'s ([`era::meta_members`]; `None` without `_meta`, `Some(None)` when it is no
+/// object).
 pub fn modern_checks(
     head: &Head,
     method: &str,
     params: &ParamsField,
-    meta: Option<&str>,
-    (version, capabilities): (Option<&str>, Option<&str>),
+    members: Option<Option<MetaMembers>>,
 ) -> Result<(), (u16, ErrorObject)> {
+    let MetaMembers { version, capabilities, .. } = members.flatten().unwrap_or_default();
     let mismatch = |why: String| (400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why));
     let Some(header) = head.header("mcp-protocol-version") else {
         return Err(mismatch("the MCP-Protocol-Version header is required".into()));
@@ -118,7 +121,9 @@ pub fn modern_checks(
             "MCP-Protocol-Version {header:?} does not match params._meta"
         )));
     }
-    era::read_meta(meta).map_err(|error| (400, error))?;
+    if let Some(members) = members {
+        era::read_members(members).map_err(|error| (400, error))?;
+    }
     match head.header("mcp-method") {
         Some(named) if named == method => {}
         Some(named) => {

@@ -24,6 +24,7 @@ use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::util::sort::sort;
+use crate::wire::carried::Parsed;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
@@ -34,6 +35,7 @@ const LOG: &str = "baremcp::http::dispatcher";
 pub const TICK: Duration = Duration::from_millis(250);
 
 /// Work for the dispatching loop.
+#[allow(clippy::large_enum_variant)] // calls are most of it: a box each would cost an allocation
 pub enum Inbound {
     Call(Call),
     /// A client notification or response, already answered with 202.
@@ -71,6 +73,8 @@ pub struct Call {
     /// request is answered; `None` for 2026-07-28 requests.
     pub session: Option<Use>,
     pub body: String,
+    /// The body's parse on the connection's side, when it is one request: not parsed again.
+    pub parsed: Option<Box<Parsed>>,
     pub sink: Sink,
     pub modern: bool,
     /// The client accepts `text/event-stream`: notifications and server requests may
@@ -80,6 +84,17 @@ pub struct Call {
     pub arrival: Arrival,
     /// How the loop writes the response itself, when its connection thread lets it.
     pub direct: Option<Direct>,
+}
+
+impl Call {
+    /// The body as its connection parsed it (read back from the positions it kept), or
+    /// parsed now when it kept none.
+    fn frame(&self) -> Frame<'_> {
+        match self.parsed.as_ref().and_then(|parsed| parsed.message(&self.body)) {
+            Some(message) => Frame::Single(message),
+            None => jsonrpc::parse_line(&self.body),
+        }
+    }
 }
 
 /// What a connection thread writes for its request.
@@ -352,7 +367,7 @@ impl<'s> Dispatcher<'s> {
         if legacy_id.is_none() {
             lend(&mut self.lent, &mut legacy.state);
         }
-        let frame = jsonrpc::parse_line(&call.body);
+        let frame = call.frame();
         let mut waiter = Waiter {
             rx: &self.rx,
             table: &self.table,

@@ -1,23 +1,64 @@
-//! What the dispatching loop sends back for one request, written to its client: one JSON
-//! body when the response comes first, else an event stream (counted in `/metrics` while it
-//! is open) that ends with the response, with keep-alive comments while the client waits.
+//! A request handed to the dispatching loop, and what the loop sends back for it written to
+//! its client: one JSON body when the response comes first, else an event stream (counted in
+//! `/metrics` while it is open) that ends with the response, with keep-alive comments while
+//! the client waits.
 
 use std::io::{self, Write};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{Claim, DirectLine, Mode, Rest};
 use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone};
-use crate::transport::http::main_loop::Out;
+use crate::transport::http::main_loop::{Inbound, Out, Sink};
 use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
-use crate::util::queue::{Recv, Ticket};
+use crate::util::queue::{self, Recv, Refused, Ticket};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
 
+/// Messages queued for one response before the client is deemed not to read.
+const SINK_CAPACITY: usize = 1024;
+/// The bytes of the events queued for one response or stream before the client is deemed
+/// not to read (one larger event is queued alone; the response that ends it always is).
+const SINK_BYTES: usize = 16 << 20;
+
 impl Exchange {
+    /// Hands `work` (holding a body of `bytes`) to the dispatching loop with a new sink for
+    /// what it sends back, or answers 503 (closing the connection) when the loop takes no
+    /// more: its queue holds `INBOUND_CAPACITY` items or `INBOUND_BYTES` of bodies already.
+    pub(super) fn hand_over(
+        &mut self,
+        head: &Head,
+        work: impl FnOnce(Sink) -> Inbound,
+        bytes: usize,
+        claim: Option<Claim>,
+    ) -> Result<Handed, Outcome> {
+        // What the client has not read yet is bounded in bytes too.
+        let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
+        let closed = Arc::new(AtomicBool::new(false));
+        match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone(), claim)), bytes) {
+            Ok(ticket) => Ok(Handed { rx, closed, ticket }),
+            Err(refused) => {
+                self.busy(refused);
+                Err(self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", true))
+            }
+        }
+    }
+
+    /// Logs why the loop took no more work, when it is not that the server is stopping.
+    pub(super) fn busy(&self, refused: Refused) {
+        if refused == Refused::Full {
+            log::warn!(
+                target: LOG,
+                "{} refused: the dispatching loop's queue is full (65536 items, or 64 MiB of bodies)",
+                self.peer,
+            );
+        }
+    }
+
     /// Writes what the dispatching loop sends for one request: a JSON body if the response
     /// comes first, else an event stream that ends with it.
     pub(super) fn pump(

@@ -16,6 +16,7 @@ mod claims;
 mod cors;
 mod direct;
 mod exchange;
+mod grammar;
 mod guard;
 mod headers;
 mod jwks_file;

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::body_budget::{self, BodyBudget, FREE_BYTES, Hold};
+use crate::transport::http::grammar::{chunk_size, is_token, number, trim_whitespace};
 use crate::transport::http::socket::Socket;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -42,6 +43,9 @@ pub struct Head {
     text: String,
     /// Each header's name and value, as ranges of `text`, in the order sent.
     fields: Vec<Field>,
+    /// For each of the [`known`] names, its first field's index in `fields` plus one (0:
+    /// none): found as the head is read, so looking one up is no search.
+    known: Known,
     pub body: BodyKind,
     /// When the request's first byte arrived: the deadline runs from here.
     pub started: Instant,
@@ -67,10 +71,16 @@ pub enum ReadError {
 }
 
 impl Head {
-    /// The first value of header `name` (lowercase).
+    /// The first value of header `name` (lowercase). Inlined: a literal name is matched to
+    /// its [`known`] slot as the code is compiled.
+    #[inline(always)]
     pub fn header(&self, name: &str) -> Option<&str> {
         let text = &self.text;
-        self.fields.iter().find(|(n, _)| named(text, n, name)).map(|(_, v)| &text[v.clone()])
+        let field = match known(name.as_bytes()) {
+            Some(k) => self.known[k].checked_sub(1).map(|i| &self.fields[usize::from(i)]),
+            None => self.fields.iter().find(|(n, _)| named(text, n, name)),
+        };
+        field.map(|(_, v)| &text[v.clone()])
     }
 
     /// The values of list field `name` (lowercase) as one list: its lines joined with commas,
@@ -107,15 +117,12 @@ impl Head {
     /// A head of these fields (names and values as ranges of `text`), whose body is not known
     /// yet.
     fn of(
-        method: String,
-        path: String,
-        minor: u8,
-        text: String,
-        fields: Vec<Field>,
+        (method, path, minor): (String, String, u8),
+        (text, fields, known): (String, Vec<Field>, Known),
         started: Instant,
     ) -> Head {
-        let body = BodyKind::None;
-        let mut head = Head { method, path, minor, text, fields, body, started, keep_alive: false };
+        let (body, keep_alive) = (BodyKind::None, false);
+        let mut head = Head { method, path, minor, text, fields, known, body, started, keep_alive };
         head.keep_alive = head.reads_keep_alive();
         head
     }
@@ -129,29 +136,85 @@ impl Head {
     }
 }
 
-/// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
-/// whitespace).
-fn trim_whitespace(value: &[u8]) -> &[u8] {
-    let blank = |b: &u8| *b == b' ' || *b == b'\t';
-    let start = value.iter().position(|b| !blank(b)).unwrap_or(value.len());
-    let end = value.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
-    &value[start..end]
-}
-
-/// A bit for each field that names one thing, whose second line a proxy and this server could
-/// read differently (RFC 9110 §5.3 makes only list fields combinable): a head with two is
-/// refused. `Host`'s own check says more.
-fn single_field(name: &[u8]) -> u8 {
-    match name {
+/// The names looked up most, by index: what [`Head::header`] finds without a search.
+fn known(name: &[u8]) -> Option<usize> {
+    Some(match name {
+        b"host" => HOST,
         b"origin" => 1,
         b"authorization" => 2,
-        b"content-type" => 4,
-        b"mcp-session-id" => 8,
-        b"mcp-protocol-version" => 16,
-        b"mcp-method" => 32,
-        b"mcp-name" => 64,
-        _ => 0,
+        b"content-type" => 3,
+        b"mcp-session-id" => 4,
+        b"mcp-protocol-version" => 5,
+        b"mcp-method" => 6,
+        b"mcp-name" => 7,
+        b"content-length" => 8,
+        b"accept" => 9,
+        b"traceparent" => 10,
+        _ => return None,
+    })
+}
+
+const HOST: usize = 0;
+
+/// Where each [`known`] name's first field is (its index plus one; 0: absent).
+type Known = [u8; 11];
+
+/// Which of the [`known`] fields name one thing, so that a second line of one could be read
+/// differently by a proxy and by this server (RFC 9110 §5.3 makes only list fields
+/// combinable): a head with two is refused. `Host`'s own check says more.
+const SINGLE: [bool; 11] = [false, true, true, true, true, true, true, true, false, false, false];
+
+/// Adds one header line (`line`, its line ending cut) to a head's text, fields and
+/// [`known`] ones.
+fn field(
+    all: &mut Vec<u8>,
+    fields: &mut Vec<Field>,
+    found: &mut Known,
+    line: &[u8],
+) -> Result<(), ReadError> {
+    if line[0] == b' ' || line[0] == b'\t' {
+        return Err(bad("folded header lines are not accepted"));
     }
+    if fields.len() == MAX_HEADERS {
+        return Err(ReadError::Status(431, "too many header fields"));
+    }
+    if !line.is_ascii() && std::str::from_utf8(line).is_err() {
+        return Err(bad("header is not text"));
+    }
+    // Names are short: a plain search beats `memchr`'s setup.
+    let colon = line.iter().position(|&b| b == b':');
+    let colon = colon.ok_or_else(|| bad("header without a colon"))?;
+    let (name, value) = (&line[..colon], &line[colon + 1..]);
+    if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
+        return Err(bad("malformed header name"));
+    }
+    let name_at = all.len();
+    all.extend_from_slice(name);
+    all[name_at..].make_ascii_lowercase();
+    // The value goes in before the checks below, which it would fail before (a CR in it).
+    let value_at = all.len();
+    all.extend_from_slice(trim_whitespace(value));
+    let name = &all[name_at..value_at];
+    let index = known(name);
+    // Every `Mcp-*` field names one thing too (`Mcp-Param-*` are named by the tools): those
+    // are rare, so an earlier one is looked for.
+    let again = |name: &[u8]| {
+        name.starts_with(b"mcp-")
+            && fields.iter().any(|(at, _): &(Range<usize>, _)| all[at.clone()] == *name)
+    };
+    let twice = match index {
+        Some(k) => SINGLE[k] && found[k] != 0,
+        None => again(name),
+    };
+    if twice {
+        return Err(bad("a field that names one thing is sent twice"));
+    }
+    fields.push((name_at..value_at, value_at..all.len()));
+    if let Some(k) = index.filter(|&k| found[k] == 0) {
+        // At most `MAX_HEADERS` (64) fields, and one more for an absolute-form target.
+        found[k] = fields.len() as u8;
+    }
+    Ok(())
 }
 
 /// What [`Reader::request_line`] reads: method, path, minor version, and the authority of an
@@ -184,13 +247,13 @@ impl Head {
         let value_at = self.text.len();
         self.text.push_str(authority);
         let value = value_at..self.text.len();
-        let text = &self.text;
-        match self.fields.iter().position(|(name, _)| named(text, name, "host")) {
-            Some(i) => self.fields[i].1 = value,
+        match self.known[HOST].checked_sub(1) {
+            Some(i) => self.fields[usize::from(i)].1 = value,
             None => {
                 let name_at = self.text.len();
                 self.text.push_str("host");
                 self.fields.push((name_at..self.text.len(), value));
+                self.known[HOST] = self.fields.len() as u8;
             }
         }
     }
@@ -348,8 +411,8 @@ impl Reader {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
         let (method, path, minor, authority) = self.request_line(&line)?;
-        let (all, fields) = self.fields(&mut line, room, deadline)?;
-        let mut head = Head::of(method, path, minor, all, fields, started);
+        let fields = self.fields(&mut line, room, deadline)?;
+        let mut head = Head::of((method, path, minor), fields, started);
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
             return Err(bad("missing host header"));
@@ -371,59 +434,59 @@ impl Reader {
     fn fields(
         &mut self,
         line: &mut Vec<u8>,
-        mut room: usize,
+        room: usize,
         deadline: Instant,
-    ) -> Result<(String, Vec<Field>), ReadError> {
+    ) -> Result<(String, Vec<Field>, Known), ReadError> {
         let (mut all, mut fields) = std::mem::take(&mut self.spare);
         all.reserve(512);
         fields.reserve(16);
-        // The fields of `single_field` seen so far, one bit each.
-        let mut seen = 0u8;
-        loop {
-            self.line(line, room, deadline).map_err(LineError::status)?;
-            room -= line.len() + 1;
-            if line.is_empty() {
-                break;
-            }
-            if line[0] == b' ' || line[0] == b'\t' {
-                return Err(bad("folded header lines are not accepted"));
-            }
-            if fields.len() == MAX_HEADERS {
-                return Err(ReadError::Status(431, "too many header fields"));
-            }
-            if !line.is_ascii() && std::str::from_utf8(line).is_err() {
-                return Err(bad("header is not text"));
-            }
-            let colon = memchr::memchr(b':', line).ok_or_else(|| bad("header without a colon"))?;
-            let (name, value) = (&line[..colon], &line[colon + 1..]);
-            if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
-                return Err(bad("malformed header name"));
-            }
-            // RFC 9110 §5.5: a CR or NUL in a value is read differently by different parsers.
-            if memchr::memchr2(b'\r', 0, value).is_some() {
-                return Err(bad("cr or nul in a header value"));
-            }
-            let name_at = all.len();
-            all.extend_from_slice(name);
-            all[name_at..].make_ascii_lowercase();
-            let single = single_field(&all[name_at..]);
-            // Every `Mcp-*` field names one thing too (`Mcp-Param-*` are named by the tools):
-            // those are rare, so an earlier one is looked for.
-            let again = |name: &[u8]| {
-                name.starts_with(b"mcp-")
-                    && fields.iter().any(|(at, _): &(Range<usize>, _)| all[at.clone()] == *name)
-            };
-            if seen & single != 0 || (single == 0 && again(&all[name_at..])) {
-                return Err(bad("a field that names one thing is sent twice"));
-            }
-            seen |= single;
-            let value_at = all.len();
-            all.extend_from_slice(trim_whitespace(value));
-            fields.push((name_at..value_at, value_at..all.len()));
+        let mut found = Known::default();
+        let read = self.field_lines(line, (room, deadline), &mut all, &mut fields, &mut found);
+        // RFC 9110 §5.5: a CR or NUL in a value is read differently by different parsers.
+        // Looked for once, in the text read so far (names, all tokens, hold neither), also
+        // when a later line failed: the earlier fault is the one reported.
+        if memchr::memchr2(b'\r', 0, &all).is_some() {
+            return Err(bad("cr or nul in a header value"));
         }
+        read?;
         // Every line is text, and each was cut next to ASCII bytes: so is the whole.
         let all = String::from_utf8(all).map_err(|_| bad("header is not text"))?;
-        Ok((all, fields))
+        Ok((all, fields, found))
+    }
+
+    /// The loop of [`Reader::fields`]: each line onto `all`, `fields` and `found`, to the
+    /// empty one.
+    fn field_lines(
+        &mut self,
+        line: &mut Vec<u8>,
+        (mut room, deadline): (usize, Instant),
+        all: &mut Vec<u8>,
+        fields: &mut Vec<Field>,
+        found: &mut Known,
+    ) -> Result<(), ReadError> {
+        loop {
+            // A line whole in the buffer (nearly always) is read where it lies; one that is
+            // not, gathered into `line` first.
+            let buf = self.inner.buffer();
+            let (text, used) = match memchr::memchr(b'\n', buf) {
+                Some(at) if at < room => {
+                    let text = &buf[..at];
+                    (text.strip_suffix(b"\r").unwrap_or(text), at + 1)
+                }
+                _ => {
+                    self.line(line, room, deadline).map_err(LineError::status)?;
+                    (&line[..], 0)
+                }
+            };
+            room -= text.len() + 1;
+            if text.is_empty() {
+                self.inner.consume(used);
+                return Ok(());
+            }
+            let added = field(all, fields, found, text);
+            self.inner.consume(used);
+            added?;
+        }
     }
 
     /// Takes back the buffers of a head that is done with, for the next.
@@ -444,7 +507,8 @@ impl Reader {
         // Known from the line's first bytes, whatever is wrong after them.
         self.head_request = line.starts_with(b"HEAD ");
         let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
-        let mut parts = text.split(' ');
+        // Not `' '`: that pattern sets up a `memchr` for each of three short parts.
+        let mut parts = text.split([' ']);
         let (Some(method), Some(target), Some(version), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
@@ -591,25 +655,6 @@ fn bad(why: &'static str) -> ReadError {
     ReadError::Status(400, why)
 }
 
-/// RFC 9110 token characters (method and header names).
-fn is_token(b: u8) -> bool {
-    TOKEN[usize::from(b)]
-}
-
-/// Which bytes are token characters: looked up, as every byte of every header name is.
-const TOKEN: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric()
-            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-')
-            || matches!(c, b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
-        b += 1;
-    }
-    table
-};
-
 /// How the body is framed. Both `Content-Length` and `Transfer-Encoding`, or two different
 /// lengths, could be read differently by a proxy in front: refused.
 fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
@@ -637,62 +682,6 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
     }
     Ok(BodyKind::Length(n))
-}
-
-/// `1*DIGIT` in `radix`, leading zeros and all. A number too large for a `usize` is
-/// `usize::MAX`: it is over any body limit all the same, so it is refused as too large.
-fn number(digits: &[u8], radix: u32) -> Option<usize> {
-    if digits.is_empty() {
-        return None;
-    }
-    digits.iter().try_fold(0usize, |n, &b| {
-        let digit = char::from(b).to_digit(radix)?;
-        Some(n.saturating_mul(radix as usize).saturating_add(digit as usize))
-    })
-}
-
-/// A chunk-size line, exactly as RFC 9112 §7.1 has it: `1*HEXDIG`, then extensions
-/// `*( BWS ";" BWS name [ BWS "=" BWS value ] )`, which are checked and ignored. Anything
-/// looser (a sign, other whitespace) lets a proxy in front see other chunks than we do.
-fn chunk_size(line: &[u8]) -> Option<usize> {
-    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
-    let size = number(&line[..digits], 16)?;
-    let mut rest = &line[digits..];
-    while !rest.is_empty() {
-        rest = after_token(bws(bws(rest).strip_prefix(b";")?))?;
-        if let Some(value) = bws(rest).strip_prefix(b"=") {
-            let value = bws(value);
-            rest = after_token(value).or_else(|| after_quoted(value))?;
-        }
-    }
-    Some(size)
-}
-
-/// `s` after its optional whitespace (BWS: spaces and tabs).
-fn bws(s: &[u8]) -> &[u8] {
-    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
-    &s[n..]
-}
-
-/// `s` after the token it starts with; `None` when it starts with none.
-fn after_token(s: &[u8]) -> Option<&[u8]> {
-    let n = s.iter().take_while(|&&b| is_token(b)).count();
-    (n > 0).then_some(&s[n..])
-}
-
-/// `s` after the quoted-string it starts with (RFC 9110 §5.6.4); `None` when it starts with
-/// none, or one never closed.
-fn after_quoted(s: &[u8]) -> Option<&[u8]> {
-    let text = |b: &u8| *b == b'\t' || (b' '..=b'~').contains(b) || *b >= 0x80;
-    let mut rest = s.strip_prefix(b"\"")?;
-    loop {
-        match rest {
-            [b'"', after @ ..] => return Some(after),
-            [b'\\', b, after @ ..] if text(b) => rest = after,
-            [b, after @ ..] if *b != b'\\' && text(b) => rest = after,
-            _ => return None,
-        }
-    }
 }
 
 #[cfg(test)]

@@ -10,6 +10,15 @@ use crate::transport::http::socket::Stream;
 /// Reads one request off a loopback connection as the server does: the status it is
 /// refused with, or 200 when its head and body were read.
 fn status(request: &[u8]) -> u16 {
+    match read(request) {
+        Ok(()) => 200,
+        Err(ReadError::Status(status, _)) => status,
+        Err(ReadError::Closed) => 0,
+    }
+}
+
+/// Reads one request's head and body off a loopback connection as the server does.
+fn read(request: &[u8]) -> Result<(), ReadError> {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     client.write_all(request).unwrap();
@@ -17,14 +26,32 @@ fn status(request: &[u8]) -> u16 {
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let limits =
         Limits { max_body: 1000, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
-    match reader
+    reader
         .head(&limits, &AtomicBool::new(false))
         .and_then(|head| reader.body(&head, &limits, &BodyBudget::new(1 << 20)))
-    {
-        Ok(_) => 200,
-        Err(ReadError::Status(status, _)) => status,
-        Err(ReadError::Closed) => 0,
+        .map(drop)
+}
+
+#[test]
+fn a_cr_or_nul_in_a_value_is_the_fault_reported_whatever_follows_it() {
+    let why = |headers: String| match read(format!("GET / HTTP/1.1\r\n{headers}\r\n").as_bytes()) {
+        Err(ReadError::Status(status, why)) => (status, why),
+        other => panic!("{headers:?} was read: {other:?}"),
+    };
+    let cr = (400, "cr or nul in a header value");
+    let many: String = (0..70).map(|n| format!("X-{n}: 1\r\n")).collect();
+    let long = format!("X-Long: {}\r\n", "a".repeat(20_000));
+    for fault in ["X-A: a\rb\r\n", "X-A: a\0b\r\n"] {
+        assert_eq!(why(format!("Host: a\r\n{fault}")), cr, "{fault:?}");
+        // Found once the head is read, yet it was sent before what fails later.
+        assert_eq!(why(format!("Host: a\r\n{fault}{many}")), cr, "{fault:?}");
+        assert_eq!(why(format!("Host: a\r\n{fault}{long}")), cr, "{fault:?}");
+        assert_eq!(why(format!("Origin: a\r\n{fault}Origin: b\r\n")), cr, "{fault:?}");
+        assert_eq!(why(format!("Origin: a\r\nOrigin: b{}", &fault[4..])), cr, "{fault:?}");
     }
+    // What is refused before it still is.
+    assert_eq!(why(format!("Host: a\r\n{many}X-A: a\rb\r\n")).0, 431);
+    assert_eq!(why("Host: a\r\nX A: a\rb\r\n".into()), (400, "malformed header name"));
 }
 
 fn with_headers(headers: &str, body: &str) -> u16 {
@@ -39,16 +66,77 @@ fn chunk_sized(size: &str) -> u16 {
 
 /// The head of `request`, read as the server reads it, or the status it is refused with.
 fn head_of(request: &str) -> Result<(String, u8, Option<String>), u16> {
+    match read_head(request) {
+        Ok(head) => Ok((head.path.clone(), head.minor, head.header("host").map(String::from))),
+        Err(ReadError::Status(status, _)) => Err(status),
+        Err(ReadError::Closed) => Err(0),
+    }
+}
+
+/// Reads the head of `request` off a loopback connection as the server does.
+fn read_head(request: &str) -> Result<Head, ReadError> {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
     client.write_all(request.as_bytes()).unwrap();
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let limits =
         Limits { max_body: 0, deadline: Duration::from_secs(5), idle: Duration::from_secs(5) };
-    match reader.head(&limits, &AtomicBool::new(false)) {
-        Ok(head) => Ok((head.path.clone(), head.minor, head.header("host").map(String::from))),
-        Err(ReadError::Status(status, _)) => Err(status),
-        Err(ReadError::Closed) => Err(0),
+    reader.head(&limits, &AtomicBool::new(false))
+}
+
+#[test]
+fn a_field_looked_up_by_name_is_its_first_line_whether_its_name_is_known_or_not() {
+    let fields = [
+        "Content-Length: 0",
+        "X-One: 1",
+        "ACCEPT: a/b",
+        "Traceparent: t",
+        "Origin: o",
+        "accept: c/d",
+        "Authorization: a",
+        "Content-Type: c",
+        "Mcp-Session-Id: s",
+        "MCP-Protocol-Version: v",
+        "Mcp-Method: m",
+        "Mcp-Name: n",
+        "X-One: 2",
+    ];
+    let names = [
+        "host",
+        "origin",
+        "authorization",
+        "content-type",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "mcp-method",
+        "mcp-name",
+        "content-length",
+        "accept",
+        "traceparent",
+        "tracestate",
+        "x-one",
+        "x-two",
+    ];
+    for (target, version) in [("/mcp", "1.1"), ("http://b/mcp", "1.1"), ("http://b/mcp", "1.0")] {
+        for host in ["", "Host: a\r\n"] {
+            // Each field first, last, and between the others.
+            for turn in 0..fields.len() {
+                let mut lines = fields.to_vec();
+                lines.rotate_left(turn);
+                let lines = lines.join("\r\n");
+                let request = format!("GET {target} HTTP/{version}\r\n{host}{lines}\r\n\r\n");
+                let Ok(head) = read_head(&request) else {
+                    assert!(host.is_empty() && version == "1.1", "{request:?}");
+                    continue;
+                };
+                for name in names {
+                    assert_eq!(head.header(name), head.values(name).next(), "{name}: {request:?}");
+                }
+                // An absolute-form target's authority is the host, in place of the field's.
+                let host = head.header("host");
+                assert_eq!(host, Some(if target == "/mcp" { "a" } else { "b" }), "{request:?}");
+            }
+        }
     }
 }
 

@@ -1,0 +1,86 @@
+//! The small rules of HTTP's grammar (RFC 9110, RFC 9112) the request reader reads by:
+//! token characters, a field value's whitespace, numbers, and chunk-size lines.
+
+/// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
+/// whitespace).
+pub(super) fn trim_whitespace(value: &[u8]) -> &[u8] {
+    let blank = |b: &u8| *b == b' ' || *b == b'\t';
+    let start = value.iter().position(|b| !blank(b)).unwrap_or(value.len());
+    let end = value.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
+    &value[start..end]
+}
+
+/// RFC 9110 token characters (method and header names).
+pub(super) fn is_token(b: u8) -> bool {
+    TOKEN[usize::from(b)]
+}
+
+/// Which bytes are token characters: looked up, as every byte of every header name is.
+const TOKEN: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        table[b] = c.is_ascii_alphanumeric()
+            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-')
+            || matches!(c, b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        b += 1;
+    }
+    table
+};
+
+/// `1*DIGIT` in `radix`, leading zeros and all. A number too large for a `usize` is
+/// `usize::MAX`: it is over any body limit all the same, so it is refused as too large.
+pub(super) fn number(digits: &[u8], radix: u32) -> Option<usize> {
+    if digits.is_empty() {
+        return None;
+    }
+    digits.iter().try_fold(0usize, |n, &b| {
+        let digit = char::from(b).to_digit(radix)?;
+        Some(n.saturating_mul(radix as usize).saturating_add(digit as usize))
+    })
+}
+
+/// A chunk-size line, exactly as RFC 9112 §7.1 has it: `1*HEXDIG`, then extensions
+/// `*( BWS ";" BWS name [ BWS "=" BWS value ] )`, which are checked and ignored. Anything
+/// looser (a sign, other whitespace) lets a proxy in front see other chunks than we do.
+pub(super) fn chunk_size(line: &[u8]) -> Option<usize> {
+    let digits = line.iter().take_while(|b| b.is_ascii_hexdigit()).count();
+    let size = number(&line[..digits], 16)?;
+    let mut rest = &line[digits..];
+    while !rest.is_empty() {
+        rest = after_token(bws(bws(rest).strip_prefix(b";")?))?;
+        if let Some(value) = bws(rest).strip_prefix(b"=") {
+            let value = bws(value);
+            rest = after_token(value).or_else(|| after_quoted(value))?;
+        }
+    }
+    Some(size)
+}
+
+/// `s` after its optional whitespace (BWS: spaces and tabs).
+fn bws(s: &[u8]) -> &[u8] {
+    let n = s.iter().take_while(|&&b| b == b' ' || b == b'\t').count();
+    &s[n..]
+}
+
+/// `s` after the token it starts with; `None` when it starts with none.
+fn after_token(s: &[u8]) -> Option<&[u8]> {
+    let n = s.iter().take_while(|&&b| is_token(b)).count();
+    (n > 0).then_some(&s[n..])
+}
+
+/// `s` after the quoted-string it starts with (RFC 9110 §5.6.4); `None` when it starts with
+/// none, or one never closed.
+fn after_quoted(s: &[u8]) -> Option<&[u8]> {
+    let text = |b: &u8| *b == b'\t' || (b' '..=b'~').contains(b) || *b >= 0x80;
+    let mut rest = s.strip_prefix(b"\"")?;
+    loop {
+        match rest {
+            [b'"', after @ ..] => return Some(after),
+            [b'\\', b, after @ ..] if text(b) => rest = after,
+            [b, after @ ..] if *b != b'\\' && text(b) => rest = after,
+            _ => return None,
+        }
+    }
+}

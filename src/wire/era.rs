@@ -88,10 +88,10 @@ pub struct MetaMembers<'a> {
 
 /// `_meta`'s members; `None` when it is not a JSON object.
 pub fn meta_members(raw_meta: &str) -> Option<MetaMembers<'_>> {
-    let mut members = MetaMembers::default();
     if !is_object(raw_meta) {
         return None;
     }
+    let mut members = MetaMembers::default();
     Scanner::new(raw_meta)
         .object(|key, s| {
             let slot = match key.as_deref().unwrap_or_default() {
@@ -116,15 +116,8 @@ pub fn supported_versions() -> Vec<&'static str> {
 /// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
 /// `_meta` names a protocol version; a modern request must then be complete on its own.
 pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
-    match raw_meta {
-        None => Ok(RequestMeta {
-            era: Era::Legacy,
-            progress_token: None,
-            client_capabilities: None,
-            log_level: None,
-        }),
-        Some(raw_meta) => read_members(meta_members(raw_meta)),
-    }
+    // No `_meta` reads as one with none of the members.
+    read_members(raw_meta.map_or(Some(MetaMembers::default()), meta_members))
 }
 
 /// [`read_meta`] of a `_meta` whose members are read already (`None`: not an object).

@@ -74,10 +74,17 @@ impl Params<'_> {
 
 impl<'a> Params<'a> {
     /// Every member but `duplicate`, in one fixed order: how a parse is carried as positions
-    /// in its text (`carried.rs`) and read back. Named without `..`, so that a member added
-    /// to `Params` cannot be left out here.
+    /// in its text (`carried.rs`) and read back.
     pub fn members(&mut self) -> [&mut Option<&'a str>; 17] {
-        let Params {
+        // The struct is taken apart without `..`: a member added to `Params` and not named
+        // here fails to compile.
+        macro_rules! every {
+            ($($member:ident),+) => {{
+                let Params { $($member,)+ duplicate: _ } = self;
+                [$($member),+]
+            }};
+        }
+        every!(
             raw,
             meta,
             protocol_version,
@@ -94,28 +101,8 @@ impl<'a> Params<'a> {
             level,
             input_responses,
             request_state,
-            task_id,
-            duplicate: _,
-        } = self;
-        [
-            raw,
-            meta,
-            protocol_version,
-            capabilities,
-            name,
-            arguments,
-            cursor,
-            request_id,
-            uri,
-            reference,
-            argument,
-            context,
-            notifications,
-            level,
-            input_responses,
-            request_state,
-            task_id,
-        ]
+            task_id
+        )
     }
 }
 

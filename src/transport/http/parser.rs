@@ -77,7 +77,7 @@ impl Head {
     pub fn header(&self, name: &str) -> Option<&str> {
         let text = &self.text;
         let field = match known(name.as_bytes()) {
-            Some(k) => self.known[k].checked_sub(1).map(|i| &self.fields[usize::from(i)]),
+            Some((k, _)) => self.known[k].checked_sub(1).map(|i| &self.fields[usize::from(i)]),
             None => self.fields.iter().find(|(n, _)| named(text, n, name)),
         };
         field.map(|(_, v)| &text[v.clone()])
@@ -136,20 +136,23 @@ impl Head {
     }
 }
 
-/// The names looked up most, by index: what [`Head::header`] finds without a search.
-fn known(name: &[u8]) -> Option<usize> {
+/// The names looked up most, by index: what [`Head::header`] finds without a search. With
+/// each, whether its field names one thing, so that a second line of it could be read
+/// differently by a proxy and by this server (RFC 9110 §5.3 makes only list fields
+/// combinable): a head with two is refused (`Host`'s own check says more).
+fn known(name: &[u8]) -> Option<(usize, bool)> {
     Some(match name {
-        b"host" => HOST,
-        b"origin" => 1,
-        b"authorization" => 2,
-        b"content-type" => 3,
-        b"mcp-session-id" => 4,
-        b"mcp-protocol-version" => 5,
-        b"mcp-method" => 6,
-        b"mcp-name" => 7,
-        b"content-length" => 8,
-        b"accept" => 9,
-        b"traceparent" => 10,
+        b"host" => (HOST, false),
+        b"origin" => (1, true),
+        b"authorization" => (2, true),
+        b"content-type" => (3, true),
+        b"mcp-session-id" => (4, true),
+        b"mcp-protocol-version" => (5, true),
+        b"mcp-method" => (6, true),
+        b"mcp-name" => (7, true),
+        b"content-length" => (8, false),
+        b"accept" => (9, false),
+        b"traceparent" => (10, false),
         _ => return None,
     })
 }
@@ -158,11 +161,6 @@ const HOST: usize = 0;
 
 /// Where each [`known`] name's first field is (its index plus one; 0: absent).
 type Known = [u8; 11];
-
-/// Which of the [`known`] fields name one thing, so that a second line of one could be read
-/// differently by a proxy and by this server (RFC 9110 §5.3 makes only list fields
-/// combinable): a head with two is refused. `Host`'s own check says more.
-const SINGLE: [bool; 11] = [false, true, true, true, true, true, true, true, false, false, false];
 
 /// Adds one header line (`line`, its line ending cut) to a head's text, fields and
 /// [`known`] ones.
@@ -203,14 +201,14 @@ fn field(
             && fields.iter().any(|(at, _): &(Range<usize>, _)| all[at.clone()] == *name)
     };
     let twice = match index {
-        Some(k) => SINGLE[k] && found[k] != 0,
+        Some((k, single)) => single && found[k] != 0,
         None => again(name),
     };
     if twice {
         return Err(bad("a field that names one thing is sent twice"));
     }
     fields.push((name_at..value_at, value_at..all.len()));
-    if let Some(k) = index.filter(|&k| found[k] == 0) {
+    if let Some((k, _)) = index.filter(|&(k, _)| found[k] == 0) {
         // At most `MAX_HEADERS` (64) fields, and one more for an absolute-form target.
         found[k] = fields.len() as u8;
     }

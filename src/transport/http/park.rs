@@ -489,7 +489,8 @@ impl Watcher for Watch {
         // bring is queued behind it. With nothing queued, both are waited on at once.
         match rx.recv_timeout(Duration::ZERO) {
             Recv::Item(work) if self.polled.elapsed() >= FAIR => {
-                self.poll(readiness, Duration::ZERO);
+                self.wait(Duration::ZERO);
+                self.serve_ready(readiness);
                 return Recv::Item(work);
             }
             Recv::TimedOut if rx.arm() => {}
@@ -515,13 +516,6 @@ impl Watcher for Watch {
 }
 
 impl Watch {
-    /// Waits up to `timeout` for parked connections (and the bell), and serves those with
-    /// input.
-    fn poll(&mut self, readiness: &Readiness, timeout: Duration) {
-        self.wait(timeout);
-        self.serve_ready(readiness);
-    }
-
     /// Waits up to `timeout` for parked connections (and the bell).
     fn wait(&mut self, timeout: Duration) {
         self.bay.epoll.wait(&mut self.ready, timeout);

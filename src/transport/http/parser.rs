@@ -72,15 +72,25 @@ pub enum ReadError {
 
 impl Head {
     /// The first value of header `name` (lowercase). Inlined: a literal name is matched to
-    /// its [`known`] slot as the code is compiled.
+    /// its [`known`] slot as the code is compiled, and any other is searched for.
     #[inline(always)]
     pub fn header(&self, name: &str) -> Option<&str> {
-        let text = &self.text;
-        let field = match known(name.as_bytes()) {
-            Some((k, _)) => self.known[k].checked_sub(1).map(|i| &self.fields[usize::from(i)]),
-            None => self.fields.iter().find(|(n, _)| named(text, n, name)),
-        };
-        field.map(|(_, v)| &text[v.clone()])
+        match known(name.as_bytes()) {
+            Some((k, _)) => self.known[k].checked_sub(1).map(|i| self.value(usize::from(i))),
+            None => self.search(name),
+        }
+    }
+
+    /// The first value of header `name`, looked for field by field.
+    #[inline(never)]
+    fn search(&self, name: &str) -> Option<&str> {
+        let at = self.fields.iter().position(|(n, _)| named(&self.text, n, name))?;
+        Some(self.value(at))
+    }
+
+    /// The value of the field at `at`.
+    fn value(&self, at: usize) -> &str {
+        &self.text[self.fields[at].1.clone()]
     }
 
     /// The values of list field `name` (lowercase) as one list: its lines joined with commas,

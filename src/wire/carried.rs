@@ -6,7 +6,8 @@ use std::borrow::Cow;
 use crate::wire::jsonrpc::{Id, Message};
 use crate::wire::params::{Params, ParamsField};
 
-/// Where a part lies in the text, start and end: `u32`, as a message is far below 4 GiB.
+/// Where a part lies in the text, start and end: `u32`, as a message is far below 4 GiB
+/// (one that is not is not kept, and is parsed again).
 type Span = (u32, u32);
 
 /// A request as positions in its text. Only requests are kept: the other kinds are rare on
@@ -35,7 +36,8 @@ enum Members {
 }
 
 impl Parsed {
-    /// `message`, parsed from `text`, as positions in it; `None` for anything but a request.
+    /// `message`, parsed from `text`, as positions in it; `None` for anything but a request
+    /// (or a part that does not lie in `text`).
     pub fn of(text: &str, message: &Message) -> Option<Box<Parsed>> {
         let Message::Request { id, method, params } = message else { return None };
         let method = match method {

@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use super::http_reply::{Reply, read_replies};
 
+/// How long the sentinel asks again when refused for want of descriptors (see
+/// [`Server::sentinel`]).
+const FD_GRACE: Duration = Duration::from_secs(1);
+
 /// How a server is started.
 #[derive(Clone, Debug)]
 pub struct Launch {
@@ -142,16 +146,26 @@ impl Server {
     }
 
     /// A plain 2026-07-28 `tools/list` on a connection of its own: answered `200` with its
-    /// id within `patience`, or why not.
+    /// id within `patience`, or why not. A `503` for want of descriptors is asked again for
+    /// [`FD_GRACE`]: after a burst that used them up, the server gives them back a moment
+    /// after its clients see their connections end (a server that keeps them still fails).
     pub fn sentinel(&self, patience: Duration) -> Result<(), String> {
         let body = r#"{"jsonrpc":"2.0","id":"sentinel","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}"#;
         let fields = "MCP-Protocol-Version: 2026-07-28\r\nMcp-Method: tools/list\r\n";
-        let reply = self.exchange(body, fields, patience)?;
-        let said = String::from_utf8_lossy(&reply.body);
-        if reply.status != 200 || !said.contains(r#""id":"sentinel""#) {
-            return Err(format!("the sentinel got {} {said}", reply.status));
+        let started = Instant::now();
+        loop {
+            let reply = self.exchange(body, fields, patience)?;
+            let said = String::from_utf8_lossy(&reply.body);
+            let short = reply.status == 503 && said.contains("out of file descriptors");
+            if short && started.elapsed() < FD_GRACE {
+                std::thread::sleep(Duration::from_millis(5));
+                continue;
+            }
+            if reply.status != 200 || !said.contains(r#""id":"sentinel""#) {
+                return Err(format!("the sentinel got {} {said}", reply.status));
+            }
+            return Ok(());
         }
-        Ok(())
     }
 
     /// Opens a legacy session speaking `version`: its id.

@@ -489,12 +489,12 @@ impl Exchange {
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
         // Kept for the loop, which then reads it without parsing the body again.
-        let mut parsed = None;
+        let parsed = match &frame {
+            Frame::Single(message) => Parsed::of(&text, message),
+            Frame::Batch(_) => None,
+        };
         self.requests = match &frame {
-            Frame::Single(message) => {
-                parsed = Parsed::of(&text, message);
-                matches!(message, Message::Request { .. })
-            }
+            Frame::Single(message) => matches!(message, Message::Request { .. }),
             Frame::Batch(items) => items
                 .iter()
                 .any(|item| matches!(jsonrpc::parse_message(item), Message::Request { .. })),
@@ -565,7 +565,7 @@ impl Exchange {
         let claim = direct.as_ref().map(|d| d.claim.clone());
         let session = legacy.map(|(session, _)| session);
         let call = |sink| {
-            let (body, parsed, sse) = (body, parsed, sse_ok);
+            let sse = sse_ok;
             Inbound::Call(Call {
                 session,
                 body,

@@ -95,6 +95,36 @@ fn writes(pid: u32) -> u64 {
 }
 
 #[test]
+fn the_keeper_sleeps_while_no_connection_is_parked() {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0"]);
+    let (child, addr, _) = spawn_reporting(command);
+    let pid = child.id();
+    let _child = Killed(child);
+    let over = |pause: Duration| {
+        let before = switches(pid, "http keeper");
+        std::thread::sleep(pause);
+        switches(pid, "http keeper") - before
+    };
+    // A parked connection starts the keeper, which looks every 25 ms while it is parked.
+    let conn = parked(addr);
+    let watching = over(Duration::from_millis(500));
+    assert!(watching >= 5, "the keeper woke {watching} times over 500 ms with a connection parked");
+    // Gone, and its thread with it: the keeper sleeps, but for a look at the server each second.
+    drop(conn);
+    std::thread::sleep(Duration::from_millis(300));
+    let idle = over(Duration::from_millis(1500));
+    assert!(idle <= 3, "the keeper woke {idle} times over 1.5 s with nothing parked");
+    // And watches again as soon as the next connection parks.
+    let _conn = parked(addr);
+    let watching = over(Duration::from_millis(500));
+    assert!(
+        watching >= 5,
+        "the keeper woke {watching} times over 500 ms after a connection parked"
+    );
+}
+
+#[test]
 fn every_kind_of_request_on_a_parked_connection_is_served() {
     let server = default_server();
     let addr = server.addr;

@@ -78,9 +78,10 @@ pub struct Shared {
 pub trait Dock: Send + Sync {
     /// Parks `exchange` and sleeps until it comes back: the connection, and where to take it up.
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume);
-    /// Gives back the connections whose threads should have them (`idle`: those idle too).
+    /// Gives back the connections whose threads should have them (`idle`: those idle too);
+    /// whether any connection is parked.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-    fn sweep(&self, shared: &Shared, idle: bool);
+    fn sweep(&self, shared: &Shared, idle: bool) -> bool;
 }
 
 /// Serves one connection from `peer` (at `ip`, for TCP) until it closes, idles out or

@@ -15,8 +15,9 @@ use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, Read};
 use std::os::fd::{AsRawFd, RawFd};
-use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::Thread;
 use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{DirectLine, Mode};
@@ -40,7 +41,8 @@ const STUCK: Duration = Duration::from_millis(50);
 const SWEEP: Duration = Duration::from_millis(25);
 const IDLE_EVERY: u32 = 10;
 
-/// How long a parked thread sleeps between looks of its own (the keeper does the looking).
+/// How long a parked thread sleeps between looks of its own (the keeper does the looking),
+/// and the keeper while no connection is parked.
 const LOOK: Duration = Duration::from_secs(1);
 
 /// Where connections wait between requests: shared by the loop, which watches them, and
@@ -52,8 +54,10 @@ pub struct Bay {
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
     berths: Mutex<Berths>,
-    /// Started with the first connection parked.
-    keeper: std::sync::Once,
+    /// Threads asleep in [`Dock::park`]: with none, the keeper sleeps until one comes.
+    parked: AtomicUsize,
+    /// Started with the first connection parked (`None`: it could not be).
+    keeper: OnceLock<Option<Thread>>,
 }
 
 /// Parked connections by descriptor: numbers the kernel picks, so the fast FNV hash will do.
@@ -95,7 +99,8 @@ impl Bay {
             }
         };
         let berths = Mutex::new(Berths::default());
-        let bay = Arc::new(Bay { epoll, bell, berths, keeper: std::sync::Once::new() });
+        let (parked, keeper) = (AtomicUsize::new(0), OnceLock::new());
+        let bay = Arc::new(Bay { epoll, bell, berths, parked, keeper });
         let ringer = bay.bell.try_clone().ok()?;
         rx.set_bell(move || {
             use std::io::Write;
@@ -248,7 +253,40 @@ impl Dock for Bay {
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
         let Some(line) = exchange.line.clone() else { return (exchange, Resume::Read) };
         let shared = exchange.shared.clone();
-        self.keeper.call_once(|| keep(&shared));
+        let keeper = self.keeper.get_or_init(|| keep(&shared));
+        if self.parked.fetch_add(1, Ordering::AcqRel) == 0
+            && let Some(keeper) = keeper
+        {
+            keeper.unpark();
+        }
+        let back = self.berth(exchange, line, &shared);
+        self.parked.fetch_sub(1, Ordering::AcqRel);
+        back
+    }
+
+    fn sweep(&self, shared: &Shared, idle: bool) -> bool {
+        if stuck(shared) {
+            self.release_all();
+        } else if idle {
+            let fds: Vec<RawFd> = self.lock().keys().copied().collect();
+            for fd in fds {
+                if let Some((berth, resume)) = self.take_back(fd, shared, false) {
+                    berth.go_home(resume);
+                }
+            }
+        }
+        self.parked.load(Ordering::Acquire) > 0
+    }
+}
+
+impl Bay {
+    /// [`Dock::park`]'s stay: docked, until the connection comes back or is taken back.
+    fn berth(
+        &self,
+        exchange: Box<Exchange>,
+        line: Arc<DirectLine>,
+        shared: &Shared,
+    ) -> (Box<Exchange>, Resume) {
         let fd = exchange.writer.fd();
         let home = Home::new(line);
         let (since, pending) = (Instant::now(), None);
@@ -257,47 +295,42 @@ impl Dock for Bay {
             if let Some(back) = home.wait(LOOK) {
                 return back;
             }
-            if let Some((mut berth, resume)) = self.take_back(fd, &shared, stuck(&shared))
+            if let Some((mut berth, resume)) = self.take_back(fd, shared, stuck(shared))
                 && let Some(exchange) = berth.exchange.take()
             {
                 return (exchange, resume);
             }
         }
     }
-
-    fn sweep(&self, shared: &Shared, idle: bool) {
-        if stuck(shared) {
-            return self.release_all();
-        }
-        if idle {
-            let fds: Vec<RawFd> = self.lock().keys().copied().collect();
-            for fd in fds {
-                if let Some((berth, resume)) = self.take_back(fd, shared, false) {
-                    berth.go_home(resume);
-                }
-            }
-        }
-    }
 }
 
 /// Starts the keeper, a thread that gives parked connections back to their threads when they
-/// should have them (see [`Dock::sweep`]); it ends once the server is gone. Without it, each
-/// parked thread still looks every [`LOOK`].
-fn keep(shared: &Arc<Shared>) {
-    let Some(dock) = shared.dock.clone() else { return };
+/// should have them (see [`Dock::sweep`]): every `SWEEP` while a connection is parked, else
+/// asleep until one is (an idle server does not wake for it); it ends once the server is
+/// gone. Without it, each parked thread still looks every [`LOOK`].
+fn keep(shared: &Arc<Shared>) -> Option<Thread> {
+    let dock = shared.dock.clone()?;
     let shared = Arc::downgrade(shared);
     let keeper = move || {
         let mut sweeps = 0u32;
         while let Some(shared) = shared.upgrade() {
             sweeps = sweeps.wrapping_add(1);
-            dock.sweep(&shared, sweeps.is_multiple_of(IDLE_EVERY));
+            let parked = dock.sweep(&shared, sweeps.is_multiple_of(IDLE_EVERY));
             drop(shared);
-            std::thread::sleep(SWEEP);
+            match parked {
+                true => std::thread::sleep(SWEEP),
+                // Woken by the next thread to park; looks whether the server is gone meanwhile.
+                false => std::thread::park_timeout(LOOK),
+            }
         }
     };
     let name = "http keeper".to_string();
-    if let Err(e) = std::thread::Builder::new().name(name).stack_size(64 * 1024).spawn(keeper) {
-        log::warn!(target: LOG, "cannot start the parked connections' keeper: {e}");
+    match std::thread::Builder::new().name(name).stack_size(64 * 1024).spawn(keeper) {
+        Ok(keeper) => Some(keeper.thread().clone()),
+        Err(e) => {
+            log::warn!(target: LOG, "cannot start the parked connections' keeper: {e}");
+            None
+        }
     }
 }
 

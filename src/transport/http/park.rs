@@ -306,8 +306,8 @@ impl Bay {
 
 /// Starts the keeper, a thread that gives parked connections back to their threads when they
 /// should have them (see [`Dock::sweep`]): every `SWEEP` while a connection is parked, else
-/// asleep until one is (an idle server does not wake for it); it ends once the server is
-/// gone. Without it, each parked thread still looks every [`LOOK`].
+/// asleep until one is, but for a look every [`LOOK`] at whether the server is gone (then it
+/// ends). Without it, each parked thread still looks every [`LOOK`].
 fn keep(shared: &Arc<Shared>) -> Option<Thread> {
     let dock = shared.dock.clone()?;
     let shared = Arc::downgrade(shared);

@@ -210,7 +210,7 @@ impl<T> Receiver<T> {
 impl<T> Receiver<T> {
     /// The next item, waiting up to `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Recv<T> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Self::deadline(timeout);
         let mut state = self.0.lock();
         loop {
             if let Some(item) = state.take(0) {
@@ -232,7 +232,7 @@ impl<T> Receiver<T> {
         wanted: impl Fn(&T) -> bool,
         timeout: Duration,
     ) -> Recv<T> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Self::deadline(timeout);
         let mut state = self.0.lock();
         loop {
             let first_new = state.items.partition_point(|(_, _, t)| *t <= seen.0);
@@ -251,14 +251,21 @@ impl<T> Receiver<T> {
     }
 
     /// Waits for a send until `deadline`: the lock again, or why there is nothing to wait for.
+    /// When a wait of `timeout` ends; `None` for a look that does not wait (the dispatching
+    /// loop makes several a call), which then reads no clock.
+    fn deadline(timeout: Duration) -> Option<Instant> {
+        (!timeout.is_zero()).then(|| Instant::now() + timeout)
+    }
+
     fn wait<'a>(
         &'a self,
         state: MutexGuard<'a, State<T>>,
-        deadline: Instant,
+        deadline: Option<Instant>,
     ) -> Result<MutexGuard<'a, State<T>>, Recv<T>> {
         if state.senders == 0 {
             return Err(Recv::Closed);
         }
+        let Some(deadline) = deadline else { return Err(Recv::TimedOut) };
         let now = Instant::now();
         if now >= deadline {
             return Err(Recv::TimedOut);

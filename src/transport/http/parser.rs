@@ -385,7 +385,12 @@ impl Reader {
     /// `stop` is set), then up to `limits.deadline` for the rest.
     pub fn head(&mut self, limits: &Limits, stop: &AtomicBool) -> Result<Head, ReadError> {
         self.head_request = false;
-        match self.fill(Instant::now() + limits.idle, Some(stop)) {
+        // A request already in the buffer (as the loop reads one) needs no idle deadline.
+        let filled = match self.inner.buffer().is_empty() {
+            true => self.fill(Instant::now() + limits.idle, Some(stop)),
+            false => Ok(true),
+        };
+        match filled {
             Ok(true) => {}
             Err(Waited::TimedOut) => {
                 log::debug!(

@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use crate::wire::jsonrpc::{Id, Message};
-use crate::wire::params::{Params, ParamsField};
+use crate::wire::params::{MetaMembers, Params, ParamsField};
 
 /// Where a part lies in the text, start and end: `u32`, as a message is far below 4 GiB
 /// (one that is not is not kept, and is parsed again).
@@ -17,6 +17,9 @@ pub struct Parsed {
     id: Span,
     method: Method,
     params: Members,
+    /// `params._meta`'s members, when they were read and found sound (see
+    /// [`Parsed::keep_meta`]).
+    meta: Option<([Option<Span>; 4], bool)>,
 }
 
 #[derive(Debug)]
@@ -49,45 +52,84 @@ impl Parsed {
             ParamsField::NotObject => Members::NotObject,
             ParamsField::Object(params) => {
                 let mut params = *params;
-                let mut at = [None; 17];
-                for (slot, member) in at.iter_mut().zip(params.members()) {
-                    *slot = match *member {
-                        Some(member) => Some(span(text, member)?),
-                        None => None,
-                    };
-                }
-                Members::Object { at, duplicate: params.duplicate }
+                Members::Object { at: spans(text, params.members())?, duplicate: params.duplicate }
             }
         };
-        Some(Box::new(Parsed { id: span(text, id.as_json())?, method, params }))
+        let id = span(text, id.as_json())?;
+        Some(Box::new(Parsed { id, method, params, meta: None }))
+    }
+
+    /// Keeps `meta`, the members of this request's `params._meta` in `text`, read and found
+    /// sound (HTTP's header checks): read back with the request as [`Params::meta_read`]. Not
+    /// kept when a member does not lie in `text`.
+    pub fn keep_meta(&mut self, text: &str, mut meta: MetaMembers) {
+        let (members, duplicate) = meta.parts();
+        self.meta = spans(text, members).map(|at| (at, *duplicate));
     }
 
     /// The request again, read from the `text` it was parsed from (any other text reads
-    /// wrong, or not at all: `None`).
-    pub fn message<'a>(&'a self, text: &'a str) -> Option<Message<'a>> {
-        let part = |(start, end): Span| text.get(start as usize..end as usize);
+    /// wrong, or not at all: `None`); its kept `_meta` members are read into `meta`, which
+    /// its `params` borrow.
+    pub fn message<'m, 'a: 'm>(
+        &'a self,
+        text: &'a str,
+        meta: &'m mut Option<MetaMembers<'a>>,
+    ) -> Option<Message<'m>> {
         let params = match &self.params {
             Members::Absent => ParamsField::Absent,
             Members::NotObject => ParamsField::NotObject,
             Members::Object { at, duplicate } => {
-                let mut params: Params<'a> = Params::NONE;
-                for (member, at) in params.members().into_iter().zip(at) {
-                    *member = match at {
-                        Some(at) => Some(part(*at)?),
-                        None => None,
-                    };
-                }
+                let mut params: Params<'m> = Params::NONE;
+                read_back(text, at, params.members())?;
                 params.duplicate = *duplicate;
+                if let Some((at, duplicate)) = &self.meta {
+                    let (members, twice) = meta.insert(MetaMembers::default()).parts();
+                    read_back(text, at, members)?;
+                    *twice = *duplicate;
+                    params.meta_read = meta.as_ref();
+                }
                 ParamsField::Object(params)
             }
         };
         let method = match &self.method {
-            Method::At(at) => part(*at)?,
+            Method::At(at) => part(text, *at)?,
             Method::Decoded(name) => name,
         };
-        let id = Id::from_raw(part(self.id)?)?;
+        let id = Id::from_raw(part(text, self.id)?)?;
         Some(Message::Request { id, method: Cow::Borrowed(method), params })
     }
+}
+
+/// Where each of `members` (slices of `text`) lies in it; `None` when one lies elsewhere.
+fn spans<const N: usize>(text: &str, members: [&mut Option<&str>; N]) -> Option<[Option<Span>; N]> {
+    let mut at = [None; N];
+    for (slot, member) in at.iter_mut().zip(members) {
+        *slot = match *member {
+            Some(member) => Some(span(text, member)?),
+            None => None,
+        };
+    }
+    Some(at)
+}
+
+/// Sets each of `members` to its part of `text` at `at`; `None` when one is not in it.
+fn read_back<'a, const N: usize>(
+    text: &'a str,
+    at: &[Option<Span>; N],
+    members: [&mut Option<&'a str>; N],
+) -> Option<()> {
+    for (member, at) in members.into_iter().zip(at) {
+        *member = match at {
+            Some(at) => Some(part(text, *at)?),
+            None => None,
+        };
+    }
+    Some(())
+}
+
+/// The part of `text` at `at`; `None` when `text` has none there.
+fn part(text: &str, (start, end): Span) -> Option<&str> {
+    text.get(start as usize..end as usize)
 }
 
 /// Where `part`, a slice of `text`, lies in it; `None` when it lies elsewhere.
@@ -121,7 +163,8 @@ mod tests {
             let message = parse_message(text);
             assert!(matches!(message, Message::Request { .. }), "{text}");
             let parsed = Parsed::of(text, &message).unwrap();
-            let again = parsed.message(text).unwrap();
+            let mut meta = None;
+            let again = parsed.message(text, &mut meta).unwrap();
             assert_eq!(format!("{again:?}"), format!("{message:?}"), "{text}");
         }
     }
@@ -141,6 +184,43 @@ mod tests {
         let copy = text.to_string();
         assert!(Parsed::of(text, &parse_message(&copy)).is_none());
         let parsed = Parsed::of(text, &parse_message(text)).unwrap();
-        assert!(parsed.message(&text[..20]).is_none());
+        assert!(parsed.message(&text[..20], &mut None).is_none());
+    }
+    #[test]
+    fn meta_members_kept_are_read_back_with_the_request_and_only_from_its_text() {
+        use crate::wire::era::{self, CAPABILITIES_KEY, VERSION_KEY};
+        fn members_in(text: &str) -> MetaMembers<'_> {
+            match parse_message(text) {
+                Message::Request { params: ParamsField::Object(params), .. } => {
+                    era::meta_members(params.meta.unwrap()).unwrap()
+                }
+                _ => panic!("{text}"),
+            }
+        }
+        fn read_back(parsed: &Parsed, text: &str, expected: Option<MetaMembers>) {
+            let mut meta = None;
+            match parsed.message(text, &mut meta) {
+                Some(Message::Request { params: ParamsField::Object(params), .. }) => {
+                    assert_eq!(params.meta_read.copied(), expected);
+                }
+                _ => panic!("not read back"),
+            }
+        }
+        let meta = format!(
+            r#"{{"{VERSION_KEY}":"2026-07-28","{CAPABILITIES_KEY}":{{"a":1}},"progressToken":7}}"#
+        );
+        let text =
+            format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{meta}}}}}"#);
+        let members = members_in(&text);
+        assert!(members.version.is_some() && members.progress_token == Some("7"));
+        let mut parsed = Parsed::of(&text, &parse_message(&text)).unwrap();
+        read_back(&parsed, &text, None);
+        parsed.keep_meta(&text, members);
+        read_back(&parsed, &text, Some(members));
+        // Members read from a copy of the text do not lie in it: not kept.
+        let copy = text.clone();
+        let mut parsed = Parsed::of(&text, &parse_message(&text)).unwrap();
+        parsed.keep_meta(&text, members_in(&copy));
+        read_back(&parsed, &text, None);
     }
 }

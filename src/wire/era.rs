@@ -7,6 +7,7 @@ use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
 use crate::wire::log_level::LogLevel;
+use crate::wire::params::MetaMembers;
 use crate::wire::scanner::Scanner;
 
 /// Stateless revisions, selected per request by `_meta`.
@@ -73,20 +74,8 @@ pub fn trace_context(raw_meta: Option<&str>) -> Option<TraceContext> {
     TraceContext::parse(&traceparent, tracestate.as_deref())
 }
 
-/// The members of `_meta` (its raw JSON text) a request is read by, each as raw JSON (the
-/// last of one named twice, as a parsed value would keep), read in one pass that builds
-/// nothing: the HTTP header checks and [`read_meta`] share it.
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-pub struct MetaMembers<'a> {
-    pub version: Option<&'a str>,
-    pub capabilities: Option<&'a str>,
-    progress_token: Option<&'a str>,
-    level: Option<&'a str>,
-    /// One of these was named twice.
-    duplicate: bool,
-}
-
-/// `_meta`'s members; `None` when it is not a JSON object.
+/// `_meta`'s members, read in one pass that builds nothing (the HTTP header checks and
+/// [`read_meta`] share it); `None` when it is not a JSON object.
 pub fn meta_members(raw_meta: &str) -> Option<MetaMembers<'_>> {
     if !is_object(raw_meta) {
         return None;

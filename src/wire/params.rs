@@ -46,6 +46,24 @@ pub struct Params<'a> {
     pub task_id: Option<&'a str>,
     /// A known member appeared twice: ambiguous, so the request is refused.
     pub duplicate: bool,
+    /// `meta`'s members when a transport read them already and found them sound (HTTP's
+    /// header checks): dispatch then does not read them again. Borrowed: every message's
+    /// `Params` (stdio's too) grows by a pointer, not by the four members.
+    pub meta_read: Option<&'a MetaMembers<'a>>,
+}
+
+/// The members of `_meta` (its raw JSON text) a request is read by, each as raw JSON (the
+/// last of one named twice, as a parsed value would keep): see [`era::meta_members`].
+///
+/// [`era::meta_members`]: crate::wire::era::meta_members
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MetaMembers<'a> {
+    pub version: Option<&'a str>,
+    pub capabilities: Option<&'a str>,
+    pub progress_token: Option<&'a str>,
+    pub level: Option<&'a str>,
+    /// One of these was named twice.
+    pub duplicate: bool,
 }
 
 impl Params<'_> {
@@ -69,18 +87,19 @@ impl Params<'_> {
         request_state: None,
         task_id: None,
         duplicate: false,
+        meta_read: None,
     };
 }
 
 impl<'a> Params<'a> {
-    /// Every member but `duplicate`, in one fixed order: how a parse is carried as positions
+    /// Every member but `duplicate` and `meta_read`, in one fixed order: how a parse is carried as positions
     /// in its text (`carried.rs`) and read back.
     pub fn members(&mut self) -> [&mut Option<&'a str>; 17] {
         // The struct is taken apart without `..`: a member added to `Params` and not named
         // here fails to compile.
         macro_rules! every {
             ($($member:ident),+) => {{
-                let Params { $($member,)+ duplicate: _ } = self;
+                let Params { $($member,)+ duplicate: _, meta_read: _ } = self;
                 [$($member),+]
             }};
         }
@@ -103,6 +122,16 @@ impl<'a> Params<'a> {
             request_state,
             task_id
         )
+    }
+}
+
+impl<'a> MetaMembers<'a> {
+    /// The members in one fixed order, and whether one was named twice: how they are
+    /// carried as positions in their text (`carried.rs`) and read back.
+    pub fn parts(&mut self) -> ([&mut Option<&'a str>; 4], &mut bool) {
+        // Taken apart without `..`, as [`Params::members`] does.
+        let MetaMembers { version, capabilities, progress_token, level, duplicate } = self;
+        ([version, capabilities, progress_token, level], duplicate)
     }
 }
 

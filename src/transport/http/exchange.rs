@@ -490,7 +490,7 @@ impl Exchange {
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
         // Kept for the loop, which then reads it without parsing the body again.
-        let parsed = match &frame {
+        let mut parsed = match &frame {
             Frame::Single(message) => Parsed::of(&text, message),
             Frame::Batch(_) => None,
         };
@@ -501,7 +501,13 @@ impl Exchange {
                 .any(|item| matches!(jsonrpc::parse_message(item), Message::Request { .. })),
         };
         let modern = match headers::era(head, &frame, &self.shared.param_headers) {
-            Ok(modern) => modern,
+            Ok((modern, meta)) => {
+                // Nor `_meta`, which the header checks read.
+                if let (Some(parsed), Some(meta)) = (parsed.as_mut(), meta) {
+                    parsed.keep_meta(&text, meta);
+                }
+                modern
+            }
             Err((status, body)) => {
                 self.shared.metrics.refused(Refusal::HeaderMismatch);
                 return self.send(head, Response::json(status, body), None, false);

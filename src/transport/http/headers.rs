@@ -9,12 +9,10 @@ use serde_json::{Value, json};
 
 use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
-use crate::wire::era::{
-    self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, MetaMembers, VERSION_KEY,
-};
+use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, Frame, Message, is_object, raw_str};
-use crate::wire::params::ParamsField;
+use crate::wire::params::{MetaMembers, ParamsField};
 use crate::wire::scanner::Scanner;
 
 /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
@@ -22,12 +20,13 @@ use crate::wire::scanner::Scanner;
 /// must then agree with its body (`param_headers`: each tool's `Mcp-Param-{Name}` headers).
 /// What cannot be served is `Err` with its status and body: a body that is no JSON-RPC
 /// message, a modern request whose headers disagree, a legacy message whose header names a
-/// version the server does not speak.
-pub fn era(
+/// version the server does not speak. With a modern request come its `_meta`'s members, read
+/// and found sound here, for dispatch to take as they are.
+pub fn era<'f>(
     head: &Head,
-    frame: &Frame,
+    frame: &Frame<'f>,
     param_headers: &HashMap<String, Vec<(String, String)>>,
-) -> Result<bool, (u16, Vec<u8>)> {
+) -> Result<(bool, Option<MetaMembers<'f>>), (u16, Vec<u8>)> {
     let version_header = head.header("mcp-protocol-version");
     let modern = match frame {
         Frame::Single(Message::Invalid { id, error }) => {
@@ -52,7 +51,10 @@ pub fn era(
             if modern && let Err((status, error)) = checked() {
                 return Err((status, error_body(Some(id), error)));
             }
-            modern
+            if modern {
+                return Ok((true, members.flatten()));
+            }
+            false
         }
         Frame::Single(_) | Frame::Batch(_) => false,
     };
@@ -66,7 +68,7 @@ pub fn era(
         let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
         return Err((400, error_body(None, error)));
     }
-    Ok(modern)
+    Ok((modern, None))
 }
 
 /// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a

@@ -27,6 +27,7 @@ use crate::util::sort::sort;
 use crate::wire::carried::Parsed;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
+use crate::wire::params::MetaMembers;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::dispatcher";
@@ -89,8 +90,8 @@ pub struct Call {
 impl Call {
     /// The body as its connection parsed it (read back from the positions it kept), or
     /// parsed now when it kept none.
-    fn frame(&self) -> Frame<'_> {
-        match self.parsed.as_ref().and_then(|parsed| parsed.message(&self.body)) {
+    fn frame<'m, 'a: 'm>(&'a self, meta: &'m mut Option<MetaMembers<'a>>) -> Frame<'m> {
+        match self.parsed.as_ref().and_then(|parsed| parsed.message(&self.body, meta)) {
             Some(message) => Frame::Single(message),
             None => jsonrpc::parse_line(&self.body),
         }
@@ -367,7 +368,8 @@ impl<'s> Dispatcher<'s> {
         if legacy_id.is_none() {
             lend(&mut self.lent, &mut legacy.state);
         }
-        let frame = call.frame();
+        let mut meta = None;
+        let frame = call.frame(&mut meta);
         let mut waiter = Waiter {
             rx: &self.rx,
             table: &self.table,

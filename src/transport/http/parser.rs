@@ -393,11 +393,8 @@ impl Reader {
         match filled {
             Ok(true) => {}
             Err(Waited::TimedOut) => {
-                log::debug!(
-                    target: LOG,
-                    "a keep-alive connection was closed after {} s idle",
-                    limits.idle.as_secs(),
-                );
+                let idle = limits.idle.as_secs();
+                log::debug!(target: LOG, "a keep-alive connection was closed after {idle} s idle");
                 return Err(ReadError::Closed);
             }
             Ok(false) | Err(_) => return Err(ReadError::Closed),

@@ -39,10 +39,7 @@ impl<'a> Request<'a> {
             ParamsField::Object(p) => p,
             ParamsField::Absent => &Params::NONE,
         };
-        let meta = match params.meta_read {
-            Some(members) => era::read_members(Some(*members))?,
-            None => era::read_meta(params.meta)?,
-        };
+        let meta = era::read_meta(params.meta, params.meta_read)?;
         Ok(Request { id, method, params, meta, tool: None })
     }
 

@@ -128,6 +128,7 @@ fn read_back<'a, const N: usize>(
 }
 
 /// The part of `text` at `at`; `None` when `text` has none there.
+#[inline]
 fn part(text: &str, (start, end): Span) -> Option<&str> {
     text.get(start as usize..end as usize)
 }

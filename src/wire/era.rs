@@ -102,19 +102,27 @@ pub fn supported_versions() -> Vec<&'static str> {
     MODERN_VERSIONS.iter().chain(LEGACY_VERSIONS.iter()).copied().collect()
 }
 
-/// Reads a request's `params._meta` (its raw JSON text). A request is modern exactly when
-/// `_meta` names a protocol version; a modern request must then be complete on its own.
-pub fn read_meta(raw_meta: Option<&str>) -> Result<RequestMeta<'_>, ErrorObject> {
-    // Spelled out for no `_meta` (most legacy requests): 50 instructions a call on stdio.
-    match raw_meta {
-        None => Ok(RequestMeta {
-            era: Era::Legacy,
-            progress_token: None,
-            client_capabilities: None,
-            log_level: None,
-        }),
-        Some(raw_meta) => read_members(meta_members(raw_meta)),
-    }
+/// Reads a request's `params._meta` (its raw JSON text), or its members where a transport
+/// read them already (`read`). A request is modern exactly when `_meta` names a protocol
+/// version; a modern request must then be complete on its own.
+pub fn read_meta<'a>(
+    raw_meta: Option<&'a str>,
+    read: Option<&MetaMembers<'a>>,
+) -> Result<RequestMeta<'a>, ErrorObject> {
+    let members = match (read, raw_meta) {
+        (Some(read), _) => Some(*read),
+        (None, Some(raw_meta)) => meta_members(raw_meta),
+        // Spelled out for no `_meta` (most legacy requests): 50 instructions a call on stdio.
+        (None, None) => {
+            return Ok(RequestMeta {
+                era: Era::Legacy,
+                progress_token: None,
+                client_capabilities: None,
+                log_level: None,
+            });
+        }
+    };
+    read_members(members)
 }
 
 /// [`read_meta`] of a `_meta` whose members are read already (`None`: not an object).
@@ -163,7 +171,7 @@ mod tests {
         let mut field = crate::wire::params::ParamsField::Absent;
         field.scan(&mut Scanner::new(params)).unwrap();
         let meta = field.object().unwrap().meta;
-        read_meta(meta).map(|m| m.era).map_err(|e| e.code)
+        read_meta(meta, None).map(|m| m.era).map_err(|e| e.code)
     }
 
     #[test]

@@ -82,6 +82,9 @@ pub trait Dock: Send + Sync {
     /// whether any connection is parked.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     fn sweep(&self, shared: &Shared, idle: bool) -> bool;
+    /// Sleeps up to `timeout`, or until a connection parks, while none is parked.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+    fn doze(&self, timeout: Duration);
 }
 
 /// Serves one connection from `peer` (at `ip`, for TCP) until it closes, idles out or

@@ -16,8 +16,7 @@ use std::fs::File;
 use std::io::{self, BufRead, Read};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
-use std::thread::Thread;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{DirectLine, Mode};
@@ -54,10 +53,12 @@ pub struct Bay {
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
     berths: Mutex<Berths>,
-    /// Threads asleep in [`Dock::park`]: with none, the keeper sleeps until one comes.
+    /// Threads asleep in [`Dock::park`]: with none, the keeper sleeps until one comes,
+    /// waiting on `docked` (with `berths`' lock).
     parked: AtomicUsize,
-    /// Started with the first connection parked (`None`: it could not be).
-    keeper: OnceLock<Option<Thread>>,
+    docked: Condvar,
+    /// Started with the first connection parked.
+    keeper: std::sync::Once,
 }
 
 /// Parked connections by descriptor: numbers the kernel picks, so the fast FNV hash will do.
@@ -99,8 +100,9 @@ impl Bay {
             }
         };
         let berths = Mutex::new(Berths::default());
-        let (parked, keeper) = (AtomicUsize::new(0), OnceLock::new());
-        let bay = Arc::new(Bay { epoll, bell, berths, parked, keeper });
+        let (parked, docked, keeper) =
+            (AtomicUsize::new(0), Condvar::new(), std::sync::Once::new());
+        let bay = Arc::new(Bay { epoll, bell, berths, parked, docked, keeper });
         let ringer = bay.bell.try_clone().ok()?;
         rx.set_bell(move || {
             use std::io::Write;
@@ -253,15 +255,22 @@ impl Dock for Bay {
     fn park(&self, exchange: Box<Exchange>) -> (Box<Exchange>, Resume) {
         let Some(line) = exchange.line.clone() else { return (exchange, Resume::Read) };
         let shared = exchange.shared.clone();
-        let keeper = self.keeper.get_or_init(|| keep(&shared));
-        if self.parked.fetch_add(1, Ordering::AcqRel) == 0
-            && let Some(keeper) = keeper
-        {
-            keeper.unpark();
+        self.keeper.call_once(|| keep(&shared));
+        if self.parked.fetch_add(1, Ordering::AcqRel) == 0 {
+            // Under the lock the keeper looks at `parked` with: it is asleep or still looking.
+            let _berths = self.lock();
+            self.docked.notify_one();
         }
         let back = self.berth(exchange, line, &shared);
         self.parked.fetch_sub(1, Ordering::AcqRel);
         back
+    }
+
+    fn doze(&self, timeout: Duration) {
+        let berths = self.lock();
+        if self.parked.load(Ordering::Acquire) == 0 {
+            drop(self.docked.wait_timeout(berths, timeout));
+        }
     }
 
     fn sweep(&self, shared: &Shared, idle: bool) -> bool {
@@ -281,6 +290,7 @@ impl Dock for Bay {
 
 impl Bay {
     /// [`Dock::park`]'s stay: docked, until the connection comes back or is taken back.
+    #[inline]
     fn berth(
         &self,
         exchange: Box<Exchange>,
@@ -308,8 +318,8 @@ impl Bay {
 /// should have them (see [`Dock::sweep`]): every `SWEEP` while a connection is parked, else
 /// asleep until one is, but for a look every [`LOOK`] at whether the server is gone (then it
 /// ends). Without it, each parked thread still looks every [`LOOK`].
-fn keep(shared: &Arc<Shared>) -> Option<Thread> {
-    let dock = shared.dock.clone()?;
+fn keep(shared: &Arc<Shared>) {
+    let Some(dock) = shared.dock.clone() else { return };
     let shared = Arc::downgrade(shared);
     let keeper = move || {
         let mut sweeps = 0u32;
@@ -319,18 +329,13 @@ fn keep(shared: &Arc<Shared>) -> Option<Thread> {
             drop(shared);
             match parked {
                 true => std::thread::sleep(SWEEP),
-                // Woken by the next thread to park; looks whether the server is gone meanwhile.
-                false => std::thread::park_timeout(LOOK),
+                false => dock.doze(LOOK),
             }
         }
     };
     let name = "http keeper".to_string();
-    match std::thread::Builder::new().name(name).stack_size(64 * 1024).spawn(keeper) {
-        Ok(keeper) => Some(keeper.thread().clone()),
-        Err(e) => {
-            log::warn!(target: LOG, "cannot start the parked connections' keeper: {e}");
-            None
-        }
+    if let Err(e) = std::thread::Builder::new().name(name).stack_size(64 * 1024).spawn(keeper) {
+        log::warn!(target: LOG, "cannot start the parked connections' keeper: {e}");
     }
 }
 

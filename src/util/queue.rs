@@ -250,13 +250,14 @@ impl<T> Receiver<T> {
         }
     }
 
-    /// Waits for a send until `deadline`: the lock again, or why there is nothing to wait for.
     /// When a wait of `timeout` ends; `None` for a look that does not wait (the dispatching
     /// loop makes several a call), which then reads no clock.
     fn deadline(timeout: Duration) -> Option<Instant> {
         (!timeout.is_zero()).then(|| Instant::now() + timeout)
     }
 
+    /// Waits for a send until `deadline` (`None`: not at all): the lock again, or why there is
+    /// nothing to wait for.
     fn wait<'a>(
         &'a self,
         state: MutexGuard<'a, State<T>>,

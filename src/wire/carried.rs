@@ -187,6 +187,7 @@ mod tests {
         let parsed = Parsed::of(text, &parse_message(text)).unwrap();
         assert!(parsed.message(&text[..20], &mut None).is_none());
     }
+
     #[test]
     fn meta_members_kept_are_read_back_with_the_request_and_only_from_its_text() {
         use crate::wire::era::{self, CAPABILITIES_KEY, VERSION_KEY};

@@ -92,8 +92,8 @@ impl Params<'_> {
 }
 
 impl<'a> Params<'a> {
-    /// Every member but `duplicate` and `meta_read`, in one fixed order: how a parse is carried as positions
-    /// in its text (`carried.rs`) and read back.
+    /// Every member but `duplicate` and `meta_read`, in one fixed order: how a parse is
+    /// carried as positions in its text (`carried.rs`) and read back.
     pub fn members(&mut self) -> [&mut Option<&'a str>; 17] {
         // The struct is taken apart without `..`: a member added to `Params` and not named
         // here fails to compile.

@@ -17,8 +17,7 @@ pub struct Parsed {
     id: Span,
     method: Method,
     params: Members,
-    /// `params._meta`'s members, when they were read and found sound (see
-    /// [`Parsed::keep_meta`]).
+    /// `params._meta`'s members, when they were read and found sound (see [`Parsed::of`]).
     meta: Option<([Option<Span>; 4], bool)>,
 }
 
@@ -39,9 +38,11 @@ enum Members {
 }
 
 impl Parsed {
-    /// `message`, parsed from `text`, as positions in it; `None` for anything but a request
-    /// (or a part that does not lie in `text`).
-    pub fn of(text: &str, message: &Message) -> Option<Box<Parsed>> {
+    /// `message`, parsed from `text`, as positions in it, with `meta`, the members of its
+    /// `params._meta` read and found sound (HTTP's header checks), to be read back as
+    /// [`Params::meta_read`] (not kept when one does not lie in `text`); `None` for anything
+    /// but a request (or a part that does not lie in `text`).
+    pub fn of(text: &str, message: &Message, meta: Option<MetaMembers>) -> Option<Box<Parsed>> {
         let Message::Request { id, method, params } = message else { return None };
         let method = match method {
             Cow::Borrowed(name) => Method::At(span(text, name)?),
@@ -55,16 +56,11 @@ impl Parsed {
                 Members::Object { at: spans(text, params.members())?, duplicate: params.duplicate }
             }
         };
-        let id = span(text, id.as_json())?;
-        Some(Box::new(Parsed { id, method, params, meta: None }))
-    }
-
-    /// Keeps `meta`, the members of this request's `params._meta` in `text`, read and found
-    /// sound (HTTP's header checks): read back with the request as [`Params::meta_read`]. Not
-    /// kept when a member does not lie in `text`.
-    pub fn keep_meta(&mut self, text: &str, mut meta: MetaMembers) {
-        let (members, duplicate) = meta.parts();
-        self.meta = spans(text, members).map(|at| (at, *duplicate));
+        let meta = meta.and_then(|mut meta| {
+            let (members, duplicate) = meta.parts();
+            spans(text, members).map(|at| (at, *duplicate))
+        });
+        Some(Box::new(Parsed { id: span(text, id.as_json())?, method, params, meta }))
     }
 
     /// The request again, read from the `text` it was parsed from (any other text reads
@@ -163,7 +159,7 @@ mod tests {
         for text in texts {
             let message = parse_message(text);
             assert!(matches!(message, Message::Request { .. }), "{text}");
-            let parsed = Parsed::of(text, &message).unwrap();
+            let parsed = Parsed::of(text, &message, None).unwrap();
             let mut meta = None;
             let again = parsed.message(text, &mut meta).unwrap();
             assert_eq!(format!("{again:?}"), format!("{message:?}"), "{text}");
@@ -178,13 +174,13 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":1}"#,
             "[]",
         ] {
-            assert!(Parsed::of(other, &parse_message(other)).is_none(), "{other}");
+            assert!(Parsed::of(other, &parse_message(other), None).is_none(), "{other}");
         }
         let text = r#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"name":"x"}}"#;
         // A message parsed from a copy of the text does not lie in it.
         let copy = text.to_string();
-        assert!(Parsed::of(text, &parse_message(&copy)).is_none());
-        let parsed = Parsed::of(text, &parse_message(text)).unwrap();
+        assert!(Parsed::of(text, &parse_message(&copy), None).is_none());
+        let parsed = Parsed::of(text, &parse_message(text), None).unwrap();
         assert!(parsed.message(&text[..20], &mut None).is_none());
     }
 
@@ -215,14 +211,12 @@ mod tests {
             format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"_meta":{meta}}}}}"#);
         let members = members_in(&text);
         assert!(members.version.is_some() && members.progress_token == Some("7"));
-        let mut parsed = Parsed::of(&text, &parse_message(&text)).unwrap();
-        read_back(&parsed, &text, None);
-        parsed.keep_meta(&text, members);
-        read_back(&parsed, &text, Some(members));
+        let message = parse_message(&text);
+        read_back(&Parsed::of(&text, &message, None).unwrap(), &text, None);
+        read_back(&Parsed::of(&text, &message, Some(members)).unwrap(), &text, Some(members));
         // Members read from a copy of the text do not lie in it: not kept.
         let copy = text.clone();
-        let mut parsed = Parsed::of(&text, &parse_message(&text)).unwrap();
-        parsed.keep_meta(&text, members_in(&copy));
+        let parsed = Parsed::of(&text, &message, Some(members_in(&copy))).unwrap();
         read_back(&parsed, &text, None);
     }
 }

@@ -492,29 +492,24 @@ impl Exchange {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
-        // Kept for the loop, which then reads it without parsing the body again.
-        let mut parsed = match &frame {
-            Frame::Single(message) => Parsed::of(&text, message),
-            Frame::Batch(_) => None,
-        };
         self.requests = match &frame {
             Frame::Single(message) => matches!(message, Message::Request { .. }),
             Frame::Batch(items) => items
                 .iter()
                 .any(|item| matches!(jsonrpc::parse_message(item), Message::Request { .. })),
         };
-        let modern = match headers::era(head, &frame, &self.shared.param_headers) {
-            Ok((modern, meta)) => {
-                // Nor `_meta`, which the header checks read.
-                if let (Some(parsed), Some(meta)) = (parsed.as_mut(), meta) {
-                    parsed.keep_meta(&text, meta);
-                }
-                modern
-            }
+        let (modern, meta) = match headers::era(head, &frame, &self.shared.param_headers) {
+            Ok(era) => era,
             Err((status, body)) => {
                 self.shared.metrics.refused(Refusal::HeaderMismatch);
                 return self.send(head, Response::json(status, body), None, false);
             }
+        };
+        // Kept for the loop, which then reads it (and `_meta`, as the header checks read it)
+        // without parsing the body again.
+        let parsed = match &frame {
+            Frame::Single(message) => Parsed::of(&text, message, meta),
+            Frame::Batch(_) => None,
         };
         if modern {
             let listen = matches!(&frame, Frame::Single(Message::Request { method, .. }) if method == "subscriptions/listen");

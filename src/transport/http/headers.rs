@@ -28,7 +28,7 @@ pub fn era<'f>(
     param_headers: &HashMap<String, Vec<(String, String)>>,
 ) -> Result<(bool, Option<MetaMembers<'f>>), (u16, Vec<u8>)> {
     let version_header = head.header("mcp-protocol-version");
-    let modern = match frame {
+    let (modern, meta) = match frame {
         Frame::Single(Message::Invalid { id, error }) => {
             // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
             return Err((400, error_body(id.as_ref(), error.clone())));
@@ -51,12 +51,9 @@ pub fn era<'f>(
             if modern && let Err((status, error)) = checked() {
                 return Err((status, error_body(Some(id), error)));
             }
-            if modern {
-                return Ok((true, members.flatten()));
-            }
-            false
+            (modern, members.flatten().filter(|_| modern))
         }
-        Frame::Single(_) | Frame::Batch(_) => false,
+        Frame::Single(_) | Frame::Batch(_) => (false, None),
     };
     if !modern
         && let Some(version) = version_header
@@ -68,7 +65,7 @@ pub fn era<'f>(
         let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
         return Err((400, error_body(None, error)));
     }
-    Ok((modern, None))
+    Ok((modern, meta))
 }
 
 /// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a

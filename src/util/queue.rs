@@ -1,5 +1,6 @@
 //! A small blocking queue between threads (a mutex, a condition variable, a deque): the
-//! channel from connection threads to the dispatching loop, and each request's way back.
+//! channel from connection threads to the dispatching loop, each request's way back, and the
+//! spans on their way to the OTLP exporter's thread.
 //! `std::sync::mpsc` would do, but every message type instantiates all three of its channel
 //! flavours, a cost the static binary's size budget notices. Bounded in items, and in bytes
 //! in each of [`LANES`] lanes, so that what one kind of sender queues cannot crowd out
@@ -208,6 +209,16 @@ impl<T> Receiver<T> {
 }
 
 impl<T> Receiver<T> {
+    /// The next item, waiting as long as it takes; `Closed` once empty with every sender gone.
+    pub fn recv(&self) -> Recv<T> {
+        loop {
+            match self.recv_timeout(Duration::from_secs(3600)) {
+                Recv::TimedOut => continue,
+                end => return end,
+            }
+        }
+    }
+
     /// The next item, waiting up to `timeout`.
     pub fn recv_timeout(&self, timeout: Duration) -> Recv<T> {
         let deadline = Self::deadline(timeout);
@@ -292,6 +303,20 @@ impl<T> Drop for Receiver<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn recv_waits_for_the_next_item_until_every_sender_is_gone() {
+        let (tx, rx) = sized_queue(4, usize::MAX);
+        let waiter = std::thread::spawn(move || {
+            let first = matches!(rx.recv(), Recv::Item(7));
+            (first, matches!(rx.recv(), Recv::Closed))
+        });
+        std::thread::sleep(Duration::from_millis(50));
+        tx.send_sized(7, 0).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(tx);
+        assert_eq!(waiter.join().unwrap(), (true, true));
+    }
 
     #[test]
     fn bounded_and_knows_when_either_side_is_gone() {

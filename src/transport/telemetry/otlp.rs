@@ -6,13 +6,13 @@
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
 use std::sync::Arc;
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
+use crate::util::queue::{Receiver, Recv, Refused, Sender, sized_queue};
 use crate::util::trace_context::{Hex, TraceContext};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging).
@@ -281,7 +281,7 @@ impl Endpoint {
 /// Sends spans to a collector from a thread of its own, so that a slow or absent collector
 /// never holds the dispatching loop: [`Exporter::offer`] only queues.
 pub(crate) struct Exporter {
-    queue: SyncSender<Span>,
+    queue: Sender<Span>,
     thread: JoinHandle<()>,
     metrics: Arc<ServerMetrics>,
 }
@@ -293,7 +293,7 @@ impl Exporter {
         resource: Resource,
         metrics: Arc<ServerMetrics>,
     ) -> io::Result<Exporter> {
-        let (queue, spans) = mpsc::sync_channel(QUEUE);
+        let (queue, spans) = sized_queue(QUEUE, usize::MAX);
         let counts = Arc::clone(&metrics);
         let thread = std::thread::Builder::new()
             .name("baremcp-otlp".into())
@@ -307,10 +307,10 @@ impl Exporter {
         if !span.sampled() {
             return;
         }
-        match self.queue.try_send(span) {
-            Ok(()) => {}
-            Err(TrySendError::Full(_)) => self.metrics.span(SpanResult::QueueFull),
-            Err(TrySendError::Disconnected(_)) => self.metrics.span(SpanResult::ExportFailed),
+        match self.queue.send_sized(span, 0) {
+            Ok(_) => {}
+            Err(Refused::Full) => self.metrics.span(SpanResult::QueueFull),
+            Err(Refused::Closed) => self.metrics.span(SpanResult::ExportFailed),
         }
     }
 
@@ -337,9 +337,13 @@ fn export(
     metrics: &ServerMetrics,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
-    while let Ok(first) = spans.recv() {
+    while let Recv::Item(first) = spans.recv() {
         batch.push(first);
-        batch.extend(spans.try_iter().take(BATCH - 1));
+        while batch.len() < BATCH
+            && let Recv::Item(span) = spans.recv_timeout(Duration::ZERO)
+        {
+            batch.push(span);
+        }
         let result = match post(endpoint, &encode(resource, &batch)) {
             Ok(status) if (200..300).contains(&status) => SpanResult::Exported,
             Ok(status) => {
@@ -385,6 +389,7 @@ fn post(endpoint: &Endpoint, body: &str) -> io::Result<u16> {
 #[cfg(test)]
 mod tests {
     use std::net::TcpListener;
+    use std::sync::mpsc;
 
     use super::*;
 
@@ -522,7 +527,7 @@ mod tests {
     }
 
     /// A collector on loopback that answers `status` to each request and hands back bodies.
-    fn collector(status: u16) -> (Endpoint, Receiver<String>) {
+    fn collector(status: u16) -> (Endpoint, mpsc::Receiver<String>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
         let (bodies, received) = mpsc::channel();

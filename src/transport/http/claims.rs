@@ -22,16 +22,7 @@ pub(crate) fn check_claims(
     if caller_claims.iter().any(|name| claims.get(*name).is_some_and(|v| !v.is_string())) {
         return Err("token names its caller with a claim that is not a string");
     }
-    let number = |name| claims.get(name).and_then(Value::as_f64);
-    // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
-    let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
-    let exp = number("exp").ok_or("token has no exp")?;
-    if now > exp + leeway {
-        return Err("token expired");
-    }
-    if number("nbf").is_some_and(|nbf| nbf > now + leeway) {
-        return Err("token not yet valid");
-    }
+    Lifetime::of(claims)?.check(now)?;
     if let Some(audience) = audience {
         let named = match claims.get("aud") {
             Some(Value::String(aud)) => aud == audience,
@@ -48,6 +39,34 @@ pub(crate) fn check_claims(
         return Err("token issuer is not trusted");
     }
     Ok(())
+}
+
+/// When a token may be used: its `exp` (required) and `nbf`, kept with a verified token so
+/// that a token taken from the cache of verified ones (`verified.rs`) is held to them still.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Lifetime {
+    exp: f64,
+    nbf: Option<f64>,
+}
+
+impl Lifetime {
+    pub(crate) fn of(claims: &Map<String, Value>) -> Result<Lifetime, &'static str> {
+        // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
+        let number = |name| claims.get(name).and_then(Value::as_f64);
+        Ok(Lifetime { exp: number("exp").ok_or("token has no exp")?, nbf: number("nbf") })
+    }
+
+    /// Whether it covers the time `now` (seconds since 1970), with [`LEEWAY_SECS`] of skew.
+    pub(crate) fn check(self, now: u64) -> Result<(), &'static str> {
+        let (now, leeway) = (now as f64, LEEWAY_SECS as f64);
+        if now > self.exp + leeway {
+            return Err("token expired");
+        }
+        if self.nbf.is_some_and(|nbf| nbf > now + leeway) {
+            return Err("token not yet valid");
+        }
+        Ok(())
+    }
 }
 
 /// Whether `scope` is one scope token (RFC 6749 §3.3: printable ASCII but space, `"` and

@@ -19,6 +19,7 @@ use crate::transport::http::jwks_file::JwksVerifier;
 use crate::transport::http::options::HttpOptions;
 use crate::transport::http::signals::RELOAD;
 use crate::transport::http::token_file::TokenFile;
+use crate::transport::http::verified::Verified;
 use crate::util::encoding::base64url_decode as base64url;
 use crate::util::encoding::unix_secs;
 use crate::util::sha256::{hmac, same};
@@ -40,6 +41,8 @@ pub struct Guard {
     required_scopes: Vec<String>,
     /// The RFC 9728 metadata URL named in 401 and 403 challenges.
     resource_metadata: Option<String>,
+    /// JWTs verified already, by either way.
+    verified: Verified,
 }
 
 /// A refused request: its status, and what its `WWW-Authenticate` challenge says.
@@ -151,6 +154,7 @@ impl Guard {
             jwks,
             required_scopes: options.required_scopes.clone(),
             resource_metadata: options.resource_metadata_url.clone(),
+            verified: Verified::default(),
         })
     }
 
@@ -210,8 +214,28 @@ impl Guard {
             return Ok(Some(principal));
         }
         let now = now_secs();
+        // Read before the token is verified: a key set read meanwhile makes the token kept
+        // under this one's generation, which the next look-up then passes over.
+        let keys = self.jwks.as_ref().map_or(0, JwksVerifier::generation);
+        let principal = match self.verified.get(token, now, keys) {
+            Some(principal) => principal,
+            None => {
+                let principal = Arc::new(self.verify_jwt(token, now).map_err(Denied::Invalid)?);
+                self.verified.keep(token, &principal, now, keys);
+                principal
+            }
+        };
+        let missing = principal.missing_scopes(&self.required_scopes);
+        if !missing.is_empty() {
+            return Err(Denied::Scope(missing.join(" ")));
+        }
+        Ok(Some(principal))
+    }
+
+    /// The caller a JWT names, when its signature and claims hold, at `now`.
+    fn verify_jwt(&self, token: &str, now: u64) -> Result<Principal, String> {
         let hs256 = |jwt: &Jwt| jwt.verify(token, now).map_err(String::from);
-        let principal = match (&self.jwt, &self.jwks) {
+        match (&self.jwt, &self.jwks) {
             _ if token.matches('.').count() != 2 => Err("unknown token".to_string()),
             (Some(jwt), None) => hs256(jwt),
             // With both, the header's `alg` routes: HS256 to the secret, the rest to the keys.
@@ -219,12 +243,6 @@ impl Guard {
             (_, Some(jwks)) => jwks.verify(token, now).map_err(|refusal| refusal.to_string()),
             (None, None) => Err("unknown token".to_string()),
         }
-        .map_err(Denied::Invalid)?;
-        let missing = principal.missing_scopes(&self.required_scopes);
-        if !missing.is_empty() {
-            return Err(Denied::Scope(missing.join(" ")));
-        }
-        Ok(Some(Arc::new(principal)))
     }
 
     /// The `WWW-Authenticate` value for a refusal: the error (RFC 6750 §3.1), every required
@@ -558,6 +576,39 @@ mod tests {
         );
         assert_eq!((missing.status(), missing.message()), (401, "unauthorized"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_verified_token_is_let_in_again_only_while_its_key_is_in_the_file() {
+        let dir = std::env::temp_dir().join(format!("baremcp-guard-keys-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jwt");
+        let all: Value =
+            serde_json::from_slice(&std::fs::read(fixtures.join("jwks.json")).unwrap()).unwrap();
+        let file = dir.join("jwks.json");
+        std::fs::write(&file, all.to_string()).unwrap();
+        let guard = Guard::new(&HttpOptions {
+            jwks_file: Some(file.clone()),
+            jwt_audience: Some("https://mcp.example/mcp".into()),
+            ..HttpOptions::default()
+        })
+        .unwrap();
+        let bearer = |token: &str| guard.authorize(Some(&format!("Bearer {token}")));
+        let (rs256, es256) = (minted("rs256"), minted("es256_scp_array"));
+        let first = bearer(&rs256).unwrap().unwrap();
+        // Taken from the verified tokens: the same principal, not a second one like it.
+        assert!(Arc::ptr_eq(&first, &bearer(&rs256).unwrap().unwrap()));
+        assert!(bearer(&es256).is_ok());
+        // The RSA key leaves the file: its token is refused at once (a reload, as SIGHUP or
+        // the file's new stamp bring), while the other key's still verifies.
+        let mut keys = all.clone();
+        keys["keys"].as_array_mut().unwrap().retain(|key| key["kid"] != "rsa-1");
+        std::fs::write(&file, keys.to_string()).unwrap();
+        guard.jwks.as_ref().unwrap().reread();
+        let refused = bearer(&rs256).unwrap_err();
+        assert!(matches!(refused, Denied::Invalid(_)), "{refused:?}");
+        assert!(bearer(&es256).is_ok());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub(crate) struct JwksVerifier {
 struct Loaded {
     /// Shared with the checks under way, which never hold the lock while they verify.
     keys: Arc<KeySet>,
+    /// One more each time the file is read anew (see [`JwksVerifier::generation`]).
+    generation: u64,
     stamp: Option<Stamp>,
     looked: Instant,
 }
@@ -54,13 +56,18 @@ impl JwksVerifier {
     ) -> io::Result<JwksVerifier> {
         let (keys, stamp) = read_jwks(&path)
             .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-        let state = Mutex::new(Loaded { keys: Arc::new(keys), stamp, looked: Instant::now() });
+        let state = Mutex::new(Loaded {
+            keys: Arc::new(keys),
+            generation: 0,
+            stamp,
+            looked: Instant::now(),
+        });
         Ok(JwksVerifier { path, audience, issuer, state })
     }
 
     /// The caller a token names, at the time `now` (seconds since 1970).
     pub(crate) fn verify(&self, token: &str, now: u64) -> Result<Principal, Refusal> {
-        let keys = self.keys(false);
+        let (keys, _) = self.keys(false);
         let signed = verify_jws(token, &keys).map_err(Refusal::Signature)?;
         check_claims(&signed.claims, now, Some(&self.audience), self.issuer.as_deref())
             .map_err(Refusal::Claims)?;
@@ -72,10 +79,17 @@ impl JwksVerifier {
         self.keys(true);
     }
 
-    /// The key set now: the file is read again when `reload` is set, or when its stamp changed
+    /// Which key set is in force: what a set verified is taken as verified only while it is
+    /// (the cache of verified tokens, `verified.rs`), so a key taken out of the file, or a
+    /// reload, lets nothing it verified in any longer.
+    pub(crate) fn generation(&self) -> u64 {
+        self.keys(false).1
+    }
+
+    /// The key set now, and its generation: the file is read again when `reload` is set, or when its stamp changed
     /// (looked at most once a second). A file that no longer reads as a usable set leaves the
     /// keys as they were: a half-written file must not lock everyone out.
-    fn keys(&self, reload: bool) -> Arc<KeySet> {
+    fn keys(&self, reload: bool) -> (Arc<KeySet>, u64) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if reload || state.looked.elapsed() >= LOOK_EVERY {
             state.looked = Instant::now();
@@ -84,6 +98,7 @@ impl JwksVerifier {
                     Ok((keys, stamp)) => {
                         log::info!(target: LOG, "{}: read {} key(s)", self.path.display(), keys.len());
                         state.keys = Arc::new(keys);
+                        state.generation += 1;
                         state.stamp = stamp;
                     }
                     Err(e) => log::warn!(
@@ -94,7 +109,7 @@ impl JwksVerifier {
                 }
             }
         }
-        state.keys.clone()
+        (state.keys.clone(), state.generation)
     }
 }
 

@@ -36,6 +36,7 @@ mod session_table;
 mod signals;
 mod socket;
 mod token_file;
+mod verified;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};

@@ -150,7 +150,10 @@ pub fn route(request: &Request) -> Route {
             apply(if has_body { Check::Pass } else { Check::Fail }, 411, &mut route);
         }
         "GET" | "DELETE" => {
-            apply(if has_body { Check::Fail } else { Check::Pass }, 400, &mut route)
+            // `Content-Length: 0` is no body.
+            let zero = request.header("content-length").is_some_and(|l| l.trim() == "0");
+            let body = has_body && !(zero && request.header("transfer-encoding").is_none());
+            apply(if body { Check::Fail } else { Check::Pass }, 400, &mut route)
         }
         _ => {}
     }

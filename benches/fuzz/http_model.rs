@@ -326,11 +326,11 @@ fn check_request_line(text: &[u8], faults: &mut Faults) {
         // Not an origin-form character (RFC 3986), though a server may take it.
         faults.maybe.push(400);
     }
-    match version {
-        b"HTTP/1.1" | b"HTTP/1.0" => {}
-        // A later minor version is read as HTTP/1.1 (RFC 9110 §2.5).
-        v if v.len() == 8 && v.starts_with(b"HTTP/1.") && v[7].is_ascii_digit() => {}
-        v if v.starts_with(b"HTTP/") => {
+    // `HTTP/` DIGIT `.` DIGIT (RFC 9112 §2.3); a later minor version is read as HTTP/1.1
+    // (RFC 9110 §2.5).
+    match *version {
+        [b'H', b'T', b'T', b'P', b'/', b'1', b'.', b'0'..=b'9'] => {}
+        [b'H', b'T', b'T', b'P', b'/', b'0'..=b'9', b'.', b'0'..=b'9'] => {
             faults.sure(505, "a version other than 1.0 and 1.1");
             faults.maybe.push(400);
         }
@@ -455,10 +455,7 @@ fn body_kind(request: &Request, max_body: usize, faults: &mut Faults) -> Kind {
             faults.maybe.push(400);
             return Kind::None;
         }
-        if !(codings.len() == 1 && codings[0].eq_ignore_ascii_case("chunked")) {
-            // `chunked,` is one coding by RFC 9110's list rule; a server may refuse it.
-            faults.maybe.extend([400, 501]);
-        }
+        // `, chunked` is one coding: empty list elements are none (RFC 9110 §5.6.1.2).
         return Kind::Chunked;
     }
     let Some(first) = lengths.first() else { return Kind::None };
@@ -633,6 +630,8 @@ mod tests {
         assert_eq!(statuses(b"GET http://b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [200]);
         assert_eq!(statuses(b"GET http://u@b/mcp HTTP/1.1\r\nHost: a\r\n\r\n"), [400]);
         assert_eq!(statuses(b"GET /mcp HTTP/1.2\r\nHost: a\r\n\r\n"), [200]);
+        assert_eq!(statuses(b"GET /mcp HTTP/1.10\r\nHost: a\r\n\r\n"), [400]);
+        assert_eq!(statuses(b"GET /mcp HTTP/01.1\r\nHost: a\r\n\r\n"), [400]);
         // A field naming one thing, twice: refused there, whatever comes after.
         let twice =
             format!("GET /mcp HTTP/1.1\r\nOrigin: a\r\norigin: b\r\nX: {}", "a".repeat(20_000));
@@ -666,6 +665,8 @@ mod tests {
         let chunked = |body: &str| post("Transfer-Encoding: chunked\r\n", body);
         assert_eq!(statuses(&chunked("3;x=\"y\"\r\nabc\r\n0\r\nT: 1\r\n\r\n")), [200]);
         assert_eq!(statuses(&chunked("zz\r\nabc\r\n0\r\n\r\n")), [400]);
+        let empty_element = post("Transfer-Encoding: , chunked,\r\n", "0\r\n\r\n");
+        assert_eq!(statuses(&empty_element), [200]);
         assert_eq!(statuses(&chunked("3\r\nabcX0\r\n\r\n")), [400]);
         assert_eq!(statuses(&chunked("7d0\r\n")), [413]);
         let many = format!("GET /mcp HTTP/1.1\r\nHost: a\r\n{}\r\n", "X: b\r\n".repeat(70));

@@ -29,8 +29,10 @@ fn legacy_sessions_live_and_die_by_their_id() {
         reply.json()["result"]["content"][0]["text"],
         "This is a simple text response for testing."
     );
-    // No session: 400; an unknown one: 404; an unsupported version header: 400.
-    assert_eq!(post(addr, call, &[]).status, 400);
+    // No session: 400; an unknown one: 404 (each with the request's id); an unsupported
+    // version header: 400.
+    let missing = post(addr, call, &[]);
+    assert_eq!((missing.status, missing.json()["id"].clone()), (400, json!(2)));
     let unknown = post(addr, call, &["Mcp-Session-Id: 0123456789abcdef"]);
     assert_eq!((unknown.status, unknown.json()["id"].clone()), (404, json!(2)));
     assert_eq!(post(addr, call, &[&with, "MCP-Protocol-Version: 1999-01-01"]).status, 400);
@@ -47,8 +49,10 @@ fn legacy_sessions_live_and_die_by_their_id() {
     };
     assert_eq!(get("").status, 400);
     assert_eq!(get("MCP-Protocol-Version: 2026-07-28\r\n").status, 405);
+    // `Content-Length: 0` is no body: Python's `requests` sends it on every DELETE.
     let delete = format!("DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\n{with}\r\n\r\n");
-    assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 204);
+    let empty = delete.replace("\r\n\r\n", "\r\nContent-Length: 0\r\n\r\n");
+    assert_eq!(raw(addr, empty.as_bytes()).unwrap().status, 204);
     assert_eq!(raw(addr, delete.as_bytes()).unwrap().status, 404);
     assert_eq!(post(addr, call, &[&with]).status, 404);
     assert_eq!(post(addr, initialized, &[&with]).status, 404);
@@ -144,10 +148,25 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
         &[v, "Mcp-Method: tools/call", "Mcp-Name: =?base64?dGVzdF9zaW1wbGVfdGV4dA==?="],
     );
     assert_eq!(named.status, 200);
+    // A value that is not UTF-8 is opaque (RFC 9110 §5.5): a field no one reads costs
+    // nothing, a mirrored one matches nothing (a header mismatch, with the request's id).
+    let obs_text = |field: &str| {
+        let text = post_text(addr, &call, &[v, "Mcp-Method: tools/call", field]);
+        let bytes: Vec<u8> = text.bytes().map(|b| if b == b'~' { 0xe9 } else { b }).collect();
+        raw(addr, &bytes).unwrap()
+    };
+    assert_eq!(obs_text("Mcp-Name: test_simple_text\r\nX-Note: caf~").status, 200);
+    assert_eq!(code(&obs_text("Mcp-Name: test_simple_t~xt")), (400, -32020, json!(7)));
     for method in ["initialize", "ping", "unknown/method"] {
         let reply = post(addr, &modern(method, json!({})), &[v, &format!("Mcp-Method: {method}")]);
         assert_eq!(code(&reply), (404, -32601, json!(7)), "{method}");
     }
+    // Without a session, a notification sent as 2026-07-28 is accepted (the revision defines
+    // none on HTTP) and a response is not (its clients send none).
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{}}"#;
+    assert_eq!(post(addr, notification, &[v, "Mcp-Method: notifications/progress"]).status, 202);
+    let response = r#"{"jsonrpc":"2.0","id":3,"result":{}}"#;
+    assert_eq!(post(addr, response, &[v, "Mcp-Method: tools/call"]).status, 400);
     let task = modern("tasks/get", json!({"taskId": "abc"}));
     assert_eq!(
         code(&post(addr, &task, &[v, "Mcp-Method: tasks/get", "Mcp-Name: other"])),

@@ -294,7 +294,8 @@ impl Exchange {
     fn request(&mut self, head: &Head) -> Outcome {
         let shared = self.shared.clone();
         // An unread body would be taken for the next request: refusals close instead.
-        let unread = head.body != BodyKind::None;
+        // `Content-Length: 0` is no body (Python's `requests` sends it on every DELETE).
+        let unread = !matches!(head.body, BodyKind::None | BodyKind::Length(0));
         let host_ok = match head.header("host") {
             Some(host) => shared.guard.host_allowed(host),
             None => head.minor == 0,
@@ -536,11 +537,10 @@ impl Exchange {
             return outcome;
         }
         let is_request = matches!(frame, Frame::Single(Message::Request { .. }) | Frame::Batch(_));
-        let (session, created) =
-            match self.legacy_session(head, principal.clone(), &frame, is_request) {
-                Ok(found) => found,
-                Err(answered) => return answered,
-            };
+        let (session, created) = match self.legacy_session(head, principal.clone(), &frame) {
+            Ok(found) => found,
+            Err(answered) => return answered,
+        };
         if is_request {
             self.call(head, (text, parsed), sse_ok, principal, Some((session, created)))
         } else {

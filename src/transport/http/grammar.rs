@@ -1,5 +1,6 @@
 //! The small rules of HTTP's grammar (RFC 9110, RFC 9112) the request reader reads by:
-//! token characters, a field value's whitespace, numbers, and chunk-size lines.
+//! the version, absolute-form targets, token characters, a field value's whitespace, numbers,
+//! and chunk-size lines.
 
 /// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
 /// whitespace).
@@ -8,6 +9,35 @@ pub(super) fn trim_whitespace(value: &[u8]) -> &[u8] {
     let start = value.iter().position(|b| !blank(b)).unwrap_or(value.len());
     let end = value.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
     &value[start..end]
+}
+
+/// The major and minor version of an `HTTP-version` (RFC 9112 §2.3: `HTTP/` DIGIT `.` DIGIT).
+pub(super) fn http_version(version: &str) -> Option<(u8, u8)> {
+    match *version.as_bytes() {
+        [b'H', b'T', b'T', b'P', b'/', major @ b'0'..=b'9', b'.', minor @ b'0'..=b'9'] => {
+            Some((major - b'0', minor - b'0'))
+        }
+        _ => None,
+    }
+}
+
+/// An absolute-form target (`http://authority/path?query`, or `https`), split into its
+/// authority and the rest as an origin-form target (`/` when it has no path); `None` for any
+/// other form. The authority must be a host and port, without user information.
+pub(super) fn absolute_form(target: &str) -> Result<Option<(&str, &str)>, &'static str> {
+    let scheme = ["http://", "https://"].into_iter().find(|scheme| {
+        target.get(..scheme.len()).is_some_and(|start| start.eq_ignore_ascii_case(scheme))
+    });
+    let Some(scheme) = scheme else { return Ok(None) };
+    let after = &target[scheme.len()..];
+    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
+    let authority = &after[..end];
+    let fit = |b: u8| b > b' ' && b != 0x7f && b != b'@';
+    if authority.is_empty() || !authority.bytes().all(fit) {
+        return Err("malformed absolute-form target");
+    }
+    let rest = &after[end..];
+    Ok(Some((authority, if rest.starts_with('/') { rest } else { "/" })))
 }
 
 /// RFC 9110 token characters (method and header names).

@@ -32,7 +32,6 @@ impl Exchange {
         head: &Head,
         principal: Option<Arc<Principal>>,
         frame: &Frame,
-        is_request: bool,
     ) -> Result<(Use, bool), Outcome> {
         let initialize = matches!(frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
         let version_header = head.header("mcp-protocol-version");
@@ -52,19 +51,23 @@ impl Exchange {
                 }
             },
             (None, false)
-                if !is_request && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
+                if matches!(
+                    frame,
+                    Frame::Single(Message::Notification { .. } | Message::BadNotification)
+                ) && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
             {
                 // 2026-07-28 defines no client notifications on HTTP: accepted, and ignored.
+                // A response is not (its clients send none): it needs a legacy session.
                 Err(self.send(head, Response::new(202), None, false))
             }
-            (None, false) => Err(self.refuse(
-                head,
-                Refusal::MissingSession,
-                400,
-                "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 request \
-                 (params._meta with io.modelcontextprotocol/protocolVersion)",
-                false,
-            )),
+            (None, false) => {
+                let error = ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 \
+                     request (params._meta with io.modelcontextprotocol/protocolVersion)",
+                );
+                Err(self.session_refused(head, frame, Refusal::MissingSession, 400, error))
+            }
         }
     }
 
@@ -84,16 +87,29 @@ impl Exchange {
 
     /// 404 for an unknown or expired session, with the request's id when it has one.
     pub(super) fn unknown_session(&mut self, head: &Head, frame: &Frame) -> Outcome {
-        let id = match frame {
-            Frame::Single(Message::Request { id, .. }) => Some(id),
-            _ => None,
-        };
         let error = ErrorObject::new(
             ErrorCode::SESSION_NOT_FOUND,
             "session not found: send initialize again",
         );
-        self.shared.metrics.refused(Refusal::UnknownSession);
-        self.send(head, Response::json(404, error_body(id, error)), None, false)
+        self.session_refused(head, frame, Refusal::UnknownSession, 404, error)
+    }
+
+    /// `error` with `status` for a request `frame` the session refuses, with the request's id
+    /// when it has one (JSON-RPC's `null` is for an id that cannot be read).
+    fn session_refused(
+        &mut self,
+        head: &Head,
+        frame: &Frame,
+        reason: Refusal,
+        status: u16,
+        error: ErrorObject,
+    ) -> Outcome {
+        let id = match frame {
+            Frame::Single(Message::Request { id, .. }) => Some(id),
+            _ => None,
+        };
+        self.shared.metrics.refused(reason);
+        self.send(head, Response::json(status, error_body(id, error)), None, false)
     }
 
     /// Legacy GET: the session's standalone stream of server messages.

@@ -10,7 +10,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::body_budget::{self, BodyBudget, FREE_BYTES, Hold};
-use crate::transport::http::grammar::{chunk_size, is_token, number, trim_whitespace};
+use crate::transport::http::grammar::{
+    absolute_form, chunk_size, http_version, is_token, number, trim_whitespace,
+};
 use crate::transport::http::socket::Socket;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -186,13 +188,18 @@ fn field(
     if fields.len() == MAX_HEADERS {
         return Err(ReadError::Status(431, "too many header fields"));
     }
-    if !line.is_ascii() && std::str::from_utf8(line).is_err() {
-        return Err(bad("header is not text"));
-    }
     // Names are short: a plain search beats `memchr`'s setup.
     let colon = line.iter().position(|&b| b == b':');
     let colon = colon.ok_or_else(|| bad("header without a colon"))?;
-    let (name, value) = (&line[..colon], &line[colon + 1..]);
+    let (name, mut value) = (&line[..colon], &line[colon + 1..]);
+    // Bytes past ASCII that are not UTF-8 are obs-text, opaque (RFC 9110 §5.5): kept as U+FFFD,
+    // so that the value matches nothing it is compared with (a mirrored `Mcp-Name` is then a
+    // header mismatch, with the request's id) and a field no one reads costs nothing.
+    let lossy;
+    if !line.is_ascii() && std::str::from_utf8(value).is_err() {
+        lossy = String::from_utf8_lossy(value);
+        value = lossy.as_bytes();
+    }
     if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
         return Err(bad("malformed header name"));
     }
@@ -228,25 +235,6 @@ fn field(
 /// What [`Reader::request_line`] reads: method, path, minor version, and the authority of an
 /// absolute-form target.
 type RequestLine = (String, String, u8, Option<String>);
-
-/// An absolute-form target (`http://authority/path?query`, or `https`), split into its
-/// authority and the rest as an origin-form target (`/` when it has no path); `None` for any
-/// other form. The authority must be a host and port, without user information.
-fn absolute_form(target: &str) -> Result<Option<(&str, &str)>, ReadError> {
-    let scheme = ["http://", "https://"].into_iter().find(|scheme| {
-        target.get(..scheme.len()).is_some_and(|start| start.eq_ignore_ascii_case(scheme))
-    });
-    let Some(scheme) = scheme else { return Ok(None) };
-    let after = &target[scheme.len()..];
-    let end = after.find(['/', '?', '#']).unwrap_or(after.len());
-    let authority = &after[..end];
-    let fit = |b: u8| b > b' ' && b != 0x7f && b != b'@';
-    if authority.is_empty() || !authority.bytes().all(fit) {
-        return Err(bad("malformed absolute-form target"));
-    }
-    let rest = &after[end..];
-    Ok(Some((authority, if rest.starts_with('/') { rest } else { "/" })))
-}
 
 impl Head {
     /// Names the request's host by `authority`, in place of any `Host` field: RFC 9112
@@ -459,7 +447,8 @@ impl Reader {
             return Err(bad("cr or nul in a header value"));
         }
         read?;
-        // Every line is text, and each was cut next to ASCII bytes: so is the whole.
+        // Every line is text (its value made so), and each was cut next to ASCII bytes: so is
+        // the whole.
         let all = String::from_utf8(all).map_err(|_| bad("header is not text"))?;
         Ok((all, fields, found))
     }
@@ -527,19 +516,14 @@ impl Reader {
         if method.is_empty() || !method.bytes().all(is_token) {
             return Err(bad("malformed method"));
         }
-        let minor = match version {
-            "HTTP/1.1" => 1,
-            "HTTP/1.0" => 0,
-            // RFC 9110 §2.5: a later minor version of a major one served is read as the
-            // highest minor version served.
-            v if v.len() == 8 && v.starts_with("HTTP/1.") && v.as_bytes()[7].is_ascii_digit() => 1,
-            v if v.starts_with("HTTP/") => {
-                return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served"));
-            }
-            _ => return Err(bad("malformed request line")),
+        let minor = match http_version(version) {
+            // RFC 9110 §2.5: a later minor version of 1 is read as the highest one served.
+            Some((1, minor)) => minor.min(1),
+            Some(_) => return Err(ReadError::Status(505, "only http/1.1 and http/1.0 are served")),
+            None => return Err(bad("malformed request line")),
         };
         // RFC 9112 §3.2.2: a server MUST accept the absolute form (`http://host/path`).
-        let (authority, target) = match absolute_form(target)? {
+        let (authority, target) = match absolute_form(target).map_err(bad)? {
             Some((authority, rest)) => (Some(authority.to_string()), rest),
             None => (None, target),
         };
@@ -671,12 +655,16 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
     let length = head.header("content-length");
     // Several fields of one name are one comma-separated list (RFC 9110 §5.3): `chunked` then
     // `identity` is not chunked, whichever field a proxy in front looks at.
-    let mut codings = head.values("transfer-encoding");
-    if let Some(coding) = codings.next() {
+    let mut fields = head.values("transfer-encoding").peekable();
+    if fields.peek().is_some() {
+        // Empty elements (`, chunked`) are no coding (RFC 9110 §5.6.1.2).
+        let elements = fields.flat_map(|v| v.split(',').map(|c| c.trim_matches([' ', '\t'])));
+        let mut codings = elements.filter(|coding| !coding.is_empty());
         if length.is_some() {
             return Err(bad("content-length and transfer-encoding together"));
         }
-        if head.minor == 0 || codings.next().is_some() || !coding.eq_ignore_ascii_case("chunked") {
+        let only_chunked = codings.next().is_some_and(|c| c.eq_ignore_ascii_case("chunked"));
+        if head.minor == 0 || !only_chunked || codings.next().is_some() {
             return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
         }
         return Ok(BodyKind::Chunked);

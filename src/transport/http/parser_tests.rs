@@ -156,6 +156,10 @@ fn absolute_form_targets_and_later_minor_versions_are_served() {
     }
     assert_eq!(read("GET /mcp HTTP/1.2"), Ok(("/mcp".into(), 1, Some("other".into()))));
     assert_eq!(read("GET /mcp HTTP/2.0"), Err(505));
+    // Not `HTTP/` DIGIT `.` DIGIT: a malformed request line, not an unserved version.
+    for malformed in ["HTTP/01.1", "HTTP/1", "HTTP/1.1x", "HTTP/1.", "HTTP/1.10", "HTTP/a.1"] {
+        assert_eq!(read(&format!("GET /mcp {malformed}")), Err(400), "{malformed}");
+    }
 }
 
 #[test]
@@ -234,7 +238,17 @@ fn transfer_encoding_fields_are_one_list() {
     let chunked = "0\r\n\r\n";
     assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: chunked\r\n", chunked), 200);
     assert_eq!(with_headers("Host: a\r\nTransfer-Encoding: Chunked\r\n", chunked), 200);
+    // Empty list elements are no coding (RFC 9110 §5.6.1.2), in one field or several.
+    for empty in [", chunked", "chunked,", "chunked , ,", " ,\tchunked\t, "] {
+        let fields = format!("Host: a\r\nTransfer-Encoding: {empty}\r\n");
+        assert_eq!(with_headers(&fields, chunked), 200, "{empty:?}");
+    }
+    let fields = "Host: a\r\nTransfer-Encoding: ,\r\nTransfer-Encoding: chunked\r\n";
+    assert_eq!(with_headers(fields, chunked), 200);
     for fields in [
+        "Transfer-Encoding: ,\r\n",
+        "Transfer-Encoding: , ,\r\n",
+        "Transfer-Encoding: chunked, , chunked\r\n",
         "Transfer-Encoding: chunked, identity\r\n",
         "Transfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n",
         "Transfer-Encoding: identity\r\nTransfer-Encoding: chunked\r\n",

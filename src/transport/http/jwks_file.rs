@@ -86,9 +86,9 @@ impl JwksVerifier {
         self.keys(false).1
     }
 
-    /// The key set now, and its generation: the file is read again when `reload` is set, or when its stamp changed
-    /// (looked at most once a second). A file that no longer reads as a usable set leaves the
-    /// keys as they were: a half-written file must not lock everyone out.
+    /// The key set now, and its generation: the file is read again when `reload` is set, or
+    /// when its stamp changed (looked at most once a second). A file that no longer reads as a
+    /// usable set leaves the keys as they were: a half-written file must not lock everyone out.
     fn keys(&self, reload: bool) -> (Arc<KeySet>, u64) {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if reload || state.looked.elapsed() >= LOOK_EVERY {

@@ -10,6 +10,9 @@ use std::sync::{Arc, Mutex};
 use crate::conn::principal::Principal;
 use crate::transport::http::claims::Lifetime;
 
+/// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
+const LOG: &str = "baremcp::http::guard";
+
 /// At most this many tokens are kept, and at most this many bytes of them.
 const MAX_TOKENS: usize = 1024;
 const MAX_BYTES: usize = 1 << 20;
@@ -63,11 +66,8 @@ impl Verified {
             kept.bytes = kept.by_text.keys().map(|text| text.len()).sum();
         }
         if kept.by_text.len() >= MAX_TOKENS || kept.bytes + token.len() > MAX_BYTES {
-            log::debug!(
-                target: "baremcp::http::guard",
-                "{} verified tokens forgotten to make room",
-                kept.by_text.len()
-            );
+            let forgotten = kept.by_text.len();
+            log::debug!(target: LOG, "{forgotten} verified tokens forgotten to make room");
             kept.by_text.clear();
             kept.bytes = 0;
         }

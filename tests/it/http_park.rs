@@ -88,6 +88,59 @@ fn calls_on_a_kept_alive_connection_wake_no_connection_thread() {
     assert!(wrote < calls / 10, "{wrote} writes over {calls} calls");
 }
 
+#[test]
+fn a_token_not_verified_yet_is_checked_on_its_connection_thread_not_the_loop() {
+    let dir = crate::scratch("http-park-jwt");
+    let secret = dir.join("secret");
+    std::fs::write(&secret, "park-secret\n").unwrap();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0", "--jwt-secret-file"]).arg(&secret);
+    command.args(["--jwt-audience", "https://mcp.example/mcp"]);
+    let (child, addr, _) = spawn_reporting(command);
+    let pid = child.id();
+    let _child = Killed(child);
+    let b64url = |bytes: &[u8]| {
+        baremcp::encoding::base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
+    };
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
+    let token = |sub: &str, key: &[u8]| {
+        let claims =
+            json!({"sub": sub, "aud": "https://mcp.example/mcp", "exp": now.as_secs() + 600});
+        let signing =
+            format!("{}.{}", b64url(br#"{"alg":"HS256"}"#), b64url(claims.to_string().as_bytes()));
+        let mac = baremcp::__private::hs256(key, signing.as_bytes());
+        format!("Authorization: Bearer {signing}.{}", b64url(&mac))
+    };
+    let list = modern("tools/list", json!({}));
+    let call = |conn: &mut std::io::BufReader<TcpStream>, auth: &str| {
+        send_post(conn, addr, &list, &[LIST[0], LIST[1], auth]);
+        read_reply(conn).expect("a response").status
+    };
+    let ann = token("ann", b"park-secret");
+    let mut conn = connect(addr);
+    assert_eq!(call(&mut conn, &ann), 200);
+    std::thread::sleep(Duration::from_millis(400));
+    // Verified once: the loop serves the same token again without waking the thread.
+    let before = switches(pid, "http 127.0.0.1");
+    for _ in 0..50 {
+        assert_eq!(call(&mut conn, &ann), 200);
+    }
+    let quiet = switches(pid, "http 127.0.0.1") - before;
+    assert!(quiet <= 10, "the connection thread slept {quiet} times over 50 known tokens");
+    // Each new token goes to the connection's thread to be checked; the connection serves
+    // on, and parks again.
+    let before = switches(pid, "http 127.0.0.1");
+    for n in 0..30 {
+        assert_eq!(call(&mut conn, &token(&format!("user-{n}"), b"park-secret")), 200);
+    }
+    let woken = switches(pid, "http 127.0.0.1") - before;
+    assert!(woken >= 30, "the connection thread slept {woken} times over 30 new tokens");
+    assert_eq!(call(&mut conn, &ann), 200);
+    // A bad one too (refused, and closed: its body is left unread).
+    std::thread::sleep(Duration::from_millis(400));
+    assert_eq!(call(&mut conn, &token("eve", b"wrong-secret")), 401);
+}
+
 /// How many `write`s (not `send`s) process `pid` has made.
 fn writes(pid: u32) -> u64 {
     let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();

@@ -170,6 +170,8 @@ pub(super) enum Step {
     },
     /// Write the bytes of its response the socket did not take, then go on as after it.
     Finish(Outcome, Vec<u8>),
+    /// Serve it from its head on: its token's signature is yet to be checked.
+    Request,
 }
 
 pub(super) struct Exchange {
@@ -249,6 +251,7 @@ impl Exchange {
                 let written = self.writer.write_all(&rest).is_ok();
                 (status, name, reuse && written)
             }
+            Step::Request => self.request(head),
         }
     }
 
@@ -336,7 +339,17 @@ impl Exchange {
         {
             return self.send(head, cors::preflight(head, &origin), None, unread);
         }
-        let principal = match shared.guard.authorize(head.header("authorization")) {
+        let authorization = head.header("authorization");
+        let authorized = match self.on_loop {
+            true => shared.guard.authorize_known(authorization),
+            false => Some(shared.guard.authorize(authorization)),
+        };
+        let Some(authorized) = authorized else {
+            // A signature to check: its thread checks it, not the loop every client waits on.
+            self.handoff = Some(Step::Request);
+            return (0, None, false);
+        };
+        let principal = match authorized {
             Ok(principal) => principal,
             Err(denied) => {
                 let reason = match denied.status() {

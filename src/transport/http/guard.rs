@@ -45,6 +45,9 @@ pub struct Guard {
     verified: Verified,
 }
 
+/// Who a request comes from (`None` without authentication), or why it is refused.
+pub type Authorized = Result<Option<Arc<Principal>>, Denied>;
+
 /// A refused request: its status, and what its `WWW-Authenticate` challenge says.
 #[derive(Debug, PartialEq)]
 pub enum Denied {
@@ -194,9 +197,21 @@ impl Guard {
     /// Checks `Authorization` when authentication is configured. `Ok` carries who presented
     /// it (a static token's principal, a JWT's), which legacy sessions and `requestState` are
     /// bound to and handlers read; `None` without authentication.
-    pub fn authorize(&self, authorization: Option<&str>) -> Result<Option<Arc<Principal>>, Denied> {
+    pub fn authorize(&self, authorization: Option<&str>) -> Authorized {
+        // Never `None` when it may verify.
+        self.check(authorization, true).unwrap_or(Err(Denied::Missing("no bearer token")))
+    }
+
+    /// As [`Guard::authorize`], without checking a signature: `None` for a JWT that is not
+    /// among those verified already. The dispatching loop asks this, and leaves such a
+    /// request to its connection's thread, so that no client waits on another's signature.
+    pub fn authorize_known(&self, authorization: Option<&str>) -> Option<Authorized> {
+        self.check(authorization, false)
+    }
+
+    fn check(&self, authorization: Option<&str>, verify: bool) -> Option<Authorized> {
         if !self.authenticates() {
-            return Ok(None);
+            return Some(Ok(None));
         }
         // SIGHUP is taken once and passed to every file it concerns, whichever answers.
         if RELOAD.swap(false, Ordering::Relaxed) {
@@ -204,14 +219,14 @@ impl Guard {
             self.jwks.iter().for_each(JwksVerifier::reread);
         }
         let Some(value) = authorization else {
-            return Err(Denied::Missing("no bearer token"));
+            return Some(Err(Denied::Missing("no bearer token")));
         };
         let token = match value.split_once(' ') {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
-            _ => return Err(Denied::Missing("authorization is not a bearer token")),
+            _ => return Some(Err(Denied::Missing("authorization is not a bearer token"))),
         };
         if let Some(principal) = self.tokens.as_ref().and_then(|tokens| tokens.holder(token)) {
-            return Ok(Some(principal));
+            return Some(Ok(Some(principal)));
         }
         let now = now_secs();
         // Read before the token is verified: a key set read meanwhile makes the token kept
@@ -219,17 +234,21 @@ impl Guard {
         let keys = self.jwks.as_ref().map_or(0, JwksVerifier::generation);
         let principal = match self.verified.get(token, now, keys) {
             Some(principal) => principal,
-            None => {
-                let principal = Arc::new(self.verify_jwt(token, now).map_err(Denied::Invalid)?);
-                self.verified.keep(token, &principal, now, keys);
-                principal
-            }
+            None if !verify => return None,
+            None => match self.verify_jwt(token, now) {
+                Ok(principal) => {
+                    let principal = Arc::new(principal);
+                    self.verified.keep(token, &principal, now, keys);
+                    principal
+                }
+                Err(why) => return Some(Err(Denied::Invalid(why))),
+            },
         };
         let missing = principal.missing_scopes(&self.required_scopes);
         if !missing.is_empty() {
-            return Err(Denied::Scope(missing.join(" ")));
+            return Some(Err(Denied::Scope(missing.join(" "))));
         }
-        Ok(Some(principal))
+        Some(Ok(Some(principal)))
     }
 
     /// The caller a JWT names, when its signature and claims hold, at `now`.
@@ -594,10 +613,15 @@ mod tests {
         })
         .unwrap();
         let bearer = |token: &str| guard.authorize(Some(&format!("Bearer {token}")));
+        let known = |token: &str| guard.authorize_known(Some(&format!("Bearer {token}")));
         let (rs256, es256) = (minted("rs256"), minted("es256_scp_array"));
+        // What the loop asks: a signature to check is not its to check.
+        assert!(known(&rs256).is_none());
+        assert_eq!(guard.authorize_known(None), Some(Err(Denied::Missing("no bearer token"))));
         let first = bearer(&rs256).unwrap().unwrap();
         // Taken from the verified tokens: the same principal, not a second one like it.
         assert!(Arc::ptr_eq(&first, &bearer(&rs256).unwrap().unwrap()));
+        assert!(Arc::ptr_eq(&first, &known(&rs256).unwrap().unwrap().unwrap()));
         assert!(bearer(&es256).is_ok());
         // The RSA key leaves the file: its token is refused at once (a reload, as SIGHUP or
         // the file's new stamp bring), while the other key's still verifies.
@@ -605,6 +629,7 @@ mod tests {
         keys["keys"].as_array_mut().unwrap().retain(|key| key["kid"] != "rsa-1");
         std::fs::write(&file, keys.to_string()).unwrap();
         guard.jwks.as_ref().unwrap().reread();
+        assert!(known(&rs256).is_none());
         let refused = bearer(&rs256).unwrap_err();
         assert!(matches!(refused, Denied::Invalid(_)), "{refused:?}");
         assert!(bearer(&es256).is_ok());

@@ -151,7 +151,8 @@ pub fn route(request: &Request) -> Route {
         }
         "GET" | "DELETE" => {
             // `Content-Length: 0` is no body.
-            let zero = request.header("content-length").is_some_and(|l| l.trim() == "0");
+            let zero = request.header("content-length").map(|l| l.trim_matches([' ', '\t']));
+            let zero = zero.is_some_and(|l| !l.is_empty() && l.bytes().all(|b| b == b'0'));
             let body = has_body && !(zero && request.header("transfer-encoding").is_none());
             apply(if body { Check::Fail } else { Check::Pass }, 400, &mut route)
         }

@@ -56,6 +56,16 @@ fn host_origin_path_method_and_media_type_are_checked_first() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{{}}"
     );
     assert_eq!(send(text), 415);
+    // With `Content-Length: 0` nothing is left unread: the connection serves on after it.
+    let mut conn = connect(addr);
+    let empty = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n"
+    );
+    conn.get_mut().write_all(empty.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 415);
+    let elsewhere = format!("GET /elsewhere HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+    conn.get_mut().write_all(elsewhere.as_bytes()).unwrap();
+    assert_eq!(read_reply(&mut conn).unwrap().status, 404);
     let html = format!(
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/html\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{{}}"
     );

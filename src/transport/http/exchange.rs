@@ -297,8 +297,7 @@ impl Exchange {
     fn request(&mut self, head: &Head) -> Outcome {
         let shared = self.shared.clone();
         // An unread body would be taken for the next request: refusals close instead.
-        // `Content-Length: 0` is no body (Python's `requests` sends it on every DELETE).
-        let unread = !matches!(head.body, BodyKind::None | BodyKind::Length(0));
+        let unread = unread(head);
         let host_ok = match head.header("host") {
             Some(host) => shared.guard.host_allowed(host),
             None => head.minor == 0,
@@ -448,7 +447,7 @@ impl Exchange {
                 Refusal::UnsupportedMediaType,
                 415,
                 "content-type must be application/json",
-                head.body != BodyKind::None,
+                unread(head),
             );
         }
         let (json_ok, sse_ok) = negotiation::accepts(head.list("accept").as_deref());
@@ -688,6 +687,11 @@ pub(super) struct Handed {
 /// A refusal: `status` with a JSON-RPC error without id saying `why`.
 pub fn refusal(status: u16, why: &str) -> Response {
     Response::json(status, error_body(None, ErrorObject::new(ErrorCode::INVALID_REQUEST, why)))
+}
+
+/// Whether `head` has a body to read: `Content-Length: 0` (Python's `requests`' DELETE) is none.
+fn unread(head: &Head) -> bool {
+    !matches!(head.body, BodyKind::None | BodyKind::Length(0))
 }
 
 /// Whether the peer closed its end (or reset it) while a request waits for its answer.

@@ -1,15 +1,15 @@
 //! Keep-alive connections the dispatching loop watches between requests (Linux). After a
-//! response the loop wrote itself (`direct`), a connection thread parks its whole exchange
-//! here and sleeps; the loop waits in `epoll` on every parked socket and its own queue at
-//! once, and when a parked socket holds a whole POST with a `Content-Length` body, reads and
-//! checks it there and queues it to itself: a call then wakes no thread at all. Whatever could
-//! wait (a request not all come, chunked, `Expect`, a JWT not verified yet, a listen, a
-//! response the socket does not take at once, an event before the response, the connection's
-//! end) gives the exchange back to its thread, which goes on where the loop left it. A keeper
-//! thread gives connections back when the loop has been on one message for 50 ms (so a long
-//! handler, or one waiting on its client, delays no refusal, probe, answer or cancellation by much
-//! more), when the server stops, when a keep-alive comment is due, or when a connection sat idle
-//! too long; a thread rung for its pending request takes its connection back itself.
+//! response the loop wrote itself (`direct`), a connection thread parks its whole exchange here
+//! and sleeps; the loop waits in `epoll` on every parked socket and its own queue at once, and
+//! when a parked socket holds a whole POST with a `Content-Length` body, reads and checks it
+//! there and queues it to itself: a call then wakes no thread at all. Whatever could wait (a
+//! request not all come, chunked, `Expect`, a JWT not verified yet, a listen, a response the
+//! socket does not take at once, an event before the response, the connection's end) gives the
+//! exchange back to its thread, which goes on where the loop left it. A keeper thread gives
+//! connections back when the loop has been on one message for 50 ms (so a long handler, or one
+//! waiting on its client, delays no refusal, probe, answer or cancellation by much more), when
+//! the server stops, when a keep-alive comment is due, or when a connection sat idle too long;
+//! a thread rung for its pending request takes its connection back itself.
 
 use std::collections::HashMap;
 use std::fs::File;

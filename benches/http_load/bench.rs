@@ -3,14 +3,17 @@
 //! and 64 concurrent clients, for the release `baremcp --http` (2026-07-28 stateless requests,
 //! and calls in legacy sessions) against `benches/floor_http.rs` (a thread per connection,
 //! and `--one-thread`) and rmcp's Streamable HTTP server (`benches/rmcp_peer`, both eras, built
-//! here when it can be) in the same run, rounds interleaved; every reply is checked for its id
-//! and greeting.
+//! here when it can be), every reply checked for its id and greeting. All the servers run at
+//! once and are called in turn, a slice of about 25 ms each (`slice_of`), so that the drift of
+//! this shared machine falls on all alike; at one client, the client and the servers are
+//! pinned to one CPU and then to two (`Placement`), which left to the kernel would decide
+//! between figures five times apart.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Barrier};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -46,82 +49,255 @@ const RUNS: [(Server, Kind, &str); 6] = [
     (Server::Rmcp, Kind::Legacy, "rmcp, legacy session"),
 ];
 
-/// One measure: calls per second, every call's latency, the server's CPU time per call and
-/// its peak memory so far.
+/// Where the client and the servers run at one client, on Linux with two CPUs or more. The
+/// same calls differ fivefold here between the two: on one CPU each hop is a switch; across
+/// two each is a wake-up of an idle CPU (an interrupt, and on a virtual machine the host's
+/// scheduling too), which left alone the kernel picks for us anew every time.
+#[derive(Clone, Copy, PartialEq)]
+enum Placement {
+    /// Wherever the kernel puts them.
+    Free,
+    /// The servers on the first CPU, the client on the same one, or on the next.
+    OneCpu,
+    TwoCpus,
+}
+
+impl Placement {
+    fn name(self) -> &'static str {
+        match self {
+            Placement::Free => "",
+            Placement::OneCpu => ", one CPU",
+            Placement::TwoCpus => ", two CPUs",
+        }
+    }
+}
+
+/// Pins threads to CPUs for [`Placement`] (Linux: `sched_setaffinity`).
+#[cfg(target_os = "linux")]
+mod pin {
+    /// A `cpu_set_t`: 1 024 CPUs, as glibc has it.
+    pub type Mask = [u64; 16];
+
+    unsafe extern "C" {
+        fn sched_getaffinity(tid: i32, size: usize, mask: *mut Mask) -> i32;
+        fn sched_setaffinity(tid: i32, size: usize, mask: *const Mask) -> i32;
+    }
+
+    /// The CPUs this process may use, and how many: what threads are let go back to.
+    pub fn all() -> (Mask, u32) {
+        let mut mask = [0; 16];
+        // SAFETY: the kernel writes at most `size_of::<Mask>()` bytes into `mask`.
+        let ok = unsafe { sched_getaffinity(0, size_of::<Mask>(), &mut mask) } == 0;
+        let count = if ok { mask.iter().map(|w| w.count_ones()).sum() } else { 0 };
+        (mask, count)
+    }
+
+    /// The `nth` CPU of `all` alone.
+    pub fn nth(all: &Mask, nth: u32) -> Mask {
+        let bit = (0..1024).filter(|&b| all[b / 64] >> (b % 64) & 1 == 1).nth(nth as usize);
+        let mut one = [0; 16];
+        if let Some(b) = bit {
+            one[b / 64] = 1 << (b % 64);
+        }
+        one
+    }
+
+    /// Thread `tid` (0: the calling one) to `mask`; a thread gone meanwhile is let be.
+    pub fn set(tid: i32, mask: &Mask) {
+        // SAFETY: the kernel only reads `size_of::<Mask>()` bytes of `mask`.
+        unsafe { sched_setaffinity(tid, size_of::<Mask>(), mask) };
+    }
+
+    /// Every thread of process `pid` to `mask`.
+    pub fn process(pid: u32, mask: &Mask) {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else { return };
+        for tid in tasks.flatten().filter_map(|t| t.file_name().to_str()?.parse().ok()) {
+            set(tid, mask);
+        }
+    }
+}
+
+/// Off Linux nothing is pinned: one CPU is all [`pin::all`] says, so every level is `Free`.
+#[cfg(not(target_os = "linux"))]
+mod pin {
+    pub type Mask = [u64; 16];
+
+    pub fn all() -> (Mask, u32) {
+        ([0; 16], 1)
+    }
+
+    pub fn nth(all: &Mask, _: u32) -> Mask {
+        *all
+    }
+
+    pub fn set(_: i32, _: &Mask) {}
+
+    pub fn process(_: u32, _: &Mask) {}
+}
+
+/// What one server measured at one level, summed over its slices: calls, the time from the
+/// first call of each slice to its last reply, the server's CPU time, every call's latency,
+/// and its peak memory after the level.
+#[derive(Default)]
 struct Sample {
-    rate: f64,
+    calls: u64,
+    busy: Duration,
+    cpu_ns: u64,
     latencies: Vec<Duration>,
-    cpu_us: f64,
     peak_kib: u64,
 }
 
-/// `clients` threads, each on its own keep-alive connection, `calls` calls each, to the
-/// server `pid` at `addr`.
-fn measure(addr: std::net::SocketAddr, pid: u32, kind: Kind, clients: usize, calls: u64) -> Sample {
-    let go = Arc::new(AtomicBool::new(false));
-    // Every client waits at `done` after its last call, and keeps its connection until
-    // `release`: the server's CPU time is read in between, while the threads that served
-    // them are still there to be read.
-    let done = Arc::new(Barrier::new(clients + 1));
-    let release = Arc::new(Barrier::new(clients + 1));
+/// A server under measure: the process, where it listens, what its clients send.
+#[derive(Clone, Copy)]
+struct Target {
+    pid: u32,
+    addr: std::net::SocketAddr,
+    kind: Kind,
+}
+
+/// Calls each client makes on one server before the next server's turn: about 200 calls in
+/// all, some 25 ms here, so that a burst of another tenant's load on this shared machine
+/// falls on every server alike rather than on whichever ran at that moment.
+fn slice_of(clients: usize) -> u64 {
+    (200 * clients.min(4)).div_ceil(clients) as u64
+}
+
+/// One client's connection to one server, with the requests it will send.
+struct Line {
+    conn: Conn,
+    session: Option<String>,
+    requests: Vec<String>,
+    next: usize,
+    latencies: Vec<Duration>,
+}
+
+impl Line {
+    fn open(target: &Target, calls: u64) -> Line {
+        let mut conn = Conn::open(target.addr, "/mcp").expect("connect");
+        let session = (target.kind == Kind::Legacy).then(|| {
+            let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
+            let reply = conn.post(&init.to_string(), &[]).expect("initialize");
+            let id = reply.header("mcp-session-id").expect("a session id").to_string();
+            let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+            let headers = [("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
+            let reply = conn.post(initialized, &headers).expect("initialized");
+            assert_eq!(reply.status, 202, "notifications/initialized: {reply:?}");
+            id
+        });
+        let modern = target.kind != Kind::Legacy;
+        let requests = (1..=calls).map(|id| load::hello(id, "World", modern)).collect();
+        let latencies = Vec::with_capacity(calls as usize);
+        Line { conn, session, requests, next: 0, latencies }
+    }
+
+    /// Makes the next `n` calls, each reply checked, and keeps their latencies.
+    fn calls(&mut self, n: u64) {
+        let headers = match &self.session {
+            Some(id) => {
+                vec![("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")]
+            }
+            None => load::modern_headers("tools/call", Some("hello")),
+        };
+        for _ in 0..n {
+            let Some(request) = self.requests.get(self.next) else { return };
+            let started = Instant::now();
+            let reply = self.conn.post(request, &headers).expect("a reply");
+            self.latencies.push(started.elapsed());
+            self.next += 1;
+            let id = self.next as u64;
+            assert!(
+                reply.status == 200 && load::greets(&reply.message(), id, "World"),
+                "reply to {id}: {reply:?}"
+            );
+        }
+    }
+}
+
+/// One level: `clients` threads, each with a keep-alive connection to every target, make
+/// `calls` calls on each, taking the targets in turn a slice at a time (the order rotating);
+/// the clock and the server's CPU time run only while its slice does.
+fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement) -> Vec<Sample> {
+    const DONE: usize = usize::MAX;
+    let slice = slice_of(clients);
+    let turn = Arc::new(AtomicUsize::new(DONE));
+    let (start, done) = (Arc::new(Barrier::new(clients + 1)), Arc::new(Barrier::new(clients + 1)));
+    // The first call's start and the last reply of the slice under way, over all clients.
+    let span: Arc<Mutex<Option<(Instant, Instant)>>> = Arc::default();
+    let shared = Arc::new(targets.to_vec());
     let threads: Vec<_> = (0..clients)
         .map(|_| {
-            let (go, done, release) = (go.clone(), done.clone(), release.clone());
+            let (turn, start, done, span, targets) =
+                (turn.clone(), start.clone(), done.clone(), span.clone(), shared.clone());
             std::thread::spawn(move || {
-                let mut conn = Conn::open(addr, "/mcp").expect("connect");
-                let session = (kind == Kind::Legacy).then(|| {
-                    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "bench", "version": "1"}}});
-                    let reply = conn.post(&init.to_string(), &[]).expect("initialize");
-                    let id = reply.header("mcp-session-id").expect("a session id").to_string();
-                    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
-                    let headers = [("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")];
-                    let reply = conn.post(initialized, &headers).expect("initialized");
-                    assert_eq!(reply.status, 202, "notifications/initialized: {reply:?}");
-                    id
-                });
-                let headers = match &session {
-                    Some(id) => vec![("Mcp-Session-Id", id.as_str()), ("MCP-Protocol-Version", "2025-11-25")],
-                    None => load::modern_headers("tools/call", Some("hello")),
-                };
-                let requests: Vec<String> = (1..=calls).map(|id| load::hello(id, "World", kind != Kind::Legacy)).collect();
-                while !go.load(Ordering::Relaxed) {
-                    std::thread::yield_now();
+                let mut lines: Vec<Line> = targets.iter().map(|t| Line::open(t, calls)).collect();
+                start.wait();
+                if placement != Placement::Free {
+                    let (all, _) = pin::all();
+                    pin::set(0, &pin::nth(&all, (placement == Placement::TwoCpus).into()));
                 }
-                let mut latencies = Vec::with_capacity(calls as usize);
-                for (i, request) in requests.iter().enumerate() {
-                    let started = Instant::now();
-                    let reply = conn.post(request, &headers).expect("a reply");
-                    latencies.push(started.elapsed());
-                    let id = i as u64 + 1;
-                    assert!(reply.status == 200 && load::greets(&reply.message(), id, "World"), "reply to {id}: {reply:?}");
+                loop {
+                    start.wait();
+                    let which = turn.load(Ordering::Acquire);
+                    if which == DONE {
+                        return lines.into_iter().map(|l| l.latencies).collect::<Vec<_>>();
+                    }
+                    let first = Instant::now();
+                    lines[which].calls(slice);
+                    let last = Instant::now();
+                    let mut span = span.lock().unwrap();
+                    let (a, b) = span.get_or_insert((first, last));
+                    (*a, *b) = ((*a).min(first), (*b).max(last));
+                    drop(span);
+                    done.wait();
                 }
-                done.wait();
-                release.wait();
-                latencies
             })
         })
         .collect();
-    // Connections open (and sessions made) before the clock starts.
-    std::thread::sleep(Duration::from_millis(200));
-    let cpu_before = cpu_ns(pid);
-    let started = Instant::now();
-    go.store(true, Ordering::Relaxed);
-    done.wait();
-    let elapsed = started.elapsed();
-    let cpu_after = cpu_ns(pid);
-    release.wait();
-    let latencies: Vec<Duration> =
-        threads.into_iter().flat_map(|t| t.join().expect("a client panicked")).collect();
-    let rate = latencies.len() as f64 / elapsed.as_secs_f64();
-    let used: u64 = cpu_after.iter().map(|(tid, ns)| ns - cpu_before.get(tid).unwrap_or(&0)).sum();
-    let cpu_us = used as f64 / 1e3 / latencies.len() as f64;
-    let peak_kib = load::peak_kib(pid).unwrap_or(0);
-    Sample { rate, latencies, cpu_us, peak_kib }
+    // Every connection open (and every session made) before the first slice, and every
+    // thread serving them where `placement` puts it.
+    start.wait();
+    let (all, _) = pin::all();
+    if placement != Placement::Free {
+        targets.iter().for_each(|t| pin::process(t.pid, &pin::nth(&all, 0)));
+    }
+    let mut samples: Vec<Sample> = targets.iter().map(|_| Sample::default()).collect();
+    for round in 0..calls.div_ceil(slice) as usize {
+        for k in 0..targets.len() {
+            let which = (round + k) % targets.len();
+            let cpu_before = cpu_ns(targets[which].pid);
+            turn.store(which, Ordering::Release);
+            start.wait();
+            done.wait();
+            let cpu_after = cpu_ns(targets[which].pid);
+            let (first, last) = span.lock().unwrap().take().expect("every client made its calls");
+            let sample = &mut samples[which];
+            sample.busy += last - first;
+            sample.cpu_ns += cpu_after
+                .iter()
+                .map(|(tid, ns)| ns - cpu_before.get(tid).unwrap_or(&0))
+                .sum::<u64>();
+        }
+    }
+    turn.store(DONE, Ordering::Release);
+    start.wait();
+    for thread in threads {
+        let latencies = thread.join().expect("a client panicked");
+        for (sample, mut these) in samples.iter_mut().zip(latencies) {
+            sample.calls += these.len() as u64;
+            sample.latencies.append(&mut these);
+        }
+    }
+    for (sample, target) in samples.iter_mut().zip(targets) {
+        pin::process(target.pid, &all);
+        sample.latencies.sort();
+        sample.peak_kib = load::peak_kib(target.pid).unwrap_or(0);
+    }
+    samples
 }
 
 /// The nanoseconds each thread of process `pid` has run (`/proc/PID/task/TID/schedstat`),
-/// by thread id: finer than `/proc/PID/stat`'s clock ticks, which short runs need.
+/// by thread id: finer than `/proc/PID/stat`'s clock ticks, which short slices need.
 fn cpu_ns(pid: u32) -> HashMap<u64, u64> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc is readable");
     tasks
@@ -136,11 +312,6 @@ fn cpu_ns(pid: u32) -> HashMap<u64, u64> {
 
 fn quantile(sorted: &[Duration], q: f64) -> f64 {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e6
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values[values.len() / 2]
 }
 
 fn start(binary: &Path, args: &[&str]) -> (Child, std::net::SocketAddr) {
@@ -171,7 +342,7 @@ pub fn build_rmcp_peer(root: &Path) -> Option<PathBuf> {
     }
 }
 
-/// One level's medians for one server: calls/s, p50, p99, p99.9, CPU µs per call, peak MiB.
+/// One level's figures for one server: calls/s, p50, p99, p99.9, CPU µs per call, peak MiB.
 struct Summary {
     rate: f64,
     p50: f64,
@@ -181,37 +352,32 @@ struct Summary {
     peak_mib: f64,
 }
 
-fn summary(runs: &[Sample]) -> Summary {
-    let mut all: Vec<Duration> = runs.iter().flat_map(|s| s.latencies.iter().copied()).collect();
-    all.sort();
-    let peak_kib = median(&mut runs.iter().map(|s| s.peak_kib as f64).collect::<Vec<_>>());
+fn summary(sample: &Sample) -> Summary {
+    let all = &sample.latencies;
     Summary {
-        rate: median(&mut runs.iter().map(|s| s.rate).collect::<Vec<_>>()),
-        p50: quantile(&all, 0.5),
-        p99: quantile(&all, 0.99),
-        p999: quantile(&all, 0.999),
-        cpu_us: median(&mut runs.iter().map(|s| s.cpu_us).collect::<Vec<_>>()),
-        peak_mib: peak_kib / 1024.0,
+        rate: sample.calls as f64 / sample.busy.as_secs_f64(),
+        p50: quantile(all, 0.5),
+        p99: quantile(all, 0.99),
+        p999: quantile(all, 0.999),
+        cpu_us: sample.cpu_ns as f64 / 1e3 / sample.calls as f64,
+        peak_mib: sample.peak_kib as f64 / 1024.0,
     }
 }
 
 /// Runs the HTTP bench and prints its table; `rmcp` is the peer's binary when it was built.
 pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
-    let rounds = if quick { 1 } else { 5 };
-    let levels: [(usize, u64); 3] = if quick {
-        [(1, 1_000), (16, 100), (64, 25)]
-    } else {
-        [(1, 10_000), (16, 2_000), (64, 500)]
-    };
+    let (one, sixteen, sixty_four) = if quick { (1_000, 100, 25) } else { (20_000, 4_000, 1_000) };
+    // At one client, both placements where there are two CPUs to place on.
+    let mut levels = vec![(1, one, Placement::Free)];
+    if pin::all().1 >= 2 {
+        levels = vec![(1, one, Placement::OneCpu), (1, one, Placement::TwoCpus)];
+    }
+    levels.extend([(16, sixteen, Placement::Free), (64, sixty_four, Placement::Free)]);
     let runs: Vec<usize> =
         (0..RUNS.len()).filter(|&r| RUNS[r].0 != Server::Rmcp || rmcp.is_some()).collect();
-    // samples[level][run]
-    let mut samples: Vec<Vec<Vec<Sample>>> =
-        (0..levels.len()).map(|_| (0..RUNS.len()).map(|_| Vec::new()).collect()).collect();
-    for round in 0..rounds {
-        for k in 0..runs.len() {
-            // Rotate which goes first so drift in the machine hits all alike.
-            let which = runs[(round + k) % runs.len()];
+    let children: Vec<(Child, Target)> = runs
+        .iter()
+        .map(|&which| {
             let (server, kind, _) = RUNS[which];
             let (binary, args): (&Path, &[&str]) = match server {
                 Server::Ours => (ours, &[]),
@@ -219,23 +385,41 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
                 Server::OneThread => (floor, &["--one-thread"]),
                 Server::Rmcp => (rmcp.unwrap_or(ours), &[]),
             };
-            let (mut child, addr) = start(binary, args);
-            for (level, &(clients, calls)) in levels.iter().enumerate() {
-                samples[level][which].push(measure(addr, child.id(), kind, clients, calls));
+            let (child, addr) = start(binary, args);
+            let pid = child.id();
+            (child, Target { pid, addr, kind })
+        })
+        .collect();
+    let targets: Vec<Target> = children.iter().map(|(_, t)| *t).collect();
+    // summaries[level][run], `None` for a server not measured.
+    let summaries: Vec<Vec<Option<Summary>>> = levels
+        .iter()
+        .map(|&(clients, calls, placement)| {
+            let mut all: Vec<Option<Summary>> = RUNS.iter().map(|_| None).collect();
+            for (sample, &which) in measure(&targets, clients, calls, placement).iter().zip(&runs) {
+                all[which] = Some(summary(sample));
             }
-            if server == Server::Ours {
-                load::stop(child).unwrap_or_else(|e| panic!("{e}"));
-            } else {
-                let _ = child.kill();
-                let _ = child.wait();
-            }
+            eprintln!("http: {clients} client(s){} done", placement.name());
+            all
+        })
+        .collect();
+    for ((child, _), &which) in children.into_iter().zip(&runs) {
+        if RUNS[which].0 == Server::Ours {
+            load::stop(child).unwrap_or_else(|e| panic!("{e}"));
+        } else {
+            let mut child = child;
+            let _ = child.kill();
+            let _ = child.wait();
         }
-        eprintln!("http round {} of {rounds} done", round + 1);
     }
     println!(
-        "baremcp --http vs floor_http and rmcp: {rounds} interleaved round(s), keep-alive \
-         tools/call hello; calls/s and CPU per call are medians of the rounds, quantiles over \
-         all their calls, memory the median peak (VmHWM) after each level"
+        "baremcp --http vs floor_http and rmcp: keep-alive tools/call hello, every server \
+         running at once and served in turn, {} calls per client at a time (the order \
+         rotating), so that the machine's drift falls on all alike; at one client, the client \
+         and the servers on one CPU, then the client on another; calls/s over the time each \
+         server was being called, CPU per call over the same time, quantiles over all its \
+         calls, memory its peak (VmHWM) after each level",
+        [1, 16, 64].map(|clients| format!("{} at {clients}", slice_of(clients))).join(", ")
     );
     println!(
         "| clients | server | calls/s | p50 | p99 | p99.9 | CPU/call | peak | \
@@ -243,9 +427,8 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
          vs one-thread floor: calls/s, CPU, p99 |"
     );
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-    for (level, &(clients, _)) in levels.iter().enumerate() {
-        let all: Vec<Option<Summary>> =
-            samples[level].iter().map(|runs| (!runs.is_empty()).then(|| summary(runs))).collect();
+    for (all, &(clients, _, placement)) in summaries.iter().zip(&levels) {
+        let clients = format!("{clients}{}", placement.name());
         let measured = |server| {
             let at = RUNS.iter().position(|r| r.0 == server).expect("in RUNS");
             all[at].as_ref().expect("the floors are always measured")

@@ -98,6 +98,10 @@ impl Head {
     /// The values of list field `name` (lowercase) as one list: its lines joined with commas,
     /// as RFC 9110 §5.3 reads them.
     pub fn list<'a>(&'a self, name: &'a str) -> Option<std::borrow::Cow<'a, str>> {
+        // A known name absent is known so without a look at every field.
+        if known(name.as_bytes()).is_some_and(|(k, _)| self.known[k] == 0) {
+            return None;
+        }
         let mut values = self.values(name);
         let first = values.next()?;
         Some(match values.next() {
@@ -165,6 +169,8 @@ fn known(name: &[u8]) -> Option<(usize, bool)> {
         b"content-length" => (8, false),
         b"accept" => (9, false),
         b"traceparent" => (10, false),
+        b"connection" => (11, false),
+        b"expect" => (12, false),
         _ => return None,
     })
 }
@@ -172,7 +178,7 @@ fn known(name: &[u8]) -> Option<(usize, bool)> {
 const HOST: usize = 0;
 
 /// Where each [`known`] name's first field is (its index plus one; 0: absent).
-type Known = [u8; 11];
+type Known = [u8; 13];
 
 /// Adds one header line (`line`, its line ending cut) to a head's text, fields and
 /// [`known`] ones.

@@ -187,6 +187,8 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     assert_eq!(head.list("accept").as_deref(), Some("a/b, c/d;q=0"));
     assert_eq!(head.list("x").as_deref(), Some("1"));
     assert_eq!(head.list("y"), None);
+    // A known name absent is found absent without a search; one present, on every line.
+    assert_eq!((head.list("expect"), head.list("connection")), (None, None));
     assert!(head.keep_alive());
     // `Connection` is a list too: `close` on a second line closes.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -197,6 +199,7 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
     assert!(!head.keep_alive());
+    assert_eq!(head.list("connection").as_deref(), Some("keep-alive, close"));
     // On HTTP/1.0 too, `close` wins over `keep-alive`.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();

@@ -4,7 +4,7 @@
 //! and calls in legacy sessions) against `benches/floor_http.rs` (a thread per connection,
 //! and `--one-thread`) and rmcp's Streamable HTTP server (`benches/rmcp_peer`, both eras, built
 //! here when it can be), every reply checked for its id and greeting. All the servers run at
-//! once and are called in turn, a slice of about 25 ms each (`slice_of`), so that the drift of
+//! once and are called in turn, a slice of 5 to 50 ms each (`slice_of`), so that the drift of
 //! this shared machine falls on all alike; at one client, the client and the servers are
 //! pinned to one CPU and then to two (`Placement`), which left to the kernel would decide
 //! between figures five times apart.
@@ -83,7 +83,8 @@ mod pin {
         fn sched_setaffinity(tid: i32, size: usize, mask: *const Mask) -> i32;
     }
 
-    /// The CPUs this process may use, and how many: what threads are let go back to.
+    /// The CPUs the calling thread may use (the coordinator's, never pinned: the bench's),
+    /// and how many: what threads are let go back to.
     pub fn all() -> (Mask, u32) {
         let mut mask = [0; 16];
         // SAFETY: the kernel writes at most `size_of::<Mask>()` bytes into `mask`.
@@ -102,10 +103,11 @@ mod pin {
         one
     }
 
-    /// Thread `tid` (0: the calling one) to `mask`; a thread gone meanwhile is let be.
-    pub fn set(tid: i32, mask: &Mask) {
+    /// Thread `tid` (0: the calling one) to `mask`; whether it was (a thread gone meanwhile
+    /// is not).
+    pub fn set(tid: i32, mask: &Mask) -> bool {
         // SAFETY: the kernel only reads `size_of::<Mask>()` bytes of `mask`.
-        unsafe { sched_setaffinity(tid, size_of::<Mask>(), mask) };
+        unsafe { sched_setaffinity(tid, size_of::<Mask>(), mask) == 0 }
     }
 
     /// Every thread of process `pid` to `mask`.
@@ -130,7 +132,9 @@ mod pin {
         *all
     }
 
-    pub fn set(_: i32, _: &Mask) {}
+    pub fn set(_: i32, _: &Mask) -> bool {
+        true
+    }
 
     pub fn process(_: u32, _: &Mask) {}
 }
@@ -155,9 +159,9 @@ struct Target {
     kind: Kind,
 }
 
-/// Calls each client makes on one server before the next server's turn: about 200 calls in
-/// all, some 25 ms here, so that a burst of another tenant's load on this shared machine
-/// falls on every server alike rather than on whichever ran at that moment.
+/// Calls each client makes on one server before the next server's turn: 200 at one client,
+/// 800 or so in all at more (5 to 50 ms here), so that a burst of another tenant's load on
+/// this shared machine falls on every server alike rather than on whichever ran then.
 fn slice_of(clients: usize) -> u64 {
     (200 * clients.min(4)).div_ceil(clients) as u64
 }
@@ -186,9 +190,13 @@ impl Line {
             id
         });
         let modern = target.kind != Kind::Legacy;
-        let requests = (1..=calls).map(|id| load::hello(id, "World", modern)).collect();
-        let latencies = Vec::with_capacity(calls as usize);
-        Line { conn, session, requests, next: 0, latencies }
+        let requests = (0..=calls).map(|id| load::hello(id, "World", modern)).collect();
+        let latencies = Vec::with_capacity(calls as usize + 1);
+        let mut line = Line { conn, session, requests, next: 0, latencies };
+        // Call 0 unmeasured, so that no server's first call (its threads, its buffers) is.
+        line.calls(1);
+        line.latencies.clear();
+        line
     }
 
     /// Makes the next `n` calls, each reply checked, and keeps their latencies.
@@ -204,8 +212,8 @@ impl Line {
             let started = Instant::now();
             let reply = self.conn.post(request, &headers).expect("a reply");
             self.latencies.push(started.elapsed());
-            self.next += 1;
             let id = self.next as u64;
+            self.next += 1;
             assert!(
                 reply.status == 200 && load::greets(&reply.message(), id, "World"),
                 "reply to {id}: {reply:?}"
@@ -220,6 +228,12 @@ impl Line {
 fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement) -> Vec<Sample> {
     const DONE: usize = usize::MAX;
     let slice = slice_of(clients);
+    // The servers pinned before any connection opens, so that every thread they start for
+    // one inherits the pin.
+    let (all, _) = pin::all();
+    if placement != Placement::Free {
+        targets.iter().for_each(|t| pin::process(t.pid, &pin::nth(&all, 0)));
+    }
     let turn = Arc::new(AtomicUsize::new(DONE));
     let (start, done) = (Arc::new(Barrier::new(clients + 1)), Arc::new(Barrier::new(clients + 1)));
     // The first call's start and the last reply of the slice under way, over all clients.
@@ -230,12 +244,13 @@ fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement)
             let (turn, start, done, span, targets) =
                 (turn.clone(), start.clone(), done.clone(), span.clone(), shared.clone());
             std::thread::spawn(move || {
-                let mut lines: Vec<Line> = targets.iter().map(|t| Line::open(t, calls)).collect();
-                start.wait();
                 if placement != Placement::Free {
                     let (all, _) = pin::all();
-                    pin::set(0, &pin::nth(&all, (placement == Placement::TwoCpus).into()));
+                    let cpu = pin::nth(&all, (placement == Placement::TwoCpus).into());
+                    assert!(pin::set(0, &cpu), "a client could not be pinned");
                 }
+                let mut lines: Vec<Line> = targets.iter().map(|t| Line::open(t, calls)).collect();
+                start.wait();
                 loop {
                     start.wait();
                     let which = turn.load(Ordering::Acquire);
@@ -254,17 +269,20 @@ fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement)
             })
         })
         .collect();
-    // Every connection open (and every session made) before the first slice, and every
-    // thread serving them where `placement` puts it.
+    // Every connection open (and every session made) before the first slice.
     start.wait();
-    let (all, _) = pin::all();
-    if placement != Placement::Free {
-        targets.iter().for_each(|t| pin::process(t.pid, &pin::nth(&all, 0)));
-    }
     let mut samples: Vec<Sample> = targets.iter().map(|_| Sample::default()).collect();
-    for round in 0..calls.div_ceil(slice) as usize {
-        for k in 0..targets.len() {
-            let which = (round + k) % targets.len();
+    let (mut order, mut seed): (Vec<usize>, u64) = ((0..targets.len()).collect(), 0x9e37_79b9);
+    for _ in 0..calls.div_ceil(slice) {
+        // A new order each round (Fisher-Yates on xorshift), so that no server always follows
+        // the same one and inherits what it left (caches, a CPU awake or not).
+        for i in (1..order.len()).rev() {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            order.swap(i, (seed % (i as u64 + 1)) as usize);
+        }
+        for &which in &order {
             let cpu_before = cpu_ns(targets[which].pid);
             turn.store(which, Ordering::Release);
             start.wait();
@@ -391,6 +409,15 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
         })
         .collect();
     let targets: Vec<Target> = children.iter().map(|(_, t)| *t).collect();
+    // A reply missed or wrong panics its client, which would leave the others waiting at a
+    // barrier: any panic ends the bench, and the servers with it.
+    let pids: Vec<String> = targets.iter().map(|t| t.pid.to_string()).collect();
+    let report = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        report(info);
+        let _ = Command::new("kill").arg("-KILL").args(&pids).status();
+        std::process::exit(101);
+    }));
     // summaries[level][run], `None` for a server not measured.
     let summaries: Vec<Vec<Option<Summary>>> = levels
         .iter()
@@ -412,10 +439,12 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
             let _ = child.wait();
         }
     }
+    // The default hook back.
+    drop(std::panic::take_hook());
     println!(
         "baremcp --http vs floor_http and rmcp: keep-alive tools/call hello, every server \
-         running at once and served in turn, {} calls per client at a time (the order \
-         rotating), so that the machine's drift falls on all alike; at one client, the client \
+         running at once and served in turn, {} calls per client at a time (in an order \
+         shuffled each round), so that the machine's drift falls on all alike; at one client, the client \
          and the servers on one CPU, then the client on another; calls/s over the time each \
          server was being called, CPU per call over the same time, quantiles over all its \
          calls, memory its peak (VmHWM) after each level",

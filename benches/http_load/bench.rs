@@ -223,8 +223,8 @@ impl Line {
 }
 
 /// One level: `clients` threads, each with a keep-alive connection to every target, make
-/// `calls` calls on each, taking the targets in turn a slice at a time (the order rotating);
-/// the clock and the server's CPU time run only while its slice does.
+/// `calls` calls on each, taking the targets in turn a slice at a time (in an order shuffled
+/// each round); the clock and the server's CPU time run only while its slice does.
 fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement) -> Vec<Sample> {
     const DONE: usize = usize::MAX;
     let slice = slice_of(clients);

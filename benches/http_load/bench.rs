@@ -441,13 +441,18 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
     }
     // The default hook back.
     drop(std::panic::take_hook());
+    print(&summaries, &levels, &runs);
+}
+
+/// The table: for each level (`summaries[level][run]`), each server measured (`runs`).
+fn print(summaries: &[Vec<Option<Summary>>], levels: &[(usize, u64, Placement)], runs: &[usize]) {
     println!(
         "baremcp --http vs floor_http and rmcp: keep-alive tools/call hello, every server \
          running at once and served in turn, {} calls per client at a time (in an order \
-         shuffled each round), so that the machine's drift falls on all alike; at one client, the client \
-         and the servers on one CPU, then the client on another; calls/s over the time each \
-         server was being called, CPU per call over the same time, quantiles over all its \
-         calls, memory its peak (VmHWM) after each level",
+         shuffled each round), so that the machine's drift falls on all alike; at one client, \
+         the client and the servers on one CPU, then the client on another; calls/s over the \
+         time each server was being called, CPU per call over the same time, quantiles over \
+         all its calls, memory its peak (VmHWM) after each level",
         [1, 16, 64].map(|clients| format!("{} at {clients}", slice_of(clients))).join(", ")
     );
     println!(
@@ -456,14 +461,14 @@ pub fn run(ours: &Path, floor: &Path, rmcp: Option<&Path>, quick: bool) {
          vs one-thread floor: calls/s, CPU, p99 |"
     );
     println!("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|");
-    for (all, &(clients, _, placement)) in summaries.iter().zip(&levels) {
+    for (all, &(clients, _, placement)) in summaries.iter().zip(levels) {
         let clients = format!("{clients}{}", placement.name());
         let measured = |server| {
             let at = RUNS.iter().position(|r| r.0 == server).expect("in RUNS");
             all[at].as_ref().expect("the floors are always measured")
         };
         let (floor, one) = (measured(Server::Floor), measured(Server::OneThread));
-        for &which in &runs {
+        for &which in runs {
             let (server, kind, name) = RUNS[which];
             let s = all[which].as_ref().expect("measured");
             // rmcp of the same era.

@@ -1,7 +1,8 @@
 //! Waiting for a descriptor to become readable, with a timeout (`poll(2)`): how a
 //! single-threaded loop that would block in `read` wakes up now and then, and how an HTTP
 //! connection thread waits on its socket and a wake-up at once. On Linux, `Epoll`: how the
-//! HTTP dispatching loop waits on many parked connections and its queue at once.
+//! HTTP dispatching loop waits on many parked connections and its queue at once, and
+//! `Ticker`, which wakes it now and then without a timeout on each wait.
 
 #[cfg(unix)]
 use std::io;
@@ -174,14 +175,15 @@ impl Epoll {
         }
     }
 
-    /// Waits up to `timeout` (whole milliseconds) for watched descriptors to be ready, and
-    /// puts them in `ready` (emptied first; at most 64 a wait). A signal ends the wait early.
-    pub fn wait(&self, ready: &mut Vec<RawFd>, timeout: Duration) {
+    /// Waits up to `timeout` (whole milliseconds; `None`: until one is) for watched
+    /// descriptors to be ready, and puts them in `ready` (emptied first; at most 64 a wait).
+    /// A signal ends the wait early.
+    pub fn wait(&self, ready: &mut Vec<RawFd>, timeout: Option<Duration>) {
         use std::os::fd::AsRawFd;
         const MOST: usize = 64;
         ready.clear();
         let mut events = [EpollEvent { events: 0, data: 0 }; MOST];
-        let timeout_ms = i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX);
+        let timeout_ms = timeout.map_or(-1, |t| i32::try_from(t.as_millis()).unwrap_or(i32::MAX));
         // SAFETY: the kernel writes at most `MOST` entries into `events`, which holds as many
         // for the whole call.
         let n =
@@ -190,6 +192,66 @@ impl Epoll {
             let data = event.data;
             ready.push(data as RawFd);
         }
+    }
+}
+
+/// A `timerfd(2)` ready every `period`: an [`Epoll`] that watches it wakes that often, so that
+/// its waits need no timeout. A wait with one arms a kernel timer each time it sleeps, which
+/// a loop sleeping between every two calls pays on every call (a microsecond here).
+#[cfg(target_os = "linux")]
+pub struct Ticker(std::fs::File);
+
+#[cfg(target_os = "linux")]
+impl Ticker {
+    /// Ready `period` from now and every `period` after (close-on-exec); `period` is not zero
+    /// (which would disarm it).
+    pub fn every(period: Duration) -> io::Result<Ticker> {
+        use std::ffi::c_long;
+        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+        /// `struct timespec` and `struct itimerspec` (`time_t` is a `long` for this call).
+        #[repr(C)]
+        #[derive(Clone, Copy)]
+        struct Timespec(c_long, c_long);
+        #[repr(C)]
+        struct Itimerspec(Timespec, Timespec);
+        unsafe extern "C" {
+            fn timerfd_create(clock: i32, flags: i32) -> i32;
+            fn timerfd_settime(
+                fd: i32,
+                flags: i32,
+                new: *const Itimerspec,
+                old: *mut Itimerspec,
+            ) -> i32;
+        }
+        const CLOCK_MONOTONIC: i32 = 1;
+        const TFD_CLOEXEC: i32 = 0o2_000_000;
+        // SAFETY: takes no pointers; a descriptor it returns is new and ours alone.
+        let fd = unsafe { timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `fd` was just opened and is owned by nothing else.
+        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        let secs = c_long::try_from(period.as_secs()).unwrap_or(c_long::MAX);
+        // Below a billion: a `long` anywhere.
+        let every = Timespec(secs, period.subsec_nanos() as c_long);
+        let spec = Itimerspec(every, every);
+        // SAFETY: the kernel only reads `spec`, which lives through the call; no old value is
+        // asked for (a null pointer).
+        match unsafe { timerfd_settime(file.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } {
+            0 => Ok(Ticker(file)),
+            _ => Err(io::Error::last_os_error()),
+        }
+    }
+
+    pub fn fd(&self) -> RawFd {
+        std::os::fd::AsRawFd::as_raw_fd(&self.0)
+    }
+
+    /// Takes the ticks so far, after a wait said they came: not ready again until the next.
+    pub fn clear(&self) {
+        use std::io::Read;
+        let _ = (&self.0).read(&mut [0; 8]);
     }
 }
 
@@ -226,25 +288,46 @@ mod tests {
         epoll.add(c.as_raw_fd()).unwrap();
         let mut ready = vec![99];
         let started = Instant::now();
-        epoll.wait(&mut ready, Duration::from_millis(50));
+        epoll.wait(&mut ready, Some(Duration::from_millis(50)));
         assert!(ready.is_empty() && started.elapsed() >= Duration::from_millis(40));
         b.write_all(b"x").unwrap();
-        epoll.wait(&mut ready, Duration::from_secs(5));
+        epoll.wait(&mut ready, Some(Duration::from_secs(5)));
         assert_eq!(ready, [a.as_raw_fd()]);
         // Level-triggered: still there until read.
-        epoll.wait(&mut ready, Duration::ZERO);
+        epoll.wait(&mut ready, Some(Duration::ZERO));
         assert_eq!(ready, [a.as_raw_fd()]);
         a.read_exact(&mut [0]).unwrap();
-        epoll.wait(&mut ready, Duration::ZERO);
+        epoll.wait(&mut ready, Some(Duration::ZERO));
         assert!(ready.is_empty());
         // A peer that leaves is reported; a removed descriptor is not.
         drop(b);
-        epoll.wait(&mut ready, Duration::from_secs(5));
+        epoll.wait(&mut ready, Some(Duration::from_secs(5)));
         assert_eq!(ready, [a.as_raw_fd()]);
         epoll.remove(a.as_raw_fd()).unwrap();
-        epoll.wait(&mut ready, Duration::ZERO);
+        epoll.wait(&mut ready, Some(Duration::ZERO));
         assert!(ready.is_empty());
         assert!(epoll.remove(a.as_raw_fd()).is_err(), "removed once");
+    }
+
+    #[test]
+    fn a_ticker_ends_a_wait_without_a_timeout_every_period_until_cleared() {
+        let (epoll, ticker) = (Epoll::new().unwrap(), Ticker::every(Duration::from_millis(20)));
+        let ticker = ticker.unwrap();
+        epoll.add(ticker.fd()).unwrap();
+        let mut ready = Vec::new();
+        let started = Instant::now();
+        epoll.wait(&mut ready, Some(Duration::ZERO));
+        assert!(ready.is_empty(), "not ready before its first period");
+        for tick in 1..=3 {
+            // A wait of its own would block forever: the ticker ends it.
+            epoll.wait(&mut ready, None);
+            assert_eq!(ready, [ticker.fd()], "tick {tick}");
+            assert!(started.elapsed() >= Duration::from_millis(20 * tick - 2));
+            ticker.clear();
+            epoll.wait(&mut ready, Some(Duration::ZERO));
+            assert!(ready.is_empty(), "cleared after tick {tick}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5));
     }
 
     /// A signal while a thread waits for room in a full pipe is no room: a write begun then

@@ -54,13 +54,11 @@ pub enum Inbound {
 /// What watches keep-alive connections between requests (`park.rs`): the loop waits on it
 /// and the queue at once.
 pub trait Watcher {
-    /// The next work within `timeout`, from `rx` or from the connections watched.
-    fn next(
-        &mut self,
-        rx: &Receiver<Inbound>,
-        readiness: &Readiness,
-        timeout: Duration,
-    ) -> Recv<Inbound>;
+    /// The next work within a [`TICK`], from `rx` or from the connections watched.
+    fn next(&mut self, rx: &Receiver<Inbound>, readiness: &Readiness) -> Recv<Inbound>;
+    /// Whether a tick came since the last call: its waits have no timeout to end them (that
+    /// would cost a kernel timer on each), a ticker does.
+    fn ticked(&mut self) -> bool;
     /// After a call whose connection's line is `line`: what became of it, if a connection
     /// watched brought it.
     fn settle(&mut self, line: &DirectLine);
@@ -261,7 +259,7 @@ impl<'s> Dispatcher<'s> {
     pub fn run(&mut self, mut done: impl FnMut(&mut Self) -> bool) {
         loop {
             let next = match &mut self.watcher {
-                Some(watcher) => watcher.next(&self.rx, self.readiness, TICK),
+                Some(watcher) => watcher.next(&self.rx, self.readiness),
                 None => self.rx.recv_timeout(TICK),
             };
             let next = match next {
@@ -289,7 +287,13 @@ impl<'s> Dispatcher<'s> {
                 None => {}
             }
             self.readiness.idle();
-            if self.last_look.elapsed() >= TICK {
+            // A watcher's ticker says when a tick is due (the clock would read a hair short of
+            // `TICK` when it wakes the loop); without one, the clock.
+            let due = match &mut self.watcher {
+                Some(watcher) => watcher.ticked(),
+                None => self.last_look.elapsed() >= TICK,
+            };
+            if due {
                 self.last_look = Instant::now();
                 self.tick();
                 if done(self) {

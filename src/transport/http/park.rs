@@ -21,11 +21,11 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{DirectLine, Mode};
 use crate::transport::http::exchange::{Begun, Dock, Exchange, Outcome, Resume, Shared, Step};
-use crate::transport::http::main_loop::{Inbound, Watcher};
+use crate::transport::http::main_loop::{Inbound, TICK, Watcher};
 use crate::transport::http::parser::{Head, ReadError};
 use crate::transport::http::readiness::Readiness;
 use crate::util::fnv::Fnv;
-use crate::util::poll::Epoll;
+use crate::util::poll::{Epoll, Ticker};
 use crate::util::queue::{Receiver, Recv};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -50,6 +50,8 @@ pub struct Bay {
     epoll: Epoll,
     /// Rung by the loop's queue when work comes while the loop waits here.
     bell: File,
+    /// Ready every tick: what ends the loop's waits here, which have no timeout.
+    ticker: Ticker,
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
     berths: Mutex<Berths>,
@@ -89,10 +91,12 @@ impl Bay {
     fn new(rx: &Receiver<Inbound>) -> Option<Arc<Bay>> {
         let made = Epoll::new().and_then(|epoll| {
             let bell = crate::transport::http::socket::eventfd().ok_or(io::ErrorKind::Other)?;
+            let ticker = Ticker::every(TICK)?;
             epoll.add(bell.as_raw_fd())?;
-            Ok((epoll, bell))
+            epoll.add(ticker.fd())?;
+            Ok((epoll, bell, ticker))
         });
-        let (epoll, bell) = match made {
+        let (epoll, bell, ticker) = match made {
             Ok(made) => made,
             Err(e) => {
                 log::warn!(target: LOG, "connections will not park between requests: {e}");
@@ -102,7 +106,7 @@ impl Bay {
         let berths = Mutex::new(Berths::default());
         let (parked, docked, keeper) =
             (AtomicUsize::new(0), Condvar::new(), std::sync::Once::new());
-        let bay = Arc::new(Bay { epoll, bell, berths, parked, docked, keeper });
+        let bay = Arc::new(Bay { epoll, bell, ticker, berths, parked, docked, keeper });
         let ringer = bay.bell.try_clone().ok()?;
         rx.set_bell(move || {
             use std::io::Write;
@@ -357,6 +361,8 @@ pub struct Watch {
     ready: Vec<RawFd>,
     /// When the parked connections were last looked at.
     polled: Instant,
+    /// The ticker was ready since the loop last asked.
+    ticked: bool,
 }
 
 /// What became of a parked connection whose request was pending.
@@ -371,7 +377,7 @@ enum Looked {
 
 impl Watch {
     fn new(bay: Arc<Bay>) -> Watch {
-        Watch { bay, ready: Vec::new(), polled: Instant::now() }
+        Watch { bay, ready: Vec::new(), polled: Instant::now(), ticked: false }
     }
 
     /// Returns a connection the loop took out of the bay to read from (still watched).
@@ -516,18 +522,13 @@ impl Watch {
 }
 
 impl Watcher for Watch {
-    fn next(
-        &mut self,
-        rx: &Receiver<Inbound>,
-        readiness: &Readiness,
-        timeout: Duration,
-    ) -> Recv<Inbound> {
+    fn next(&mut self, rx: &Receiver<Inbound>, readiness: &Readiness) -> Recv<Inbound> {
         // What is queued first, but the parked connections are looked at every millisecond
         // all the same, so that a queue that never empties does not starve them: what they
         // bring is queued behind it. With nothing queued, both are waited on at once.
         match rx.recv_timeout(Duration::ZERO) {
             Recv::Item(work) if self.polled.elapsed() >= FAIR => {
-                self.wait(Duration::ZERO);
+                self.wait(Some(Duration::ZERO));
                 self.serve_ready(readiness);
                 return Recv::Item(work);
             }
@@ -535,11 +536,16 @@ impl Watcher for Watch {
             Recv::TimedOut => return rx.recv_timeout(Duration::ZERO),
             got => return got,
         }
-        self.wait(timeout);
+        // No timeout: the ticker ends the wait within a tick.
+        self.wait(None);
         // Before serving: what the loop queues to itself rings no bell.
         rx.disarm();
         self.serve_ready(readiness);
         rx.recv_timeout(Duration::ZERO)
+    }
+
+    fn ticked(&mut self) -> bool {
+        std::mem::take(&mut self.ticked)
     }
 
     /// A connection whose request was answered waits for its next one; one whose request
@@ -554,8 +560,9 @@ impl Watcher for Watch {
 }
 
 impl Watch {
-    /// Waits up to `timeout` for parked connections (and the bell).
-    fn wait(&mut self, timeout: Duration) {
+    /// Waits up to `timeout` (`None`: until one is ready, the ticker within a tick) for
+    /// parked connections, the bell and the ticker.
+    fn wait(&mut self, timeout: Option<Duration>) {
         self.bay.epoll.wait(&mut self.ready, timeout);
         self.polled = Instant::now();
     }
@@ -563,10 +570,13 @@ impl Watch {
     /// Serves the parked connections the last wait found with input.
     fn serve_ready(&mut self, readiness: &Readiness) {
         let ready = std::mem::take(&mut self.ready);
-        let bell = self.bay.bell.as_raw_fd();
+        let (bell, ticker) = (self.bay.bell.as_raw_fd(), self.bay.ticker.fd());
         for &fd in &ready {
             if fd == bell {
                 let _ = (&self.bay.bell).read(&mut [0; 8]);
+            } else if fd == ticker {
+                self.bay.ticker.clear();
+                self.ticked = true;
             } else {
                 readiness.busy();
                 self.serve(fd);

@@ -2,7 +2,7 @@
 //! single-threaded loop that would block in `read` wakes up now and then, and how an HTTP
 //! connection thread waits on its socket and a wake-up at once. On Linux, `Epoll`: how the
 //! HTTP dispatching loop waits on many parked connections and its queue at once, and
-//! `Ticker`, which wakes it now and then without a timeout on each wait.
+//! `ticker`, which wakes it now and then without a timeout on each wait.
 
 #[cfg(unix)]
 use std::io;
@@ -195,63 +195,48 @@ impl Epoll {
     }
 }
 
-/// A `timerfd(2)` ready every `period`: an [`Epoll`] that watches it wakes that often, so that
-/// its waits need no timeout. A wait with one arms a kernel timer each time it sleeps, which
-/// a loop sleeping between every two calls pays on every call (a microsecond here).
+/// A `timerfd(2)` ready `period` from now and every `period` after (close-on-exec; `period`
+/// is not zero, which would disarm it), read like an `eventfd`: 8 bytes, a count, and not
+/// ready again until the next. An [`Epoll`] that watches it wakes that often, so that its
+/// waits need no timeout: a wait with one arms a kernel timer each time it sleeps, which a
+/// loop sleeping between every two calls pays on every call (a microsecond here).
 #[cfg(target_os = "linux")]
-pub struct Ticker(std::fs::File);
-
-#[cfg(target_os = "linux")]
-impl Ticker {
-    /// Ready `period` from now and every `period` after (close-on-exec); `period` is not zero
-    /// (which would disarm it).
-    pub fn every(period: Duration) -> io::Result<Ticker> {
-        use std::ffi::c_long;
-        use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-        /// `struct timespec` and `struct itimerspec` (`time_t` is a `long` for this call).
-        #[repr(C)]
-        #[derive(Clone, Copy)]
-        struct Timespec(c_long, c_long);
-        #[repr(C)]
-        struct Itimerspec(Timespec, Timespec);
-        unsafe extern "C" {
-            fn timerfd_create(clock: i32, flags: i32) -> i32;
-            fn timerfd_settime(
-                fd: i32,
-                flags: i32,
-                new: *const Itimerspec,
-                old: *mut Itimerspec,
-            ) -> i32;
-        }
-        const CLOCK_MONOTONIC: i32 = 1;
-        const TFD_CLOEXEC: i32 = 0o2_000_000;
-        // SAFETY: takes no pointers; a descriptor it returns is new and ours alone.
-        let fd = unsafe { timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: `fd` was just opened and is owned by nothing else.
-        let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-        let secs = c_long::try_from(period.as_secs()).unwrap_or(c_long::MAX);
-        // Below a billion: a `long` anywhere.
-        let every = Timespec(secs, period.subsec_nanos() as c_long);
-        let spec = Itimerspec(every, every);
-        // SAFETY: the kernel only reads `spec`, which lives through the call; no old value is
-        // asked for (a null pointer).
-        match unsafe { timerfd_settime(file.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } {
-            0 => Ok(Ticker(file)),
-            _ => Err(io::Error::last_os_error()),
-        }
+pub fn ticker(period: Duration) -> io::Result<std::fs::File> {
+    use std::ffi::c_long;
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    /// `struct timespec` and `struct itimerspec` (`time_t` is a `long` for this call).
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Timespec(c_long, c_long);
+    #[repr(C)]
+    struct Itimerspec(Timespec, Timespec);
+    unsafe extern "C" {
+        fn timerfd_create(clock: i32, flags: i32) -> i32;
+        fn timerfd_settime(
+            fd: i32,
+            flags: i32,
+            new: *const Itimerspec,
+            old: *mut Itimerspec,
+        ) -> i32;
     }
-
-    pub fn fd(&self) -> RawFd {
-        std::os::fd::AsRawFd::as_raw_fd(&self.0)
+    const CLOCK_MONOTONIC: i32 = 1;
+    const TFD_CLOEXEC: i32 = 0o2_000_000;
+    // SAFETY: takes no pointers; a descriptor it returns is new and ours alone.
+    let fd = unsafe { timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
     }
-
-    /// Takes the ticks so far, after a wait said they came: not ready again until the next.
-    pub fn clear(&self) {
-        use std::io::Read;
-        let _ = (&self.0).read(&mut [0; 8]);
+    // SAFETY: `fd` was just opened and is owned by nothing else.
+    let file = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    let secs = c_long::try_from(period.as_secs()).unwrap_or(c_long::MAX);
+    // Below a billion: a `long` anywhere.
+    let every = Timespec(secs, period.subsec_nanos() as c_long);
+    let spec = Itimerspec(every, every);
+    // SAFETY: the kernel only reads `spec`, which lives through the call; no old value is
+    // asked for (a null pointer).
+    match unsafe { timerfd_settime(file.as_raw_fd(), 0, &spec, std::ptr::null_mut()) } {
+        0 => Ok(file),
+        _ => Err(io::Error::last_os_error()),
     }
 }
 
@@ -311,9 +296,9 @@ mod tests {
 
     #[test]
     fn a_ticker_ends_a_wait_without_a_timeout_every_period_until_cleared() {
-        let (epoll, ticker) = (Epoll::new().unwrap(), Ticker::every(Duration::from_millis(20)));
-        let ticker = ticker.unwrap();
-        epoll.add(ticker.fd()).unwrap();
+        use std::io::Read;
+        let (epoll, ticker) = (Epoll::new().unwrap(), ticker(Duration::from_millis(20)).unwrap());
+        epoll.add(ticker.as_raw_fd()).unwrap();
         let mut ready = Vec::new();
         let started = Instant::now();
         epoll.wait(&mut ready, Some(Duration::ZERO));
@@ -321,9 +306,9 @@ mod tests {
         for tick in 1..=3 {
             // A wait of its own would block forever: the ticker ends it.
             epoll.wait(&mut ready, None);
-            assert_eq!(ready, [ticker.fd()], "tick {tick}");
+            assert_eq!(ready, [ticker.as_raw_fd()], "tick {tick}");
             assert!(started.elapsed() >= Duration::from_millis(20 * tick - 2));
-            ticker.clear();
+            (&ticker).read_exact(&mut [0; 8]).unwrap();
             epoll.wait(&mut ready, Some(Duration::ZERO));
             assert!(ready.is_empty(), "cleared after tick {tick}");
         }

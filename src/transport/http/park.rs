@@ -25,7 +25,7 @@ use crate::transport::http::main_loop::{Inbound, TICK, Watcher};
 use crate::transport::http::parser::{Head, ReadError};
 use crate::transport::http::readiness::Readiness;
 use crate::util::fnv::Fnv;
-use crate::util::poll::{Epoll, Ticker};
+use crate::util::poll::Epoll;
 use crate::util::queue::{Receiver, Recv};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -50,8 +50,8 @@ pub struct Bay {
     epoll: Epoll,
     /// Rung by the loop's queue when work comes while the loop waits here.
     bell: File,
-    /// Ready every tick: what ends the loop's waits here, which have no timeout.
-    ticker: Ticker,
+    /// A `timerfd` ready every tick: what ends the loop's waits here, which have no timeout.
+    ticker: File,
     /// Each parked connection by its socket's descriptor. The loop takes one out while it
     /// reads from it, so a thread never takes back a connection the loop is using.
     berths: Mutex<Berths>,
@@ -91,9 +91,9 @@ impl Bay {
     fn new(rx: &Receiver<Inbound>) -> Option<Arc<Bay>> {
         let made = Epoll::new().and_then(|epoll| {
             let bell = crate::transport::http::socket::eventfd().ok_or(io::ErrorKind::Other)?;
-            let ticker = Ticker::every(TICK)?;
+            let ticker = crate::util::poll::ticker(TICK)?;
             epoll.add(bell.as_raw_fd())?;
-            epoll.add(ticker.fd())?;
+            epoll.add(ticker.as_raw_fd())?;
             Ok((epoll, bell, ticker))
         });
         let (epoll, bell, ticker) = match made {
@@ -570,13 +570,13 @@ impl Watch {
     /// Serves the parked connections the last wait found with input.
     fn serve_ready(&mut self, readiness: &Readiness) {
         let ready = std::mem::take(&mut self.ready);
-        let (bell, ticker) = (self.bay.bell.as_raw_fd(), self.bay.ticker.fd());
+        let (bell, ticker) = (self.bay.bell.as_raw_fd(), self.bay.ticker.as_raw_fd());
         for &fd in &ready {
-            if fd == bell {
-                let _ = (&self.bay.bell).read(&mut [0; 8]);
-            } else if fd == ticker {
-                self.bay.ticker.clear();
-                self.ticked = true;
+            if fd == bell || fd == ticker {
+                // Both count: read back to zero, neither is ready until rung or ticked again.
+                let counter = if fd == bell { &self.bay.bell } else { &self.bay.ticker };
+                let _ = (&*counter).read(&mut [0; 8]);
+                self.ticked |= fd == ticker;
             } else {
                 readiness.busy();
                 self.serve(fd);

@@ -13,6 +13,10 @@
 //! `--http` measures Streamable HTTP instead: the release `baremcp --http` against
 //! `benches/floor_http.rs` and rmcp (`benches/rmcp_peer`) in `http_load/bench.rs`;
 //! `--http --quick` is its short round.
+//!
+//! `--pgo` measures the profile-guided build of `baremcp` (`http_load/pgo.rs`) in place of
+//! the release one, in either bench; `--pgo-build [--profile P] [--target T]` only builds it
+//! and prints where it is.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -25,6 +29,8 @@ mod client;
 mod http;
 #[path = "http_load/load.rs"]
 mod load;
+#[path = "http_load/pgo.rs"]
+mod pgo;
 
 const INIT: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}"#;
 
@@ -308,15 +314,37 @@ impl Row {
 }
 
 fn main() {
-    let quick = std::env::args().any(|a| a == "--quick");
+    let flag = |name: &str| std::env::args().any(|a| a == name);
+    let quick = flag("--quick");
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if std::env::args().any(|a| a == "--http") {
-        let [ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
+    if flag("--pgo-build") {
+        let value = |name: &str| std::env::args().skip_while(|a| a != name).nth(1);
+        let (profile, target) = (value("--profile"), value("--target"));
+        let profile = profile.as_deref().unwrap_or("release");
+        let built = pgo::build(&root, &pgo::Build { profile, target: target.as_deref() });
+        return println!(
+            "{}",
+            built.unwrap_or_else(|e| panic!("the profile-guided build: {e}")).display()
+        );
+    }
+    // `--pgo`: ours is the profile-guided build (`http_load/pgo.rs`); the floors are not.
+    let trained = || {
+        let release = pgo::Build { profile: "release", target: None };
+        pgo::build(&root, &release).unwrap_or_else(|e| panic!("the profile-guided build: {e}"))
+    };
+    if flag("--http") {
+        let [mut ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
+        if flag("--pgo") {
+            ours = trained();
+        }
         let rmcp = http::build_rmcp_peer(&root);
         return http::run(&ours, &floor, rmcp.as_deref(), quick);
     }
     // Ours, floor B, floor A: the order of every row's values.
-    let binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);
+    let mut binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);
+    if flag("--pgo") {
+        binaries[0] = trained();
+    }
     let pinned = pin_to_one_cpu();
     let (rounds, starts, pings, pipelined_calls) =
         if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };

@@ -33,8 +33,15 @@ const MODERN: &str = "2026-07-28";
 /// says it serves (its first info line). Its stderr is drained by a thread, warnings and
 /// errors passed on to ours.
 pub fn spawn(binary: &Path, args: &[&str]) -> Result<(Child, SocketAddr), String> {
-    let mut child = Command::new(binary)
-        .args(args)
+    let mut command = Command::new(binary);
+    command.args(args);
+    serve(command)
+}
+
+/// [`spawn`] of a command already given its arguments (and, if need be, its environment).
+pub fn serve(mut command: Command) -> Result<(Child, SocketAddr), String> {
+    let binary = PathBuf::from(command.get_program());
+    let mut child = command
         .args(["--http", "127.0.0.1:0"])
         // The address line, and no per-request lines: they would cost the server time.
         .env("RUST_LOG", "warn,baremcp::http=info,baremcp::http::connection=warn")

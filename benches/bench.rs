@@ -50,13 +50,18 @@ struct Server {
 
 impl Server {
     fn start(binary: &Path, args: &[&str]) -> Server {
-        let mut child = Command::new(binary)
-            .args(args)
+        let mut command = Command::new(binary);
+        command.args(args).stderr(Stdio::null());
+        Server::spawn(command)
+    }
+
+    /// Starts `command`, its stderr as it was set (ours when not).
+    fn spawn(mut command: Command) -> Server {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
             .spawn()
-            .unwrap_or_else(|e| panic!("{}: {e}", binary.display()));
+            .unwrap_or_else(|e| panic!("{}: {e}", command.get_program().display()));
         let stdin = Some(BufWriter::with_capacity(1 << 16, child.stdin.take().unwrap()));
         let stdout = BufReader::with_capacity(1 << 16, child.stdout.take().unwrap());
         Server { child, stdin, stdout, line: String::new() }
@@ -252,20 +257,10 @@ fn static_binary(root: &Path) -> Option<(u64, bool)> {
     if !String::from_utf8_lossy(&targets.stdout).contains("x86_64-unknown-linux-musl") {
         return None;
     }
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(cargo)
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "--bin",
-            "baremcp",
-            "--target",
-            "x86_64-unknown-linux-musl",
-        ])
-        .current_dir(root)
-        .status()
-        .ok()?;
+    let musl = ["--target", "x86_64-unknown-linux-musl"];
+    let mut build = cargo(root);
+    let built = build.args(["build", "--release", "--quiet", "--bin", "baremcp"]).args(musl);
+    let built = built.status().ok()?;
     if !built.success() {
         return None;
     }
@@ -313,37 +308,66 @@ impl Row {
     }
 }
 
-fn main() {
-    let flag = |name: &str| std::env::args().any(|a| a == name);
-    let quick = flag("--quick");
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    if flag("--pgo-build") {
-        let value = |name: &str| std::env::args().skip_while(|a| a != name).nth(1);
-        let (profile, target) = (value("--profile"), value("--target"));
-        let profile = profile.as_deref().unwrap_or("release");
-        let built = pgo::build(&root, &pgo::Build { profile, target: target.as_deref() });
-        return println!(
-            "{}",
-            built.unwrap_or_else(|e| panic!("the profile-guided build: {e}")).display()
-        );
+/// What the command line asks for (see the module's doc).
+#[derive(Default)]
+struct Options {
+    quick: bool,
+    http: bool,
+    pgo: bool,
+    pgo_build: bool,
+    profile: Option<String>,
+    target: Option<String>,
+}
+
+fn options() -> Result<Options, lexopt::Error> {
+    use lexopt::prelude::*;
+    let mut options = Options::default();
+    let mut parser = lexopt::Parser::from_env();
+    while let Some(arg) = parser.next()? {
+        match arg {
+            Long("quick") => options.quick = true,
+            Long("http") => options.http = true,
+            Long("pgo") => options.pgo = true,
+            Long("pgo-build") => options.pgo_build = true,
+            Long("profile") => options.profile = Some(parser.value()?.string()?),
+            Long("target") => options.target = Some(parser.value()?.string()?),
+            // `cargo bench` passes it to every bench target.
+            Long("bench") => {}
+            _ => return Err(arg.unexpected()),
+        }
     }
-    // `--pgo`: ours is the profile-guided build (`http_load/pgo.rs`); the floors are not.
-    let trained = || {
-        let release = pgo::Build { profile: "release", target: None };
-        pgo::build(&root, &release).unwrap_or_else(|e| panic!("the profile-guided build: {e}"))
+    Ok(options)
+}
+
+fn main() {
+    let options = options().unwrap_or_else(|e| panic!("{e}"));
+    let quick = options.quick;
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let trained = |profile: &str, target: Option<&str>| {
+        let built = pgo::build(&root, &pgo::Build { profile, target });
+        built.unwrap_or_else(|e| panic!("the profile-guided build: {e}"))
     };
-    if flag("--http") {
+    if options.pgo_build {
+        let profile = options.profile.as_deref().unwrap_or("release");
+        return println!("{}", trained(profile, options.target.as_deref()).display());
+    }
+    assert!(
+        options.profile.is_none() && options.target.is_none(),
+        "--profile and --target go with --pgo-build"
+    );
+    // `--pgo`: ours is the profile-guided build (`http_load/pgo.rs`); the floors are not.
+    if options.http {
         let [mut ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
-        if flag("--pgo") {
-            ours = trained();
+        if options.pgo {
+            ours = trained("release", None);
         }
         let rmcp = http::build_rmcp_peer(&root);
         return http::run(&ours, &floor, rmcp.as_deref(), quick);
     }
     // Ours, floor B, floor A: the order of every row's values.
     let mut binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);
-    if flag("--pgo") {
-        binaries[0] = trained();
+    if options.pgo {
+        binaries[0] = trained("release", None);
     }
     let pinned = pin_to_one_cpu();
     let (rounds, starts, pings, pipelined_calls) =
@@ -361,16 +385,29 @@ fn main() {
 }
 
 /// `cargo build --release` of the binary and the floors named after it, and where each
-/// executable is: cargo names a bench target's file with a hash, so it says where.
+/// executable is.
 fn build_release<const N: usize>(root: &Path, names: [&str; N]) -> [PathBuf; N] {
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let mut build = Command::new(&cargo);
-    build.args(["build", "--release", "--quiet", "--message-format=json-render-diagnostics"]);
-    build.args(["--bin", names[0]]);
+    let mut build = cargo(root);
+    build.args(["build", "--release", "--bin", names[0]]);
     for floor in &names[1..] {
         build.args(["--bench", floor]);
     }
-    let built = build.current_dir(root).stderr(Stdio::inherit()).output().expect("cargo build");
+    executables(build, names)
+}
+
+/// The `cargo` running the bench, in `root`.
+fn cargo(root: &Path) -> Command {
+    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+    cargo.current_dir(root);
+    cargo
+}
+
+/// Runs `build` (a `cargo build`) and says where each executable in `names` is: cargo names a
+/// bench target's file with a hash, and a profile, target or target folder of its own puts
+/// any elsewhere, so cargo is asked.
+fn executables<const N: usize>(mut build: Command, names: [&str; N]) -> [PathBuf; N] {
+    build.args(["--quiet", "--message-format=json-render-diagnostics"]);
+    let built = build.stderr(Stdio::inherit()).output().expect("cargo build");
     assert!(built.status.success(), "build failed");
     names.map(|name| {
         let executable = String::from_utf8_lossy(&built.stdout).lines().find_map(|line| {

@@ -71,12 +71,60 @@ pub fn serve(mut command: Command) -> Result<(Child, SocketAddr), String> {
         for line in stderr
             .lines()
             .map_while(Result::ok)
-            .filter(|l| l.contains("WARN") || l.contains("ERROR"))
+            // And the profiling runtime's, of an instrumented build (`pgo.rs`).
+            .filter(|l| l.contains("WARN") || l.contains("ERROR") || l.contains("LLVM Profile"))
         {
             eprintln!("server: {line}");
         }
     });
     Ok((child, addr))
+}
+
+/// A scratch folder for a server's `--root`, removed when dropped. Its path is canonical: the
+/// server compares a watched file's path with its canonical root, and a temporary folder may
+/// be reached through a link (macOS's `/var`).
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Result<Scratch, String> {
+        let dir = std::env::temp_dir().join(format!("{name}-{}", std::process::id()));
+        let fail = |e: std::io::Error| format!("the scratch folder {}: {e}", dir.display());
+        std::fs::create_dir_all(&dir).map_err(fail)?;
+        Ok(Scratch(std::fs::canonicalize(&dir).map_err(fail)?))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The load run against `command` (a `baremcp` not yet given `--root` or `--http`) serving
+/// `dir`, with a file in it to watch and as many connections as the clients need; the
+/// server is stopped after, and must exit 0.
+pub fn load_run(
+    mut command: Command,
+    dir: &Path,
+    clients: usize,
+    calls: usize,
+) -> Result<Report, String> {
+    let watched = dir.join("watched.txt");
+    std::fs::write(&watched, "first\n").map_err(|e| format!("{}: {e}", watched.display()))?;
+    let connections = (2 * clients + 16).to_string();
+    let root = dir.to_str().ok_or("the scratch path is not UTF-8")?;
+    command.args(["--root", root, "--max-connections", &connections]);
+    let (server, addr) = serve(command)?;
+    let uri = format!("file://{}", watched.display());
+    let plan = Plan { clients, calls, uri, watched, pid: Some(server.id()) };
+    let report = run(addr, &plan);
+    let stopped = stop(server);
+    let report = report?;
+    stopped.map(|()| report)
 }
 
 /// Peak resident memory of process `pid` so far, in KiB (`VmHWM`).

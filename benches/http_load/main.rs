@@ -46,12 +46,8 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         return Err("cargo build failed".into());
     }
     let binary = root.join("target/release/baremcp");
-    let dir = std::env::temp_dir().join(format!("baremcp-http-load-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
-    let dir = std::fs::canonicalize(&dir)?;
-    let result = drive(&binary, &dir, clients, calls);
-    let _ = std::fs::remove_dir_all(&dir);
-    result
+    let dir = load::Scratch::new("baremcp-http-load")?;
+    drive(&binary, dir.path(), clients, calls)
 }
 
 fn drive(
@@ -60,21 +56,7 @@ fn drive(
     clients: usize,
     calls: usize,
 ) -> Result<(), Box<dyn std::error::Error>> {
-    let watched = dir.join("watched.txt");
-    std::fs::write(&watched, "first\n")?;
-    let connections = (2 * clients + 16).to_string();
-    let root = dir.to_str().ok_or("the scratch path is not UTF-8")?;
-    let (server, addr) = load::spawn(binary, &["--root", root, "--max-connections", &connections])?;
-    let plan = load::Plan {
-        clients,
-        calls,
-        uri: format!("file://{}", watched.display()),
-        watched,
-        pid: Some(server.id()),
-    };
-    let report = load::run(addr, &plan);
-    load::stop(server)?;
-    let report = report?;
+    let report = load::load_run(Command::new(binary), dir, clients, calls)?;
     let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
     let mib =
         |kib: Option<u64>| kib.map_or("-".into(), |k| format!("{:.1} MiB", k as f64 / 1024.0));

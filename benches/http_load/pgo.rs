@@ -28,10 +28,12 @@ pub fn build(root: &Path, what: &Build) -> Result<PathBuf, String> {
     let io = |e: std::io::Error| format!("{}: {e}", counts.display());
     std::fs::create_dir_all(&counts).map_err(io)?;
     eprintln!("pgo: building baremcp instrumented ...");
-    let generate = format!("-Cprofile-generate={}", scratch.join("build-counts").display());
+    // Where the instrumented build scripts write theirs, which no one reads: emptied first.
+    let build_counts = scratch.join("build-counts");
+    let _ = std::fs::remove_dir_all(&build_counts);
+    let generate = format!("-Cprofile-generate={}", build_counts.display());
     let instrumented = cargo_build(root, what, &scratch.join("generate"), &generate);
-    // The runtime names each process's file; the build's own instrumented build scripts
-    // write theirs where `-Cprofile-generate` says, apart from these.
+    // The runtime names each process's file (`%p`), apart from the build scripts' files.
     let file = counts.join("baremcp-%p.profraw");
     eprintln!("pgo: training it on the HTTP load run and a stdio session ...");
     train_http(&instrumented, &file)?;

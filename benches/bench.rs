@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
+#[path = "http_load/cargo.rs"]
+mod cargo;
 #[path = "http_load/client.rs"]
 mod client;
 #[path = "http_load/bench.rs"]
@@ -257,14 +259,9 @@ fn static_binary(root: &Path) -> Option<(u64, bool)> {
     if !String::from_utf8_lossy(&targets.stdout).contains("x86_64-unknown-linux-musl") {
         return None;
     }
-    let musl = ["--target", "x86_64-unknown-linux-musl"];
-    let mut build = cargo(root);
-    let built = build.args(["build", "--release", "--quiet", "--bin", "baremcp"]).args(musl);
-    let built = built.status().ok()?;
-    if !built.success() {
-        return None;
-    }
-    let path = root.join("target/x86_64-unknown-linux-musl/release/baremcp");
+    let mut build = cargo::cargo(root);
+    build.args(["build", "--release", "--bin", "baremcp", "--target", "x86_64-unknown-linux-musl"]);
+    let [path] = cargo::executables(build, ["baremcp"]).ok()?;
     let size = std::fs::metadata(&path).ok()?.len();
     // A static executable has no PT_INTERP program header (no dynamic loader).
     let mut bytes = Vec::new();
@@ -387,36 +384,12 @@ fn main() {
 /// `cargo build --release` of the binary and the floors named after it, and where each
 /// executable is.
 fn build_release<const N: usize>(root: &Path, names: [&str; N]) -> [PathBuf; N] {
-    let mut build = cargo(root);
+    let mut build = cargo::cargo(root);
     build.args(["build", "--release", "--bin", names[0]]);
     for floor in &names[1..] {
         build.args(["--bench", floor]);
     }
-    executables(build, names)
-}
-
-/// The `cargo` running the bench, in `root`.
-fn cargo(root: &Path) -> Command {
-    let mut cargo = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
-    cargo.current_dir(root);
-    cargo
-}
-
-/// Runs `build` (a `cargo build`) and says where each executable in `names` is: cargo names a
-/// bench target's file with a hash, and a profile, target or target folder of its own puts
-/// any elsewhere, so cargo is asked.
-fn executables<const N: usize>(mut build: Command, names: [&str; N]) -> [PathBuf; N] {
-    build.args(["--quiet", "--message-format=json-render-diagnostics"]);
-    let built = build.stderr(Stdio::inherit()).output().expect("cargo build");
-    assert!(built.status.success(), "build failed");
-    names.map(|name| {
-        let executable = String::from_utf8_lossy(&built.stdout).lines().find_map(|line| {
-            let message: serde_json::Value = serde_json::from_str(line).ok()?;
-            let path = message["executable"].as_str().filter(|_| message["target"]["name"] == name);
-            path.map(PathBuf::from)
-        });
-        executable.unwrap_or_else(|| panic!("cargo built no executable named {name}"))
-    })
+    cargo::executables(build, names).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Start-up, ping-pong, pipelined throughput and its peak memory, measured in `rounds`

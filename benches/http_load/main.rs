@@ -5,6 +5,7 @@
 //! slow-tool check against a second server. `--clients N`, `--calls N`; `--quick` is 8 × 50.
 //! Any wrong or missing reply fails the run (exit 1).
 
+mod cargo;
 mod client;
 mod load;
 
@@ -37,15 +38,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-    let built = Command::new(cargo)
-        .args(["build", "--release", "--quiet", "--bin", "baremcp"])
-        .current_dir(&root)
-        .status()?;
-    if !built.success() {
-        return Err("cargo build failed".into());
-    }
-    let binary = root.join("target/release/baremcp");
+    let binary = cargo::release(&root)?;
     let dir = load::Scratch::new("baremcp-http-load")?;
     drive(&binary, dir.path(), clients, calls)
 }

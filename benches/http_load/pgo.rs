@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::load;
+use super::{cargo, load};
 
 /// What to build: cargo's profile and, when not the host, its target.
 pub struct Build<'a> {
@@ -32,7 +32,7 @@ pub fn build(root: &Path, what: &Build) -> Result<PathBuf, String> {
     let build_counts = scratch.join("build-counts");
     let _ = std::fs::remove_dir_all(&build_counts);
     let generate = format!("-Cprofile-generate={}", build_counts.display());
-    let instrumented = cargo_build(root, what, &scratch.join("generate"), &generate);
+    let instrumented = cargo_build(root, what, &scratch.join("generate"), &generate)?;
     // The runtime names each process's file (`%p`), apart from the build scripts' files.
     let file = counts.join("baremcp-%p.profraw");
     eprintln!("pgo: training it on the HTTP load run and a stdio session ...");
@@ -59,14 +59,14 @@ pub fn build(root: &Path, what: &Build) -> Result<PathBuf, String> {
     // cargo does not see a profile change in a dependency already built: all are built anew.
     let used = scratch.join("use");
     let _ = std::fs::remove_dir_all(&used);
-    Ok(cargo_build(root, what, &used, &format!("-Cprofile-use={}", profile.display())))
+    cargo_build(root, what, &used, &format!("-Cprofile-use={}", profile.display()))
 }
 
 /// `cargo build` of the binary with `flag` added to the environment's rustflags, into `dir`,
 /// and where the binary is. Set as `CARGO_ENCODED_RUSTFLAGS`, so that a path with a space
 /// stays one flag (and cargo, as with any rustflags in the environment, ignores those of
 /// its config files).
-fn cargo_build(root: &Path, what: &Build, dir: &Path, flag: &str) -> PathBuf {
+fn cargo_build(root: &Path, what: &Build, dir: &Path, flag: &str) -> Result<PathBuf, String> {
     let mut flags: Vec<String> = match std::env::var("CARGO_ENCODED_RUSTFLAGS") {
         Ok(encoded) => encoded.split('\x1f').map(String::from).collect(),
         Err(_) => std::env::var("RUSTFLAGS")
@@ -77,13 +77,12 @@ fn cargo_build(root: &Path, what: &Build, dir: &Path, flag: &str) -> PathBuf {
     };
     flags.retain(|f| !f.is_empty());
     flags.push(flag.to_string());
-    let mut build = super::cargo(root);
+    let mut build = cargo::cargo(root);
     build.args(["build", "--bin", "baremcp", "--profile", what.profile]);
     build.args(what.target.map(|t| ["--target", t]).iter().flatten());
     build.arg("--target-dir").arg(dir);
     build.env("CARGO_ENCODED_RUSTFLAGS", flags.join("\x1f")).env_remove("RUSTFLAGS");
-    let [binary] = super::executables(build, ["baremcp"]);
-    binary
+    cargo::executables(build, ["baremcp"]).map(|[binary]| binary)
 }
 
 /// The HTTP load run (both eras, event streams, a file watched, the answers a connection

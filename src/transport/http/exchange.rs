@@ -111,6 +111,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, peer: String, ip: Option<IpAdd
         on_loop: false,
         unsent: Vec::new(),
         handoff: None,
+        logs: None,
     });
     let mut resume = Resume::Read;
     loop {
@@ -180,8 +181,7 @@ pub(super) struct Exchange {
     pub writer: Socket,
     pub peer: String,
     ip: Option<IpAddr>,
-    /// The request's `Origin` when `--allow-origin` names it: its responses carry CORS
-    /// headers.
+    /// The request's `Origin` when `--allow-origin` names it: its responses get CORS headers.
     cors: Option<String>,
     /// When the request's head had been read.
     pub received: Instant,
@@ -207,6 +207,9 @@ pub(super) struct Exchange {
     pub unsent: Vec<u8>,
     /// The rest of a request begun on the loop that its thread must finish.
     pub handoff: Option<Step>,
+    /// Whether request lines are logged (at info; off, debug is too), once asked: asking
+    /// matches every directive of a filter against the target.
+    logs: Option<bool>,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -263,16 +266,18 @@ impl Exchange {
         let took = answered.unwrap_or_else(Instant::now) - started;
         // A balancer asks its probes every second or so: their lines are for debugging.
         let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
-        log::log!(
-            target: LOG,
-            level,
-            "{} {} {} {status} session={} {}ms",
-            self.peer,
-            head.method,
-            head.path,
-            session.as_deref().map_or("-", session_tag),
-            took.as_millis()
-        );
+        if *self.logs.get_or_insert_with(|| log::log_enabled!(target: LOG, log::Level::Info)) {
+            log::log!(
+                target: LOG,
+                level,
+                "{} {} {} {status} session={} {}ms",
+                self.peer,
+                head.method,
+                head.path,
+                session.as_deref().map_or("-", session_tag),
+                took.as_millis()
+            );
+        }
         // Stopping, a connection whose last response said it stays open is not closed at
         // once: a request the client sent on it in the meantime is read, and answered with
         // `Connection: close` (the dispatching loop may have written that response before
@@ -692,9 +697,4 @@ pub fn refusal(status: u16, why: &str) -> Response {
 /// Whether `head` has a body to read: `Content-Length: 0` (Python's `requests`' DELETE) is none.
 fn unread(head: &Head) -> bool {
     !matches!(head.body, BodyKind::None | BodyKind::Length(0))
-}
-
-/// Whether the peer closed its end (or reset it) while a request waits for its answer.
-pub(super) fn peer_gone(reader: &Reader) -> bool {
-    reader.inner.get_ref().peer_gone()
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use crate::conn::principal::Principal;
-use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone, refusal};
+use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, refusal};
 use crate::transport::http::main_loop::{Inbound, Out, error_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::Head;
@@ -152,7 +152,9 @@ impl Exchange {
                     let reuse = sse.end(&mut self.writer).is_ok() && sse.reusable();
                     return (200, name, reuse);
                 }
-                Recv::TimedOut if peer_gone(&self.reader) => Err(io::ErrorKind::BrokenPipe.into()),
+                Recv::TimedOut if self.reader.inner.get_ref().peer_gone() => {
+                    Err(io::ErrorKind::BrokenPipe.into())
+                }
                 Recv::TimedOut if last_write.elapsed() >= self.shared.keepalive => {
                     sse.comment(&mut self.writer, "keep-alive")
                 }

@@ -493,10 +493,12 @@ impl<'s> Dispatcher<'s> {
 }
 
 /// Moves what one session lends the next (its result buffer and kept arguments: allocations,
-/// no state) from `from` to `to`.
+/// no state; and whether requests are logged, which the logger answers the same for all)
+/// from `from` to `to`.
 fn lend(from: &mut Session, to: &mut Session) {
     to.spare = std::mem::take(&mut from.spare);
     to.arguments = from.arguments.take();
+    to.requests_logged = to.requests_logged.or(from.requests_logged);
 }
 
 /// One response as JSON bytes (logged at debug level by the outbox).

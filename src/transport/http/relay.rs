@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::direct::{Claim, DirectLine, Mode, Rest};
-use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, peer_gone};
+use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL};
 use crate::transport::http::main_loop::{Inbound, Out, Sink};
 use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
@@ -123,7 +123,7 @@ impl Exchange {
                 Recv::TimedOut => {
                     // A client that half-closed after its request may still read: it is
                     // given a tick to be answered in, as when the loop has no say.
-                    if !waited.is_zero() && peer_gone(&self.reader) {
+                    if !waited.is_zero() && self.reader.inner.get_ref().peer_gone() {
                         self.left(&closed, ticket);
                         return (499, name, false);
                     }

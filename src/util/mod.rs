@@ -1,9 +1,10 @@
 //! The bottom layer: small helpers any layer may use, knowing nothing of MCP: byte encodings,
 //! SHA-256 and HMAC, randomness, file stamps, a hash for short keys, a blocking queue between
-//! threads, waiting on a descriptor, metrics in Prometheus's text format, W3C trace context,
-//! and a sort.
+//! threads, waiting on a descriptor, a map keyed by descriptor, metrics in Prometheus's text
+//! format, W3C trace context, and a sort.
 
 pub mod encoding;
+pub(crate) mod fd_map;
 pub(crate) mod fnv;
 pub(crate) mod metrics;
 pub(crate) mod poll;

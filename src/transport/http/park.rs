@@ -11,7 +11,6 @@
 //! the server stops, when a keep-alive comment is due, or when a connection sat idle too long;
 //! a thread rung for its pending request takes its connection back itself.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{self, BufRead, Read};
 use std::os::fd::{AsRawFd, RawFd};
@@ -24,7 +23,7 @@ use crate::transport::http::exchange::{Begun, Dock, Exchange, Outcome, Resume, S
 use crate::transport::http::main_loop::{Inbound, TICK, Watcher};
 use crate::transport::http::parser::{Head, ReadError};
 use crate::transport::http::readiness::Readiness;
-use crate::util::fnv::Fnv;
+use crate::util::fd_map::FdMap;
 use crate::util::poll::Epoll;
 use crate::util::queue::{Receiver, Recv};
 
@@ -63,8 +62,8 @@ pub struct Bay {
     keeper: std::sync::Once,
 }
 
-/// Parked connections by descriptor: numbers the kernel picks, so the fast FNV hash will do.
-type Berths = HashMap<RawFd, Berth, std::hash::BuildHasherDefault<Fnv>>;
+/// Parked connections by descriptor.
+type Berths = FdMap<Berth>;
 
 /// One parked connection.
 pub struct Berth {
@@ -130,7 +129,7 @@ impl Bay {
             drop(older);
         }
         if self.epoll.add(fd).is_err() {
-            let refused = berths.remove(&fd);
+            let refused = berths.remove(fd);
             drop(berths);
             drop(refused);
         }
@@ -138,7 +137,7 @@ impl Bay {
 
     /// Gives every parked connection back to its thread: the loop is held, or gone.
     fn release_all(&self) {
-        let berths: Vec<Berth> = self.lock().drain().map(|(_, berth)| berth).collect();
+        let berths: Vec<Berth> = self.lock().drain().collect();
         for berth in berths {
             let _ = self.epoll.remove(berth.fd());
         }
@@ -148,8 +147,8 @@ impl Bay {
     /// [`Berth::due_back`]), with where the thread is to take it up.
     fn take_back(&self, fd: RawFd, shared: &Shared, stuck: bool) -> Option<(Berth, Resume)> {
         let mut berths = self.lock();
-        let expired = berths.get(&fd)?.due_back(shared, stuck)?;
-        let mut berth = berths.remove(&fd)?;
+        let expired = berths.get(fd)?.due_back(shared, stuck)?;
+        let mut berth = berths.remove(fd)?;
         drop(berths);
         let _ = self.epoll.remove(fd);
         let resume = match expired {
@@ -281,7 +280,7 @@ impl Dock for Bay {
         if stuck(shared) {
             self.release_all();
         } else if idle {
-            let fds: Vec<RawFd> = self.lock().keys().copied().collect();
+            let fds: Vec<RawFd> = self.lock().keys().collect();
             for fd in fds {
                 if let Some((berth, resume)) = self.take_back(fd, shared, false) {
                     berth.go_home(resume);
@@ -468,7 +467,7 @@ impl Watch {
     /// A parked connection has input, or its end: a whole request is read and served here,
     /// anything else goes back to its thread.
     fn serve(&mut self, fd: RawFd) {
-        let Some(berth) = self.bay.lock().remove(&fd) else { return };
+        let Some(berth) = self.bay.lock().remove(fd) else { return };
         let mut berth = match self.look(berth, true) {
             Looked::Parked(berth) => berth,
             Looked::Pending | Looked::Home => return,
@@ -551,7 +550,7 @@ impl Watcher for Watch {
     /// A connection whose request was answered waits for its next one; one whose request
     /// went another way goes back to its thread.
     fn settle(&mut self, line: &DirectLine) {
-        let Some(berth) = self.bay.lock().remove(&line.fd()) else { return };
+        let Some(berth) = self.bay.lock().remove(line.fd()) else { return };
         match self.look(berth, false) {
             Looked::Pending | Looked::Home => {}
             Looked::Parked(berth) => self.put_back(berth),

@@ -283,7 +283,7 @@ impl Exchange {
         // `Connection: close` (the dispatching loop may have written that response before
         // the stop, while the connection thread only learns of it now). With none under way,
         // reading the next head ends it at once.
-        if !reuse || !head.keep_alive() {
+        if !reuse || !head.keep_alive {
             self.writer.linger(&self.shared.stop);
             return false;
         }
@@ -651,7 +651,7 @@ impl Exchange {
     /// Whether a response starting now ends its connection: the client asked so, or the
     /// server is stopping (a client told so sends no more requests on it).
     pub fn closing(&self, head: &Head) -> bool {
-        !head.keep_alive() || self.shared.stop.load(Ordering::Relaxed)
+        !head.keep_alive || self.shared.stop.load(Ordering::Relaxed)
     }
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers

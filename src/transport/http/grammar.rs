@@ -42,18 +42,26 @@ pub(super) fn absolute_form(target: &str) -> Result<Option<(&str, &str)>, &'stat
 
 /// RFC 9110 token characters (method and header names).
 pub(super) fn is_token(b: u8) -> bool {
-    TOKEN[usize::from(b)]
+    token_lowered(b) != 0
 }
 
-/// Which bytes are token characters: looked up, as every byte of every header name is.
-const TOKEN: [bool; 256] = {
-    let mut table = [false; 256];
+/// A token character lowercased, or 0 for any other byte: header names are checked and
+/// lowercased in one look-up a byte.
+pub(super) fn token_lowered(b: u8) -> u8 {
+    TOKEN_LOWERED[usize::from(b)]
+}
+
+const TOKEN_LOWERED: [u8; 256] = {
+    let mut table = [0; 256];
     let mut b = 0;
     while b < 256 {
         let c = b as u8;
-        table[b] = c.is_ascii_alphanumeric()
+        let token = c.is_ascii_alphanumeric()
             || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-')
             || matches!(c, b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
+        if token {
+            table[b] = c.to_ascii_lowercase();
+        }
         b += 1;
     }
     table

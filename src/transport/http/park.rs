@@ -450,7 +450,7 @@ impl Watch {
         }
         let stays = rest.is_empty()
             && outcome.2
-            && head.keep_alive()
+            && head.keep_alive
             && exchange.reader.inner.buffer().is_empty()
             && !exchange.shared.stop.load(Ordering::Relaxed);
         if !stays {

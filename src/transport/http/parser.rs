@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use crate::transport::http::body_budget::{self, BodyBudget, FREE_BYTES, Hold};
 use crate::transport::http::grammar::{
-    absolute_form, chunk_size, http_version, is_token, number, trim_whitespace,
+    absolute_form, chunk_size, http_version, is_token, number, token_lowered, trim_whitespace,
 };
 use crate::transport::http::socket::Socket;
 
@@ -52,7 +52,7 @@ pub struct Head {
     /// When the request's first byte arrived: the deadline runs from here.
     pub started: Instant,
     /// Whether the connection stays open after this request: read once from `Connection`.
-    keep_alive: bool,
+    pub keep_alive: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,11 +125,6 @@ impl Head {
         self.method == "GET" || self.method == "HEAD"
     }
 
-    /// Whether the connection stays open after this request.
-    pub fn keep_alive(&self) -> bool {
-        self.keep_alive
-    }
-
     /// A head of these fields (names and values as ranges of `text`), whose body is not known
     /// yet.
     fn of(
@@ -176,12 +171,16 @@ fn known(name: &[u8]) -> Option<(usize, bool)> {
 }
 
 const HOST: usize = 0;
+/// A second `Host` field's slot in [`Known`], after the [`known`] names' own.
+const HOST_AGAIN: usize = 13;
 
-/// Where each [`known`] name's first field is (its index plus one; 0: absent).
-type Known = [u8; 13];
+/// Where each [`known`] name's first field is (its index plus one; 0: absent), and `Host`'s second.
+type Known = [u8; 14];
 
 /// Adds one header line (`line`, its line ending cut) to a head's text, fields and
-/// [`known`] ones.
+/// [`known`] ones. Not inlined: in the loop that reads the head, its byte loops would run
+/// out of registers.
+#[inline(never)]
 fn field(
     all: &mut Vec<u8>,
     fields: &mut Vec<Field>,
@@ -194,24 +193,30 @@ fn field(
     if fields.len() == MAX_HEADERS {
         return Err(ReadError::Status(431, "too many header fields"));
     }
-    // Names are short: a plain search beats `memchr`'s setup.
-    let colon = line.iter().position(|&b| b == b':');
-    let colon = colon.ok_or_else(|| bad("header without a colon"))?;
-    let (name, mut value) = (&line[..colon], &line[colon + 1..]);
+    // The name is the token characters up to the colon: checked, lowercased and copied with one
+    // table look-up a byte.
+    let name_at = all.len();
+    all.reserve(line.len());
+    for &b in line {
+        match token_lowered(b) {
+            0 => break,
+            lowered => all.push(lowered),
+        }
+    }
+    let end = all.len() - name_at;
+    if end == 0 || line.get(end) != Some(&b':') {
+        let colon = line.contains(&b':');
+        return Err(bad(if colon { "malformed header name" } else { "header without a colon" }));
+    }
+    let mut value = &line[end + 1..];
     // Bytes past ASCII that are not UTF-8 are obs-text, opaque (RFC 9110 §5.5): kept as U+FFFD,
     // so that the value matches nothing it is compared with (a mirrored `Mcp-Name` is then a
     // header mismatch, with the request's id) and a field no one reads costs nothing.
     let lossy;
-    if !line.is_ascii() && std::str::from_utf8(value).is_err() {
+    if !value.is_ascii() && std::str::from_utf8(value).is_err() {
         lossy = String::from_utf8_lossy(value);
         value = lossy.as_bytes();
     }
-    if name.is_empty() || !name.iter().all(|&b| is_token(b)) {
-        return Err(bad("malformed header name"));
-    }
-    let name_at = all.len();
-    all.extend_from_slice(name);
-    all[name_at..].make_ascii_lowercase();
     // The value goes in before the checks below, which it would fail before (a CR in it).
     let value_at = all.len();
     all.extend_from_slice(trim_whitespace(value));
@@ -231,9 +236,11 @@ fn field(
         return Err(bad("a field that names one thing is sent twice"));
     }
     fields.push((name_at..value_at, value_at..all.len()));
-    if let Some((k, _)) = index.filter(|&(k, _)| found[k] == 0) {
-        // At most `MAX_HEADERS` (64) fields, and one more for an absolute-form target.
-        found[k] = fields.len() as u8;
+    // At most `MAX_HEADERS` (64) fields, and one more for an absolute-form target.
+    match index {
+        Some((k, _)) if found[k] == 0 => found[k] = fields.len() as u8,
+        Some((HOST, _)) => found[HOST_AGAIN] = fields.len() as u8,
+        _ => {}
     }
     Ok(())
 }
@@ -422,7 +429,7 @@ impl Reader {
             return Err(bad("missing host header"));
         }
         // RFC 9112 §3.2: which of two hosts is meant is anyone's guess (a proxy's and ours).
-        if head.values("host").nth(1).is_some() {
+        if head.known[HOST_AGAIN] != 0 {
             return Err(bad("more than one host header"));
         }
         if let Some(authority) = authority {

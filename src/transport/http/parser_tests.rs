@@ -189,7 +189,7 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     assert_eq!(head.list("y"), None);
     // A known name absent is found absent without a search; one present, on every line.
     assert_eq!((head.list("expect"), head.list("connection")), (None, None));
-    assert!(head.keep_alive());
+    assert!(head.keep_alive);
     // `Connection` is a list too: `close` on a second line closes.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
@@ -198,7 +198,7 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     client.write_all(request.as_bytes()).unwrap();
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
-    assert!(!head.keep_alive());
+    assert!(!head.keep_alive);
     assert_eq!(head.list("connection").as_deref(), Some("keep-alive, close"));
     // On HTTP/1.0 too, `close` wins over `keep-alive`.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -206,7 +206,7 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     client.write_all(b"GET /mcp HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n").unwrap();
     let mut reader = Reader::new(Socket::new(Stream::Tcp(listener.accept().unwrap().0)));
     let head = reader.head(&limits, &AtomicBool::new(false)).unwrap();
-    assert!(!head.keep_alive());
+    assert!(!head.keep_alive);
 }
 
 #[test]
@@ -341,4 +341,37 @@ fn the_token_table_is_rfc_9110_s_tchar() {
         let tchar = b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
         assert_eq!(is_token(b), tchar, "{b:#04x}");
     }
+}
+
+#[test]
+fn a_name_is_token_characters_before_a_colon_read_in_lowercase() {
+    let why = |line: &str| match read_head(&format!("GET / HTTP/1.1\r\nHost: a\r\n{line}\r\n\r\n"))
+    {
+        Err(ReadError::Status(status, why)) => (status, why.to_string()),
+        Ok(head) => (200, head.header("x-name-9").unwrap_or("-").to_string()),
+        Err(ReadError::Closed) => panic!("{line:?}: closed"),
+    };
+    assert_eq!(why("X-NAME-9:  \tv  "), (200, "v".into()));
+    assert_eq!(why("x-Name-9:v"), (200, "v".into()));
+    assert_eq!(why("X-Name-9 : v"), (400, "malformed header name".into()));
+    assert_eq!(why("X-Nä: v"), (400, "malformed header name".into()));
+    assert_eq!(why(": v"), (400, "malformed header name".into()));
+    assert_eq!(why("X Name: v"), (400, "malformed header name".into()));
+    assert_eq!(why("X-Name-9"), (400, "header without a colon".into()));
+    assert_eq!(why("X-Name 9"), (400, "header without a colon".into()));
+}
+
+#[test]
+fn a_second_host_field_is_refused_wherever_it_comes() {
+    let host = |headers: &str| match read_head(&format!("GET / HTTP/1.1\r\n{headers}\r\n")) {
+        Ok(head) => Ok(head.header("host").map(String::from)),
+        Err(ReadError::Status(status, why)) => Err((status, why)),
+        Err(ReadError::Closed) => panic!("{headers:?}: closed"),
+    };
+    let twice = Err((400, "more than one host header"));
+    assert_eq!(host("Host: a\r\nX-A: 1\r\n"), Ok(Some("a".into())));
+    assert_eq!(host("Host: a\r\nHost: a\r\n"), twice);
+    assert_eq!(host("X-A: 1\r\nHOST: a\r\nX-B: 2\r\nhost: b\r\nX-C: 3\r\n"), twice);
+    assert_eq!(host("Host: a\r\nX-A: 1\r\nHost: b\r\nHost: c\r\n"), twice);
+    assert_eq!(host("X-A: 1\r\n"), Err((400, "missing host header")));
 }

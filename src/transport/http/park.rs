@@ -604,32 +604,35 @@ fn whole_request(bytes: &[u8]) -> bool {
     }
     let mut length = None;
     let mut at = 0;
-    loop {
-        let Some(end) = memchr::memchr(b'\n', &bytes[at..]).map(|n| at + n) else {
-            return false;
-        };
+    for end in memchr::memchr_iter(b'\n', bytes) {
         let line = &bytes[at..end];
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         at = end + 1;
         if line.is_empty() {
-            break;
+            return length.is_some_and(|n| at + n <= bytes.len());
         }
-        let Some(colon) = memchr::memchr(b':', line) else { continue };
-        let name = &line[..colon];
-        if name.eq_ignore_ascii_case(b"transfer-encoding") || name.eq_ignore_ascii_case(b"expect") {
+        // Three names matter, told apart by their first letter before one is compared.
+        let length_value = match line[0] | 0x20 {
+            b't' if field_value(line, b"transfer-encoding").is_some() => return false,
+            b'e' if field_value(line, b"expect").is_some() => return false,
+            b'c' => field_value(line, b"content-length"),
+            _ => None,
+        };
+        let Some(value) = length_value.map(<[u8]>::trim_ascii) else { continue };
+        let digits = !value.is_empty() && value.len() <= 9 && value.iter().all(u8::is_ascii_digit);
+        if length.is_some() || !digits {
             return false;
         }
-        if name.eq_ignore_ascii_case(b"content-length") {
-            let value = line[colon + 1..].trim_ascii();
-            let digits =
-                !value.is_empty() && value.len() <= 9 && value.iter().all(u8::is_ascii_digit);
-            if length.is_some() || !digits {
-                return false;
-            }
-            length = std::str::from_utf8(value).ok().and_then(|v| v.parse::<usize>().ok());
-        }
+        length = std::str::from_utf8(value).ok().and_then(|v| v.parse::<usize>().ok());
     }
-    length.is_some_and(|n| at + n <= bytes.len())
+    false
+}
+
+/// The value of header `line` when its name is `name` (any case), which a colon ends at once: a
+/// name with blanks before its colon is no name, and the parser refuses it.
+fn field_value<'a>(line: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let named = line.get(..name.len()).is_some_and(|n| n.eq_ignore_ascii_case(name));
+    named.then(|| line[name.len()..].strip_prefix(b":")).flatten()
 }
 
 #[cfg(test)]
@@ -660,5 +663,14 @@ mod tests {
         // The head ends at its first empty line, whatever follows.
         let early = "POST /mcp HTTP/1.1\r\nHost: a\r\n\nContent-Length: 2\r\n\r\n{}";
         assert!(!whole_request(early.as_bytes()));
+        // Names in any case; one that only begins like them is another.
+        let post =
+            |fields: &str| whole_request(format!("POST / HTTP/1.1\r\n{fields}\r\n{{}}").as_bytes());
+        assert!(post("CONTENT-LENGTH:2\r\n"));
+        assert!(!post("content-length: 2\r\nTRANSFER-ENCODING: chunked\r\n"));
+        assert!(!post("EXPECT: 100-continue\r\nContent-length: 2\r\n"));
+        assert!(post("Expected: 1\r\nTransfer-Encodings: x\r\nContent-Length: 2\r\n"));
+        assert!(!post("Content-Lengths: 2\r\n"), "no length");
+        assert!(!post("Content-Length : 2\r\n"), "no length either");
     }
 }

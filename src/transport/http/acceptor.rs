@@ -161,7 +161,7 @@ fn probe_or_refuse(stream: Stream, peer: &str, shared: &Shared, cap: usize) {
     let mut reader = Reader::new(socket.clone());
     let limits = Limits { max_body: 0, deadline: PROBE_READ, idle: PROBE_READ };
     let asked = reader.head(&limits, &shared.stop).ok().and_then(|head| {
-        let answer = probes::probe(&head.path, &shared.readiness).filter(|_| head.is_read())?;
+        let answer = probes::probe(head.path(), &shared.readiness).filter(|_| head.is_read())?;
         Some((head, answer))
     });
     match asked {

@@ -265,15 +265,16 @@ impl Exchange {
         self.parks = answered.is_some();
         let took = answered.unwrap_or_else(Instant::now) - started;
         // A balancer asks its probes every second or so: their lines are for debugging.
-        let level = if probes::is_probe(&head.path) { log::Level::Debug } else { log::Level::Info };
+        let level =
+            if probes::is_probe(head.path()) { log::Level::Debug } else { log::Level::Info };
         if *self.logs.get_or_insert_with(|| log::log_enabled!(target: LOG, log::Level::Info)) {
             log::log!(
                 target: LOG,
                 level,
                 "{} {} {} {status} session={} {}ms",
                 self.peer,
-                head.method,
-                head.path,
+                head.method(),
+                head.path(),
                 session.as_deref().map_or("-", session_tag),
                 took.as_millis()
             );
@@ -309,7 +310,7 @@ impl Exchange {
         };
         self.cors = None;
         // Before the Host check: balancers and orchestrators probe with a Host of their own.
-        if let Some(answer) = probes::probe(&head.path, &shared.readiness) {
+        if let Some(answer) = probes::probe(head.path(), &shared.readiness) {
             return self.read_only(head, answer, unread);
         }
         if !host_ok {
@@ -322,22 +323,22 @@ impl Exchange {
         }
         // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page.
         if let Some((paths, document)) = &shared.metadata
-            && paths.contains(&head.path)
+            && paths.iter().any(|p| p == head.path())
         {
             let response =
                 Response::json(200, document.clone()).header("Access-Control-Allow-Origin", "*");
             return self.read_only(head, response, unread);
         }
         // `/metrics` passes the endpoint's checks: Host, Origin, authentication.
-        let metrics = head.path == probes::METRICS;
-        if head.path != shared.path && !metrics {
+        let metrics = head.path() == probes::METRICS;
+        if head.path() != shared.path && !metrics {
             let why = format!("no such endpoint: MCP is served at {}", shared.path);
             return self.refuse(head, Refusal::NotFound, 404, &why, unread);
         }
         self.cors =
             head.header("origin").filter(|o| shared.guard.cors_allowed(o)).map(String::from);
         // A browser's preflight carries no credentials: answered before authentication.
-        if head.method == "OPTIONS"
+        if head.method() == "OPTIONS"
             && head.header("access-control-request-method").is_some()
             && let Some(origin) = self.cors.take()
         {
@@ -370,14 +371,14 @@ impl Exchange {
         if metrics {
             return self.read_only(head, probes::metrics(&shared.metrics, &shared.tx), unread);
         }
-        match head.method.as_str() {
+        match head.method() {
             "POST" => self.post(head, principal),
             "GET" | "DELETE" => {
                 if unread {
                     let why = "a body is not expected here";
                     return self.refuse(head, Refusal::BadHttp, 400, why, true);
                 }
-                if head.method == "GET" {
+                if head.method() == "GET" {
                     self.get(head, principal)
                 } else {
                     self.delete(head, principal)
@@ -444,9 +445,7 @@ impl Exchange {
     }
 
     fn post(&mut self, head: &Head, principal: Option<Arc<Principal>>) -> Outcome {
-        let media =
-            head.header("content-type").unwrap_or("").split(';').next().unwrap_or("").trim();
-        if !media.eq_ignore_ascii_case("application/json") {
+        if !negotiation::is_json(head.header("content-type")) {
             return self.refuse(
                 head,
                 Refusal::UnsupportedMediaType,
@@ -588,7 +587,7 @@ impl Exchange {
         let session = legacy.map(|(session, _)| session);
         let call = |sink| {
             let sse = sse_ok;
-            Inbound::Call(Call {
+            Inbound::Call(Box::new(Call {
                 session,
                 body,
                 parsed,
@@ -598,7 +597,7 @@ impl Exchange {
                 principal,
                 arrival,
                 direct,
-            })
+            }))
         };
         match self.hand_over(head, call, bytes, claim.clone()) {
             // The loop cannot wait for its own answer: it looks when it has served it.

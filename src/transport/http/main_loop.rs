@@ -38,17 +38,12 @@ pub const TICK: Duration = Duration::from_millis(250);
 /// Work for the dispatching loop.
 #[allow(clippy::large_enum_variant)] // calls are most of it: a box each would cost an allocation
 pub enum Inbound {
-    Call(Call),
+    /// Boxed: moved through the queue and the loop's match, a call is a few hundred bytes.
+    Call(Box<Call>),
     /// A client notification or response, already answered with 202.
-    Message {
-        session: Option<String>,
-        body: String,
-    },
+    Message { session: Option<String>, body: String },
     /// A legacy session's GET stream: server messages unrelated to a request go here.
-    Stream {
-        session: String,
-        sink: Sink,
-    },
+    Stream { session: String, sink: Sink },
 }
 
 /// What watches keep-alive connections between requests (`park.rs`): the loop waits on it
@@ -358,7 +353,7 @@ impl<'s> Dispatcher<'s> {
         }
     }
 
-    fn call(&mut self, call: Call) {
+    fn call(&mut self, call: Box<Call>) {
         if call.sink.is_closed() {
             log::info!(
                 target: LOG,

@@ -11,6 +11,7 @@
 //! keep-alives the connection threads give on their own.
 
 mod acceptor;
+mod body;
 mod body_budget;
 mod claims;
 mod cors;

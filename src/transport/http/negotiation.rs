@@ -1,5 +1,12 @@
-//! Content negotiation for the endpoint: whether a request's `Accept` admits JSON and event
-//! streams, as RFC 9110 §12.5.1 reads it, leniently where real clients need it.
+//! Content negotiation for the endpoint: whether a request's body is JSON, and whether its
+//! `Accept` admits JSON and event streams, as RFC 9110 §12.5.1 reads it, leniently where real
+//! clients need it.
+
+/// Whether `Content-Type` names JSON, whatever its parameters (`charset=utf-8`).
+pub fn is_json(content_type: Option<&str>) -> bool {
+    let media = parts(content_type.unwrap_or(""), b';').next().unwrap_or("");
+    media.trim().eq_ignore_ascii_case("application/json")
+}
 
 /// Whether `Accept` admits JSON and event streams. No header admits both. Each type is
 /// judged by the most specific range that names it (RFC 9110 §12.5.1: `text/event-stream;q=0,
@@ -12,10 +19,10 @@ pub fn accepts(accept: Option<&str>) -> (bool, bool) {
     // For each type: how specific the range that decided it was (0: none), and its verdict.
     let (mut json, mut sse) = ((0, false), (0, false));
     // Compared in place, without a lowercased copy of each range: asked of every POST.
-    for range in accept.split(',') {
-        let mut parts = range.split(';');
-        let media = parts.next().unwrap_or("").trim();
-        let acceptable = !parts.any(zero_quality);
+    for range in parts(accept, b',') {
+        let mut parameters = parts(range, b';');
+        let media = parameters.next().unwrap_or("").trim();
+        let acceptable = !parameters.any(zero_quality);
         let is = |name: &str| media.eq_ignore_ascii_case(name);
         let rank = |exact: &str, family: &str| {
             if is(exact) {
@@ -38,6 +45,18 @@ pub fn accepts(accept: Option<&str>) -> (bool, bool) {
         }
     }
     (json.1, sse.1)
+}
+
+/// The parts of `text` between `separator`s (an ASCII byte), as `str::split` gives them
+/// without the `memchr` it sets up for each: header values are short.
+fn parts(text: &str, separator: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let now = rest?;
+        let at = now.bytes().position(|b| b == separator);
+        rest = at.map(|at| &now[at + 1..]);
+        Some(at.map_or(now, |at| &now[..at]))
+    })
 }
 
 /// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110
@@ -68,5 +87,26 @@ mod tests {
         assert_eq!(accepts(Some("application/json;q=0.9")), (true, false));
         assert_eq!(accepts(Some("*/*")), (true, true));
         assert_eq!(accepts(Some("text/html")), (false, false));
+        assert_eq!(accepts(Some(",, application/json ;q=1,")), (true, false));
+        assert_eq!(accepts(Some("")), (false, false));
+    }
+
+    #[test]
+    fn json_is_named_by_its_media_type_alone() {
+        for json in ["application/json", "Application/JSON; charset=utf-8", " application/json ;x"]
+        {
+            assert!(is_json(Some(json)), "{json:?}");
+        }
+        for other in [None, Some(""), Some("text/plain"), Some("application/json-seq"), Some(";")] {
+            assert!(!is_json(other), "{other:?}");
+        }
+    }
+
+    #[test]
+    fn parts_are_what_split_gives() {
+        for text in ["", "a", "a,b", ",a,,b,", "é,ü", ",", "a;b,c"] {
+            let split: Vec<_> = text.split(',').collect();
+            assert_eq!(parts(text, b',').collect::<Vec<_>>(), split, "{text:?}");
+        }
     }
 }

@@ -1,4 +1,5 @@
-//! Reading HTTP/1.1 requests: one head, then its body, within size limits and a deadline.
+//! Reading HTTP/1.1 requests: one head, within size limits and a deadline, and how it frames
+//! its body (read by `body.rs`).
 //!
 //! Only what an MCP endpoint needs is accepted: origin-form targets (and the absolute form,
 //! which RFC 9112 makes a server take), `Content-Length` or chunked bodies (never both: that
@@ -9,9 +10,8 @@ use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::transport::http::body_budget::{self, BodyBudget, FREE_BYTES, Hold};
 use crate::transport::http::grammar::{
-    absolute_form, chunk_size, http_version, is_token, number, token_lowered, trim_whitespace,
+    absolute_form, http_version, is_token, number, token_lowered, trim_whitespace,
 };
 use crate::transport::http::socket::Socket;
 
@@ -35,9 +35,9 @@ pub struct Limits {
 /// One request head. Header names are lowercased; values are trimmed of whitespace.
 #[derive(Debug)]
 pub struct Head {
-    pub method: String,
-    /// The target's path, without the query.
-    pub path: String,
+    /// The method and the target's path (without the query), as ranges of `text`.
+    method: Range<usize>,
+    path: Range<usize>,
     /// 0 for HTTP/1.0, 1 for HTTP/1.1.
     pub minor: u8,
     /// Every header's name and value, one after another: one buffer for the head rather than
@@ -120,15 +120,24 @@ impl Head {
         self.fields.iter().filter(move |(n, _)| named(text, n, name)).map(|(_, v)| &text[v.clone()])
     }
 
+    pub fn method(&self) -> &str {
+        &self.text[self.method.clone()]
+    }
+
+    /// The target's path, without the query.
+    pub fn path(&self) -> &str {
+        &self.text[self.path.clone()]
+    }
+
     /// A `GET` or a `HEAD`: what answers one answers the other (RFC 9110 §9.1).
     pub fn is_read(&self) -> bool {
-        self.method == "GET" || self.method == "HEAD"
+        self.method() == "GET" || self.method() == "HEAD"
     }
 
     /// A head of these fields (names and values as ranges of `text`), whose body is not known
     /// yet.
     fn of(
-        (method, path, minor): (String, String, u8),
+        (method, path, minor): (Range<usize>, Range<usize>, u8),
         (text, fields, known): (String, Vec<Field>, Known),
         started: Instant,
     ) -> Head {
@@ -247,7 +256,7 @@ fn field(
 
 /// What [`Reader::request_line`] reads: method, path, minor version, and the authority of an
 /// absolute-form target.
-type RequestLine = (String, String, u8, Option<String>);
+type RequestLine<'l> = (&'l str, &'l str, u8, Option<String>);
 
 impl Head {
     /// Names the request's host by `authority`, in place of any `Host` field: RFC 9112
@@ -309,7 +318,11 @@ impl Reader {
     }
 
     /// Fills the buffer, waiting until `deadline` at most. `Ok(false)`: the peer closed.
-    fn fill(&mut self, deadline: Instant, stop: Option<&AtomicBool>) -> Result<bool, Waited> {
+    pub(super) fn fill(
+        &mut self,
+        deadline: Instant,
+        stop: Option<&AtomicBool>,
+    ) -> Result<bool, Waited> {
         loop {
             if !self.inner.buffer().is_empty() {
                 return Ok(true);
@@ -349,7 +362,7 @@ impl Reader {
 
     /// Reads one line (through `\n`) of at most `room` bytes into `line`, without the line
     /// ending. `Err(true)` when it was too long.
-    fn line(
+    pub(super) fn line(
         &mut self,
         line: &mut Vec<u8>,
         room: usize,
@@ -422,7 +435,13 @@ impl Reader {
             return Err(ReadError::Status(505, "http/2 is not served here: use http/1.1"));
         }
         let (method, path, minor, authority) = self.request_line(&line)?;
-        let fields = self.fields(&mut line, room, deadline)?;
+        // The method and path open the head's text, before the fields.
+        let (mut all, fields) = std::mem::take(&mut self.spare);
+        all.extend_from_slice(method.as_bytes());
+        let method = 0..all.len();
+        all.extend_from_slice(path.as_bytes());
+        let path = method.end..all.len();
+        let fields = self.fields(&mut line, room, deadline, (all, fields))?;
         let mut head = Head::of((method, path, minor), fields, started);
         head.body = body_kind(&head, limits.max_body)?;
         if minor == 1 && head.header("host").is_none() {
@@ -447,8 +466,8 @@ impl Reader {
         line: &mut Vec<u8>,
         room: usize,
         deadline: Instant,
+        (mut all, mut fields): (Vec<u8>, Vec<Field>),
     ) -> Result<(String, Vec<Field>, Known), ReadError> {
-        let (mut all, mut fields) = std::mem::take(&mut self.spare);
         all.reserve(512);
         fields.reserve(16);
         let mut found = Known::default();
@@ -515,7 +534,7 @@ impl Reader {
     /// The request line's method, path (without the query), HTTP minor version and, for an
     /// absolute-form target, its authority; whether it is a `HEAD` is known as soon as its
     /// method is.
-    fn request_line(&mut self, line: &[u8]) -> Result<RequestLine, ReadError> {
+    fn request_line<'l>(&mut self, line: &'l [u8]) -> Result<RequestLine<'l>, ReadError> {
         // Known from the line's first bytes, whatever is wrong after them.
         self.head_request = line.starts_with(b"HEAD ");
         let text = std::str::from_utf8(line).map_err(|_| bad("request line is not text"))?;
@@ -544,97 +563,16 @@ impl Reader {
             return Err(bad("the request target must be a path"));
         }
         let path = target.split(['?', '#']).next().unwrap_or("/");
-        Ok((method.to_string(), path.to_string(), minor, authority))
-    }
-
-    /// Reads the body `head` announced, within the same deadline as its head, and within
-    /// `budget` as it grows.
-    pub fn body(
-        &mut self,
-        head: &Head,
-        limits: &Limits,
-        budget: &BodyBudget,
-    ) -> Result<Vec<u8>, ReadError> {
-        let deadline = head.started + limits.deadline;
-        let hold = &mut budget.hold();
-        match head.body {
-            BodyKind::None => Ok(Vec::new()),
-            BodyKind::Length(n) => {
-                let mut body = Vec::with_capacity(n.min(FREE_BYTES));
-                self.exact(&mut body, n, n, deadline, hold)?;
-                Ok(body)
-            }
-            BodyKind::Chunked => {
-                let mut body = Vec::new();
-                let mut line = Vec::new();
-                loop {
-                    self.line(&mut line, 1024, deadline).map_err(LineError::in_body)?;
-                    let size = chunk_size(&line).ok_or_else(|| bad("malformed chunk size"))?;
-                    if size == 0 {
-                        break;
-                    }
-                    if body.len().saturating_add(size) > limits.max_body {
-                        return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
-                    }
-                    self.exact(&mut body, size, limits.max_body, deadline, hold)?;
-                    self.line(&mut line, 2, deadline).map_err(LineError::in_body)?;
-                    if !line.is_empty() {
-                        return Err(bad("chunk data not followed by a line end"));
-                    }
-                }
-                // Trailer fields are read and ignored, within the head's size limit.
-                let mut room = MAX_HEAD_BYTES;
-                loop {
-                    self.line(&mut line, room, deadline).map_err(LineError::status)?;
-                    if line.is_empty() {
-                        return Ok(body);
-                    }
-                    room -= line.len() + 1;
-                }
-            }
-        }
-    }
-
-    /// Reads `n` bytes onto `into`, as far as `hold` can count them. It grows as they arrive
-    /// (a length announced is not allocated before it is sent), doubling, but never past
-    /// `most`, the length it can reach.
-    fn exact(
-        &mut self,
-        into: &mut Vec<u8>,
-        mut n: usize,
-        most: usize,
-        deadline: Instant,
-        hold: &mut Hold,
-    ) -> Result<(), ReadError> {
-        while n > 0 {
-            match self.fill(deadline, None) {
-                Ok(true) => {}
-                Ok(false) => return Err(ReadError::Closed),
-                Err(_) => return Err(ReadError::Status(408, "the request was not sent in time")),
-            }
-            let buf = self.inner.buffer();
-            let take = buf.len().min(n);
-            if !hold.grow_to(into.len() + take) {
-                return Err(ReadError::Status(503, body_budget::REFUSED));
-            }
-            if into.capacity() - into.len() < take {
-                let grown = (into.capacity() * 2).min(most).max(into.len() + take);
-                into.reserve_exact(grown - into.len());
-            }
-            into.extend_from_slice(&buf[..take]);
-            self.inner.consume(take);
-            n -= take;
-        }
-        Ok(())
+        Ok((method, path, minor, authority))
     }
 }
 
-enum Waited {
+pub(super) enum Waited {
     TimedOut,
     Stopped,
 }
 
-enum LineError {
+pub(super) enum LineError {
     Closed,
     TimedOut,
     TooLong,
@@ -642,14 +580,14 @@ enum LineError {
 
 impl LineError {
     /// In a chunked body a line too long is a malformed chunk, not a large head.
-    fn in_body(self) -> ReadError {
+    pub(super) fn in_body(self) -> ReadError {
         match self {
             LineError::TooLong => bad("malformed chunk"),
             other => other.status(),
         }
     }
 
-    fn status(self) -> ReadError {
+    pub(super) fn status(self) -> ReadError {
         match self {
             LineError::Closed => ReadError::Closed,
             LineError::TimedOut => ReadError::Status(408, "the request was not sent in time"),
@@ -658,7 +596,7 @@ impl LineError {
     }
 }
 
-fn bad(why: &'static str) -> ReadError {
+pub(super) fn bad(why: &'static str) -> ReadError {
     ReadError::Status(400, why)
 }
 

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::net::{Shutdown, TcpListener, TcpStream};
 
 use super::*;
+use crate::transport::http::body_budget::BodyBudget;
 use crate::transport::http::socket::Stream;
 
 /// Reads one request off a loopback connection as the server does: the status it is
@@ -67,7 +68,9 @@ fn chunk_sized(size: &str) -> u16 {
 /// The head of `request`, read as the server reads it, or the status it is refused with.
 fn head_of(request: &str) -> Result<(String, u8, Option<String>), u16> {
     match read_head(request) {
-        Ok(head) => Ok((head.path.clone(), head.minor, head.header("host").map(String::from))),
+        Ok(head) => {
+            Ok((head.path().to_string(), head.minor, head.header("host").map(String::from)))
+        }
         Err(ReadError::Status(status, _)) => Err(status),
         Err(ReadError::Closed) => Err(0),
     }

@@ -378,3 +378,14 @@ fn a_second_host_field_is_refused_wherever_it_comes() {
     assert_eq!(host("Host: a\r\nX-A: 1\r\nHost: b\r\nHost: c\r\n"), twice);
     assert_eq!(host("X-A: 1\r\n"), Err((400, "missing host header")));
 }
+
+#[test]
+fn each_known_name_has_its_slot_and_host_is_the_one_checked_apart() {
+    assert_eq!(KNOWN[HOST].0, b"host");
+    assert!(HOST_AGAIN >= KNOWN.len());
+    for (k, (name, single)) in KNOWN.iter().enumerate() {
+        assert_eq!(known(name), Some((k, *single)), "{}", String::from_utf8_lossy(name));
+    }
+    assert_eq!(known(b"hos"), None);
+    assert_eq!(known(b"Host"), None, "names are lowercased before they are looked up");
+}

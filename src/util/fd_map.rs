@@ -1,6 +1,7 @@
-//! A map keyed by file descriptor: a vector indexed by it. The kernel gives out the lowest free
-//! number, so the keys stay as dense as the open descriptors, and a lookup is an index, where a
-//! hash map hashes and probes (a few hundred instructions a request on the HTTP fast path).
+//! A map keyed by file descriptor (Linux, where connections park): a vector indexed by it.
+//! The kernel gives out the lowest free number, so the keys stay as dense as the open
+//! descriptors, and a lookup is an index where a hash map hashes and probes (a few hundred
+//! instructions a request on the HTTP fast path).
 
 use std::os::fd::RawFd;
 

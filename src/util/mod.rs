@@ -4,6 +4,7 @@
 //! format, W3C trace context, and a sort.
 
 pub mod encoding;
+#[cfg(target_os = "linux")]
 pub(crate) mod fd_map;
 pub(crate) mod fnv;
 pub(crate) mod metrics;

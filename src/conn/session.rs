@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
+use crate::util::log_answer::LogAnswer;
 use crate::util::stamp::WatchedFile;
 use crate::wire::capabilities::Declared;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message};
@@ -85,10 +86,10 @@ pub(crate) struct Session {
     /// The last tool call's (small) arguments, whose allocations the next call reuses (taken
     /// while a call uses them).
     pub arguments: Option<Value>,
-    /// Whether request lines are logged (`baremcp::request` at info), once asked: the logger
-    /// is asked once a session, since its answer costs a few percent of a call (a filter's
-    /// directives matched against the target) and filters are set when the process starts.
-    pub requests_logged: Option<bool>,
+    /// Whether request lines are logged (`baremcp::request` at info), once asked: asking the
+    /// logger costs a few percent of a call (a filter's directives matched against the
+    /// target), so it is asked again only when the maximum level changes.
+    pub requests_logged: LogAnswer,
 }
 
 impl Session {

@@ -144,7 +144,7 @@ pub(crate) fn serve_message<'a>(
         }
     };
     // The clock is read for the completion log line, or for an `on_reply` hook.
-    let logged = session.requests_logged.get_or_insert_with(Request::logged).then(Instant::now);
+    let logged = session.requests_logged.get(Request::logged).then(Instant::now);
     let started = logged.or_else(|| server.hooks.on_reply.as_ref().map(|_| Instant::now()));
     let mut request = match Request::new(&id, &method, &params) {
         Ok(request) => request,

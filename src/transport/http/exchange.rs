@@ -28,6 +28,7 @@ use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
 use crate::transport::telemetry::observer::Arrival;
 use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics};
+use crate::util::log_answer::LogAnswer;
 use crate::util::queue::{Receiver, Sender, Ticket};
 use crate::util::trace_context::TraceContext;
 use crate::wire::carried::Parsed;
@@ -111,7 +112,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, peer: String, ip: Option<IpAdd
         on_loop: false,
         unsent: Vec::new(),
         handoff: None,
-        logs: None,
+        logs: LogAnswer::default(),
     });
     let mut resume = Resume::Read;
     loop {
@@ -207,9 +208,8 @@ pub(super) struct Exchange {
     pub unsent: Vec<u8>,
     /// The rest of a request begun on the loop that its thread must finish.
     pub handoff: Option<Step>,
-    /// Whether request lines are logged (at info; off, debug is too), once asked: asking
-    /// matches every directive of a filter against the target.
-    logs: Option<bool>,
+    /// Whether request lines are logged (at info; off, debug is too).
+    logs: LogAnswer,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -267,7 +267,7 @@ impl Exchange {
         // A balancer asks its probes every second or so: their lines are for debugging.
         let level =
             if probes::is_probe(head.path()) { log::Level::Debug } else { log::Level::Info };
-        if *self.logs.get_or_insert_with(|| log::log_enabled!(target: LOG, log::Level::Info)) {
+        if self.logs.get(|| log::log_enabled!(target: LOG, log::Level::Info)) {
             log::log!(
                 target: LOG,
                 level,

@@ -493,7 +493,7 @@ impl<'s> Dispatcher<'s> {
 fn lend(from: &mut Session, to: &mut Session) {
     to.spare = std::mem::take(&mut from.spare);
     to.arguments = from.arguments.take();
-    to.requests_logged = to.requests_logged.or(from.requests_logged);
+    to.requests_logged = from.requests_logged;
 }
 
 /// One response as JSON bytes (logged at debug level by the outbox).

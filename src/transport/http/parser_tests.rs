@@ -389,3 +389,31 @@ fn each_known_name_has_its_slot_and_host_is_the_one_checked_apart() {
     assert_eq!(known(b"hos"), None);
     assert_eq!(known(b"Host"), None, "names are lowercased before they are looked up");
 }
+
+#[test]
+fn a_field_that_names_one_thing_is_refused_twice_and_a_list_is_not() {
+    let twice = |line: &str| match read_head(&format!(
+        "GET / HTTP/1.1\r\nHost: a\r\n{line}\r\nX-A: 1\r\n{line}\r\n\r\n"
+    )) {
+        Ok(head) => {
+            format!("read: {}", head.list(&line[..line.find(':').unwrap()].to_lowercase()).unwrap())
+        }
+        Err(ReadError::Status(_, why)) => why.to_string(),
+        Err(ReadError::Closed) => "closed".to_string(),
+    };
+    let one_thing = "a field that names one thing is sent twice";
+    for name in
+        ["Origin", "Authorization", "Content-Type", "Mcp-Session-Id", "MCP-Protocol-Version"]
+    {
+        assert_eq!(twice(&format!("{name}: x")), one_thing, "{name}");
+    }
+    for name in ["Mcp-Method", "Mcp-Name", "Mcp-Param-X"] {
+        assert_eq!(twice(&format!("{name}: x")), one_thing, "{name}");
+    }
+    assert_eq!(twice("Host: a"), "more than one host header");
+    // The same length twice is one length; a list may come in several lines.
+    assert_eq!(twice("Content-Length: 0"), "read: 0, 0");
+    for name in ["Accept", "Traceparent", "Connection", "Expect", "X-Other"] {
+        assert_eq!(twice(&format!("{name}: x")), "read: x, x", "{name}");
+    }
+}

@@ -120,6 +120,7 @@ impl Head {
         self.fields.iter().filter(move |(n, _)| named(text, n, name)).map(|(_, v)| &text[v.clone()])
     }
 
+    /// The request's method, as sent (methods are case-sensitive).
     pub fn method(&self) -> &str {
         &self.text[self.method.clone()]
     }

@@ -469,11 +469,7 @@ impl Exchange {
             let why = "a POST needs a JSON-RPC message as its body";
             return self.refuse(head, Refusal::of_status(status), status, why, false);
         }
-        if head
-            .list("expect")
-            .is_some_and(|e| e.split(',').any(|x| x.trim().eq_ignore_ascii_case("100-continue")))
-            && head.minor == 1
-        {
+        if head.list_has("expect", "100-continue") && head.minor == 1 {
             const CONTINUE: &[u8] = b"HTTP/1.1 100 Continue\r\n\r\n";
             match self.on_loop {
                 true => self.unsent.extend_from_slice(CONTINUE),

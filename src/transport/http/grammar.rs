@@ -1,6 +1,6 @@
 //! The small rules of HTTP's grammar (RFC 9110, RFC 9112) the request reader reads by:
-//! the version, absolute-form targets, token characters, a field value's whitespace, numbers,
-//! and chunk-size lines.
+//! the version, absolute-form targets, token characters, a field value's whitespace, a list's
+//! elements, numbers, and chunk-size lines.
 
 /// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
 /// whitespace).
@@ -9,6 +9,18 @@ pub(super) fn trim_whitespace(value: &[u8]) -> &[u8] {
     let start = value.iter().position(|b| !blank(b)).unwrap_or(value.len());
     let end = value.iter().rposition(|b| !blank(b)).map_or(start, |last| last + 1);
     &value[start..end]
+}
+
+/// The parts of `text` between `separator`s (an ASCII byte), as `str::split` gives them
+/// without the `memchr` it sets up for each: header values are short.
+pub(super) fn parts(text: &str, separator: u8) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let now = rest?;
+        let at = now.bytes().position(|b| b == separator);
+        rest = at.map(|at| &now[at + 1..]);
+        Some(at.map_or(now, |at| &now[..at]))
+    })
 }
 
 /// The major and minor version of an `HTTP-version` (RFC 9112 §2.3: `HTTP/` DIGIT `.` DIGIT).

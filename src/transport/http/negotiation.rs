@@ -2,6 +2,8 @@
 //! `Accept` admits JSON and event streams, as RFC 9110 §12.5.1 reads it, leniently where real
 //! clients need it.
 
+use crate::transport::http::grammar::parts;
+
 /// Whether `Content-Type` names JSON, whatever its parameters (`charset=utf-8`).
 pub fn is_json(content_type: Option<&str>) -> bool {
     let media = parts(content_type.unwrap_or(""), b';').next().unwrap_or("");
@@ -45,18 +47,6 @@ pub fn accepts(accept: Option<&str>) -> (bool, bool) {
         }
     }
     (json.1, sse.1)
-}
-
-/// The parts of `text` between `separator`s (an ASCII byte), as `str::split` gives them
-/// without the `memchr` it sets up for each: header values are short.
-fn parts(text: &str, separator: u8) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let now = rest?;
-        let at = now.bytes().position(|b| b == separator);
-        rest = at.map(|at| &now[at + 1..]);
-        Some(at.map_or(now, |at| &now[..at]))
-    })
 }
 
 /// Whether an `Accept` parameter is `q=0`: the media range is not acceptable (RFC 9110

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::transport::http::grammar::{
-    absolute_form, http_version, is_token, number, token_lowered, trim_whitespace,
+    absolute_form, http_version, is_token, number, parts, token_lowered, trim_whitespace,
 };
 use crate::transport::http::socket::Socket;
 
@@ -114,6 +114,12 @@ impl Head {
         })
     }
 
+    /// Whether list field `name` (lowercase) has `element` (any case) among its elements.
+    pub fn list_has(&self, name: &str, element: &str) -> bool {
+        let list = self.list(name);
+        list.is_some_and(|list| parts(&list, b',').any(|e| e.trim().eq_ignore_ascii_case(element)))
+    }
+
     /// Every value of header `name` (lowercase), in the order sent.
     fn values<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> {
         let text = &self.text;
@@ -150,8 +156,7 @@ impl Head {
 
     /// What `Connection` says of the connection after this request.
     fn reads_keep_alive(&self) -> bool {
-        let connection = self.list("connection").unwrap_or_default();
-        let has = |word: &str| connection.split(',').any(|t| t.trim().eq_ignore_ascii_case(word));
+        let has = |word: &str| self.list_has("connection", word);
         // `close` wins in either version (RFC 9112 §9.3); HTTP/1.0 stays open only when asked.
         !has("close") && (self.minor == 1 || has("keep-alive"))
     }

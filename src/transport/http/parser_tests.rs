@@ -417,3 +417,19 @@ fn a_field_that_names_one_thing_is_refused_twice_and_a_list_is_not() {
         assert_eq!(twice(&format!("{name}: x")), "read: x, x", "{name}");
     }
 }
+
+#[test]
+fn a_list_has_an_element_in_any_of_its_lines_in_any_case() {
+    let head = read_head(
+        "GET / HTTP/1.0\r\nConnection: foo, Keep-Alive \r\nExpect: x,\r\nExpect: 100-CONTINUE\r\n\r\n",
+    );
+    let head = head.unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(head.list_has("connection", "keep-alive") && head.keep_alive);
+    assert!(head.list_has("expect", "100-continue"));
+    assert!(!head.list_has("connection", "close"));
+    assert!(!head.list_has("connection", "foo, keep-alive"), "elements, not the whole");
+    assert!(!head.list_has("upgrade", "h2c"));
+    let closing =
+        read_head("GET / HTTP/1.1\r\nHost: a\r\nConnection: x\r\nConnection:close\r\n\r\n");
+    assert!(!closing.unwrap_or_else(|e| panic!("{e:?}")).keep_alive);
+}

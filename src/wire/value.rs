@@ -50,17 +50,24 @@ pub(super) fn decode_unique(text: &str) -> Result<Value, Option<Twice>> {
     }
 }
 
+/// The widest object whose members [`decode_into`] writes over; a wider one is built afresh.
+const REUSED: usize = 16;
+
 impl Scanner<'_> {
     /// Writes the value here over `slot`; false when an object's members (or a nested one's)
     /// are not exactly `slot`'s, and `slot` must be rebuilt. Every member the result keeps is
     /// overwritten, so nothing of the old value survives a `true`.
     fn decode_into(&mut self, slot: &mut Value, depth: u32) -> Result<bool, Syntax> {
         match (self.peek(), slot) {
-            (Some(b'{'), Value::Object(map)) if depth < MAX_DEPTH => {
+            (Some(b'{'), Value::Object(map)) if depth < MAX_DEPTH && map.len() <= REUSED => {
+                // The members written, by address: one named twice must count once, or a
+                // member the text never named would survive (one call's argument in the next).
+                let mut written = [std::ptr::null::<Value>(); REUSED];
                 let (mut seen, mut same) = (0, true);
                 self.object(|key, s| {
                     match map.get_mut(key.ok_or(Syntax)?.as_ref()) {
-                        Some(value) if same => {
+                        Some(value) if same && !written[..seen].contains(&&raw const *value) => {
+                            written[seen] = value;
                             seen += 1;
                             same = s.decode_into(value, depth + 1)?;
                         }
@@ -240,6 +247,13 @@ mod tests {
             r#"{"a":[{"c":"long text"},{"c":2}]}"#,
             r#"{"a":{"b":1},"a":{"b":2}}"#,
             r#"{"a":{"b":1},"a":{"b":2}}"#,
+            // A member named twice writes one member: the other must not survive.
+            r#"{"a":1,"b":2}"#,
+            r#"{"a":3,"a":4}"#,
+            r#"{"a":{"x":1,"y":2}}"#,
+            r#"{"a":{"x":3,"x":4}}"#,
+            r#"{"a":5,"b":6}"#,
+            r#"{"b":7,"b":8}"#,
             r#"{"n\u0061me":"\u00e9"}"#,
             r#"{"name":"\u00e9"}"#,
             r#"{"name":"World""#,

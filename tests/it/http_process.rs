@@ -1,7 +1,7 @@
 //! The binary serving HTTP as a process: a graceful stop on SIGTERM (even while a handler waits
 //! on its client), the drain before it (`/readyz` 503 while the listener still serves; a
-//! second signal or SIGINT skips it), an answer made as the stop gives up still written,
-//! unsafe binds refused, and unix sockets (a stale file replaced, one in use left alone, a
+//! second signal or SIGINT skips it), an answer made as the stop gives up still written, a
+//! stop not held by a tool that outlives it, unsafe binds refused, and unix sockets (a stale file replaced, one in use left alone, a
 //! successor's file kept, the file removed at stop).
 
 use std::io::{Read, Write};
@@ -261,4 +261,40 @@ fn an_answer_made_as_a_stop_gives_up_still_reaches_its_client() {
     }
     assert_eq!(reply.header("connection"), Some("close"));
     assert!(exit_within(child, 5).success());
+}
+
+/// A stop while a tool runs past the drain: the listener closes at once (a new connection is
+/// refused while the tool still runs), and the process ends 10 s (and a grace of 1 s) after
+/// the stop, cutting the call, rather than when the tool ends.
+#[test]
+fn a_stop_closes_at_once_and_ends_a_tool_that_outlives_the_drain() {
+    let dir = crate::scratch("stop-during-a-tool");
+    let manifest = dir.join("slow.json");
+    let slow = json!({"tools": [{"name": "slow", "description": "Sleeps", "run": {"argv": ["sleep", "30"]}}]});
+    std::fs::write(&manifest, slow.to_string()).unwrap();
+    let args = ["--manifest".as_ref(), manifest.as_os_str()];
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    let body = modern("tools/call", json!({"name": "slow", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: slow"];
+    let mut call = connect(addr);
+    call.get_mut().write_all(post_text(addr, &body, &headers).as_bytes()).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    signal(&child, "-INT");
+    let signalled = Instant::now();
+    let refused = loop {
+        match std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200)) {
+            Err(_) => break signalled.elapsed(),
+            Ok(_) if signalled.elapsed() > Duration::from_secs(3) => {
+                panic!("still accepting 3 s after the stop, while a tool runs")
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(50)),
+        }
+    };
+    assert!(refused < Duration::from_secs(1), "refused only after {refused:?}");
+    assert!(exit_within(child, 13).success());
+    let took = signalled.elapsed();
+    assert!(took >= Duration::from_secs(10), "the drain was cut short: {took:?}");
+    let mut rest = Vec::new();
+    let _ = call.get_mut().read_to_end(&mut rest);
+    assert!(!String::from_utf8_lossy(&rest).contains("\"result\""), "the tool ran to its end");
 }

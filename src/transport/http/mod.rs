@@ -36,13 +36,14 @@ mod response;
 mod session_table;
 mod signals;
 mod socket;
+mod stopping;
 mod token_file;
 mod verified;
 
 use std::io;
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 use serde_json::json;
@@ -63,6 +64,7 @@ use peer_table::Peers;
 use readiness::Readiness;
 use session_table::Sessions;
 use socket::Listener;
+use stopping::{Closer, DRAIN};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http";
@@ -75,8 +77,6 @@ const INBOUND_CAPACITY: usize = 65_536;
 /// leaves is withdrawn at once.
 const INBOUND_BYTES: usize = 64 << 20;
 
-/// How long requests in flight may take to finish once the server is stopping.
-const DRAIN: Duration = Duration::from_secs(10);
 /// Past [`DRAIN`], how long connection threads still get to write what the loop answered.
 const LAST_WRITES: Duration = Duration::from_millis(250);
 
@@ -89,8 +89,10 @@ pub fn hs256(key: &[u8], signing_input: &[u8]) -> [u8; 32] {
 impl Server {
     /// Serves Streamable HTTP on `options.listen` until SIGTERM or SIGINT. SIGTERM first
     /// drains: `/readyz` answers 503 and the listeners serve `drain_secs` more; SIGINT (or a
-    /// second signal) skips that. Then requests in flight finish, streams end, and it returns
-    /// `Ok`. Handlers run on the calling thread.
+    /// second signal) skips that. Then the listeners close, requests in flight get 10 s to
+    /// finish, streams end, and it returns `Ok`; a handler still running 11 s after the close
+    /// ends the process (exit status 0), since its process's signals were given to it.
+    /// Handlers run on the calling thread.
     ///
     /// Fails at once, with the reason, when an address cannot be bound, or is not a loopback
     /// one while no authentication is configured and `allow_unauthenticated` is not set; or
@@ -101,27 +103,32 @@ impl Server {
         // A stop signalled to an earlier `serve_http` of this process is not this one's.
         signals::forget_stop();
         signals::install_signal_handlers();
-        self.serve_listeners(listeners, options, Arc::new(AtomicBool::new(false)))
+        self.serve_listeners(listeners, options, Arc::new(AtomicBool::new(false)), true)
     }
 
     /// [`Server::serve_http`] on listeners already bound, stopping gracefully when `stop` is
     /// set, without a drain (or as a signal handler installed by [`Server::serve_http`] says).
     /// Installs no signal handler itself: a program (or test) that owns its signals sets
-    /// `stop`.
+    /// `stop`. Never ends the process: a handler that outlives the stop's 10 s holds the
+    /// return until it returns.
     pub fn serve_http_on(
         &self,
         listeners: Vec<TcpListener>,
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
     ) -> io::Result<()> {
-        self.serve_listeners(listeners.into_iter().map(Listener::Tcp).collect(), options, stop)
+        let listeners = listeners.into_iter().map(Listener::Tcp).collect();
+        self.serve_listeners(listeners, options, stop, false)
     }
 
+    /// With `owns_signals`, a handler still running when a stop's drain is over ends the
+    /// process ([`stopping::Watch`]).
     fn serve_listeners(
         &self,
         listeners: Vec<Listener>,
         options: &HttpOptions,
         stop: Arc<AtomicBool>,
+        owns_signals: bool,
     ) -> io::Result<()> {
         let endpoint = check(options)?;
         let guard = Guard::new(options)?;
@@ -184,26 +191,14 @@ impl Server {
                 .spawn(move || acceptor::accept(listener, shared, cap))?;
         }
         // The loop holds no sender: when every connection and acceptor is gone, it ends.
-        let mut stopping: Option<Instant> = None;
+        let closer = Arc::new(Closer::new(readiness.clone(), wakers));
+        let watch = stopping::Watch::start(closer.clone(), owns_signals);
         let ask_timeout = Duration::from_secs(options.ask_timeout_secs);
         let observer = Observer::new(metrics.clone(), exporter);
         let mut dispatcher =
             Dispatcher::new(self, rx, table, &readiness, observer, ask_timeout).watching(watcher);
         dispatcher.run(|dispatcher| {
-            if !readiness.drained() {
-                return false;
-            }
-            readiness.closing.store(true, Ordering::Relaxed);
-            let since = *stopping.get_or_insert_with(|| {
-                log::info!(
-                    target: LOG,
-                    "stopping: no new connections; finishing requests in flight",
-                );
-                dispatcher.end_streams();
-                // Wake the acceptors blocked in accept, so they see the flag and leave.
-                wakers.iter().for_each(socket::Waker::wake);
-                Instant::now()
-            });
+            let Some(since) = closer.close_if_due() else { return false };
             dispatcher.end_streams();
             let open = metrics.connections.get();
             if open > 0 && since.elapsed() >= DRAIN {
@@ -211,10 +206,11 @@ impl Server {
             }
             open == 0 || since.elapsed() >= DRAIN
         });
+        drop(watch);
         dispatcher.finish();
         drop(shared);
         last_writes(&metrics);
-        wakers.iter().for_each(socket::Waker::clean_up);
+        closer.clean_up();
         Ok(())
     }
 

@@ -271,6 +271,10 @@ fn session_ids_carry_their_prefix_and_bad_options_refuse_to_start() {
             "https://127.0.0.1:4318",
             "--otlp-endpoint https://127.0.0.1:4318: must",
         ),
+        // Past these, every connection would overflow the clock or the gauge it is read by.
+        ("--request-timeout-secs", "18446744073709551615", "at most 1000000000"),
+        ("--idle-timeout-secs", "9223372036854775807", "--idle-timeout-secs 92"),
+        ("--max-connections", "9223372036854775808", "--max-connections 9223372036854775808:"),
     ] {
         let refused = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
             .args(["--http", "127.0.0.1:0", flag, value])

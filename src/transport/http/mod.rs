@@ -77,6 +77,11 @@ const INBOUND_CAPACITY: usize = 65_536;
 /// leaves is withdrawn at once.
 const INBOUND_BYTES: usize = 64 << 20;
 
+/// The most seconds any of `HttpOptions`' durations may be (about 31 years), and the most
+/// of any of its counts.
+const MAX_SECS: u64 = 1_000_000_000;
+const MAX_COUNT: usize = u32::MAX as usize;
+
 /// Past [`DRAIN`], how long connection threads still get to write what the loop answered.
 const LAST_WRITES: Duration = Duration::from_millis(250);
 
@@ -251,6 +256,29 @@ fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
     if [probes::HEALTHZ, probes::READYZ, probes::METRICS].contains(&options.path.as_str()) {
         let path = &options.path;
         return Err(invalid(format!("--http-path {path}: that path is served for operators")));
+    }
+    // Each duration is added to the clock and each count read as a gauge: past these they
+    // would overflow (a panic on every connection), and no use comes near them.
+    let o = options;
+    let secs = [
+        ("--session-idle-secs", o.session_idle_secs),
+        ("--ask-timeout-secs", o.ask_timeout_secs),
+        ("--sse-keepalive-secs", o.sse_keepalive_secs),
+        ("--request-timeout-secs", o.request_timeout_secs),
+        ("--idle-timeout-secs", o.idle_timeout_secs),
+        ("--drain-secs", o.drain_secs),
+        ("--ready-stall-secs", o.ready_stall_secs),
+    ];
+    let counts = [
+        ("--max-sessions", o.max_sessions),
+        ("--max-connections", o.max_connections),
+        ("--max-connections-per-peer", o.max_connections_per_peer),
+        ("--max-streams-per-peer", o.max_streams_per_peer),
+    ];
+    let too_many = counts.into_iter().find(|(_, n)| *n > MAX_COUNT).map(|(f, n)| (f, n as u64));
+    if let Some((flag, n)) = secs.into_iter().find(|(_, n)| *n > MAX_SECS).or(too_many) {
+        let most = if flag.ends_with("-secs") { MAX_SECS } else { MAX_COUNT as u64 };
+        return Err(invalid(format!("{flag} {n}: at most {most}")));
     }
     if let Some(prefix) = &options.session_id_prefix {
         let allowed = |b: u8| b.is_ascii_alphanumeric() || b == b'_' || b == b'-';

@@ -101,7 +101,8 @@ impl Server {
     ///
     /// Fails at once, with the reason, when an address cannot be bound, or is not a loopback
     /// one while no authentication is configured and `allow_unauthenticated` is not set; or
-    /// when `path` is a probe's, `session_id_prefix` or `otlp_endpoint` is malformed.
+    /// when `path` is a probe's, `session_id_prefix` or `otlp_endpoint` is malformed, or a
+    /// duration is over 10^9 s or a count over `u32::MAX`.
     pub fn serve_http(&self, options: &HttpOptions) -> io::Result<()> {
         check(options)?;
         let listeners = bind(options)?;

@@ -49,11 +49,18 @@ pub(crate) struct Ed25519Key {
 
 impl Ed25519Key {
     /// The key of the 32 bytes `x` (what JWK `x` decodes to, RFC 8037 §2), refused unless
-    /// they encode a point canonically.
+    /// they encode a point canonically, of more than small order.
     pub(crate) fn new(x: &[u8]) -> Result<Ed25519Key, KeyError> {
         let encoded: [u8; 32] =
             x.try_into().map_err(|_| KeyError::Ed25519Length { len: x.len() })?;
         let point = decode(&encoded).ok_or(KeyError::Ed25519Encoding)?;
+        // A key of order dividing the cofactor 8 (the identity, the point of order 2, ...)
+        // makes `[k]A` one of 8 points whatever the message: R = identity and S = 0 then
+        // verify often enough that anyone can forge one. `[8]A` is the identity exactly then
+        // (and `x = 0` only there, as no point has order 16).
+        if point.double().double().double().x.is_zero() {
+            return Err(KeyError::Ed25519SmallOrder);
+        }
         Ok(Ed25519Key { encoded, point })
     }
 
@@ -236,5 +243,23 @@ mod tests {
         // y = 2 has no x on the curve.
         assert!(decode(&unhex(&format!("02{}", "00".repeat(31))).try_into().unwrap()).is_none());
         assert_eq!(Ed25519Key::new(&[0; 31]).err(), Some(KeyError::Ed25519Length { len: 31 }));
+    }
+
+    /// The identity (y = 1), the point of order 2 (y = p - 1), one of order 4 (y = 0) and one
+    /// of order 8 (RFC 8032 and the Ed25519 "small order" lists) are keys anyone can sign for.
+    #[test]
+    fn small_order_keys_are_refused() {
+        for small in [
+            format!("01{}", "00".repeat(31)),
+            format!("ec{}7f", "ff".repeat(30)),
+            "00".repeat(32),
+            "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a".to_string(),
+        ] {
+            let key = Ed25519Key::new(&unhex(&small));
+            assert_eq!(key.err(), Some(KeyError::Ed25519SmallOrder), "{small}");
+        }
+        // R = identity and S = 0 verify under the identity's key for every message: refused
+        // above, while the base point of prime order stays a key.
+        assert!(Ed25519Key::new(&encode(&base())).is_ok());
     }
 }

@@ -21,6 +21,9 @@ pub(crate) enum KeyError {
     Ed25519Length { len: usize },
     /// 32 bytes that encode no Ed25519 point (RFC 8032 §5.1.3).
     Ed25519Encoding,
+    /// An Ed25519 point of small order (the identity, the point of order 2, ...): with it,
+    /// anyone can forge a signature.
+    Ed25519SmallOrder,
 }
 
 impl fmt::Display for KeyError {
@@ -41,6 +44,9 @@ impl fmt::Display for KeyError {
                 write!(f, "an Ed25519 public key of {len} bytes (32 are required)")
             }
             KeyError::Ed25519Encoding => f.write_str("32 bytes that encode no Ed25519 point"),
+            KeyError::Ed25519SmallOrder => {
+                f.write_str("an Ed25519 point of small order (anyone can forge a signature)")
+            }
         }
     }
 }

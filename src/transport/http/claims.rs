@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 pub(crate) const LEEWAY_SECS: u64 = 60;
 
 /// The checks on a token's claims once its signature holds, at the time `now` (seconds since
-/// 1970). `exp` is required; `nbf` is honoured when it is a number; `aud`, a string or an
+/// 1970). `exp` is required; `nbf`, when present, must be a number and is honoured; `aud`, a string or an
 /// array, must name `audience` and `iss` must equal `issuer`, each when given.
 pub(crate) fn check_claims(
     claims: &Map<String, Value>,
@@ -53,7 +53,13 @@ impl Lifetime {
     pub(crate) fn of(claims: &Map<String, Value>) -> Result<Lifetime, &'static str> {
         // A NumericDate may have a fraction (RFC 7519, section 2): seconds as a JSON number.
         let number = |name| claims.get(name).and_then(Value::as_f64);
-        Ok(Lifetime { exp: number("exp").ok_or("token has no exp")?, nbf: number("nbf") })
+        // An `nbf` that is not a number is no NumericDate (RFC 7519 §4.1.5): read as absent,
+        // it would let a token in early.
+        let nbf = match claims.get("nbf") {
+            Some(nbf) => Some(nbf.as_f64().ok_or("token nbf is not a number")?),
+            None => None,
+        };
+        Ok(Lifetime { exp: number("exp").ok_or("token has no exp")?, nbf })
     }
 
     /// Whether it covers the time `now` (seconds since 1970), with [`LEEWAY_SECS`] of skew.
@@ -133,6 +139,12 @@ mod tests {
         for exp in [json!(null), json!("2000"), json!([2000])] {
             let bad = claims(json!({"exp": exp}));
             assert_eq!(check_claims(&bad, 1000, None, None), Err("token has no exp"), "{exp}");
+        }
+        // Nor is an nbf of another type read as absent.
+        for nbf in [json!(null), json!("2000"), json!([2000]), json!({})] {
+            let bad = claims(json!({"exp": 2000, "nbf": nbf}));
+            let refused = check_claims(&bad, 1000, None, None);
+            assert_eq!(refused, Err("token nbf is not a number"), "{nbf}");
         }
     }
 

@@ -120,16 +120,17 @@ pub fn route(request: &Request) -> Route {
         None => Check::Fail,
     };
     apply(host, 403, &mut route);
-    if let Some(origin) = request.header("origin") {
-        apply(origin_check(origin), 403, &mut route);
-    }
     let method = request.method.as_str();
+    // Metadata is public, for a page of any origin.
     if META_PATHS.contains(&request.path.as_str()) {
         route.metadata = true;
         // RFC 9110 §9.1: what answers GET answers HEAD too.
         let read = matches!(method, "GET" | "HEAD");
         apply(if read { Check::Pass } else { Check::Fail }, 405, &mut route);
         return route;
+    }
+    if let Some(origin) = request.header("origin") {
+        apply(origin_check(origin), 403, &mut route);
     }
     let path = if request.path == "/mcp" {
         Check::Pass

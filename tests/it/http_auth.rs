@@ -85,6 +85,15 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
     assert_eq!(metadata.status, 200);
     assert_eq!(metadata.json()["resource"], "https://mcp.example/mcp");
     assert_eq!(metadata.json()["authorization_servers"], json!(["https://auth.example"]));
+    // Public: a page of any origin reads it, but its Host is checked still.
+    let get = |headers: &str| {
+        let path = "/.well-known/oauth-protected-resource/mcp";
+        raw(addr, format!("GET {path} HTTP/1.1\r\n{headers}\r\n").as_bytes()).unwrap()
+    };
+    let foreign = get(&format!("Host: {addr}\r\nOrigin: https://page.example\r\n"));
+    assert_eq!(foreign.status, 200);
+    assert_eq!(foreign.header("access-control-allow-origin"), Some("*"));
+    assert_eq!(get("Host: evil.example\r\nOrigin: https://page.example\r\n").status, 403);
 }
 
 #[test]

@@ -316,18 +316,19 @@ impl Exchange {
         if !host_ok {
             return self.refuse(head, Refusal::Host, 403, "host not allowed", unread);
         }
-        if let Some(origin) = head.header("origin")
-            && !shared.guard.origin_allowed(origin)
-        {
-            return self.refuse(head, Refusal::Origin, 403, "origin not allowed", unread);
-        }
-        // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page.
+        // Metadata is public: it carries `Access-Control-Allow-Origin: *`, for any page, so
+        // it is answered before the Origin check (it reads nothing and changes nothing).
         if let Some((paths, document)) = &shared.metadata
             && paths.iter().any(|p| p == head.path())
         {
             let response =
                 Response::json(200, document.clone()).header("Access-Control-Allow-Origin", "*");
             return self.read_only(head, response, unread);
+        }
+        if let Some(origin) = head.header("origin")
+            && !shared.guard.origin_allowed(origin)
+        {
+            return self.refuse(head, Refusal::Origin, 403, "origin not allowed", unread);
         }
         // `/metrics` passes the endpoint's checks: Host, Origin, authentication.
         let metrics = head.path() == probes::METRICS;

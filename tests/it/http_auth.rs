@@ -108,11 +108,42 @@ fn a_non_loopback_address_needs_authentication() {
 }
 
 #[test]
-fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
+fn a_token_file_renamed_over_or_deleted_is_noticed() {
+    let dir = crate::scratch("http-token-rotation");
+    let tokens = dir.join("tokens");
+    std::fs::write(&tokens, "token-aaa\n").unwrap();
+    let server = start(HttpOptions { auth_token_file: Some(tokens.clone()), ..Default::default() });
+    let list = modern("tools/list", json!({}));
+    let call = |token: &str| {
+        let auth = format!("Authorization: Bearer {token}");
+        let v = "MCP-Protocol-Version: 2026-07-28";
+        post(server.addr, &list, &[v, "Mcp-Method: tools/list", &auth]).status
+    };
+    assert_eq!(call("token-aaa"), 200);
+    // A rotation by rename, the new file of the same size and modification time (`cp -p`,
+    // `touch -r`): its inode tells it apart.
+    let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
+    let new = dir.join("tokens.new");
+    std::fs::write(&new, "token-bbb\n").unwrap();
+    std::fs::File::options().write(true).open(&new).unwrap().set_modified(stamp).unwrap();
+    std::fs::rename(&new, &tokens).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(call("token-bbb"), 200);
+    assert_eq!(call("token-aaa"), 401);
+    // A file deleted holds no tokens: the last ones are revoked, until it is back.
+    std::fs::remove_file(&tokens).unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(call("token-bbb"), 401);
+    std::fs::write(&tokens, "token-ccc\n").unwrap();
+    std::thread::sleep(Duration::from_millis(1100));
+    assert_eq!(call("token-ccc"), 200);
+}
+
+#[test]
+fn sighup_rereads_the_token_file_at_once() {
     let dir = crate::scratch("http-sighup");
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "token-aaa\n").unwrap();
-    let stamp = std::fs::metadata(&tokens).unwrap().modified().unwrap();
     let (mut child, addr) =
         spawn_http(env!("CARGO_BIN_EXE_baremcp"), &["--auth-token-file".as_ref(), tokens.as_ref()]);
     let list = modern("tools/list", json!({}));
@@ -122,11 +153,9 @@ fn sighup_rereads_the_token_file_even_when_it_looks_unchanged() {
             .status
     };
     assert_eq!(call("token-aaa"), 200);
-    // Same size, same modification time: only SIGHUP tells the server to look again.
+    // Looked at a moment ago, the file would not be looked at again for a second: SIGHUP
+    // has it read now. (Any write changes its stamp: its status-change time at least.)
     std::fs::write(&tokens, "token-bbb\n").unwrap();
-    std::fs::File::options().write(true).open(&tokens).unwrap().set_modified(stamp).unwrap();
-    std::thread::sleep(Duration::from_millis(1100));
-    assert_eq!(call("token-bbb"), 401);
     std::process::Command::new("kill").args(["-HUP", &child.id().to_string()]).status().unwrap();
     std::thread::sleep(Duration::from_millis(100));
     assert_eq!(call("token-bbb"), 200);

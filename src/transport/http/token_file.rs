@@ -1,21 +1,22 @@
 //! Static bearer tokens from a file (`--auth-token-file`): each line a token and the
 //! principal its holder is, compared in constant time, read again when the file changes or
-//! on SIGHUP.
+//! on SIGHUP; a file that is gone holds no tokens.
 
 use std::io;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
 use crate::conn::principal::Principal;
 use crate::util::sha256::{hex, same, sha256};
+use crate::util::stamp::Stamp;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::guard";
 
 /// Tokens, one a line as `NAME TOKEN` or `TOKEN` (`#` comments and blank lines skipped), read
-/// again when the file's size or modification time changes (looked at most once a second) or
-/// after SIGHUP.
+/// again when the file's stamp changes (looked at most once a second; a rename over it
+/// changes the inode, whatever its size and times) or after SIGHUP.
 pub(crate) struct TokenFile {
     path: PathBuf,
     state: Mutex<Tokens>,
@@ -64,7 +65,7 @@ impl TokenFile {
     /// Reads the file again when `force`d or when its stamp changed.
     fn refresh(&self, state: &mut Tokens, force: bool) {
         state.looked = Instant::now();
-        if !force && stamp_of(&self.path) == state.stamp {
+        if !force && Stamp::of(&self.path) == state.stamp {
             return;
         }
         match read_tokens(&self.path) {
@@ -72,6 +73,17 @@ impl TokenFile {
                 log::info!(target: LOG, "{}: read {} token(s)", self.path.display(), list.len());
                 state.list = list;
                 state.stamp = stamp;
+            }
+            // A file deleted is every token revoked. Its stamp is now none, so this is said
+            // once, until a file is there again.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                log::warn!(
+                    target: LOG,
+                    "{}: {e}; no tokens: every request will be refused",
+                    self.path.display()
+                );
+                state.list = Vec::new();
+                state.stamp = None;
             }
             // Keep the tokens we had: a half-written file must not lock everyone out.
             Err(e) => {
@@ -81,16 +93,10 @@ impl TokenFile {
     }
 }
 
-/// A file's size and modification time: when either changes, it is read again.
-type Stamp = (u64, SystemTime);
-
-fn stamp_of(path: &PathBuf) -> Option<Stamp> {
-    let meta = std::fs::metadata(path).ok()?;
-    Some((meta.len(), meta.modified().ok()?))
-}
-
-fn read_tokens(path: &PathBuf) -> io::Result<(TokenList, Option<Stamp>)> {
-    let stamp = stamp_of(path);
+/// The file's tokens and its stamp before reading (so a write during the read is seen at the
+/// next look).
+fn read_tokens(path: &Path) -> io::Result<(TokenList, Option<Stamp>)> {
+    let stamp = Stamp::of(path);
     let text = std::fs::read_to_string(path)?;
     Ok((parse_tokens(&text)?, stamp))
 }

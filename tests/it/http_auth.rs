@@ -1,6 +1,8 @@
 //! Authentication: bearer tokens from a file (re-read when it changes, or on SIGHUP), HS256
 //! JWTs, RFC 9728 metadata, and no non-loopback address without it.
 
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use baremcp::HttpOptions;
@@ -13,13 +15,17 @@ fn b64url(bytes: &[u8]) -> String {
     baremcp::encoding::base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
 }
 
+/// The HS256 secret: 32 bytes at least, with spaces around it that are part of it.
+const KEY: &[u8] = b"  a jwt secret of thirty-two bytes or more ";
+
 #[test]
 fn bearer_tokens_and_jwts_guard_the_endpoint() {
     let dir = crate::scratch("http-auth");
     let tokens = dir.join("tokens");
     std::fs::write(&tokens, "# comment\nfirst-token\n").unwrap();
     let secret = dir.join("secret");
-    std::fs::write(&secret, "jwt-secret\n").unwrap();
+    // The secret is the file's bytes, spaces and all, less one final line ending.
+    std::fs::write(&secret, [KEY, b"\r\n"].concat()).unwrap();
     let server = start(HttpOptions {
         auth_token_file: Some(tokens.clone()),
         jwt_secret_file: Some(secret),
@@ -65,13 +71,14 @@ fn bearer_tokens_and_jwts_guard_the_endpoint() {
     };
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let aud = "https://mcp.example/mcp";
-    let good = jwt(json!({"sub": "ann", "exp": now + 600, "aud": aud}), "HS256", b"jwt-secret");
+    let good = jwt(json!({"sub": "ann", "exp": now + 600, "aud": aud}), "HS256", KEY);
     assert_eq!(post(addr, &list, &[v, m, &good]).status, 200);
     for bad in [
-        jwt(json!({"exp": now - 600, "aud": aud}), "HS256", b"jwt-secret"),
-        jwt(json!({"exp": now + 600, "aud": "https://other/mcp"}), "HS256", b"jwt-secret"),
-        jwt(json!({"exp": now + 600, "aud": aud}), "none", b"jwt-secret"),
+        jwt(json!({"exp": now - 600, "aud": aud}), "HS256", KEY),
+        jwt(json!({"exp": now + 600, "aud": "https://other/mcp"}), "HS256", KEY),
+        jwt(json!({"exp": now + 600, "aud": aud}), "none", KEY),
         jwt(json!({"exp": now + 600, "aud": aud}), "HS256", b"other-secret"),
+        jwt(json!({"exp": now + 600, "aud": aud}), "HS256", KEY.trim_ascii()),
     ] {
         assert_eq!(post(addr, &list, &[v, m, &bad]).status, 401, "{bad}");
     }
@@ -105,6 +112,31 @@ fn a_non_loopback_address_needs_authentication() {
         error.to_string().contains("refusing to listen on 0.0.0.0:0 without authentication"),
         "{error}"
     );
+}
+
+/// Why serving with `options` does not start; a server that starts is stopped at once.
+fn refusal(options: &HttpOptions) -> String {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let stop = Arc::new(AtomicBool::new(true));
+    let options = HttpOptions { drain_secs: 0, ..options.clone() };
+    match everything().serve_http_on(vec![listener], &options, stop) {
+        Ok(()) => "started".to_string(),
+        Err(error) => error.to_string(),
+    }
+}
+
+#[test]
+fn a_jwt_secret_shorter_than_32_bytes_stops_the_start() {
+    let dir = crate::scratch("http-short-secret");
+    let secret = dir.join("secret");
+    // A line ending is not part of the secret: 31 bytes and a newline are 31.
+    for short in ["", " \n", "\r\n", "x", "0123456789012345678901234567890\n"] {
+        std::fs::write(&secret, short).unwrap();
+        let options =
+            HttpOptions { jwt_secret_file: Some(secret.clone()), ..HttpOptions::default() };
+        let error = refusal(&options);
+        assert!(error.contains("HS256 needs at least 32 (RFC 7518 §3.2)"), "{short:?}: {error}");
+    }
 }
 
 #[test]

@@ -92,7 +92,7 @@ fn calls_on_a_kept_alive_connection_wake_no_connection_thread() {
 fn a_token_not_verified_yet_is_checked_on_its_connection_thread_not_the_loop() {
     let dir = crate::scratch("http-park-jwt");
     let secret = dir.join("secret");
-    std::fs::write(&secret, "park-secret\n").unwrap();
+    std::fs::write(&secret, "park-secret-of-thirty-two-bytes-at-least\n").unwrap();
     let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
     command.args(["--http", "127.0.0.1:0", "--jwt-secret-file"]).arg(&secret);
     command.args(["--jwt-audience", "https://mcp.example/mcp"]);
@@ -116,7 +116,7 @@ fn a_token_not_verified_yet_is_checked_on_its_connection_thread_not_the_loop() {
         send_post(conn, addr, &list, &[LIST[0], LIST[1], auth]);
         read_reply(conn).expect("a response").status
     };
-    let ann = token("ann", b"park-secret");
+    let ann = token("ann", b"park-secret-of-thirty-two-bytes-at-least");
     let mut conn = connect(addr);
     assert_eq!(call(&mut conn, &ann), 200);
     std::thread::sleep(Duration::from_millis(400));
@@ -131,7 +131,13 @@ fn a_token_not_verified_yet_is_checked_on_its_connection_thread_not_the_loop() {
     // on, and parks again.
     let before = switches(pid, "http 127.0.0.1");
     for n in 0..30 {
-        assert_eq!(call(&mut conn, &token(&format!("user-{n}"), b"park-secret")), 200);
+        assert_eq!(
+            call(
+                &mut conn,
+                &token(&format!("user-{n}"), b"park-secret-of-thirty-two-bytes-at-least")
+            ),
+            200
+        );
     }
     let woken = switches(pid, "http 127.0.0.1") - before;
     assert!(woken >= 30, "the connection thread slept {woken} times over 30 new tokens");

@@ -18,13 +18,14 @@ fn b64url(bytes: &[u8]) -> String {
     baremcp::encoding::base64(bytes).trim_end_matches('=').replace('+', "-").replace('/', "_")
 }
 
-/// The `Authorization` header of an HS256 JWT for `sub`, signed with `jwt-secret`.
+/// The `Authorization` header of an HS256 JWT for `sub`, signed with the server's secret.
 fn bearer_jwt(sub: &str) -> String {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap();
     let claims = json!({"sub": sub, "exp": now.as_secs() + 600});
     let signing =
         format!("{}.{}", b64url(br#"{"alg":"HS256"}"#), b64url(claims.to_string().as_bytes()));
-    let mac = baremcp::__private::hs256(b"jwt-secret", signing.as_bytes());
+    let mac =
+        baremcp::__private::hs256(b"jwt-secret-of-thirty-two-bytes-at-least", signing.as_bytes());
     format!("Authorization: Bearer {signing}.{}", b64url(&mac))
 }
 
@@ -33,7 +34,7 @@ fn bearer_jwt(sub: &str) -> String {
 fn authenticated(name: &str, tokens: &str) -> crate::http_harness::Running {
     let dir = crate::scratch(name);
     std::fs::write(dir.join("tokens"), tokens).unwrap();
-    std::fs::write(dir.join("secret"), "jwt-secret").unwrap();
+    std::fs::write(dir.join("secret"), "jwt-secret-of-thirty-two-bytes-at-least").unwrap();
     start(HttpOptions {
         auth_token_file: Some(dir.join("tokens")),
         jwt_secret_file: Some(dir.join("secret")),

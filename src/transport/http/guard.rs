@@ -119,7 +119,7 @@ impl Guard {
         };
         let jwt = match &options.jwt_secret_file {
             Some(path) => Some(Jwt {
-                secret: read_named(path).map_err(|e| named("--jwt-secret-file", e))?,
+                secret: read_secret(path).map_err(|e| named("--jwt-secret-file", e))?,
                 audience: options.jwt_audience.clone(),
                 issuer: options.jwt_issuer.clone(),
             }),
@@ -298,11 +298,23 @@ fn strip_port(host: &str) -> &str {
     }
 }
 
-/// A file's bytes, without the whitespace around them; errors name the file.
-fn read_named(path: &Path) -> io::Result<Vec<u8>> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| io::Error::new(e.kind(), format!("{}: {e}", path.display())))?;
-    Ok(bytes.trim_ascii().to_vec())
+/// The HS256 secret: the file's bytes, less one final line ending (LF or CRLF) so that
+/// `echo SECRET > FILE` works; at least 32 bytes (RFC 7518 §3.2), since a short key is one
+/// anyone may guess and then sign tokens with. Errors name the file.
+fn read_secret(path: &Path) -> io::Result<Vec<u8>> {
+    let named = |kind, why: String| io::Error::new(kind, format!("{}: {why}", path.display()));
+    let bytes = std::fs::read(path).map_err(|e| named(e.kind(), e.to_string()))?;
+    let secret =
+        bytes.strip_suffix(b"\n").map_or(&bytes[..], |b| b.strip_suffix(b"\r").unwrap_or(b));
+    if secret.len() < 32 {
+        let why = format!(
+            "the secret is {} bytes: HS256 needs at least 32 (RFC 7518 §3.2), such as \
+             `openssl rand -hex 32` writes",
+            secret.len()
+        );
+        return Err(named(io::ErrorKind::InvalidData, why));
+    }
+    Ok(secret.to_vec())
 }
 
 fn now_secs() -> u64 {
@@ -515,12 +527,15 @@ mod tests {
         case.unwrap()["token"].as_str().unwrap().to_string()
     }
 
+    /// An HS256 secret of the 32 bytes RFC 7518 asks at least.
+    const SECRET: &[u8] = b"s3cret-of-at-least-thirty-two-bytes";
+
     /// A guard with every kind of authentication: a static token, an HS256 secret, the
     /// fixtures' key set, and a required scope.
     fn guard_of_all_kinds(dir: &Path) -> Guard {
         std::fs::create_dir_all(dir).unwrap();
         std::fs::write(dir.join("tokens"), "ops static-token\n").unwrap();
-        std::fs::write(dir.join("secret"), "s3cret\n").unwrap();
+        std::fs::write(dir.join("secret"), [SECRET, b"\n"].concat()).unwrap();
         let fixtures = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/jwt");
         Guard::new(&HttpOptions {
             auth_token_file: Some(dir.join("tokens")),
@@ -551,7 +566,7 @@ mod tests {
         let rs256 = bearer(&minted("rs256")).unwrap().unwrap();
         assert_eq!((rs256.subject(), rs256.client_id()), ("user-ann", Some("client-1")));
         assert_eq!(rs256.scopes(), ["mcp:read", "mcp:write"]);
-        let hs256 = bearer(&token(b"s3cret", hs, &claims("mcp:write"))).unwrap().unwrap();
+        let hs256 = bearer(&token(SECRET, hs, &claims("mcp:write"))).unwrap().unwrap();
         assert_eq!((hs256.subject(), hs256.issuer()), ("ann", Some("https://issuer.example")));
         // A static token carries no scope and needs none.
         let ops = bearer("static-token").unwrap().unwrap();
@@ -577,7 +592,7 @@ mod tests {
             (403, "token lacks scope mcp:write".into())
         );
         assert_eq!(
-            bearer(&token(b"s3cret", hs, &claims("mcp:read"))),
+            bearer(&token(SECRET, hs, &claims("mcp:read"))),
             Err(Denied::Scope("mcp:write".into()))
         );
         let metadata = r#"resource_metadata="https://mcp.example/.well-known/x""#;

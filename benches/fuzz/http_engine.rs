@@ -69,6 +69,8 @@ pub fn setup(config: &Config) -> std::io::Result<HttpWorld> {
             connections,
             "--resource-metadata-url",
             "http://127.0.0.1/.well-known/oauth-protected-resource",
+            "--authorization-server",
+            "http://127.0.0.1/",
         ]
         .iter()
         .map(|s| s.to_string())

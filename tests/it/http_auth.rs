@@ -172,6 +172,38 @@ fn a_token_file_renamed_over_or_deleted_is_noticed() {
 }
 
 #[test]
+fn metadata_flags_that_cannot_work_stop_the_start() {
+    let url = "https://mcp.example/.well-known/oauth-protected-resource/mcp";
+    let metadata = |url: &str, servers: &[&str]| HttpOptions {
+        resource_metadata_url: (!url.is_empty()).then(|| url.to_string()),
+        authorization_servers: servers.iter().map(|s| s.to_string()).collect(),
+        ..HttpOptions::default()
+    };
+    assert_eq!(refusal(&metadata(url, &["https://auth.example"])), "started");
+    // The metadata must name an authorization server, and a server is listed nowhere else.
+    assert!(refusal(&metadata(url, &[])).starts_with("--resource-metadata-url needs "));
+    let alone = refusal(&metadata("", &["https://auth.example"]));
+    assert!(alone.starts_with("--authorization-server is listed in the RFC 9728 metadata"));
+    // A URL no client can fetch, or that would break the quoted challenge, is refused.
+    for bad in [
+        "/.well-known/oauth-protected-resource",
+        "mcp.example/.well-known/oauth-protected-resource",
+        "ftp://mcp.example/.well-known/oauth-protected-resource",
+        "https:///.well-known/oauth-protected-resource",
+        "https://mcp.example/.well-known/x\", error=\"injected",
+        "https://mcp.example/.well-known/x y",
+    ] {
+        let why = refusal(&metadata(bad, &["https://auth.example"]));
+        assert!(
+            why.starts_with(&format!("--resource-metadata-url {bad:?}: an absolute ")),
+            "{why}"
+        );
+    }
+    let relative = refusal(&metadata(url, &["https://auth.example", "/issuer"]));
+    assert!(relative.starts_with("--authorization-server \"/issuer\": an absolute "));
+}
+
+#[test]
 fn sighup_rereads_the_token_file_at_once() {
     let dir = crate::scratch("http-sighup");
     let tokens = dir.join("tokens");

@@ -41,6 +41,7 @@ fn authenticated(name: &str, tokens: &str) -> crate::http_harness::Running {
         resource_metadata_url: Some(
             "https://mcp.example/.well-known/oauth-protected-resource/mcp".into(),
         ),
+        authorization_servers: vec!["https://auth.example".into()],
         ..HttpOptions::default()
     })
 }

@@ -239,7 +239,8 @@ fn last_writes(metrics: &ServerMetrics) {
 }
 
 /// What `serve_http` refuses before it binds anything: an endpoint path a probe or
-/// `/metrics` has, a malformed session id prefix or OTLP endpoint (which is returned, read).
+/// `/metrics` has, a malformed session id prefix, metadata flags that cannot work, or a
+/// malformed OTLP endpoint (which is returned, read).
 fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
     let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
     // A request's path is compared without its query, and is printable ASCII without spaces.
@@ -289,7 +290,50 @@ fn check(options: &HttpOptions) -> io::Result<Option<Endpoint>> {
             )));
         }
     }
+    check_metadata(options).map_err(invalid)?;
     options.otlp_endpoint.as_deref().map(Endpoint::parse).transpose().map_err(invalid)
+}
+
+/// RFC 9728 metadata, whose URL a client fetches and a challenge quotes as it is, and which
+/// must name an authorization server (MCP authorization, protected resource metadata).
+fn check_metadata(options: &HttpOptions) -> Result<(), String> {
+    let servers = &options.authorization_servers;
+    match &options.resource_metadata_url {
+        Some(url) => absolute_url("--resource-metadata-url", url)?,
+        None if servers.is_empty() => return Ok(()),
+        None => {
+            return Err("--authorization-server is listed in the RFC 9728 metadata: give \
+                        --resource-metadata-url too"
+                .into());
+        }
+    }
+    if servers.is_empty() {
+        return Err("--resource-metadata-url needs --authorization-server: the metadata must \
+                    name at least one (MCP authorization)"
+            .into());
+    }
+    servers.iter().try_for_each(|server| absolute_url("--authorization-server", server))
+}
+
+/// `url` is an absolute `http` or `https` URL with a host, of the characters RFC 3986 allows
+/// but `?` and `#`: one a client can fetch, and a quoted string can carry as it is.
+fn absolute_url(flag: &str, url: &str) -> Result<(), String> {
+    let allowed = |b: u8| b.is_ascii_alphanumeric() || b"-._~:/[]@!$&'()*+,;=%".contains(&b);
+    let authority = match url.split_once("://") {
+        Some((scheme, rest))
+            if ["http", "https"].iter().any(|s| s.eq_ignore_ascii_case(scheme)) =>
+        {
+            rest.split('/').next().unwrap_or_default()
+        }
+        _ => "",
+    };
+    if authority.is_empty() || !url.bytes().all(allowed) {
+        return Err(format!(
+            "{flag} {url:?}: an absolute http:// or https:// URL with a host, without spaces, \
+             quotes, ? or #"
+        ));
+    }
+    Ok(())
 }
 
 /// Binds every address, refusing a non-loopback one without authentication.

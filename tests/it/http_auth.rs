@@ -204,6 +204,19 @@ fn metadata_flags_that_cannot_work_stop_the_start() {
 }
 
 #[test]
+fn what_a_jwt_must_say_needs_a_jwt() {
+    for flag in ["--jwt-audience", "--jwt-issuer"] {
+        let value = Some("https://mcp.example".to_string());
+        let options = match flag {
+            "--jwt-audience" => HttpOptions { jwt_audience: value, ..HttpOptions::default() },
+            _ => HttpOptions { jwt_issuer: value, ..HttpOptions::default() },
+        };
+        let why = refusal(&options);
+        assert_eq!(why, format!("{flag} is a JWT's: give --jwks-file or --jwt-secret-file"));
+    }
+}
+
+#[test]
 fn sighup_rereads_the_token_file_at_once() {
     let dir = crate::scratch("http-sighup");
     let tokens = dir.join("tokens");

@@ -61,8 +61,18 @@ pub fn take(
         "auth-token-file" => options.auth_token_file = Some(text()?.into()),
         "jwt-secret-file" => options.jwt_secret_file = Some(text()?.into()),
         "jwks-file" => options.jwks_file = Some(text()?.into()),
-        "jwt-audience" => options.jwt_audience = Some(text()?),
-        "jwt-issuer" => options.jwt_issuer = Some(text()?),
+        // One of each: a second would otherwise replace the first without a word.
+        "jwt-audience" | "jwt-issuer" => {
+            let value = Some(text()?);
+            let slot = match name {
+                "jwt-audience" => &mut options.jwt_audience,
+                _ => &mut options.jwt_issuer,
+            };
+            if slot.is_some() {
+                return Err(format!("--{name} given twice: it takes one value").into());
+            }
+            *slot = value;
+        }
         "required-scope" => {
             let scope = text()?;
             if !baremcp::__private::is_scope_token(&scope) {
@@ -285,6 +295,10 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
+        for flag in ["--jwt-audience", "--jwt-issuer"] {
+            let twice = refused(&[flag, "https://a", flag, "https://b"]);
+            assert_eq!(twice, format!("{flag} given twice: it takes one value"));
+        }
         assert_eq!(
             refused(&["--required-scope", "mcp:read mcp:write"]),
             "--required-scope \"mcp:read mcp:write\": a scope is printable ASCII without spaces, \

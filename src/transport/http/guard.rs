@@ -92,7 +92,8 @@ impl fmt::Display for Denied {
 impl Guard {
     /// The checks `options` ask for. The token file, the JWT secret and the key set are read
     /// now, so a missing or unusable one stops the start with the flag's name; so do a bad
-    /// scope, a key set without an audience, and a required scope with no JWT to carry it.
+    /// scope, a key set without an audience, and a required scope, audience or issuer with no
+    /// JWT to carry it.
     pub fn new(options: &HttpOptions) -> io::Result<Guard> {
         let invalid = |why: String| io::Error::new(io::ErrorKind::InvalidInput, why);
         let named = |flag: &str, e: io::Error| io::Error::new(e.kind(), format!("{flag} {e}"));
@@ -125,10 +126,19 @@ impl Guard {
             }),
             None => None,
         };
-        if !options.required_scopes.is_empty() && jwt.is_none() && jwks.is_none() {
-            return Err(invalid(
-                "--required-scope is a JWT's: give --jwks-file or --jwt-secret-file".into(),
-            ));
+        // What a JWT must say, with no JWT to say it, would be ignored without a word.
+        let jwt_flag = [
+            (!options.required_scopes.is_empty(), "--required-scope"),
+            (options.jwt_audience.is_some(), "--jwt-audience"),
+            (options.jwt_issuer.is_some(), "--jwt-issuer"),
+        ];
+        if let Some((_, flag)) = jwt_flag.iter().find(|(given, _)| *given)
+            && jwt.is_none()
+            && jwks.is_none()
+        {
+            return Err(invalid(format!(
+                "{flag} is a JWT's: give --jwks-file or --jwt-secret-file"
+            )));
         }
         let tokens = match &options.auth_token_file {
             Some(path) => Some(TokenFile::open(path.clone()).map_err(|e| {

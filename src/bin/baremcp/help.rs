@@ -88,7 +88,7 @@ over Streamable HTTP with --http. An MCP client starts it; on a terminal it wait
                 opt(
                     "jwt-secret-file",
                     "FILE",
-                    "also accept HS256 JWTs signed with FILE's contents",
+                    "also accept HS256 JWTs signed with FILE's bytes (32 or more)",
                 ),
                 opt("jwks-file", "FILE", "also accept JWTs signed by a key in FILE, a JWKS"),
                 opt("jwt-audience", "AUD", "... whose aud includes AUD (needed with --jwks-file)"),

@@ -1,15 +1,16 @@
 //! `--root DIR`: every regular file under a directory as a resource, safe by construction.
 //!
-//! A read percent-decodes the URI and, if its path is short enough to open and spells a path
-//! under the root, canonicalizes it (resolving `..` and symlinks, once per read) and serves it
-//! only if it lies inside the canonical root, is a regular file, is not hidden (unless
-//! allowed) and is within the size cap. The file is opened without following a final
-//! symlink and without blocking, and the opened descriptor's real path and type are checked
-//! again before a byte is read, so a path swapped underneath the check (for a link, a FIFO,
-//! a device) is refused too. Bytes are kept as they arrive, the buffer growing only when
-//! memory allows, so no file and no size limit can make a read abort the process. Listing walks the tree lazily in sorted
-//! order and resumes after the last path of the previous page, so a page costs time and memory
-//! for that page only, however big the tree.
+//! A read percent-decodes the URI and, if its path is short enough to open and spells a path under
+//! the root, canonicalizes it (resolving `..` and symlinks, once per read) and serves it only if it
+//! lies inside the canonical root, is a regular file, is not hidden (unless allowed) and is within
+//! the size cap. The file is opened without following a final symlink and without blocking, and the
+//! opened descriptor's real path and type are checked again before a byte is read, so a path
+//! swapped underneath the check (for a link, a FIFO, a device) is refused too. Listing, completion
+//! and subscriptions judge a path by the same rule (`servable`), on where a symlink leads, so none
+//! shows a name or size a read refuses. Bytes are kept as they arrive, the buffer growing only when
+//! memory allows, so no file and no size limit can make a read abort the process. Listing walks the
+//! tree lazily in sorted order and resumes after the last path of the previous page, so a page
+//! costs time and memory for that page only, however big the tree.
 
 use std::fs::{self, File};
 use std::io::{self, Read};
@@ -89,9 +90,30 @@ impl FileRoot {
         )
     }
 
+    /// Whether a path relative to the root names a dot-file or passes through a
+    /// dot-directory (and `--include-hidden` is off). Only names count: a `..` is no name.
     fn hidden(&self, relative: &Path) -> bool {
         !self.include_hidden
-            && relative.components().any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+            && relative.components().any(|c| {
+                matches!(c, Component::Normal(name) if name.as_encoded_bytes().starts_with(b"."))
+            })
+    }
+
+    /// The one rule every way in applies (a read, a subscription, a listing page, a
+    /// completion): `path` is served if it resolves to a regular file strictly inside the
+    /// canonical root whose path relative to the root is not hidden. Judging the resolved path
+    /// is what keeps a symlink from showing a hidden file under a name of its own. Returns
+    /// that canonical path and the file's metadata.
+    fn servable(&self, path: &Path) -> Option<(PathBuf, fs::Metadata)> {
+        #[cfg(test)]
+        CANONICALIZED.with(|n| n.set(n.get() + 1));
+        let canonical = fs::canonicalize(path).ok()?;
+        let relative = canonical.strip_prefix(&self.root).ok()?;
+        if relative.as_os_str().is_empty() || self.hidden(relative) {
+            return None;
+        }
+        let metadata = fs::metadata(&canonical).ok().filter(fs::Metadata::is_file)?;
+        Some((canonical, metadata))
     }
 
     /// The path a `file://` URI names, its canonical form and what it is, if that is a
@@ -110,17 +132,13 @@ impl FileRoot {
             return None;
         }
         let path = path_from_bytes(bytes)?;
-        if !path.starts_with(&self.root) {
+        // Hidden as spelled is refused too, as the listing never shows such a name: a read
+        // neither serves `.link` nor tells by `.dir/../file` that `.dir` exists.
+        if self.hidden(path.strip_prefix(&self.root).ok()?) {
             return None;
         }
-        #[cfg(test)]
-        CANONICALIZED.with(|n| n.set(n.get() + 1));
-        let canonical = fs::canonicalize(&path).ok()?;
-        let relative = canonical.strip_prefix(&self.root).ok()?;
-        if relative.as_os_str().is_empty() || self.hidden(relative) {
-            return None;
-        }
-        fs::metadata(&canonical).ok().filter(fs::Metadata::is_file).map(|m| (path, canonical, m))
+        let (canonical, metadata) = self.servable(&path)?;
+        Some((path, canonical, metadata))
     }
 
     /// Whether `uri` names a servable file here (resolving it, but opening nothing).
@@ -223,33 +241,22 @@ impl FileRoot {
                 if self.walk(&full, &rel, after, limit, out, depth + 1) {
                     return true;
                 }
-            } else if after.is_none_or(|after| rel.as_path() > after) && self.servable(&full, &meta)
+            } else if after.is_none_or(|after| rel.as_path() > after)
+                && let Some((target, metadata)) = self.servable(&full)
             {
                 if out.len() == limit {
                     return true;
                 }
-                let size = fs::metadata(&full).map(|m| m.len()).unwrap_or(meta.len());
-                let target = fs::canonicalize(&full).unwrap_or_else(|_| full.clone());
                 let listing = json!({
                     "uri": self.uri(&rel),
                     "name": rel.to_string_lossy(),
                     "mimeType": mime_for(&rel, &target),
-                    "size": size,
+                    "size": metadata.len(),
                 });
                 out.push((rel, listing));
             }
         }
         false
-    }
-
-    /// Regular files, and symlinks to regular files inside the root.
-    fn servable(&self, full: &Path, meta: &fs::Metadata) -> bool {
-        if meta.is_file() {
-            return true;
-        }
-        meta.file_type().is_symlink()
-            && fs::canonicalize(full)
-                .is_ok_and(|target| target.starts_with(&self.root) && target.is_file())
     }
 
     /// Paths under the root that start with `prefix`: entries of the directory the prefix
@@ -263,9 +270,12 @@ impl FileRoot {
         if dir.components().any(|c| !matches!(c, Component::Normal(_))) || self.hidden(dir) {
             return Vec::new();
         }
+        // The directory as it resolves counts, not as it is spelled: `keys/` may lead to
+        // `.ssh/`, whose names are not to be shown.
         let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return Vec::new() };
-        if !canonical.starts_with(&self.root) {
-            return Vec::new();
+        match canonical.strip_prefix(&self.root) {
+            Ok(relative) if !self.hidden(relative) => {}
+            _ => return Vec::new(),
         }
         let Ok(entries) = fs::read_dir(&canonical) else { return Vec::new() };
         let mut values: Vec<String> = entries
@@ -275,12 +285,12 @@ impl FileRoot {
                 if !name.starts_with(name_part) || self.hidden(Path::new(&name)) {
                     return None;
                 }
-                // Suggest only what a read would serve: directories, and files or links to
-                // files inside the root.
+                // Suggest only what a read would serve: directories (real ones, in a directory
+                // resolved and judged above), and what passes the one rule.
                 let meta = fs::symlink_metadata(e.path()).ok()?;
                 let slash = if meta.is_dir() {
                     "/"
-                } else if self.servable(&e.path(), &meta) {
+                } else if self.servable(&e.path()).is_some() {
                     ""
                 } else {
                     return None;

@@ -95,6 +95,111 @@ fn a_file_outside_the_root_is_never_served() {
     assert_eq!(ok[0]["result"]["contents"][0]["text"], "fine");
 }
 
+/// A root with `.env` and `.ssh/id_rsa`, and links to them under plain names, as the library
+/// serves it: a page at a time when `page_size` is given.
+fn links_to_hidden(name: &str, include_hidden: bool, page_size: usize) -> (Server, String) {
+    let root = crate::scratch(name);
+    std::fs::create_dir_all(root.join(".ssh")).unwrap();
+    std::fs::write(root.join(".env"), "SECRET=1").unwrap();
+    std::fs::write(root.join(".ssh/id_rsa"), "KEY").unwrap();
+    std::fs::write(root.join("ok.txt"), "fine").unwrap();
+    symlink(".env", root.join("config")).unwrap();
+    symlink(".ssh", root.join("keys")).unwrap();
+    symlink("config", root.join("config2")).unwrap();
+    let mut server = Server::new("t", "1").page_size(page_size);
+    server.add_directory(FileRoot::new(&root, include_hidden, 1 << 20).unwrap()).unwrap();
+    (server, root.display().to_string())
+}
+
+/// Every name `resources/list` shows, page after page, and what completing each of
+/// `prefixes` suggests.
+fn shown(server: &Server, r: &str, prefixes: &[&str]) -> (Vec<String>, Vec<Value>) {
+    let mut names = Vec::new();
+    let mut params = json!({});
+    loop {
+        let list = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/list", "params": params});
+        let reply = ask(server, &[list]).remove(0);
+        for listing in reply["result"]["resources"].as_array().unwrap() {
+            names.push(format!("{} {}", listing["name"].as_str().unwrap(), listing["size"]));
+        }
+        match reply["result"]["nextCursor"].as_str() {
+            Some(next) => params = json!({"cursor": next}),
+            None => break,
+        }
+    }
+    let template = json!({"type": "ref/resource", "uri": format!("file://{r}/{{+path}}")});
+    let completions = prefixes
+        .iter()
+        .map(|value| {
+            let params = json!({"ref": template, "argument": {"name": "path", "value": value}});
+            let complete = json!({"jsonrpc": "2.0", "id": 1, "method": "completion/complete", "params": params});
+            ask(server, &[complete]).remove(0)["result"]["completion"]["values"].clone()
+        })
+        .collect();
+    (names, completions)
+}
+
+/// A symlink shows no more than what it leads to: links to a dot-file or into a dot-directory
+/// are neither listed (on any page), completed, read nor watched, unless hidden files are
+/// served, and then all of these serve them alike.
+#[test]
+fn a_link_to_a_hidden_file_is_as_hidden_as_the_file() {
+    let (server, r) = links_to_hidden("links-to-hidden", false, 1);
+    let (names, completions) = shown(&server, &r, &["", "keys/", "c"]);
+    assert_eq!(names, ["ok.txt 4"]);
+    assert_eq!(completions, [json!(["ok.txt"]), json!([]), json!([])]);
+    for path in ["config", "config2", "keys/id_rsa"] {
+        let uri = format!("file://{r}/{path}");
+        for method in ["resources/read", "resources/subscribe"] {
+            let request =
+                json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": {"uri": uri}});
+            let reply = ask(&server, &[request]).remove(0);
+            assert_eq!(reply["error"]["code"], -32002, "{method} {path}: {reply}");
+        }
+    }
+    // A 2026-07-28 stream naming a link is told nothing when the hidden file changes, while
+    // one naming a served file is (so the look did happen).
+    let (config, ok) = (format!("file://{r}/config"), format!("file://{r}/ok.txt"));
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {}});
+    let filter = json!({"resourceSubscriptions": [config, ok]});
+    let line = |value: Value| format!("{value}\n").into_bytes();
+    let edit = r.clone();
+    let chunks: Vec<Chunk> = vec![
+        (
+            Box::new(|| {}),
+            [
+                line(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}})),
+                line(json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen", "params": {"notifications": filter, "_meta": meta}})),
+            ]
+            .concat(),
+        ),
+        (
+            Box::new(move || {
+                std::fs::write(format!("{edit}/.env"), "SECRET=2, longer").unwrap();
+                std::fs::write(format!("{edit}/ok.txt"), "fine, longer").unwrap();
+            }),
+            line(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"})),
+        ),
+    ];
+    let mut output = Vec::new();
+    server.serve(&mut BufReader::new(Chunks(chunks)), &mut output).unwrap();
+    let told: Vec<String> = String::from_utf8(output)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|v| v["method"] == "notifications/resources/updated")
+        .map(|v| v["params"]["uri"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(told, [ok]);
+
+    let (server, r) = links_to_hidden("links-to-hidden-served", true, 1);
+    let (names, completions) = shown(&server, &r, &["keys/", "c"]);
+    assert_eq!(names, [".env 8", ".ssh/id_rsa 3", "config 8", "config2 8", "ok.txt 4"]);
+    assert_eq!(completions, [json!(["keys/id_rsa"]), json!(["config", "config2"])]);
+    let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": format!("file://{r}/keys/id_rsa")}});
+    assert_eq!(ask(&server, &[read]).remove(0)["result"]["contents"][0]["text"], "KEY");
+}
+
 #[test]
 fn a_large_tree_lists_completely_in_pages() {
     let root = crate::scratch("large-tree");

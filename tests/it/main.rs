@@ -105,7 +105,8 @@ pub fn fixture(path: &str) -> PathBuf {
 }
 
 /// A copy of `fixtures/` with the symbolic links the `--root` tests need (an escape out of the
-/// tree, a link inside it, a directory loop), made once per test process: links are not kept
+/// tree, a link inside it, a directory loop, links to a dot-file and a dot-directory, a
+/// dot-named link to a plain file), made once per test process: links are not kept
 /// in the repository, so a packaged crate or a checkout without them tests the same. Canonical.
 pub fn fixtures() -> &'static Path {
     static MIRROR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
@@ -128,6 +129,9 @@ pub fn fixtures() -> &'static Path {
         std::os::unix::fs::symlink(root().join("README.md"), tree.join("outside-link")).unwrap();
         std::os::unix::fs::symlink("hello.txt", tree.join("inside-link")).unwrap();
         std::os::unix::fs::symlink("../notes", tree.join("notes/loop-dir")).unwrap();
+        std::os::unix::fs::symlink(".hidden", tree.join("hidden-link")).unwrap();
+        std::os::unix::fs::symlink(".secret-dir", tree.join("hidden-dir-link")).unwrap();
+        std::os::unix::fs::symlink("hello.txt", tree.join(".hello-link")).unwrap();
         std::fs::canonicalize(mirror).unwrap()
     })
 }

@@ -2,6 +2,7 @@
 //! ([`Error`]), and what it accepted but will not enforce ([`Warning`]).
 
 use std::fmt;
+use std::path::PathBuf;
 
 use crate::schema::Problem;
 
@@ -59,6 +60,14 @@ pub enum Error {
         /// The URI template as given.
         template: String,
     },
+    /// A directory given to [`crate::Server::add_directory`] lies inside another one served,
+    /// or holds one: the files of the inner one would be listed twice, under the same URIs.
+    NestedDirectory {
+        /// The canonical path of the directory inside the other.
+        inner: PathBuf,
+        /// The canonical path of the directory that holds it.
+        outer: PathBuf,
+    },
 }
 
 /// What [`Error::Duplicate`] found registered twice.
@@ -105,6 +114,13 @@ impl fmt::Display for Error {
             }
             Error::NoVariable { template } => {
                 write!(f, "resource template {template:?} has no {{variable}}")
+            }
+            Error::NestedDirectory { inner, outer } => {
+                write!(
+                    f,
+                    "directory {inner:?} is inside directory {outer:?}, also served: serve only one \
+                     (the inner one's files would be listed twice)"
+                )
             }
         }
     }

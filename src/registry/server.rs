@@ -318,10 +318,22 @@ impl Server {
     /// Serves every regular file under a directory as resources (see [`FileRoot`] for the
     /// safety rules; the binary's `--root`). Not to be confused with the client's roots,
     /// which a handler asks for with [`crate::Context::roots`]. Refused: a directory already
-    /// served (its files would be listed twice).
+    /// served, or one inside or around a directory served (its files would be listed twice),
+    /// by their canonical paths.
     pub fn add_directory(&mut self, root: FileRoot) -> Result<(), Error> {
         if self.roots.iter().any(|r| r.base_uri() == root.base_uri()) {
             return Err(Error::Duplicate { kind: DuplicateKind::Directory, name: root.base_uri() });
+        }
+        let nested = |inner: &FileRoot, outer: &FileRoot| {
+            inner.path().starts_with(outer.path()).then(|| Error::NestedDirectory {
+                inner: inner.path().to_path_buf(),
+                outer: outer.path().to_path_buf(),
+            })
+        };
+        if let Some(error) =
+            self.roots.iter().find_map(|r| nested(&root, r).or_else(|| nested(r, &root)))
+        {
+            return Err(error);
         }
         self.roots.push(root);
         Ok(())

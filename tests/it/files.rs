@@ -200,6 +200,47 @@ fn a_link_to_a_hidden_file_is_as_hidden_as_the_file() {
     assert_eq!(ask(&server, &[read]).remove(0)["result"]["contents"][0]["text"], "KEY");
 }
 
+/// A root inside another (given before or after it) would list its files twice, under the
+/// same URIs: the library refuses it, naming both, and the binary does not start.
+#[test]
+fn a_root_inside_another_is_refused_naming_both() {
+    let base = crate::scratch("nested-roots");
+    std::fs::create_dir_all(base.join("root/sub")).unwrap();
+    std::fs::create_dir_all(base.join("root2")).unwrap();
+    std::fs::write(base.join("root/sub/c.md"), "c").unwrap();
+    let (outer, inner) = (base.join("root"), base.join("root/sub"));
+    let said = format!(
+        "directory {inner:?} is inside directory {outer:?}, also served: serve only one (the \
+         inner one's files would be listed twice)"
+    );
+    for (first, second) in [(&inner, &outer), (&outer, &inner)] {
+        let mut server = Server::new("t", "1");
+        server.add_directory(FileRoot::new(first, false, 1 << 20).unwrap()).unwrap();
+        let refused =
+            server.add_directory(FileRoot::new(second, false, 1 << 20).unwrap()).unwrap_err();
+        let nested = baremcp::Error::NestedDirectory { inner: inner.clone(), outer: outer.clone() };
+        assert_eq!(refused, nested);
+        assert_eq!(refused.to_string(), said);
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"))
+            .args([
+                OsStr::new("--root"),
+                first.as_os_str(),
+                OsStr::new("--root"),
+                second.as_os_str(),
+            ])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(stderr, format!("baremcp: --root {}: {said}\n", second.display()));
+    }
+    // A sibling whose name merely starts the same is no nesting.
+    let mut server = Server::new("t", "1");
+    server.add_directory(FileRoot::new(&outer, false, 1 << 20).unwrap()).unwrap();
+    server.add_directory(FileRoot::new(&base.join("root2"), false, 1 << 20).unwrap()).unwrap();
+}
+
 #[test]
 fn a_large_tree_lists_completely_in_pages() {
     let root = crate::scratch("large-tree");

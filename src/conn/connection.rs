@@ -245,7 +245,7 @@ impl<'io> Conn<'io> {
         let ours = self.send_request(method, params, current)?;
         let mut warned = false;
         loop {
-            let line = self.read_while_waiting()?;
+            let line = self.read_while_waiting(&ours)?;
             if let Some(answer) =
                 self.take_while_waiting(line, Some(&ours), session, Some(&mut warned))
             {
@@ -293,7 +293,10 @@ impl<'io> Conn<'io> {
             }
             match read {
                 Ok(Line::Complete) => drop(self.take_while_waiting(line, None, session, None)),
-                Ok(Line::TooLong) => self.queue.push_back(Queued::TooLong(line)),
+                Ok(Line::TooLong) if !self.drops_response(&line) => {
+                    self.queue.push_back(Queued::TooLong(line))
+                }
+                Ok(Line::TooLong) => {}
                 Ok(Line::Eof) => self.eof = true,
                 // Left for the loop's own next read, which reports it.
                 Err(_) => return,
@@ -324,9 +327,11 @@ impl<'io> Conn<'io> {
         Id::from_raw(&id_text).map(Id::into_owned).ok_or(ClientError::Disconnected)
     }
 
-    /// The next whole line read while a handler waits. An over-long line on the way is queued
-    /// by its head (or refused, past the queue's bound); the end of input is the client gone.
-    fn read_while_waiting(&mut self) -> Result<Vec<u8>, ClientError> {
+    /// The next whole line read while a handler waits for the answer to `ours`. An over-long
+    /// line on the way is queued by its head (or refused, past the queue's bound), but for a
+    /// response, which gets no reply: the answer to `ours` is an invalid one, another is
+    /// dropped. The end of input is the client gone.
+    fn read_while_waiting(&mut self, ours: &Id) -> Result<Vec<u8>, ClientError> {
         loop {
             let mut line = Vec::new();
             let read = match &mut self.input {
@@ -338,6 +343,14 @@ impl<'io> Conn<'io> {
             };
             match read {
                 Ok(Line::Complete) => return Ok(line),
+                Ok(Line::TooLong) if self.drops_response(&line) => {
+                    // Its id is read from its head, as a request's is for its error.
+                    if Id::in_head(&line).is_some_and(|id| id == *ours) {
+                        let max = self.max_line;
+                        let why = format!("longer than the {max} bytes a message may take");
+                        return Err(ClientError::Invalid(why));
+                    }
+                }
                 Ok(Line::TooLong) if self.queue.len() < MAX_QUEUED => {
                     self.queue.push_back(Queued::TooLong(line))
                 }
@@ -509,6 +522,21 @@ impl<'io> Conn<'io> {
             self.out.raw_line(&String::from_utf8_lossy(&text));
         }
         self.out.push();
+    }
+
+    /// Whether an over-long line (`head`: its first bytes) is a response from the client,
+    /// which is never replied to, even when it cannot be read: it is dropped (logged here).
+    pub fn drops_response(&self, head: &[u8]) -> bool {
+        let response = jsonrpc::response_in_head(head);
+        if response {
+            let id = Id::in_head(head).map_or("null".into(), |id| id.to_string());
+            log::warn!(
+                target: LOG,
+                "discarded a response to {id} longer than {} bytes",
+                self.max_line,
+            );
+        }
+        response
     }
 
     /// Replies at once to a line that cannot be queued, with the id it could read (if any).

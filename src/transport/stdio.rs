@@ -63,6 +63,8 @@ fn run(
     loop {
         match conn.next_line(&mut line)? {
             Line::Eof => return conn.out.flush(),
+            // A response is never replied to: the client waits for nothing.
+            Line::TooLong if conn.drops_response(&line) => {}
             Line::TooLong => {
                 log::warn!(target: LOG, "discarded a line longer than {max_line} bytes");
                 conn.out.response(Id::in_head(&line).as_ref(), &Err(ErrorObject::too_large()));

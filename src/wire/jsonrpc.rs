@@ -53,14 +53,8 @@ impl<'a> Id<'a> {
     /// whole there, followed by more of the line, and named once there; so a client still
     /// learns which of its requests was refused.
     pub fn in_head(head: &[u8]) -> Option<Id<'static>> {
-        let text = match std::str::from_utf8(head) {
-            Ok(text) => text,
-            // Cut inside a character: what comes before it.
-            Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).ok()?,
-        };
         let (mut id, mut twice) = (None, false);
-        // The head ends mid-message, so the scan always fails in the end; what it found stands.
-        let _ = Scanner::new(text).object(|key, s| {
+        head_members(head, |key, s| {
             let value = s.value()?;
             // A value that reaches the end of the head may be cut short (`12` of `123`).
             if key.as_deref() == Some("id") && s.peek().is_some() {
@@ -86,6 +80,39 @@ impl<'a> Id<'a> {
     pub fn to_value(&self) -> Value {
         serde_json::from_str(&self.0).unwrap_or(Value::Null)
     }
+}
+
+/// Whether the first bytes of a line too long to read (`head`, as
+/// [`crate::wire::lines::LineReader`] leaves them) show a response: a top-level `result` or
+/// `error` member there and no `method`, as a whole line is told. Like any response
+/// from the client, such a line is never replied to.
+pub fn response_in_head(head: &[u8]) -> bool {
+    let (mut responds, mut method) = (false, false);
+    head_members(head, |key, s| {
+        // Noted before the value is read: a huge `result` is what made the line too long.
+        match key.as_deref() {
+            Some("result" | "error") => responds = true,
+            Some("method") => method = true,
+            _ => {}
+        }
+        s.value().map(drop)
+    });
+    responds && !method
+}
+
+/// Hands `member` each top-level member of the object that `head` (a line's first bytes)
+/// begins, up to where the head is cut.
+fn head_members<'a>(
+    head: &'a [u8],
+    member: impl FnMut(Option<Cow<'a, str>>, &mut Scanner<'a>) -> Result<(), Syntax>,
+) {
+    let text = match std::str::from_utf8(head) {
+        Ok(text) => text,
+        // Cut inside a character: what comes before it.
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or_default(),
+    };
+    // The head ends mid-message, so the scan always fails in the end; what it found stands.
+    let _ = Scanner::new(text).object(member);
 }
 
 /// Maps and sets of ids are looked up by the id's text, whatever the id borrows from.
@@ -577,6 +604,19 @@ mod tests {
         let mut bytes = r#"{"id":"é","p":"é"#.as_bytes().to_vec();
         bytes.pop();
         assert_eq!(Id::in_head(&bytes).map(|id| id.to_string()), Some(r#""é""#.into()));
+    }
+
+    #[test]
+    fn a_response_is_told_by_its_head() {
+        let responds = |text: &str| response_in_head(text.as_bytes());
+        assert!(responds(r#"{"jsonrpc":"2.0","id":"baremcp-1","result":{"content":"xx"#));
+        assert!(responds(r#"{"error":{"code":-1,"message":"xx"#));
+        assert!(responds(r#"{"id":5,"result":{"#));
+        // A method, or no result or error yet, is not a response (a request is refused).
+        assert!(!responds(r#"{"jsonrpc":"2.0","id":1,"method":"x","result":{"#));
+        assert!(!responds(r#"{"jsonrpc":"2.0","id":1,"params":{"result":{"#));
+        assert!(!responds(r#"{"jsonrpc":"2.0","id":1,"resu"#));
+        assert!(!responds(r#"[{"id":1,"result":{"#));
     }
 
     #[test]

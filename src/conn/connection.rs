@@ -62,6 +62,9 @@ impl fmt::Display for ClientError {
 
 impl std::error::Error for ClientError {}
 
+/// The client's answer to a request of the server's, as the handler gets it.
+type Answer = Result<Value, ClientError>;
+
 /// A line read during a wait, to be handled after the current request.
 enum Queued {
     Line(Vec<u8>),
@@ -386,10 +389,7 @@ impl<'io> Conn<'io> {
                         return Some(answer(text));
                     }
                     Frame::Single(Message::BadResponse { id: Some(id) }) if Some(&id) == ours => {
-                        return Some(Err(ClientError::Invalid(
-                            "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)"
-                                .into(),
-                        )));
+                        return Some(Err(ClientError::Invalid(BAD_RESPONSE.into())));
                     }
                     Frame::Single(Message::Notification { method, params })
                         if method == "notifications/cancelled" =>
@@ -406,6 +406,20 @@ impl<'io> Conn<'io> {
                         Frame::Single(self.take_in(session, cancel)?)
                     }
                     Frame::Single(message) => Frame::Single(self.take_in(session, message)?),
+                    // Only a session that has batches looks into one: elsewhere it is refused
+                    // whole in its turn.
+                    Frame::Batch(items) if session.legacy_version == Some("2025-03-26") => {
+                        match self.look_into_batch(&items, ours, session) {
+                            // What is left waits its turn in order, as a batch of its own.
+                            Some((found, rest)) => {
+                                if !rest.is_empty() {
+                                    self.take_while_waiting(rest, None, session, warned);
+                                }
+                                return found;
+                            }
+                            None => Frame::Batch(items),
+                        }
+                    }
                     batch => batch,
                 }
             }
@@ -428,6 +442,46 @@ impl<'io> Conn<'io> {
             _ => self.enqueue(line),
         }
         None
+    }
+
+    /// Takes out of a batch read during a wait what would be taken at once as a message of
+    /// its own: the response to `ours` (its answer is returned) and cancellations. `None` when
+    /// nothing was, else the answer found and the rest of the batch (`[]` left out: empty).
+    fn look_into_batch(
+        &mut self,
+        items: &[&str],
+        ours: Option<&Id>,
+        session: &mut Session,
+    ) -> Option<(Option<Answer>, Vec<u8>)> {
+        let (mut found, mut rest, mut took) = (None, Vec::new(), false);
+        for item in items {
+            let taken = match jsonrpc::parse_message(item) {
+                Message::Response { id: Some(id) } if found.is_none() && Some(&id) == ours => {
+                    found = Some(answer(item));
+                    true
+                }
+                Message::BadResponse { id: Some(id) } if found.is_none() && Some(&id) == ours => {
+                    found = Some(Err(ClientError::Invalid(BAD_RESPONSE.into())));
+                    true
+                }
+                Message::Notification { method, params } if method == "notifications/cancelled" => {
+                    if !self.withdraw(&params, session) {
+                        self.take_in(session, Message::Notification { method, params });
+                    }
+                    true
+                }
+                _ => false,
+            };
+            took |= taken;
+            if !taken {
+                rest.push(if rest.is_empty() { b'[' } else { b',' });
+                rest.extend_from_slice(item.as_bytes());
+            }
+        }
+        if !rest.is_empty() {
+            rest.push(b']');
+        }
+        took.then_some((found, rest))
     }
 
     /// Has `session` take in `message` as between requests (`None`: taken in; else what waits
@@ -545,6 +599,9 @@ impl<'io> Conn<'io> {
         self.out.push();
     }
 }
+
+/// Why a malformed answer to the server's request is invalid.
+const BAD_RESPONSE: &str = "not one JSON-RPC 2.0 response (a member named twice, result and error both, or a wrong jsonrpc)";
 
 /// The result of a client response, or its error as the handler sees it.
 fn answer(text: &str) -> Result<Value, ClientError> {

@@ -25,9 +25,10 @@ pub enum Line {
 /// How much of an over-long line is kept: enough for the envelope members that come first.
 pub const TOO_LONG_HEAD: usize = 4096;
 
-/// Reads lines of at most `max` bytes. It looks one line ahead in the reader's buffer, so
-/// the loop knows whether the next line is already here (then output may wait for it) or
-/// reading on could wait for the client (then output is flushed first).
+/// Reads lines of at most `max` bytes, not counting the line ending (`\n`, or `\r\n`: the
+/// `\r` is left in the line, one byte past `max` at most). It looks one line ahead in the
+/// reader's buffer, so the loop knows whether the next line is already here (then output may
+/// wait for it) or reading on could wait for the client (then output is flushed first).
 pub struct LineReader {
     max: usize,
     /// Where the next line ends in the reader's buffer, when it is already there. The next
@@ -58,6 +59,11 @@ impl LineReader {
                 Err(e) => return Err(e),
             };
             if chunk.is_empty() {
+                // A `\r` let past the limit ends no line here: it was the message's.
+                if buf.len() > self.max {
+                    too_long = true;
+                    buf.truncate(TOO_LONG_HEAD);
+                }
                 return Ok(match (too_long, buf.is_empty()) {
                     (true, _) => Line::TooLong,
                     (false, false) => Line::Complete,
@@ -72,7 +78,15 @@ impl LineReader {
             };
             let take = newline.unwrap_or(chunk.len());
             if !too_long {
-                if buf.len() + take > self.max {
+                let len = buf.len() + take;
+                // A `\r` before the newline belongs to the line ending, not to the message, so
+                // it may be the one byte past the limit (when a chunk ends on it, the next one
+                // tells whether the newline follows). Looked at only past the limit.
+                let crlf = || {
+                    len == self.max + 1
+                        && (if take > 0 { chunk[take - 1] } else { buf[buf.len() - 1] }) == b'\r'
+                };
+                if len > self.max && !crlf() {
                     too_long = true;
                     let room = TOO_LONG_HEAD.saturating_sub(buf.len());
                     buf.extend_from_slice(&chunk[..take.min(room)]);
@@ -121,6 +135,16 @@ mod tests {
         // A last line without its newline is a line all the same, bounded like any other.
         assert_eq!(lines(b"a\n0123456789", 5, 4), ["a", "<too long>"]);
         assert_eq!(lines(b"12345\n123456\n", 5, 2), ["12345", "<too long>"]);
+    }
+
+    #[test]
+    fn the_limit_leaves_out_a_crlf_line_ending() {
+        for capacity in [1, 2, 3, 6, 64] {
+            let input = b"12345\r\n123456\r\n1234\r\r\n12345\rx\n12345\r";
+            // `1234\r` is a message of 5 bytes, a `\r` that no `\n` follows is the message's.
+            let expected = ["12345\r", "<too long>", "1234\r\r", "<too long>", "<too long>"];
+            assert_eq!(lines(input, 5, capacity), expected, "{capacity}");
+        }
     }
 
     #[test]

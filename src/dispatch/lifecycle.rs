@@ -12,7 +12,7 @@ use crate::dispatch::request::Request;
 use crate::registry::server::Server;
 use crate::wire::capabilities::Declared;
 use crate::wire::era::{self, Era, LEGACY_VERSIONS};
-use crate::wire::jsonrpc::{ErrorObject, Reply, raw_str};
+use crate::wire::jsonrpc::{ErrorObject, Id, Payload, Reply, raw_str};
 use crate::wire::log_level::LogLevel;
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
@@ -119,6 +119,23 @@ pub(crate) fn listen(
     }
     session.listen(req.id, uris);
     None
+}
+
+/// The result that ends a `subscriptions/listen` stream when the server closes it: like every
+/// message on the stream it names the stream in `_meta` (written as the client wrote the id:
+/// no `Value` holds every id), beside the server's own `_meta`.
+pub(crate) fn listen_complete(server: &Server, id: &Id) -> Payload {
+    let mut json = format!(r#"{{"_meta":{{"{}":{}"#, era::SUBSCRIPTION_ID_KEY, id.as_json());
+    if let Value::Object(meta) = server.result_meta() {
+        for (key, value) in &meta {
+            json.push(',');
+            json.push_str(&Value::from(key.as_str()).to_string());
+            json.push(':');
+            json.push_str(&value.to_string());
+        }
+    }
+    json.push_str(r#"},"resultType":"complete"}"#);
+    Payload::Json(json.into_bytes())
 }
 
 /// `logging/setLevel` (legacy): the least severe log the client wants from now on.

@@ -104,6 +104,30 @@ fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
 }
 
 #[test]
+fn a_listen_stream_the_server_ends_at_stop_gets_a_completion_naming_it() {
+    let server = default_server();
+    let addr = server.addr;
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    let mut conn = connect(addr);
+    send_post(
+        &mut conn,
+        addr,
+        &listen,
+        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
+    );
+    assert_eq!(read_head(&mut conn).0, 200);
+    assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
+    server.stop();
+    // Like every message on the stream, the response that closes it names it (the
+    // SubscriptionsListenResult schema requires the member).
+    let end = next_event(&mut conn);
+    assert_eq!((&end["id"], &end["result"]["resultType"]), (&json!(7), &json!("complete")));
+    let meta = &end["result"]["_meta"];
+    assert_eq!(meta["io.modelcontextprotocol/subscriptionId"], 7, "{end}");
+    assert!(meta["io.modelcontextprotocol/serverInfo"].is_object(), "{end}");
+}
+
+#[test]
 fn a_legacy_get_stream_opens_at_once() {
     let server = default_server();
     let addr = server.addr;

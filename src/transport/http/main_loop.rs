@@ -10,12 +10,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde_json::json;
-
 use crate::conn::connection::{Conn, Inbox};
 use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::{FileRounds, Session};
+use crate::dispatch::lifecycle;
 use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
 use crate::registry::server::Server;
 use crate::transport::http::direct::{Claim, Direct, DirectLine, Rest, Unsent};
@@ -302,10 +301,9 @@ impl<'s> Dispatcher<'s> {
     pub fn end_streams(&mut self) {
         for (session, sink) in self.listens.drain(..) {
             for id in session.streams() {
-                let result =
-                    json!({ "resultType": "complete", "_meta": self.server.result_meta() });
+                let result = lifecycle::listen_complete(self.server, id);
                 let mut body = Vec::new();
-                Outbox::new(&mut body).response(Some(id), &Ok(Payload::Value(result)));
+                Outbox::new(&mut body).response(Some(id), &Ok(result));
                 sink.send(Out::Done(Some((200, body))));
             }
         }

@@ -105,6 +105,38 @@ fn batches_only_in_2025_03_26_sessions() {
 }
 
 #[test]
+fn a_message_no_notification_nor_response_is_refused_with_400_and_no_id() {
+    let server = default_server();
+    let addr = server.addr;
+    let with = format!("Mcp-Session-Id: {}", initialize(addr, "2025-11-25"));
+    // What the server can take is accepted: a notification, a response to a request of its
+    // own (none waits: it is ignored, as stdio ignores it).
+    let notification = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let response = r#"{"jsonrpc":"2.0","id":"q","result":{}}"#;
+    for taken in [notification, response] {
+        assert_eq!(post(addr, taken, &[&with]).status, 202, "{taken}");
+    }
+    // What it cannot take gets an HTTP error (2025-11-25 transports): a JSON-RPC error with no
+    // id says why.
+    let refused = [
+        r#"{"foo":1}"#,
+        r#"{"jsonrpc":"1.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","method":5}"#,
+        r#"{"jsonrpc":"2.0","id":"q","result":{},"error":{"code":1,"message":"m"}}"#,
+    ];
+    let headers = [with.as_str(), "MCP-Protocol-Version: 2026-07-28"];
+    for (body, header) in refused.iter().flat_map(|b| headers.iter().map(move |h| (b, h))) {
+        let reply = post(addr, body, &[header]);
+        let error = reply.json();
+        assert_eq!(
+            (reply.status, &error["id"], &error["error"]["code"]),
+            (400, &json!(null), &json!(-32600)),
+            "{body} {header}"
+        );
+    }
+}
+
+#[test]
 fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
     let server = default_server();
     let addr = server.addr;

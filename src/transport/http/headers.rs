@@ -33,6 +33,12 @@ pub fn era<'f>(
             // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
             return Err((400, error_body(id.as_ref(), error.clone())));
         }
+        Frame::Single(Message::BadNotification | Message::BadResponse { .. }) => {
+            // No notification nor response the server can take (no `method`, a wrong
+            // `jsonrpc`, both `result` and `error`): it gets no JSON-RPC answer, but the
+            // transport must refuse what it cannot accept, and may say why with no id.
+            return Err((400, error_body(None, ErrorObject::invalid_request())));
+        }
         Frame::Single(Message::Request { id, method, params }) => {
             // `_meta`'s members, read once for every check below (`None`: no `_meta`).
             let members = params.object().and_then(|p| p.meta).map(era::meta_members);

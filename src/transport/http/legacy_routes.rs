@@ -51,10 +51,8 @@ impl Exchange {
                 }
             },
             (None, false)
-                if matches!(
-                    frame,
-                    Frame::Single(Message::Notification { .. } | Message::BadNotification)
-                ) && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
+                if matches!(frame, Frame::Single(Message::Notification { .. }))
+                    && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
             {
                 // 2026-07-28 defines no client notifications on HTTP: accepted, and ignored.
                 // A response is not (its clients send none): it needs a legacy session.

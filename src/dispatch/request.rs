@@ -11,6 +11,22 @@ use crate::wire::params::{Params, ParamsField};
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::request";
 
+/// `params` as the object a method reads (none is an empty one), or the -32602 every transport
+/// answers (HTTP before it reads `_meta` for its headers): not an object, a member named twice.
+#[inline]
+pub(crate) fn params_object<'p, 'a>(
+    params: &'p ParamsField<'a>,
+) -> Result<&'p Params<'a>, ErrorObject> {
+    match params {
+        ParamsField::NotObject => Err(ErrorObject::invalid_params("params must be an object")),
+        ParamsField::Object(p) if p.duplicate => {
+            Err(ErrorObject::invalid_params("params must not name a member twice"))
+        }
+        ParamsField::Object(p) => Ok(p),
+        ParamsField::Absent => Ok(&Params::NONE),
+    }
+}
+
 /// One request on its way through dispatch, with what the completion log line needs.
 pub(crate) struct Request<'a> {
     pub id: &'a Id<'a>,
@@ -29,16 +45,7 @@ impl<'a> Request<'a> {
         method: &'a str,
         params: &'a ParamsField<'a>,
     ) -> Result<Request<'a>, ErrorObject> {
-        let params = match params {
-            ParamsField::NotObject => {
-                return Err(ErrorObject::invalid_params("params must be an object"));
-            }
-            ParamsField::Object(p) if p.duplicate => {
-                return Err(ErrorObject::invalid_params("params must not name a member twice"));
-            }
-            ParamsField::Object(p) => p,
-            ParamsField::Absent => &Params::NONE,
-        };
+        let params = params_object(params)?;
         let meta = era::read_meta(params.meta, params.meta_read)?;
         Ok(Request { id, method, params, meta, tool: None })
     }

@@ -234,6 +234,40 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
 }
 
 #[test]
+fn a_modern_request_with_a_member_twice_hears_what_stdio_says() {
+    let server = default_server();
+    let addr = server.addr;
+    let meta = |version: &str| {
+        format!(
+            r#""_meta":{{"io.modelcontextprotocol/protocolVersion":{version},"io.modelcontextprotocol/clientCapabilities":{{}}}}"#
+        )
+    };
+    let answer = |method: &str, params: &str, version: &str| {
+        let body =
+            format!(r#"{{"jsonrpc":"2.0","id":7,"method":"{method}","params":{{{params}}}}}"#);
+        let headers =
+            [&*format!("MCP-Protocol-Version: {version}"), &format!("Mcp-Method: {method}")];
+        let reply = post(addr, &body, &[headers[0], headers[1], "Mcp-Name: test_simple_text"]);
+        let error = &reply.json()["error"];
+        (reply.status, error["code"].as_i64(), error["message"].clone(), reply.json()["id"].clone())
+    };
+    let good = meta(r#""2026-07-28""#);
+    let twice = "params must not name a member twice";
+    for (method, params) in [
+        ("tools/list", format!(r#""cursor":"a","cursor":"b",{good}"#)),
+        ("tools/list", format!("{good},{good}")),
+        ("tools/call", format!(r#""name":"test_simple_text","name":"test_simple_text",{good}"#)),
+        (
+            "tools/call",
+            format!(r#""name":"test_simple_text","arguments":{{}},"arguments":{{}},{good}"#),
+        ),
+    ] {
+        let got = answer(method, &params, "2026-07-28");
+        assert_eq!(got, (400, Some(-32602), json!(twice), json!(7)), "{params}");
+    }
+}
+
+#[test]
 fn input_required_state_signed_by_one_process_is_accepted_by_another_with_the_same_secret() {
     let a = start_with(HttpOptions::default(), || everything().state_secret("shared"));
     let b = start_with(HttpOptions::default(), || everything().state_secret("shared"));

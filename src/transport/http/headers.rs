@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use serde_json::{Value, json};
 
+use crate::dispatch::request;
 use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
 use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
@@ -41,7 +42,13 @@ pub fn era<'f>(
         }
         Frame::Single(Message::Request { id, method, params }) => {
             // `_meta`'s members, read once for every check below (`None`: no `_meta`).
-            let members = params.object().and_then(|p| p.meta).map(era::meta_members);
+            // Read even when `params` names a member twice, so such a request is judged by
+            // the rules of the era it names, and hears what stdio would say.
+            let meta = match params {
+                ParamsField::Object(p) => p.meta,
+                _ => None,
+            };
+            let members = meta.map(era::meta_members);
             let names_version = members.flatten().is_some_and(|m| m.version.is_some());
             // A request that opens no session and says it speaks a version after the legacy
             // ones is judged by 2026-07-28 rules, so it hears what it lacks.
@@ -116,6 +123,8 @@ pub fn modern_checks(
     let Some(header) = head.header("mcp-protocol-version") else {
         return Err(mismatch("the MCP-Protocol-Version header is required".into()));
     };
+    // As dispatch reads a request: `params` first, then `_meta`.
+    request::params_object(params).map_err(|error| (400, error))?;
     let Some(version) = version.filter(|_| capabilities.is_some_and(is_object)) else {
         let why =
             format!("params._meta must carry {VERSION_KEY} and {CAPABILITIES_KEY} (an object)");

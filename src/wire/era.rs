@@ -125,6 +125,12 @@ pub fn read_meta<'a>(
     read_members(members)
 }
 
+/// The -32602 for a `_meta` protocol version that is no string (`5`, `null`, an array): what
+/// every transport answers, before HTTP compares it with its header.
+pub fn version_not_a_string() -> ErrorObject {
+    ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string"))
+}
+
 /// [`read_meta`] of a `_meta` whose members are read already (`None`: not an object).
 pub fn read_members(members: Option<MetaMembers<'_>>) -> Result<RequestMeta<'_>, ErrorObject> {
     let bad = || ErrorObject::invalid_params("params._meta must be an object with unique keys");
@@ -144,9 +150,7 @@ pub fn read_members(members: Option<MetaMembers<'_>>) -> Result<RequestMeta<'_>,
         })?);
     }
     let Some(version) = members.version else { return Ok(meta) };
-    let Some(version) = raw_str(version) else {
-        return Err(ErrorObject::invalid_params(format!("_meta {VERSION_KEY} must be a string")));
-    };
+    let Some(version) = raw_str(version) else { return Err(version_not_a_string()) };
     let Some(known) = MODERN_VERSIONS.iter().find(|v| **v == version) else {
         return Err(ErrorObject::new(
             ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,

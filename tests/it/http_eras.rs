@@ -234,7 +234,7 @@ fn modern_requests_are_stateless_and_their_headers_must_match_the_body() {
 }
 
 #[test]
-fn a_modern_request_with_a_member_twice_hears_what_stdio_says() {
+fn a_modern_request_with_a_member_twice_or_a_version_no_string_hears_what_stdio_says() {
     let server = default_server();
     let addr = server.addr;
     let meta = |version: &str| {
@@ -264,6 +264,15 @@ fn a_modern_request_with_a_member_twice_hears_what_stdio_says() {
     ] {
         let got = answer(method, &params, "2026-07-28");
         assert_eq!(got, (400, Some(-32602), json!(twice), json!(7)), "{params}");
+    }
+    // A version that is no string is a bad parameter (-32602), not a header mismatch, whatever
+    // the header says.
+    let not_a_string = "_meta io.modelcontextprotocol/protocolVersion must be a string";
+    for (version, header) in
+        [("5", "5"), ("null", "2026-07-28"), (r#"["2026-07-28"]"#, "2026-07-28")]
+    {
+        let got = answer("tools/list", &meta(version), header);
+        assert_eq!(got, (400, Some(-32602), json!(not_a_string), json!(7)), "{version}");
     }
 }
 

@@ -130,7 +130,8 @@ pub fn modern_checks(
             format!("params._meta must carry {VERSION_KEY} and {CAPABILITIES_KEY} (an object)");
         return Err((400, ErrorObject::invalid_params(why)));
     };
-    if raw_str(version).is_none_or(|version| version != header) {
+    let Some(version) = raw_str(version) else { return Err((400, era::version_not_a_string())) };
+    if version != header {
         return Err(mismatch(format!(
             "MCP-Protocol-Version {header:?} does not match params._meta"
         )));

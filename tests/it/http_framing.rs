@@ -101,6 +101,19 @@ fn limits_give_their_status_and_the_server_keeps_serving() {
         "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip\r\n\r\n"
     );
     assert_eq!(raw(addr, gzip.as_bytes()).unwrap().status, 501);
+    // HTTP/1.0 has no transfer codings: chunked there is faulty framing (RFC 9112 §6.1), so
+    // 400 and the connection closes, what follows unread (a ping here).
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let then = format!("{:x}\r\n{ping}\r\n0\r\n\r\n{}", ping.len(), post_text(addr, ping, &[]));
+    let mut conn = connect(addr);
+    let old = format!(
+        "POST /mcp HTTP/1.0\r\nHost: {addr}\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n{then}"
+    );
+    conn.get_mut().write_all(old.as_bytes()).unwrap();
+    let reply = read_reply(&mut conn).unwrap();
+    assert_eq!(reply.status, 400);
+    assert!(reply.json()["error"]["message"].as_str().unwrap().contains("HTTP/1.0"), "{reply:?}");
+    assert!(read_reply(&mut conn).is_none(), "the connection closes");
     for bad in [
         "GARBAGE\r\n\r\n",
         "GET /mcp\r\n\r\n",

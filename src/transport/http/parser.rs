@@ -624,11 +624,16 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
         // Empty elements (`, chunked`) are no coding (RFC 9110 §5.6.1.2).
         let elements = fields.flat_map(|v| v.split(',').map(|c| c.trim_matches([' ', '\t'])));
         let mut codings = elements.filter(|coding| !coding.is_empty());
+        if head.minor == 0 {
+            // HTTP/1.0 has no transfer codings: its framing is faulty (RFC 9112 §6.1), and
+            // the connection closes after the refusal, as after any framing error.
+            return Err(bad("transfer-encoding in an HTTP/1.0 request"));
+        }
         if length.is_some() {
             return Err(bad("content-length and transfer-encoding together"));
         }
         let only_chunked = codings.next().is_some_and(|c| c.eq_ignore_ascii_case("chunked"));
-        if head.minor == 0 || !only_chunked || codings.next().is_some() {
+        if !only_chunked || codings.next().is_some() {
             return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
         }
         return Ok(BodyKind::Chunked);

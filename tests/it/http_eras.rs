@@ -76,6 +76,36 @@ fn idle_sessions_expire_and_the_cap_evicts_the_least_recently_used() {
 }
 
 #[test]
+fn refusals_of_a_request_whose_id_was_read_echo_it() {
+    let server = start(HttpOptions { max_sessions: 1, ..HttpOptions::default() });
+    let addr = server.addr;
+    let refused = |reply: Reply| (reply.status, reply.json()["id"].clone());
+    // An unsupported MCP-Protocol-Version in a legacy session.
+    let session = initialize(addr, "2025-11-25");
+    let with = format!("Mcp-Session-Id: {session}");
+    let ping = r#"{"jsonrpc":"2.0","id":"p","method":"ping"}"#;
+    let reply = post(addr, ping, &[&with, "MCP-Protocol-Version: 1999-01-01"]);
+    assert_eq!(refused(reply), (400, json!("p")));
+    // A listen from a client that takes no event stream.
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{listen}",
+        listen.len()
+    );
+    assert_eq!(refused(raw(addr, request.as_bytes()).unwrap()), (406, json!(7)));
+    // An initialize while the one session is in use (its GET stream is open).
+    let mut conn = connect(addr);
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\nMcp-Session-Id: {session}\r\n\r\n"
+    );
+    conn.get_mut().write_all(get.as_bytes()).unwrap();
+    assert_eq!(crate::http_harness::read_head(&mut conn).0, 200);
+    assert_eq!(refused(post(addr, crate::http_harness::INITIALIZE, &[])), (503, json!(1)));
+}
+
+#[test]
 fn batches_only_in_2025_03_26_sessions() {
     let server = default_server();
     let addr = server.addr;

@@ -535,7 +535,8 @@ impl Exchange {
                 // Its answer is an event stream that stays open: a client that takes JSON
                 // alone could never read it.
                 let why = "subscriptions/listen needs accept: text/event-stream";
-                return self.refuse(head, Refusal::NotAcceptable, 406, why, false);
+                let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why);
+                return self.refuse_request(head, &frame, Refusal::NotAcceptable, 406, error);
             }
             // A listen request stays open: a long-lived stream, counted as one.
             let stream = match listen.then(|| self.open_stream(head)) {

@@ -76,7 +76,11 @@ pub fn era<'f>(
         let why = format!("unsupported MCP-Protocol-Version {version:?}");
         let data = json!({ "supported": era::supported_versions(), "requested": version });
         let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why).with_data(data);
-        return Err((400, error_body(None, error)));
+        let id = match frame {
+            Frame::Single(Message::Request { id, .. }) => Some(id),
+            _ => None,
+        };
+        return Err((400, error_body(id, error)));
     }
     Ok((modern, meta))
 }

@@ -33,24 +33,29 @@ impl Exchange {
         principal: Option<Arc<Principal>>,
         frame: &Frame,
     ) -> Result<(Use, bool), Outcome> {
-        let initialize = matches!(frame, Frame::Single(Message::Request { method, .. }) if method == "initialize");
+        let initialize = match frame {
+            Frame::Single(Message::Request { id, method, .. }) if method == "initialize" => {
+                Some(id)
+            }
+            _ => None,
+        };
         let version_header = head.header("mcp-protocol-version");
         match (head.header("mcp-session-id"), initialize) {
             (Some(id), _) => match self.shared.table.enter(id, principal.as_deref()) {
                 Ok(session) => Ok((session, false)),
                 Err(_) => Err(self.unknown_session(head, frame)),
             },
-            (None, true) => match self.shared.table.create(principal) {
+            (None, Some(request)) => match self.shared.table.create(principal) {
                 Ok(session) => Ok((session, true)),
                 Err(_) => {
                     self.shared.metrics.refused(Refusal::SessionLimit);
                     let error = ErrorObject::new(ErrorCode::AT_CAPACITY, "too many sessions");
-                    let response =
-                        Response::json(503, error_body(None, error)).header("Retry-After", "5");
+                    let response = Response::json(503, error_body(Some(request), error))
+                        .header("Retry-After", "5");
                     Err(self.send(head, response, None, false))
                 }
             },
-            (None, false)
+            (None, None)
                 if matches!(frame, Frame::Single(Message::Notification { .. }))
                     && version_header.is_some_and(|v| MODERN_VERSIONS.contains(&v)) =>
             {
@@ -58,13 +63,13 @@ impl Exchange {
                 // A response is not (its clients send none): it needs a legacy session.
                 Err(self.send(head, Response::new(202), None, false))
             }
-            (None, false) => {
+            (None, None) => {
                 let error = ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,
                     "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 \
                      request (params._meta with io.modelcontextprotocol/protocolVersion)",
                 );
-                Err(self.session_refused(head, frame, Refusal::MissingSession, 400, error))
+                Err(self.refuse_request(head, frame, Refusal::MissingSession, 400, error))
             }
         }
     }
@@ -89,12 +94,13 @@ impl Exchange {
             ErrorCode::SESSION_NOT_FOUND,
             "session not found: send initialize again",
         );
-        self.session_refused(head, frame, Refusal::UnknownSession, 404, error)
+        self.refuse_request(head, frame, Refusal::UnknownSession, 404, error)
     }
 
-    /// `error` with `status` for a request `frame` the session refuses, with the request's id
-    /// when it has one (JSON-RPC's `null` is for an id that cannot be read).
-    fn session_refused(
+    /// `error` with `status` for a request `frame` that is refused (by its session, or for what
+    /// its headers lack), with the request's id when it has one (JSON-RPC's `null` is for an id
+    /// that cannot be read).
+    pub(super) fn refuse_request(
         &mut self,
         head: &Head,
         frame: &Frame,

@@ -164,6 +164,14 @@ fn a_message_no_notification_nor_response_is_refused_with_400_and_no_id() {
             "{body} {header}"
         );
     }
+    // A malformed answer to the server's own request is refused too, yet the handler waiting
+    // for it hears of it (as on stdio) rather than waiting on.
+    let session = with.trim_start_matches("Mcp-Session-Id: ");
+    let (mut stream, question) = crate::http_harness::ask_sampling(addr, session);
+    let both = json!({"jsonrpc": "2.0", "id": question["id"], "result": {}, "error": {"code": 1, "message": "m"}});
+    assert_eq!(post(addr, &both.to_string(), &[&with]).status, 400);
+    let result = crate::http_harness::next_event(&mut stream);
+    assert_eq!(result["id"], 9, "{result}");
 }
 
 #[test]

@@ -558,7 +558,8 @@ impl Exchange {
         if is_request {
             self.call(head, (text, parsed), sse_ok, principal, Some((session, created)))
         } else {
-            self.notify(head, session, text)
+            let malformed = matches!(frame, Frame::Single(Message::BadResponse { .. }));
+            self.notify(head, session, text, malformed)
         }
     }
 

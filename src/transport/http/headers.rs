@@ -34,10 +34,10 @@ pub fn era<'f>(
             // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
             return Err((400, error_body(id.as_ref(), error.clone())));
         }
-        Frame::Single(Message::BadNotification | Message::BadResponse { .. }) => {
-            // No notification nor response the server can take (no `method`, a wrong
-            // `jsonrpc`, both `result` and `error`): it gets no JSON-RPC answer, but the
-            // transport must refuse what it cannot accept, and may say why with no id.
+        Frame::Single(Message::BadNotification) => {
+            // No notification the server can take (no `method`, a wrong `jsonrpc`): it gets no
+            // JSON-RPC answer, but the transport must refuse what it cannot accept, and may
+            // say why with no id. (A malformed response goes on to its session: `notify`.)
             return Err((400, error_body(None, ErrorObject::invalid_request())));
         }
         Frame::Single(Message::Request { id, method, params }) => {

@@ -75,8 +75,16 @@ impl Exchange {
     }
 
     /// A legacy client notification or response: 202 only for what will be read, so one the
-    /// loop cannot take is refused. `session` stays in use until it is answered.
-    pub(super) fn notify(&mut self, head: &Head, session: Use, text: String) -> Outcome {
+    /// loop cannot take is refused. `session` stays in use until it is answered. A
+    /// `malformed` response (both `result` and `error`, a wrong `jsonrpc`) is `400`, but goes
+    /// to the session all the same: a handler waiting on it learns it will get no answer.
+    pub(super) fn notify(
+        &mut self,
+        head: &Head,
+        session: Use,
+        text: String,
+        malformed: bool,
+    ) -> Outcome {
         let bytes = text.len();
         let message = Inbound::Message { session: Some(session.id.clone()), body: text };
         // In a lane of their own: requests waiting cannot crowd out the answer a waiting
@@ -85,7 +93,12 @@ impl Exchange {
             self.busy(refused);
             return self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", false);
         }
-        self.send(head, Response::new(202), Some(session.id.clone()), false)
+        let response = if malformed {
+            Response::json(400, error_body(None, ErrorObject::invalid_request()))
+        } else {
+            Response::new(202)
+        };
+        self.send(head, response, Some(session.id.clone()), false)
     }
 
     /// 404 for an unknown or expired session, with the request's id when it has one.

@@ -330,6 +330,33 @@ mod tests {
         assert_eq!(errors.to_string(), "/: validation stopped: more than 2000000 steps");
     }
 
+    /// Pattern matching draws on the validation's one step budget: strings that each match
+    /// within any bound of their own cannot add up to unbounded work (200 strings of 70 000
+    /// characters against `[a-z]{1,64}\.com` took 36 s when each match had a budget of its
+    /// own). Running out is said as such, with no verdict on the string it cut short.
+    #[test]
+    fn pattern_matching_counts_against_the_step_budget() {
+        let stopped = |len: usize| {
+            format!(
+                "/: validation stopped: more than 2000000 steps (the last matching a pattern \
+                 against a {len}-character string)"
+            )
+        };
+        let each_matches = format!("{}x.com", "ab".repeat(5000));
+        let many = Value::Array(vec![json!(each_matches); 40]);
+        let items = json!({"items": {"pattern": "[a-z]{1,64}\\.com"}});
+        assert!(errors(items.clone(), Value::Array(vec![json!(each_matches); 2])).is_empty());
+        assert_eq!(errors(items, many), [stopped(10_005)]);
+        // One match that runs out: neither "does not match" nor "unknown property" follows.
+        let long = format!("{}x", "a".repeat(20_000));
+        assert_eq!(errors(json!({"pattern": ".{1000}.{1000}x"}), json!(long)), [stopped(20_001)]);
+        let named =
+            json!({"patternProperties": {".{1000}.{1000}x": true}, "additionalProperties": false});
+        let mut object = serde_json::Map::new();
+        object.insert(long, json!(1));
+        assert_eq!(errors(named, Value::Object(object)), [stopped(20_001)]);
+    }
+
     #[test]
     fn schemas_nested_too_deep_are_refused() {
         let mut schema = json!({"type": "string"});

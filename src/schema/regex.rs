@@ -4,7 +4,8 @@
 //!
 //! Patterns compile to a Thompson NFA run by a Pike VM: every thread advances in lock step, so
 //! matching takes at most (program length × input length) steps whatever the pattern, and
-//! `(a*)*b` cannot backtrack catastrophically. A step budget bounds even that. Anything outside
+//! `(a*)*b` cannot backtrack catastrophically. A step budget, which the caller shares among all
+//! the matches of one validation, bounds even that. Anything outside
 //! the subset (lookaround, backreferences, named groups, `\p{..}`) is refused at compile time
 //! rather than matched approximately. Character classes are `char_class.rs`'s.
 
@@ -33,8 +34,6 @@ impl fmt::Display for RegexError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct BudgetExhausted;
 
-/// Steps one match may take by default: enough for a 500 KiB string against a 20-state pattern.
-pub const DEFAULT_BUDGET: u64 = 10_000_000;
 const MAX_REPEAT: u32 = 1000;
 const MAX_PROGRAM: usize = 20_000;
 
@@ -391,19 +390,30 @@ impl Regex {
         Ok(Regex { program: compiler.program, classes: compiler.classes })
     }
 
-    /// Whether the pattern matches anywhere in `text` (ECMA-262 patterns are not anchored).
-    pub fn is_match(&self, text: &str, budget: u64) -> Result<bool, BudgetExhausted> {
+    /// Whether the pattern matches anywhere in `text` (ECMA-262 patterns are not anchored),
+    /// taking the steps it spends from `budget`: one for each state of the program (setting
+    /// up its thread lists), and one for each thread a position adds. Every other piece of
+    /// work is bounded by those, so the steps bound the time.
+    pub fn is_match(&self, text: &str, budget: &mut u64) -> Result<bool, BudgetExhausted> {
+        let mut steps = Steps { left: *budget };
+        let result = steps.take_many(self.program.len()).and_then(|()| self.run(text, &mut steps));
+        *budget = steps.left;
+        result
+    }
+
+    fn run(&self, text: &str, steps: &mut Steps) -> Result<bool, BudgetExhausted> {
         let n = self.program.len();
         let mut current = Threads::new(n);
         let mut next = Threads::new(n);
-        let mut steps = 0u64;
+        // One stack for every `add`, rather than one allocated for each.
+        let mut stack = Vec::new();
         let mut prev: Option<char> = None;
         let mut chars = text.chars().peekable();
         loop {
             let here = chars.peek().copied();
             let at = Position { prev, next: here, start: prev.is_none(), end: here.is_none() };
             // A thread starts at every position: the search is unanchored.
-            if self.add(&mut current, 0, at, &mut steps, budget)? {
+            if self.add(&mut current, 0, at, steps, &mut stack)? {
                 return Ok(true);
             }
             let Some(c) = chars.next() else { return Ok(false) };
@@ -422,7 +432,7 @@ impl Regex {
                     Inst::Class(k) => self.classes[k].contains(c),
                     _ => false,
                 };
-                if advance && self.add(&mut next, pc + 1, after, &mut steps, budget)? {
+                if advance && self.add(&mut next, pc + 1, after, steps, &mut stack)? {
                     return Ok(true);
                 }
             }
@@ -438,18 +448,16 @@ impl Regex {
         threads: &mut Threads,
         pc: usize,
         at: Position,
-        steps: &mut u64,
-        budget: u64,
+        steps: &mut Steps,
+        stack: &mut Vec<usize>,
     ) -> Result<bool, BudgetExhausted> {
-        let mut stack = vec![pc];
+        stack.clear();
+        stack.push(pc);
         while let Some(pc) = stack.pop() {
             if !threads.insert(pc) {
                 continue;
             }
-            *steps += 1;
-            if *steps > budget {
-                return Err(BudgetExhausted);
-            }
+            steps.take()?;
             match self.program[pc] {
                 Inst::Match => return Ok(true),
                 Inst::Jmp(to) => stack.push(to),
@@ -472,6 +480,33 @@ impl Regex {
             }
         }
         Ok(false)
+    }
+}
+
+/// What is left of a match's budget.
+struct Steps {
+    left: u64,
+}
+
+impl Steps {
+    #[inline]
+    fn take(&mut self) -> Result<(), BudgetExhausted> {
+        self.take_many(1)
+    }
+
+    /// Takes `n` steps, or all there are left when they are fewer.
+    #[inline]
+    fn take_many(&mut self, n: usize) -> Result<(), BudgetExhausted> {
+        match self.left.checked_sub(n as u64) {
+            Some(left) => {
+                self.left = left;
+                Ok(())
+            }
+            None => {
+                self.left = 0;
+                Err(BudgetExhausted)
+            }
+        }
     }
 }
 
@@ -518,7 +553,7 @@ mod tests {
     fn matches(pattern: &str, text: &str) -> bool {
         Regex::new(pattern)
             .unwrap_or_else(|e| panic!("{e}"))
-            .is_match(text, DEFAULT_BUDGET)
+            .is_match(text, &mut 10_000_000)
             .unwrap()
     }
 
@@ -592,9 +627,23 @@ mod tests {
     fn budget_bounds_the_work() {
         let evil = Regex::new("^(a+)+$").unwrap();
         let text = format!("{}b", "a".repeat(5000));
-        assert_eq!(evil.is_match(&text, DEFAULT_BUDGET), Ok(false));
-        assert_eq!(evil.is_match(&text, 100), Err(BudgetExhausted));
+        let mut budget = 10_000_000;
+        assert_eq!(evil.is_match(&text, &mut budget), Ok(false));
+        // What the match spent is gone from the budget, for the next match to see.
+        let spent = 10_000_000 - budget;
+        assert!(spent > 5000, "{spent}");
+        assert_eq!(evil.is_match(&text, &mut (spent - 1)), Err(BudgetExhausted));
+        let mut exact = spent;
+        assert_eq!(evil.is_match(&text, &mut exact), Ok(false));
+        assert_eq!(exact, 0);
+        let mut small = 100;
+        assert_eq!(evil.is_match(&text, &mut small), Err(BudgetExhausted));
+        assert_eq!(small, 0);
         let long = Regex::new("(x|y|z)*q").unwrap();
-        assert_eq!(long.is_match(&"x".repeat(100_000), 1000), Err(BudgetExhausted));
+        assert_eq!(long.is_match(&"x".repeat(100_000), &mut 1000), Err(BudgetExhausted));
+        // Setting up a large program's thread lists costs its size, even on an empty string.
+        let large = Regex::new("a{1000}").unwrap();
+        assert_eq!(large.is_match("", &mut 1000), Err(BudgetExhausted));
+        assert_eq!(large.is_match("", &mut 1002), Ok(false));
     }
 }

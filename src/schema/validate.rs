@@ -13,7 +13,7 @@ mod string;
 use serde_json::Value;
 
 use super::node::{Keywords, Node, types};
-use super::regex::{BudgetExhausted, DEFAULT_BUDGET, Regex};
+use super::regex::{BudgetExhausted, Regex};
 use super::{Errors, Schema, ValidationError, escape_token};
 pub use equal::json_eq;
 use messages::{describe, either, list, short};
@@ -22,8 +22,14 @@ use messages::{describe, either, list, short};
 /// instance nested as deep as the parser allows).
 const MAX_DEPTH: usize = 256;
 /// Units of work one validation may do: a keyword evaluation is one, and so is each value
-/// `uniqueItems` looks at.
+/// `uniqueItems` looks at, and every [`REGEX_STEPS_PER_STEP`] steps of the pattern matcher.
+/// One budget for all of it, so that no instance (many long strings against a pattern, each
+/// match within any bound of its own) makes one validation take long: about 0.3 s at most.
 const MAX_STEPS: u64 = 2_000_000;
+/// Pattern-matcher steps (a thread added at one position) per step of [`MAX_STEPS`]: the
+/// matcher's steps are that much cheaper than applying a subschema, so 2 million steps of
+/// either kind take about as long.
+const REGEX_STEPS_PER_STEP: u64 = 8;
 
 pub(super) fn validate(schema: &Schema, instance: &Value) -> Result<(), Errors> {
     let mut cx = Cx::new(true);
@@ -111,6 +117,12 @@ impl Cx {
     }
 
     fn error(&mut self, path: &Path, keyword_path: String, message: String) {
+        // Once stopped, subschemas fail unchecked: what their parents would conclude from
+        // that (a string that "does not match", an `anyOf` none of whose branches holds) is
+        // not known, and is not said.
+        if self.stopped.is_some() {
+            return;
+        }
         self.total += 1;
         if self.errors.len() < Errors::CAP {
             self.errors.push(ValidationError {
@@ -284,17 +296,21 @@ impl Walk<'_> {
         std::mem::replace(&mut cx.errors, saved_errors)
     }
 
-    fn regex(&self, regex: &Regex, text: &str, cx: &mut Cx) -> bool {
-        match regex.is_match(text, DEFAULT_BUDGET) {
-            Ok(hit) => hit,
-            Err(BudgetExhausted) => {
-                cx.stop(format!(
-                    "validation stopped: a pattern exceeded its match budget on a {}-character string",
-                    text.chars().count()
-                ));
-                false
-            }
-        }
+    /// Whether `regex` matches `text`, its steps paid from the validation's budget; when
+    /// that runs out, validation stops and the check ends without an answer.
+    fn regex(&self, regex: &Regex, text: &str, cx: &mut Cx) -> Result<bool, Invalid> {
+        let before = MAX_STEPS.saturating_sub(cx.steps) * REGEX_STEPS_PER_STEP;
+        let mut left = before;
+        let hit = regex.is_match(text, &mut left);
+        cx.steps += (before - left).div_ceil(REGEX_STEPS_PER_STEP);
+        hit.map_err(|BudgetExhausted| {
+            cx.stop(format!(
+                "validation stopped: more than {MAX_STEPS} steps (the last matching a pattern \
+                 against a {}-character string)",
+                text.chars().count()
+            ));
+            Invalid
+        })
     }
 }
 

@@ -35,7 +35,7 @@ impl Walk<'_> {
             for (key, value) in object {
                 let mut covered = k.properties.iter().any(|(name, _)| name == key);
                 for (_, regex, node) in &k.pattern_properties {
-                    if self.regex(regex, key, cx) {
+                    if self.regex(regex, key, cx)? {
                         covered = true;
                         self.apply(frame, *node, value, &path.child(Seg::Key(key)), cx)?;
                     }

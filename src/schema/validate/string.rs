@@ -39,7 +39,7 @@ impl Walk<'_> {
             }
         }
         if let Some((source, regex)) = &k.pattern
-            && !self.regex(regex, text, cx)
+            && !self.regex(regex, text, cx)?
         {
             self.fail(frame, cx, "pattern", || {
                 format!("{} does not match the pattern {source}", short(inst))

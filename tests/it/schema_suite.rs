@@ -1,6 +1,6 @@
 //! The official JSON Schema Test Suite (vendored under `fixtures/json-schema-test-suite/`,
-//! one file per supported keyword, and the optional files about identifiers) run case by
-//! case, in both drafts.
+//! one file per supported keyword, and the optional files about identifiers and
+//! `float-overflow.json`) run case by case, in both drafts.
 
 use baremcp::schema::{Draft, Schema};
 use serde_json::Value;

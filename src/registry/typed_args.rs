@@ -11,6 +11,8 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, DeserializeSeed, IntoDeserializer, Visitor};
 use serde_json::Value;
 
+use crate::schema::{shown_pointer, shown_text};
+
 /// What did not decode: where (a JSON Pointer into the decoded value) and why.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct DecodeError {
@@ -27,10 +29,12 @@ impl DecodeError {
     }
 }
 
+/// Shown as a validation error is (`schema::shown_pointer`): one line, no raw control
+/// characters, whatever the arguments' keys hold.
 impl fmt::Display for DecodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
-        write!(f, "{pointer}: {}", self.why)
+        write!(f, "{}: {}", shown_pointer(pointer), shown_text(&self.why))
     }
 }
 
@@ -447,6 +451,12 @@ mod tests {
         assert_eq!(
             why(json!({"id": 1, "lines": [], "stock": {"a/b~": true}})),
             "/stock/a~1b~0: invalid value: string \"a/b~\", expected a number"
+        );
+        // On one line, control characters escaped, as a validation error shows them (serde
+        // quotes the key in Rust's own escapes).
+        assert_eq!(
+            why(json!({"id": 1, "lines": [], "stock": {"\u{1b}[2J\n\\": true}})),
+            "/stock/\\u001b[2J\\n\\\\: invalid value: string \"\\u{1b}[2J\\n\\\\\", expected a number"
         );
         assert_eq!(
             decode::<(u8,)>(&json!([1, 2])).unwrap_err().to_string(),

@@ -20,7 +20,7 @@ use std::fmt;
 use serde_json::Value;
 
 pub use draft::Draft;
-pub(crate) use pointer::{escape_token, pointer_to};
+pub(crate) use pointer::{escape_token, pointer_to, shown_pointer, shown_text};
 
 /// A compiled schema, ready to validate instances.
 #[derive(Debug)]
@@ -49,7 +49,7 @@ impl Problem {
 impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pointer = if self.pointer.is_empty() { "/" } else { &self.pointer };
-        write!(f, "{pointer}: {}", self.message)
+        write!(f, "{}: {}", shown_pointer(pointer), shown_text(&self.message))
     }
 }
 
@@ -64,9 +64,12 @@ pub struct ValidationError {
     pub message: String,
 }
 
+/// One line, whatever the instance's keys or the schema's text hold: the pointer as
+/// [`shown_pointer`] writes it, the message with its control characters escaped (the values
+/// it quotes are JSON text already).
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.instance_path, self.message)
+        write!(f, "{}: {}", shown_pointer(&self.instance_path), shown_text(&self.message))
     }
 }
 
@@ -145,6 +148,40 @@ pub(crate) mod pointer {
         pointer.push('/');
         pointer.push_str(&token);
         pointer
+    }
+
+    /// A JSON Pointer as error text shows it: each control character as a JSON string escape
+    /// (`\n`, `\u001b`) and each backslash doubled, as inside a JSON string. So an error
+    /// stays one line, an instance's keys write no terminal escapes, and each pointer shown
+    /// stands for one pointer. Borrowed when there is nothing to escape.
+    pub fn shown_pointer(pointer: &str) -> Cow<'_, str> {
+        escape(pointer, true)
+    }
+
+    /// Text shown in an error, with its control characters escaped as in a JSON string.
+    pub fn shown_text(text: &str) -> Cow<'_, str> {
+        escape(text, false)
+    }
+
+    fn escape(text: &str, backslash: bool) -> Cow<'_, str> {
+        let escaped = |c: char| c.is_control() || (backslash && c == '\\');
+        if !text.contains(escaped) {
+            return Cow::Borrowed(text);
+        }
+        let mut out = String::with_capacity(text.len() + 8);
+        for c in text.chars() {
+            match c {
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\\' if backslash => out.push_str("\\\\"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        Cow::Owned(out)
     }
 
     /// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as
@@ -355,6 +392,35 @@ mod tests {
         let mut object = serde_json::Map::new();
         object.insert(long, json!(1));
         assert_eq!(errors(named, Value::Object(object)), [stopped(20_001)]);
+    }
+
+    /// An error is one line whatever a key holds, and writes no control character: pointers
+    /// and messages show them as JSON string escapes (a pointer doubles its backslashes too,
+    /// so that no two keys look alike), in `baremcp validate` and in tool error texts alike.
+    #[test]
+    fn errors_show_control_characters_escaped() {
+        let schema = Schema::compile(&json!({"additionalProperties": {"type": "string"}})).unwrap();
+        let instance = json!({"x\r\u{1b}[1Ay\nz": 1, "a\\nb": 2, "del\u{7f}c1\u{9b}": 3});
+        let shown = schema.validate(&instance).unwrap_err();
+        assert_eq!(shown.errors[2].instance_path, "/x\r\u{1b}[1Ay\nz", "the field is the pointer");
+        assert_eq!(
+            shown.to_string(),
+            "/a\\\\nb: expected string, got integer 2\n\
+             /del\\u007fc1\\u009b: expected string, got integer 3\n\
+             /x\\r\\u001b[1Ay\\nz: expected string, got integer 1"
+        );
+        // A message shows the schema's text and the instance's values with no control
+        // character either (serde_json leaves DEL and C1 characters as they are).
+        assert_eq!(
+            errors(json!({"pattern": "^a\u{7}$"}), json!("\u{9b}\\")),
+            ["/: \"\\u009b\\\\\" does not match the pattern ^a\\u0007$"]
+        );
+        let problems = Schema::compile(&json!({"properties": {"a\tb": {"type": "nope"}}}));
+        assert_eq!(
+            problems.unwrap_err()[0].to_string(),
+            "/properties/a\\tb/type: unknown type \"nope\" (expected one of null, boolean, object, \
+             array, number, string, integer)"
+        );
     }
 
     #[test]

@@ -331,8 +331,8 @@ struct Expected {
 }
 
 /// Walks the transcript, failing at the first difference. A client line is sent once every
-/// server line before it has arrived. Responses are matched by id; notifications and
-/// requests from the server are matched in order.
+/// server line before it has arrived. Server lines are matched within their block (between
+/// two client lines): responses by id, notifications and requests from the server in order.
 fn check(
     server: &mut Server,
     text: &str,
@@ -371,7 +371,11 @@ fn check(
     receive_until(server, &mut expected, usize::MAX, vars, timeout)
 }
 
-/// Reads server messages until every expected line before `line` has arrived.
+/// Reads server messages until every expected line before `line` has arrived. Each message
+/// is matched only among the lines of its block, the unseen ones above `line` (all above
+/// them have arrived): a server line is written in place, so one the file expects after a
+/// later client line, or one it expects nowhere, fails here. Before `line` is sent, a message
+/// already waiting is judged the same way.
 fn receive_until(
     server: &Server,
     expected: &mut [Expected],
@@ -395,18 +399,16 @@ fn receive_until(
                 "line {at}: the server wrote a line that cannot be read as JSON ({e}):\n{actual}\nexpected:\n<-- {wanted}"
             )
         })?;
-        let is_response = message.is_response();
-        let mut unseen = expected.iter_mut().filter(|e| !e.seen);
-        let slot = if is_response {
-            unseen.find(|e| {
-                e.is_response && transcript::difference_at(&e.json, &message, "/id").is_none()
-            })
-        } else {
-            unseen.find(|e| !e.is_response)
-        };
-        let Some(slot) = slot else {
+        let Some(slot) = slot_for(expected, line, &message) else {
+            let why = match expected_later(expected, line, &message) {
+                Some(later) => format!(
+                    "a message arrived early (it is expected at line {later}, after a client \
+                     line not sent yet)"
+                ),
+                None => "an unexpected message arrived".to_string(),
+            };
             return Err(format!(
-                "line {at}: an unexpected message arrived:\n<-- {actual}\nwhile waiting for:\n<-- {wanted}"
+                "line {at}: {why}:\n<-- {actual}\nwhile waiting for:\n<-- {wanted}"
             ));
         };
         if let Some(difference) = transcript::first_difference(&slot.json, &message) {
@@ -417,7 +419,55 @@ fn receive_until(
         }
         slot.seen = true;
     }
-    Ok(())
+    // The block is complete: a message already here was written before the client line
+    // below it was sent, so no line may take it. (One still in flight is caught there; after
+    // the last line, the caller looks for more.)
+    if line == usize::MAX {
+        return Ok(());
+    }
+    match server.next(Duration::ZERO) {
+        Ok(None) | Err(NoLine::Timeout(_)) => Ok(()),
+        Ok(Some(actual)) => {
+            let actual = transcript::mask(&actual, vars);
+            let message = Json::parse(&actual);
+            let why = match message.as_ref().map(|m| expected_later(expected, line, m)) {
+                Ok(Some(later)) => format!(
+                    "a message arrived before this client line was sent (it is expected at \
+                     line {later}, below it)"
+                ),
+                Ok(None) => {
+                    "an unexpected message arrived before this client line was sent".to_string()
+                }
+                Err(e) => format!("the server wrote a line that cannot be read as JSON ({e})"),
+            };
+            Err(format!("line {line}: {why}:\n<-- {actual}"))
+        }
+        Err(why) => Err(format!("line {line}: {why}, before this client line was sent")),
+    }
+}
+
+/// The unseen expected line above `line` that `message` is compared with: the response with
+/// its id, or else the first notification or server request, as they are matched in order.
+fn slot_for<'a>(
+    expected: &'a mut [Expected],
+    line: usize,
+    message: &Json,
+) -> Option<&'a mut Expected> {
+    let mut block = expected.iter_mut().filter(|e| !e.seen && e.line < line);
+    if message.is_response() {
+        block
+            .find(|e| e.is_response && transcript::difference_at(&e.json, message, "/id").is_none())
+    } else {
+        block.find(|e| !e.is_response)
+    }
+}
+
+/// When no line above `line` takes `message`: the first unseen line below it that matches
+/// it whole, expected after a client line not sent yet; `None` when no line expects it.
+fn expected_later(expected: &[Expected], line: usize, message: &Json) -> Option<usize> {
+    let later = |e: &&Expected| !e.seen && e.line > line;
+    let matches = |e: &&Expected| transcript::first_difference(&e.json, message).is_none();
+    expected.iter().filter(later).find(matches).map(|e| e.line)
 }
 
 /// For `--update`: what the server writes after each client line, until it has been quiet

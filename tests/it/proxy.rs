@@ -94,9 +94,15 @@ fn the_header_quotes_for_a_shell_and_replays_through_the_same_filter() {
             && recorded[0].contains(r#" sh -c 'exec "$1"' 'it'\''s a shell' "#),
         "{recording}"
     );
-    // The `# Replay:` line, run by a shell as written (`baremcp` found on PATH), replays the
-    // recording through the same filter: without it, `calculate` would be listed.
-    let replay = lines_with(&recording, "# Replay: ");
+    // The `# Replay:` line replays the recording through the same filter: without it,
+    // `calculate` would be listed.
+    replays_as_its_header_says(&recording);
+}
+
+/// Runs the recording's `# Replay:` line by a shell as written (`baremcp` found on PATH): it
+/// must pass.
+fn replays_as_its_header_says(recording: &str) {
+    let replay = lines_with(recording, "# Replay: ");
     assert_eq!(replay.len(), 1, "{recording}");
     let path = Path::new(bin()).parent().unwrap();
     let search = format!("{}:{}", path.display(), std::env::var("PATH").unwrap_or_default());
@@ -114,6 +120,23 @@ fn the_header_quotes_for_a_shell_and_replays_through_the_same_filter() {
         text(&replayed.stderr)
     );
     assert!(text(&replayed.stdout).contains(": ok\n1 passed, 0 failed"), "{recording}");
+}
+
+#[test]
+fn a_server_line_over_the_limit_is_recorded_as_the_error_the_client_got() {
+    let dir = crate::scratch("proxy-record-too-long");
+    let record = dir.join("rec.txt");
+    let script = r#"read x; head -c 5000 /dev/zero | tr '\0' x; echo; echo '{"jsonrpc":"2.0","id":1,"result":{}}'; cat >/dev/null"#;
+    let ping = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
+    let record_arg = record.to_string_lossy();
+    let flags = ["--max-message-bytes", "1000", "--record", &record_arg, "--", "sh", "-c", script];
+    let out = proxy(&dir, &flags, input(&dir, ping));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let recording = std::fs::read_to_string(&record).unwrap();
+    let error = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"server message too large to forward"}}"#;
+    assert!(text(&out.stdout).starts_with(&format!("{error}\n")), "{}", text(&out.stdout));
+    assert_eq!(lines_with(&recording, "<-- ")[0], format!("<-- {error}"), "{recording}");
+    replays_as_its_header_says(&recording);
 }
 
 #[test]

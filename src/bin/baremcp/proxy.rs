@@ -264,12 +264,16 @@ fn upstream_to_client(
                     options.max_message_bytes
                 );
                 log::error!("{why}: dropped");
-                sinks.record(&format!("# {why}; the proxy dropped it"));
+                sinks.record(&format!("# {why}; the proxy dropped it and wrote this instead"));
                 let error = ErrorObject {
                     message: "server message too large to forward".into(),
                     ..ErrorObject::internal()
                 };
-                format!("{}\n", error_response(None, error)).into_bytes()
+                // Recorded as the client got it, so that the recording's replay, through the
+                // same proxy, expects it.
+                let error = error_response(None, error);
+                sinks.record(&format!("<-- {error}"));
+                format!("{error}\n").into_bytes()
             }
             // The end the proxy made after the upstream's exit fell in this line: no client
             // gets half a message.

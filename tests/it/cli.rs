@@ -104,6 +104,13 @@ fn bad_flags_exit_2_with_one_line_and_a_pointer_to_help() {
         (&["proxy", "cat"], "baremcp proxy --help"),
         (&["--root", "x", "check", "m.json"], "baremcp check --help"),
         (&["help", "chekc"], "baremcp --help"),
+        // A flag that keeps one value, given twice: the last would silently win.
+        (
+            &["proxy", "--record", "/dev/null", "--record", "/dev/null", "--", "cat"],
+            "baremcp proxy --help",
+        ),
+        (&["--manifest", "a", "--manifest=b"], "baremcp --help"),
+        (&["check", "--schema", "--bogus"], "baremcp check --help"),
     ] {
         let out = run(args, "");
         assert_eq!(out.status.code(), Some(2), "{args:?}");

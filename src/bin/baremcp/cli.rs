@@ -131,6 +131,7 @@ fn serve_or_command(
     command: &mut &'static str,
 ) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
+    let mut given = Given::default();
     // The first flag given: a command word after it says the flag is not the command's.
     let mut first: Option<String> = None;
     while let Some(arg) = parser.next()? {
@@ -146,21 +147,31 @@ fn serve_or_command(
                 let name = name.to_string();
                 http_flags::take(&mut options.http, &name, parser)?;
             }
-            Long("manifest") => options.manifest = Some(PathBuf::from(parser.value()?)),
+            Long("manifest") => {
+                given.once("--manifest", "the manifest")?;
+                options.manifest = Some(PathBuf::from(parser.value()?))
+            }
             Long("root") => options.roots.push(PathBuf::from(parser.value()?)),
-            Long("include-hidden") => options.include_hidden = true,
+            Long("include-hidden") => {
+                given.once("--include-hidden", "hidden files")?;
+                options.include_hidden = true
+            }
             Long("max-resource-bytes") => {
+                given.once("--max-resource-bytes", "the largest resource")?;
                 options.max_resource_bytes =
                     http_flags::positive(parser, "--max-resource-bytes")? as u64
             }
             Long("max-message-bytes") => {
+                given.once("--max-message-bytes", "the longest message")?;
                 options.max_message_bytes = http_flags::positive(parser, "--max-message-bytes")?;
                 options.http.max_body = options.max_message_bytes;
             }
             Long("page-size") => {
+                given.once("--page-size", "the page size")?;
                 options.page_size = Some(http_flags::positive(parser, "--page-size")?)
             }
             Long("log-level") => {
+                given.once("--log-level", "the log level")?;
                 let level: String = parser.value()?.string()?;
                 if !["off", "error", "warn", "info", "debug", "trace"].contains(&level.as_str()) {
                     return Err(format!(
@@ -170,8 +181,18 @@ fn serve_or_command(
                 }
                 options.log_level = Some(level);
             }
-            Long("log-file") => options.log_file = Some(PathBuf::from(parser.value()?)),
-            Short('q') | Long("quiet") => options.log_level = Some("warn".into()),
+            Long("log-file") => {
+                given.once("--log-file", "the log file")?;
+                options.log_file = Some(PathBuf::from(parser.value()?))
+            }
+            Short('q') => {
+                given.once("-q", "the log level")?;
+                options.log_level = Some("warn".into())
+            }
+            Long("quiet") => {
+                given.once("--quiet", "the log level")?;
+                options.log_level = Some("warn".into())
+            }
             Short('h') | Long("help") => return Ok(Command::Help(help::full_help())),
             Short('V') | Long("version") => return Ok(Command::Version),
             Long(name) => return Err(help::unknown_option(name, &SERVE).into()),
@@ -209,6 +230,27 @@ fn misplaced(flag: &str, command: &Help) -> String {
     format!("{flag} is an option of serving, not of {name} (serving takes no command)")
 }
 
+/// The options given so far that keep one value: given again, the last would silently win
+/// over the first, so the second is refused. (Those marked repeatable in the help add up.)
+#[derive(Default)]
+struct Given(Vec<(&'static str, &'static str)>);
+
+impl Given {
+    /// Notes `flag`, as written, which sets `what`; refuses it when `what` was set already.
+    fn once(&mut self, flag: &'static str, what: &'static str) -> Result<(), lexopt::Error> {
+        match self.0.iter().find(|(_, set)| *set == what) {
+            Some((first, _)) if *first == flag => {
+                Err(format!("{flag} given twice: it is not repeatable").into())
+            }
+            Some((first, _)) => Err(format!("{first} and {flag} both set {what}: give one").into()),
+            None => {
+                self.0.push((flag, what));
+                Ok(())
+            }
+        }
+    }
+}
+
 /// `baremcp help [COMMAND]`.
 fn help_topic(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut topic = None;
@@ -230,12 +272,16 @@ fn help_topic(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
 }
 
 fn check(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
-    let mut path = None;
+    let (mut path, mut schema) = (None, false);
+    let mut given = Given::default();
+    // Read to the end even after --schema, so that nothing given with it goes unread.
     while let Some(arg) = parser.next()? {
         match arg {
             Short('h') | Long("help") => return Ok(Command::Help(CHECK.text())),
-            Long("schema") if path.is_none() => return Ok(Command::ManifestSchema),
-            Long("schema") => return Err("--schema takes no MANIFEST.json".into()),
+            Long("schema") => {
+                given.once("--schema", "the schema")?;
+                schema = true
+            }
             Long(name) => return Err(help::unknown_option(name, &CHECK).into()),
             Value(file) if path.is_none() => path = Some(PathBuf::from(file)),
             Value(file) => {
@@ -244,15 +290,25 @@ fn check(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             _ => return Err(arg.unexpected()),
         }
     }
-    path.map(Command::Check).ok_or_else(|| "check needs a MANIFEST.json".into())
+    match (path, schema) {
+        (None, true) => Ok(Command::ManifestSchema),
+        (Some(_), true) => Err("--schema takes no MANIFEST.json".into()),
+        (path, false) => {
+            path.map(Command::Check).ok_or_else(|| "check needs a MANIFEST.json".into())
+        }
+    }
 }
 
 fn validate(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
     let mut jsonl = false;
     let mut paths = Vec::new();
+    let mut given = Given::default();
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("jsonl") => jsonl = true,
+            Long("jsonl") => {
+                given.once("--jsonl", "--jsonl")?;
+                jsonl = true
+            }
             Short('h') | Long("help") => return Ok(Command::Help(VALIDATE.text())),
             Long(name) => return Err(help::unknown_option(name, &VALIDATE).into()),
             Value(path) => paths.push(PathBuf::from(path)),
@@ -292,15 +348,24 @@ fn replay(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
         stderr: None,
         max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
     };
+    let mut given = Given::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long("timeout-ms") => {
+                given.once("--timeout-ms", "the timeout")?;
                 options.timeout =
                     Duration::from_millis(http_flags::positive(&mut parser, "--timeout-ms")? as u64)
             }
-            Long("stderr") => options.stderr = Some(PathBuf::from(parser.value()?)),
-            Long("update") => options.update = true,
+            Long("stderr") => {
+                given.once("--stderr", "the server's stderr")?;
+                options.stderr = Some(PathBuf::from(parser.value()?))
+            }
+            Long("update") => {
+                given.once("--update", "--update")?;
+                options.update = true
+            }
             Long("max-message-bytes") => {
+                given.once("--max-message-bytes", "the longest message")?;
                 options.max_message_bytes =
                     http_flags::positive(&mut parser, "--max-message-bytes")?
             }
@@ -332,14 +397,19 @@ fn proxy(parser: &mut lexopt::Parser) -> Result<Command, lexopt::Error> {
             .map(String::from)
             .collect())
     };
+    let mut given = Given::default();
     while let Some(arg) = parser.next()? {
         match arg {
-            Long("record") => options.record = Some(PathBuf::from(parser.value()?)),
+            Long("record") => {
+                given.once("--record", "the recording")?;
+                options.record = Some(PathBuf::from(parser.value()?))
+            }
             Long("allow-tools") => {
                 options.allow.get_or_insert_with(Vec::new).extend(list(parser.value()?)?)
             }
             Long("deny-tools") => options.deny.extend(list(parser.value()?)?),
             Long("max-message-bytes") => {
+                given.once("--max-message-bytes", "the longest message")?;
                 options.max_message_bytes =
                     http_flags::positive(&mut parser, "--max-message-bytes")?
             }
@@ -510,7 +580,7 @@ mod tests {
     #[test]
     fn mistakes_are_named_with_what_was_meant() {
         let message = |args: &[&str]| parse(args.iter().copied()).err().unwrap().to_string();
-        let cases: [(&[&str], &str); 14] = [
+        let cases: [(&[&str], &str); 20] = [
             (&["--roots", "x"], "invalid option '--roots' (did you mean '--root'?)"),
             (
                 &["check", "m.json", "--schma"],
@@ -549,6 +619,26 @@ mod tests {
             (
                 &["check", "a.json", "b.json"],
                 "unexpected argument \"b.json\" (check takes one file)",
+            ),
+            // One value each: a second would silently win over the first.
+            (
+                &["proxy", "--record", "a", "--record=b", "--", "cat"],
+                "--record given twice: it is not repeatable",
+            ),
+            (
+                &["--page-size", "1", "--page-size", "2"],
+                "--page-size given twice: it is not repeatable",
+            ),
+            (
+                &["-q", "--log-level", "debug"],
+                "-q and --log-level both set the log level: give one",
+            ),
+            // --schema reads what follows it too.
+            (&["check", "--schema", "--bogus"], "invalid option '--bogus'"),
+            (&["check", "--schema", "m.json"], "--schema takes no MANIFEST.json"),
+            (
+                &["replay", "--update", "f", "--update"],
+                "--update given twice: it is not repeatable",
             ),
         ];
         for (args, says) in cases {

@@ -76,10 +76,27 @@ pub fn command(world: &World, args: &[String]) -> Command {
     command
 }
 
+/// A seed's serving flags with `--max-message-bytes limit`: a seed's own (a transcript's
+/// `# args:`) is replaced, since the binary refuses the flag given twice.
+pub fn with_limit(args: &[String], limit: usize) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len() + 2);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match arg.as_str() {
+            "--max-message-bytes" => {
+                rest.next();
+            }
+            flag if flag.starts_with("--max-message-bytes=") => {}
+            _ => out.push(arg.clone()),
+        }
+    }
+    out.extend(["--max-message-bytes".into(), limit.to_string()]);
+    out
+}
+
 /// The server itself (`serve`, `root`): its invariants, and for `root` no hidden byte out.
 fn judge_served(world: &World, target: Target, case: &Case, mut outcome: Outcome) -> Outcome {
-    let mut args = case.args.clone();
-    args.extend(["--max-message-bytes".into(), case.limit.to_string()]);
+    let args = with_limit(&case.args, case.limit);
     let deadline =
         Duration::from_secs(if args.iter().any(|a| a == "--manifest") { 30 } else { 15 });
     let run = run(&mut command(world, &args), &case.input, case.sentinel, deadline);

@@ -96,8 +96,7 @@ fn mutated_sessions_in_process_keep_every_promise() {
         let limit = *rng.pick(&[4096usize, 1 << 16]);
         let waits = rng.one_in(3);
         let seed = if waits { *rng.pick(&everything) } else { *rng.pick(&builtin) };
-        let mut args = seed.args.clone();
-        args.extend(["--max-message-bytes".into(), limit.to_string()]);
+        let args = engine::judge::with_limit(&seed.args, limit);
         let server = if waits {
             crate::everything::server(&args)
         } else {

@@ -132,6 +132,7 @@ fn serve_or_command(
 ) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
     let mut given = Given::default();
+    let mut http_given = Vec::new();
     // The first flag given: a command word after it says the flag is not the command's.
     let mut first: Option<String> = None;
     while let Some(arg) = parser.next()? {
@@ -145,6 +146,7 @@ fn serve_or_command(
         match arg {
             Long(name) if http_flags::FLAGS.contains(&name) => {
                 let name = name.to_string();
+                http_flags::once(&mut http_given, &name)?;
                 http_flags::take(&mut options.http, &name, parser)?;
             }
             Long("manifest") => {

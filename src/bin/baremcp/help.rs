@@ -100,7 +100,11 @@ over Streamable HTTP with --http. An MCP client starts it; on a terminal it wait
                     "allow a non-loopback ADDR without authentication",
                 ),
                 opt("allow-origin", "ORIGIN", "allow browser pages from ORIGIN (repeatable)"),
-                opt("allow-host", "HOST", "allow Host: HOST besides loopback names; * for any"),
+                opt(
+                    "allow-host",
+                    "HOST",
+                    "allow Host: HOST besides loopback names, * for any (repeatable)",
+                ),
                 opt(
                     "resource-metadata-url",
                     "URL",

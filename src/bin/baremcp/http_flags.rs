@@ -36,6 +36,23 @@ pub const FLAGS: [&str; 26] = [
     "otlp-endpoint",
 ];
 
+/// The flags of [`FLAGS`] that add up; each other keeps one value.
+const REPEATABLE: [&str; 5] =
+    ["http", "required-scope", "allow-origin", "allow-host", "authorization-server"];
+
+/// Notes flag `name` (one of [`FLAGS`]) in `given`, refusing one that keeps a value when it
+/// was given already: the second would replace the first without a word.
+pub fn once(given: &mut Vec<String>, name: &str) -> Result<(), lexopt::Error> {
+    if REPEATABLE.contains(&name) {
+        return Ok(());
+    }
+    if given.iter().any(|seen| seen == name) {
+        return Err(format!("--{name} given twice: it is not repeatable").into());
+    }
+    given.push(name.to_string());
+    Ok(())
+}
+
 /// Takes long flag `name` (one of [`FLAGS`]) into `options`, reading its value from `parser`.
 pub fn take(
     options: &mut HttpOptions,
@@ -61,18 +78,8 @@ pub fn take(
         "auth-token-file" => options.auth_token_file = Some(text()?.into()),
         "jwt-secret-file" => options.jwt_secret_file = Some(text()?.into()),
         "jwks-file" => options.jwks_file = Some(text()?.into()),
-        // One of each: a second would otherwise replace the first without a word.
-        "jwt-audience" | "jwt-issuer" => {
-            let value = Some(text()?);
-            let slot = match name {
-                "jwt-audience" => &mut options.jwt_audience,
-                _ => &mut options.jwt_issuer,
-            };
-            if slot.is_some() {
-                return Err(format!("--{name} given twice: it takes one value").into());
-            }
-            *slot = value;
-        }
+        "jwt-audience" => options.jwt_audience = Some(text()?),
+        "jwt-issuer" => options.jwt_issuer = Some(text()?),
         "required-scope" => {
             let scope = text()?;
             if !baremcp::__private::is_scope_token(&scope) {
@@ -130,13 +137,16 @@ pub fn parse(
 ) -> Result<HttpOptions, lexopt::Error> {
     let mut parser = lexopt::Parser::from_args(args);
     let mut options = HttpOptions::default();
+    let mut given = Vec::new();
     while let Some(arg) = parser.next()? {
         match arg {
             Long(name) if FLAGS.contains(&name) => {
                 let name = name.to_string();
+                once(&mut given, &name)?;
                 take(&mut options, &name, &mut parser)?;
             }
             Long("max-message-bytes") => {
+                once(&mut given, "max-message-bytes")?;
                 options.max_body = positive(&mut parser, "--max-message-bytes")?
             }
             _ => return Err(arg.unexpected()),
@@ -295,10 +305,14 @@ mod tests {
             "--idle-timeout-secs needs a whole number of at least 1, not \"x\""
         );
         assert!(refused(&["--bogus"]).contains("--bogus"));
-        for flag in ["--jwt-audience", "--jwt-issuer"] {
-            let twice = refused(&[flag, "https://a", flag, "https://b"]);
-            assert_eq!(twice, format!("{flag} given twice: it takes one value"));
+        for (flag, value) in
+            [("--jwt-audience", "a"), ("--http-path", "/m"), ("--max-sessions", "2")]
+        {
+            let twice = refused(&[flag, value, flag, value]);
+            assert_eq!(twice, format!("{flag} given twice: it is not repeatable"));
         }
+        let adds_up = ["--allow-host", "a", "--allow-host", "b", "--http", ":1", "--http", ":2"];
+        assert_eq!(parse(&adds_up).unwrap().allow_hosts, ["a", "b"]);
         assert_eq!(
             refused(&["--required-scope", "mcp:read mcp:write"]),
             "--required-scope \"mcp:read mcp:write\": a scope is printable ASCII without spaces, \

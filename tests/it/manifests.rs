@@ -130,6 +130,28 @@ fn a_boolean_in_a_group_is_a_switch() {
 }
 
 #[test]
+fn an_empty_array_drops_its_group_whole_and_leaves_the_guard_alone() {
+    let properties = json!({"ignore": {"type": "array", "items": {"type": "string"}},
+        "dir": {"type": "string"}});
+    let tools = json!([
+        {"name": "ls", "description": "d", "inputSchema": {"type": "object", "properties": properties},
+         "run": {"argv": ["printf", "<%s>", "ls", ["-I", "{ignore}"], "--", "{dir}", "{ignore}"]}}
+    ]);
+    let replies = call_tools(
+        "manifest-empty-array",
+        tools,
+        &[
+            ("ls", json!({"ignore": [], "dir": "-la"})),
+            ("ls", json!({"ignore": ["a"], "dir": "d"})),
+        ],
+    );
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].clone();
+    // Kept, `-I` would have taken `--` for its value, and `-la` been read as options.
+    assert_eq!(text(1), "<ls><--><-la>", "{:?}", replies[&1]);
+    assert_eq!(text(2), "<ls><-I><a><--><d><a>");
+}
+
+#[test]
 fn a_default_stands_in_for_an_absent_argument() {
     let n = json!({"type": "integer", "minimum": 1, "default": 5});
     let tools = json!([

@@ -6,7 +6,8 @@
 //! placeholder never becomes more than the one argv element it is in (arrays expand to
 //! several elements only when the element is exactly `{name}`), and nothing goes through a
 //! shell. An absent argument takes its property's `default`; without one, an element naming
-//! it is dropped, and a nested array of elements (`["--limit", "{limit}"]`) is dropped whole.
+//! it is dropped, and a nested array of elements (`["--limit", "{limit}"]`) is dropped whole
+//! (so is one where an array argument is empty).
 //! `{{` and `}}` are literal braces.
 //! Prompt message texts use `{{name}}`.
 
@@ -61,7 +62,7 @@ pub(crate) enum Part {
 #[derive(Debug, Clone)]
 pub(crate) enum ArgvItem {
     One(Template),
-    /// Dropped whole when any of its placeholders is absent.
+    /// Dropped whole when any of its placeholders is absent (or an empty array).
     Group(Vec<Template>),
 }
 
@@ -258,13 +259,16 @@ impl Template {
     }
 
     /// Appends this element's argv words: several for an array value when the element is
-    /// exactly one placeholder, else one. `false` when a value is absent.
+    /// exactly one placeholder, else one. `false` when a value is absent, or is an empty
+    /// array: a group holding it is then dropped whole, as for an absent argument, so that
+    /// an option is never left without its value (`["-I", "{ignore}"]` would otherwise
+    /// leave `-I` to take the next word, a `--` included).
     fn expand(&self, values: &Map<String, Value>, argv: &mut Vec<String>) -> bool {
         if let [Part::Var(name)] = self.0.as_slice()
             && let Some(Value::Array(items)) = values.get(name)
         {
             argv.extend(items.iter().map(text_of));
-            return true;
+            return !items.is_empty();
         }
         match self.render(values) {
             Some(word) => {

@@ -152,6 +152,42 @@ fn an_empty_array_drops_its_group_whole_and_leaves_the_guard_alone() {
 }
 
 #[test]
+fn a_number_reaches_the_command_as_an_integer_when_it_is_one() {
+    let dir = crate::scratch("manifest-numbers");
+    let path = dir.join("manifest.json");
+    let n = json!({"type": "number", "minimum": 0});
+    let tools = json!([{"name": "n", "description": "d",
+        "inputSchema": {"type": "object", "properties": {"n": n}},
+        "run": {"argv": ["printf", "<%s>", "{n}"]}}]);
+    std::fs::write(&path, json!({"tools": tools}).to_string()).unwrap();
+    // Written here as text: `json!` would read them as the server does, and the test
+    // would pass whatever the server makes of them.
+    let written =
+        ["-0", "1e2", "100.0", "0.5", "1e-7", "9007199254740993", "12345678901234567890123"];
+    let mut input = String::new();
+    for (id, n) in written.iter().enumerate() {
+        input.push_str(&format!(
+            r#"{{"jsonrpc":"2.0","id":{},"method":"tools/call","params":{{"name":"n","arguments":{{"n":{n}}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#,
+            id + 1
+        ));
+        input.push('\n');
+    }
+    let replies = replies(&path, &input);
+    let text = |id: u64| replies[&id]["result"]["content"][0]["text"].clone();
+    let passed: Vec<Value> = (1..=written.len() as u64).map(text).collect();
+    let expected = [
+        "<0>",
+        "<100>",
+        "<100>",
+        "<0.5>",
+        "<1e-7>",
+        "<9007199254740993>",
+        "<1.2345678901234568e+22>",
+    ];
+    assert_eq!(passed, expected.map(|e| json!(e)), "{replies:?}");
+}
+
+#[test]
 fn a_default_stands_in_for_an_absent_argument() {
     let n = json!({"type": "integer", "minimum": 1, "default": 5});
     let tools = json!([

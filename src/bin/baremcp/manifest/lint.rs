@@ -188,7 +188,8 @@ fn missing_program(program: &str, cwd: Option<&Path>) -> Option<String> {
 
 /// Whether every value `schema` admits reads as an argument, never as an option: enums and
 /// consts with no value starting with `-`, booleans, numbers of at least 0, strings whose
-/// `pattern` pins a first character other than `-`, and arrays of such items.
+/// `pattern` pins a first character other than `-`, and arrays whose every item is such
+/// (`prefixItems` and `items` both, or no item past the prefix).
 fn never_dashed(schema: &Value) -> bool {
     let dashed = |v: &Value| {
         v.as_str().is_some_and(|s| s.starts_with('-')) || v.as_f64().is_some_and(|n| n < 0.0)
@@ -206,28 +207,65 @@ fn never_dashed(schema: &Value) -> bool {
         Some("string") => {
             schema.get("pattern").and_then(Value::as_str).is_some_and(pins_first_character)
         }
-        Some("array") => schema.get("items").is_some_and(never_dashed),
+        Some("array") => {
+            let prefix = schema.get("prefixItems").and_then(Value::as_array);
+            let rest =
+                schema.get("items").is_some_and(|i| *i == Value::Bool(false) || never_dashed(i));
+            prefix.into_iter().flatten().all(never_dashed) && rest
+        }
         _ => false,
     }
 }
 
-/// Whether a pattern anchors its first character to something that is not `-`: `^[^-…]`,
-/// `^\w`, `^\d`, a class of letters and digits only, or a literal letter or digit.
+/// Whether a pattern anchors its first character to something that is not `-`, in each of
+/// its alternatives (`^a|-` matches `-rf`): `^[^-…]`, `^\w`, `^\d`, a class of letters and
+/// digits only, or a literal letter or digit, none of them then made optional (`^[a-z]*`
+/// matches `-rf` too).
 fn pins_first_character(pattern: &str) -> bool {
-    let Some(rest) = pattern.strip_prefix('^') else { return false };
-    if rest.starts_with("[^-") || rest.starts_with("\\w") || rest.starts_with("\\d") {
-        return true;
+    alternatives(pattern).into_iter().all(|alternative| {
+        let Some(rest) = alternative.strip_prefix('^') else { return false };
+        let (pinned, after) = if let Some(escaped) = rest.strip_prefix('\\') {
+            (escaped.starts_with(['w', 'd']), escaped.get(1..).unwrap_or(""))
+        } else if let Some(class) = rest.strip_prefix('[') {
+            let Some(end) = class.find(']') else { return false };
+            let inside = &class[..end];
+            // Ranges like a-z hold a `-` between two letters; a `-` first or last is literal.
+            let letters = !inside.is_empty()
+                && !inside.starts_with(['^', '-'])
+                && !inside.ends_with('-')
+                && inside.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+            (inside.starts_with("^-") || letters, &class[end + 1..])
+        } else {
+            let first = rest.chars().next().filter(char::is_ascii_alphanumeric);
+            (first.is_some(), rest.get(1..).unwrap_or(""))
+        };
+        pinned && !after.starts_with(['*', '?']) && !after.starts_with("{0")
+    })
+}
+
+/// The top-level alternatives of a pattern: split at each `|` outside parentheses, classes
+/// and escapes.
+fn alternatives(pattern: &str) -> Vec<&str> {
+    let (mut out, mut start, mut depth, mut in_class, mut escaped) =
+        (Vec::new(), 0, 0, false, false);
+    for (i, c) in pattern.char_indices() {
+        match c {
+            _ if escaped => escaped = false,
+            '\\' => escaped = true,
+            ']' if in_class => in_class = false,
+            _ if in_class => {}
+            '[' => in_class = true,
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            '|' if depth == 0 => {
+                out.push(&pattern[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
     }
-    if let Some(class) = rest.strip_prefix('[') {
-        let Some(end) = class.find(']') else { return false };
-        let inside = &class[..end];
-        // Ranges like a-z hold a `-` between two letters; a `-` first or last is literal.
-        return !inside.is_empty()
-            && !inside.starts_with(['^', '-'])
-            && !inside.ends_with('-')
-            && inside.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    }
-    rest.starts_with(|c: char| c.is_ascii_alphanumeric())
+    out.push(&pattern[start..]);
+    out
 }
 
 #[cfg(test)]
@@ -310,6 +348,10 @@ mod tests {
             json!({"type": "string", "pattern": "^[a-z0-9_]+$"}),
             json!({"type": "string", "pattern": "^\\w+$"}),
             json!({"type": "array", "items": {"enum": ["a", "b"]}}),
+            json!({"type": "string", "pattern": "^[a-z0-9]+(-[a-z0-9]+)*$"}),
+            json!({"type": "string", "pattern": "^a|^b(x|-)"}),
+            json!({"type": "string", "pattern": "^[^-|]x|^\\d"}),
+            json!({"type": "array", "prefixItems": [{"const": "a"}], "items": false}),
         ] {
             let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
             let dashed: Vec<&String> = w.iter().filter(|w| w.contains("can start with")).collect();
@@ -322,6 +364,13 @@ mod tests {
             json!({"type": "string", "pattern": "^[a-z0-9-]+$"}),
             json!({"enum": ["a", "-b"]}),
             json!({"type": "array", "items": {"type": "string"}}),
+            // Each matches `-rf`: the first character made optional, an alternative not
+            // anchored, an item of the prefix not constrained.
+            json!({"type": "string", "pattern": "^[a-z0-9]*(-[a-z0-9]+)*$"}),
+            json!({"type": "string", "pattern": "^[^-]?"}),
+            json!({"type": "string", "pattern": "^a{0,3}-"}),
+            json!({"type": "string", "pattern": "^a|-"}),
+            json!({"type": "array", "prefixItems": [{"type": "string"}], "items": {"enum": ["a"]}}),
         ] {
             let w = warnings(json!({"argv": ["echo", "{v}"]}), json!({"v": schema}));
             assert_eq!(w.len(), 1, "{schema}: {w:?}");

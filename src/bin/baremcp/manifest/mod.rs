@@ -224,12 +224,32 @@ fn fill_placeholders<'v>(text: &str, value: impl Fn(&str) -> Option<&'v str>) ->
     filled
 }
 
-/// A value as it appears in a command: strings as they are, everything else as JSON text.
+/// A value as it appears in a command: strings as they are, numbers as [`number_text`]
+/// says, everything else as JSON text.
 fn text_of(value: &Value) -> String {
     match value {
         Value::String(s) => s.clone(),
+        Value::Number(n) => number_text(n),
         other => other.to_string(),
     }
+}
+
+/// A number as a command gets it. Arguments arrive parsed, their text gone: digits within 64
+/// bits are kept exactly, and any other number is a double. A whole double within ±2^53
+/// (where each is exact) is written as an integer, so that `1e2` and `100.0` pass `100` and
+/// `-0` passes `0`: an `integer` with `"minimum": 0` must never bring a leading `-`, nor a
+/// fraction a program reading an integer refuses. Other numbers are written in the shortest
+/// form that reads back as the same double (`0.5`, `1e-7`, `1.2345678901234568e+22`).
+fn number_text(n: &serde_json::Number) -> String {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if let Some(f) = n.as_f64().filter(|_| n.is_f64())
+        && f.fract() == 0.0
+        && f.abs() <= EXACT
+    {
+        // Exact: whole and within 2^53. `-0.0 as i64` is 0.
+        return (f as i64).to_string();
+    }
+    n.to_string()
 }
 
 impl Template {

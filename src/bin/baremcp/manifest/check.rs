@@ -179,7 +179,24 @@ impl Checker<'_> {
                     literal.push('}');
                 }
                 '{' => {
-                    let name: String = chars.by_ref().take_while(|&c| c != '}').collect();
+                    let mut name = String::new();
+                    let closed = loop {
+                        match chars.next() {
+                            Some('}') => break true,
+                            Some(c) => name.push(c),
+                            None => break false,
+                        }
+                    };
+                    // Else a `{` never closed would pass for a placeholder, and be filled in.
+                    if !closed {
+                        let why = format!(
+                            "unclosed placeholder {{{}: no }} after it (use {{{{ for a literal \
+                             brace)",
+                            opening(&name)
+                        );
+                        self.report(here, why);
+                        continue;
+                    }
                     let valid = !name.is_empty()
                         && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
                     if !valid {
@@ -452,6 +469,11 @@ impl Checker<'_> {
                     self.report(&text_at, format!("placeholder {{{{{name}}}}} names no argument"));
                 }
             }
+            // A `{{` left open is kept as text, and most likely a placeholder mistyped.
+            if let Some(open) = text.split("{{").skip(1).find(|piece| !piece.contains("}}")) {
+                let why = format!("unclosed placeholder {{{{{}: no }}}} after it", opening(open));
+                self.report(&text_at, why);
+            }
             messages.push((role, text));
         }
         Some(PromptDecl {
@@ -505,6 +527,14 @@ pub(super) fn check(value: &Value, dir: &Path) -> Result<Manifest, Vec<Problem>>
     })
 }
 
+/// The start of what follows an unclosed `{`, to name it in a message: up to 20 characters.
+fn opening(rest: &str) -> String {
+    match rest.char_indices().nth(20) {
+        Some((end, _)) => format!("{}…", &rest[..end]),
+        None => rest.to_string(),
+    }
+}
+
 /// A set of `items`, inserted one by one: a set collected from an iterator sorts it first,
 /// which takes the static binary 4 to 6 KB per item type (docs/development/performance.md,
 /// Binary size).
@@ -552,6 +582,32 @@ mod tests {
             [
                 "placeholder {nope} names no property of inputSchema (declared: )",
                 "the program must be fixed: no placeholder in argv[0]"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_unclosed_placeholder_is_refused_where_it_is() {
+        let properties = json!({"q": {"type": "string"}});
+        let run =
+            json!({"argv": ["grep", "--q={q"], "stdin": "{q", "cwd": "x{q", "env": {"Q": "{"}});
+        let tool = json!({"name": "t", "description": "d", "run": run,
+            "inputSchema": {"type": "object", "properties": properties}});
+        let prompt = json!({"name": "p", "arguments": [{"name": "a"}],
+            "messages": [{"role": "user", "text": "{{a}} then {{a"}]});
+        let problems =
+            check(&json!({"tools": [tool], "prompts": [prompt]}), Path::new(".")).err().unwrap();
+        let found: Vec<String> =
+            problems.iter().map(|p| format!("{}: {}", p.pointer, p.message)).collect();
+        let use_two = "(use {{ for a literal brace)";
+        assert_eq!(
+            found,
+            [
+                "/prompts/0/messages/0/text: unclosed placeholder {{a: no }} after it".to_string(),
+                format!("/tools/0/run/argv/1: unclosed placeholder {{q: no }} after it {use_two}"),
+                format!("/tools/0/run/cwd: unclosed placeholder {{q: no }} after it {use_two}"),
+                format!("/tools/0/run/env/Q: unclosed placeholder {{: no }} after it {use_two}"),
+                format!("/tools/0/run/stdin: unclosed placeholder {{q: no }} after it {use_two}"),
             ]
         );
     }

@@ -110,6 +110,24 @@ fn every_problem_shape_is_reported_with_its_pointer() {
 }
 
 #[test]
+fn a_cap_on_output_past_64_mib_is_refused() {
+    let manifest = crate::scratch("check-output-cap").join("cap.json");
+    // What is kept is copied into the result, and an allocation past memory aborts the
+    // server (a cap of 1e12 did, under `ulimit -v`).
+    std::fs::write(
+        &manifest,
+        r#"{"tools": [{"name": "t", "description": "d", "run": {"argv": ["echo"], "maxOutputBytes": 1000000000000}}]}"#,
+    )
+    .unwrap();
+    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    assert!(
+        text(&out.stderr).contains("/tools/0/run/maxOutputBytes: must be <= 67108864"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
     let dir = crate::scratch("check-unrunnable");
     let manifest = dir.join("m.json");

@@ -75,6 +75,11 @@ const KEPT: [&str; 3] = ["PATH", "HOME", "LANG"];
 /// does the command once its pipe is full.
 const QUEUED_LINES: usize = 8;
 
+/// The longest piece of a stderr line handed over at once (or `max_output`, when smaller):
+/// a line is read whole into memory, and [`QUEUED_LINES`] of them may wait, so a command
+/// that never writes a newline costs this much per line, not its cap.
+const STDERR_PIECE: usize = 64 * 1024;
+
 /// How often the loop looks whether the command has exited while its output is quiet.
 const EXIT_CHECK: Duration = Duration::from_millis(50);
 
@@ -250,12 +255,13 @@ fn read_stdout(mut stdout: impl Read, max: usize, send: &mpsc::SyncSender<Event>
     let _ = send.send(Event::StdoutDone);
 }
 
-/// Hands over stderr a line at a time, at most `max` bytes per line: a command that never
-/// writes a newline is reported in pieces rather than held whole.
+/// Hands over stderr a line at a time, at most `max` bytes (and [`STDERR_PIECE`]) per line:
+/// a command that never writes a newline is reported in pieces rather than held whole.
 fn read_stderr(stderr: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
-    while (&mut reader).take(max.max(1) as u64).read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+    let piece = max.clamp(1, STDERR_PIECE) as u64;
+    while (&mut reader).take(piece).read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
         let text = String::from_utf8_lossy(&line).trim_end_matches(['\n', '\r']).to_string();
         if send.send(Event::StderrLine(text)).is_err() {
             return;
@@ -349,7 +355,8 @@ fn collect(
                 }
             }
             Ok(Event::Stdout(bytes, n)) => {
-                // A cap larger than memory allows ends keeping, not the server.
+                // Memory short of the cap ends keeping, not the server (the cap itself is
+                // bounded: what is kept is copied again into the result).
                 if outcome.stdout.try_reserve(bytes.len()).is_ok() {
                     outcome.stdout.extend_from_slice(&bytes);
                 }
@@ -433,6 +440,15 @@ mod tests {
         assert!(lengths.iter().all(|&n| n <= 1000), "{lengths:?}");
         assert_eq!(lengths.iter().sum::<usize>(), 100_000);
         assert!(outcome.stderr.len() <= 2001, "{}", outcome.stderr.len());
+    }
+
+    #[test]
+    fn a_stderr_line_is_handed_over_in_pieces_of_64_kib_whatever_the_cap() {
+        let mut endless = invocation(&["sh", "-c", "head -c 200000 /dev/zero | tr '\\0' x >&2"]);
+        endless.max_output = 64 << 20;
+        let mut lengths = Vec::new();
+        run(&endless, |event| stderr(event, |line| lengths.push(line.len()))).unwrap();
+        assert_eq!(lengths, [65536, 65536, 65536, 200_000 - 3 * 65536]);
     }
 
     #[test]

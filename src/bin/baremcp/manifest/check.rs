@@ -12,8 +12,9 @@ use serde_json::{Map, Value, json};
 
 use super::lint::{Values, lint};
 use super::{
-    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, LoadError, Manifest, Part, PromptDecl,
-    ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl, double_placeholders,
+    ArgvItem, DEFAULT_MAX_OUTPUT, DEFAULT_TIMEOUT_MS, LoadError, MAX_OUTPUT_CAP, Manifest, Part,
+    PromptDecl, ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl,
+    double_placeholders,
 };
 use baremcp::__private::{StrictError, pointer_to, read_strict, sort_by};
 use baremcp::schema::{Problem, Schema};
@@ -311,7 +312,9 @@ impl Checker<'_> {
             }
         }
         run.timeout = Duration::from_millis(self.count(map, "timeoutMs", here, DEFAULT_TIMEOUT_MS));
-        run.max_output = self.count(map, "maxOutputBytes", here, DEFAULT_MAX_OUTPUT) as usize;
+        // The schema's `maximum` refuses a larger cap; this only keeps the two in step.
+        let max_output = self.count(map, "maxOutputBytes", here, DEFAULT_MAX_OUTPUT);
+        run.max_output = max_output.min(MAX_OUTPUT_CAP) as usize;
         let codes_at = pointer_to(here, "okExitCodes");
         let codes = items(map, "okExitCodes").iter().enumerate().filter_map(|(i, code)| {
             let fits = code.as_i64().and_then(|code| i32::try_from(code).ok());
@@ -556,6 +559,8 @@ mod tests {
         for (keyword, _) in CLEARER {
             assert!(schema.pointer(keyword).is_some(), "{keyword} is not in schema.json");
         }
+        let cap = schema.pointer("/$defs/run/properties/maxOutputBytes/maximum");
+        assert_eq!(cap, Some(&json!(MAX_OUTPUT_CAP)));
         // What the schema keeps past its cap is counted, last.
         let tools: Vec<Value> = (0..25).map(|i| json!({"name": i})).collect();
         let problems = check(&json!({"tools": tools}), Path::new(".")).err().unwrap();

@@ -35,6 +35,10 @@ pub const SCHEMA: &str = include_str!("schema.json");
 
 pub(crate) const DEFAULT_TIMEOUT_MS: u64 = 30_000;
 pub(crate) const DEFAULT_MAX_OUTPUT: u64 = 1024 * 1024;
+/// The largest `maxOutputBytes` (its schema's `maximum`): a command's output is kept, then
+/// copied into its result, several times this cap at once; a cap past memory would end the
+/// server (an allocation that fails aborts), not the call.
+pub(crate) const MAX_OUTPUT_CAP: u64 = 64 * 1024 * 1024;
 /// The largest file a `path` resource serves.
 const MAX_FILE: u64 = 8 * 1024 * 1024;
 

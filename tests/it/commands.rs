@@ -1,8 +1,8 @@
 //! Manifest commands as the binary runs them: a command that writes without end is cut off at
 //! its timeout with the server's memory bounded, a timeout ends every process the command
 //! started, even on a machine whose `PATH` holds no `kill`, a command that exits is done
-//! though a process it left behind holds its output, and a cancelled call or read ends its
-//! command.
+//! though a process it left behind holds its output, a cancelled call or read ends its
+//! command, and so does the server stopped or killed while it runs.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -208,6 +208,49 @@ fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
         assert_eq!(before, 0, "{read}: nothing before the list: no answer to the cancelled one");
         assert!(elapsed < Duration::from_secs(5), "{read}: the list waited {elapsed:?}");
         assert!(ends(&pid), "{read}: the command's {pid} outlived its cancelled request");
+    }
+}
+
+#[test]
+fn a_command_ends_with_the_server_stopped_or_killed_while_it_runs() {
+    if !cfg!(target_os = "linux") {
+        return println!("skipped: needs Linux's /proc and PR_SET_PDEATHSIG");
+    }
+    for signal in ["TERM", "KILL"] {
+        let dir = crate::scratch(&format!("stopped-server-{signal}"));
+        let (pidfile, written) = (dir.join("pid"), dir.join("pid.tmp"));
+        // The command's own pid, then its background child's, then a loop.
+        let script = format!(
+            "echo $$ > '{tmp}'; sleep 60 & echo $! >> '{tmp}'; mv '{tmp}' '{pid}'; \
+             while :; do sleep 1; done",
+            tmp = written.display(),
+            pid = pidfile.display()
+        );
+        let path = manifest(&dir, json!(["sh", "-c", script]), 60_000);
+        let mut child = crate::serving(["--manifest", &path]).unwrap();
+        child.stdin.as_mut().unwrap().write_all(call(1, false).as_bytes()).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !pidfile.exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pids = std::fs::read_to_string(&pidfile).unwrap();
+        let pids: Vec<&str> = pids.lines().collect();
+        // As the MCP spec has a stdio client stop its server: stdin closed, then SIGTERM (the
+        // server waits on the command meanwhile), or SIGKILL.
+        drop(child.stdin.take());
+        let server = child.id().to_string();
+        assert!(
+            Command::new("kill").args([&format!("-{signal}"), &server]).status().unwrap().success()
+        );
+        assert!(!child.wait().unwrap().success());
+        assert!(ends(pids[0]), "{signal}: the command {} outlived the server", pids[0]);
+        // SIGKILL leaves no handler to end the group: only the command itself dies with the
+        // server; its loop's `sleep 1` ends on its own.
+        if signal == "TERM" {
+            assert!(ends(pids[1]), "{signal}: the command's child {} outlived the server", pids[1]);
+        } else {
+            let _ = Command::new("kill").args(["-KILL", pids[1]]).status();
+        }
     }
 }
 

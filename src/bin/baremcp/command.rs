@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use super::process_group::{kill_group, own_group};
+use super::process_group::{dies_with_this_process, kill_group, note_command, own_group};
 use super::wait::exit_by;
 
 /// A fully expanded command, ready to run.
@@ -109,6 +109,8 @@ pub enum Running<'a> {
 pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::Result<Outcome> {
     let over = Over(Arc::new(AtomicBool::new(false)));
     let (mut child, events) = spawn(invocation, &over.0)?;
+    // Until it is reaped, below, a stop signal ends its group with the server.
+    let _noted = note_command(&child);
     // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
     let now = Instant::now();
     let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
@@ -212,8 +214,11 @@ fn spawn(
         command.current_dir(cwd);
     }
     command.stdin(if invocation.stdin.is_some() { Stdio::piped() } else { Stdio::null() });
-    // Its own process group, so a timeout ends everything the command started.
+    // Its own process group, so a timeout ends everything the command started; and ended
+    // should the server die while it runs (SIGKILL). `run` reaps it before it returns, so the
+    // thread that starts it outlives it, as the death signal needs.
     own_group(&mut command);
+    dies_with_this_process(&mut command);
     let mut child = command.spawn().map_err(|e| match &invocation.cwd {
         // Both a missing program and a missing cwd read "No such file or directory": say which.
         Some(cwd) if !cwd.is_dir() => {

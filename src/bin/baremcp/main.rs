@@ -127,6 +127,8 @@ fn run() -> io::Result<ExitCode> {
                              Ctrl-D ends (see 'baremcp --help')"
                         );
                     }
+                    // A stop signal while a manifest's command runs ends its group too.
+                    process_group::end_commands_on_stop();
                     server.serve_stdio()?
                 }
                 Err(e) => return failed(format!("baremcp: {e}")),

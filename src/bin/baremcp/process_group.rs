@@ -29,6 +29,75 @@ pub fn own_group(command: &mut Command) {
 #[cfg(not(unix))]
 pub fn own_group(_command: &mut Command) {}
 
+/// The process group of the manifest command running now ([`CommandNoted`]), 0 for none:
+/// the stop signals end it with this process ([`end_commands_on_stop`]).
+#[cfg(unix)]
+static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
+
+/// While it lives, the stop signals end the process group of the command it was made for
+/// ([`note_command`]); dropped once the command is reaped, or about to be.
+pub struct CommandNoted(#[cfg(unix)] i32);
+
+/// Notes `child`, started in a group of its own, as the command whose group the stop signals
+/// end. One command at a time: a manifest's run one at a time on the serving thread, and one
+/// started meanwhile on another thread (a test's) is not noted.
+pub fn note_command(child: &Child) -> CommandNoted {
+    #[cfg(unix)]
+    {
+        let id = i32::try_from(child.id()).unwrap_or(0);
+        let swap = COMMAND_GROUP.compare_exchange(0, id, Ordering::Relaxed, Ordering::Relaxed);
+        CommandNoted(if id > 0 && swap.is_ok() { id } else { 0 })
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = child;
+        CommandNoted()
+    }
+}
+
+impl Drop for CommandNoted {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if self.0 != 0 {
+            let _ = COMMAND_GROUP.compare_exchange(self.0, 0, Ordering::Relaxed, Ordering::Relaxed);
+        }
+    }
+}
+
+/// Has the stop signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM; but those this process was started
+/// ignoring) kill the group of the command running ([`note_command`]) before they end this
+/// process as they otherwise would: on stdio, where they end it at once while a command runs
+/// (a client that closed stdin and then sent SIGTERM, as the MCP spec says it should), the
+/// command's group would be left running. Not over HTTP: its own handlers stop the server
+/// once the handler returns, and a command ends before that.
+#[cfg(unix)]
+pub fn end_commands_on_stop() {
+    const SIG_IGN: usize = 1;
+    for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
+        // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
+        // (`kill`, `signal`, `raise`) and reads a lock-free atomic.
+        let before = unsafe { signal(number, end_command as extern "C" fn(i32) as usize) };
+        if before == SIG_IGN {
+            // SAFETY: as above.
+            unsafe { signal(number, SIG_IGN) };
+        }
+    }
+}
+
+#[cfg(not(unix))]
+pub fn end_commands_on_stop() {}
+
+#[cfg(unix)]
+extern "C" fn end_command(number: i32) {
+    let group = COMMAND_GROUP.load(Ordering::Relaxed);
+    if group > 0 {
+        // SAFETY: `kill` takes two integers; a negative pid names a process group, in use
+        // while the command is noted (it is not reaped yet, or a member still holds the id).
+        unsafe { signal_process(-group, SIGKILL) };
+    }
+    end_by(number);
+}
+
 /// How the proxy places its upstream (and replay its servers): in a group of its own, or in
 /// the proxy's own group when the proxy is a terminal's foreground job.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +134,17 @@ fn prepare_upstream(command: &mut Command, placement: Placement) {
     if placement == Placement::OwnGroup {
         own_group(command);
     }
+    dies_with_this_process(command);
+}
+
+/// On Linux, has the kernel kill the child `command` starts (the child alone, not its group)
+/// when this process dies, however it dies: SIGKILL leaves no handler to do it. The kernel
+/// sends it when the *thread* that started the child ends, so start it on a thread that
+/// outlives it (the main thread; or one that reaps the child before it ends, as a manifest's
+/// command is).
+pub fn dies_with_this_process(command: &mut Command) {
+    #[cfg(not(target_os = "linux"))]
+    let _ = command;
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::process::CommandExt;

@@ -2,7 +2,8 @@
 //! its timeout with the server's memory bounded, a timeout ends every process the command
 //! started, even on a machine whose `PATH` holds no `kill`, a command that exits is done
 //! though a process it left behind holds its output, a cancelled call or read ends its
-//! command, and so does the server stopped or killed while it runs.
+//! command, and so does the server stopped or killed while it runs, or the timeout while
+//! progress waits for a client that reads nothing.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
@@ -252,6 +253,34 @@ fn a_command_ends_with_the_server_stopped_or_killed_while_it_runs() {
             let _ = Command::new("kill").args(["-KILL", pids[1]]).status();
         }
     }
+}
+
+#[test]
+fn the_timeout_holds_while_progress_waits_for_a_client_that_reads_nothing() {
+    let dir = crate::scratch("progress-unread");
+    let (pidfile, written) = (dir.join("pid"), dir.join("pid.tmp"));
+    let script = format!(
+        "echo $$ > '{tmp}'; mv '{tmp}' '{pid}'; exec yes err >&2",
+        tmp = written.display(),
+        pid = pidfile.display()
+    );
+    let path = manifest(&dir, json!(["sh", "-c", script]), 1000);
+    let mut child = crate::serving(["--manifest", &path]).unwrap();
+    // Each stderr line is a progress notification, and no one reads them: writing one soon
+    // waits, and the serving thread with it.
+    child.stdin.as_mut().unwrap().write_all(call(1, true).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pidfile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    assert!(ends(&pid), "the command {pid} outlived its 1000 ms while progress waited");
+    // Read at last, the answer says so.
+    let (reply, _, _) = reply_to(&mut child, "", 1);
+    drop(child.stdin.take());
+    assert!(child.wait().unwrap().success());
+    let text = reply["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert_eq!(text, "the command timed out after 1000 ms and was stopped", "{reply}");
 }
 
 #[test]

@@ -8,7 +8,9 @@
 //! queue of a few lines, so a command that writes faster than the caller reads is slowed
 //! down rather than held in memory. The deadline is checked on every line, so a command
 //! that never stops writing is still ended on time; so is whether the caller still wants the
-//! result (its request cancelled, it ends the group too).
+//! result (its request cancelled, it ends the group too). A third thread keeps the deadline
+//! while the caller is held up (a progress notification waiting for a client that reads
+//! nothing).
 
 use std::collections::BTreeMap;
 use std::io::{self, BufRead, BufReader, Read, Write};
@@ -16,12 +18,14 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::process_group::{dies_with_this_process, kill_group, note_command, own_group};
+use super::process_group::{
+    dies_with_this_process, kill_group, kill_group_id, note_command, own_group,
+};
 use super::wait::exit_by;
 
 /// A fully expanded command, ready to run.
@@ -108,22 +112,72 @@ pub enum Running<'a> {
 /// it now and then whether to go on. An error means the command could not be started.
 pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::Result<Outcome> {
     let over = Over(Arc::new(AtomicBool::new(false)));
-    let (mut child, events) = spawn(invocation, &over.0)?;
+    let (child, events) = spawn(invocation, &over.0)?;
     // Until it is reaped, below, a stop signal ends its group with the server.
     let _noted = note_command(&child);
     // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
     let now = Instant::now();
     let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
+    let mut child = Watched { child, state: Arc::default() };
+    let _watching = watch(&child, deadline);
     let (mut outcome, ended) =
         collect(&mut child, &events, deadline, invocation.max_output, caller)?;
+    let mut state = child.state.lock().unwrap_or_else(PoisonError::into_inner);
     outcome.status = match ended {
+        // Ended at the deadline by the watching thread: it exited of that, not of itself.
+        Ended::Exited(_) if state.killed => None,
         Ended::Stopped => {
-            let _ = child.wait();
+            let _ = child.child.wait();
+            state.reaped = true;
             None
         }
         Ended::Exited(status) => Some(status),
     };
     Ok(outcome)
+}
+
+/// The command's process, shared with the thread that ends its group at the deadline
+/// ([`watch`]). That thread signals the group only while the process is not reaped (its id,
+/// and so its group's, could then name another), so reaping it takes the same lock.
+struct Watched {
+    child: Child,
+    state: Arc<Mutex<Watch>>,
+}
+
+#[derive(Default)]
+struct Watch {
+    reaped: bool,
+    /// The watching thread ended the group at the deadline.
+    killed: bool,
+}
+
+impl Watched {
+    /// [`Child::try_wait`], noting a reaped process.
+    fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let status = self.child.try_wait()?;
+        state.reaped |= status.is_some();
+        Ok(status)
+    }
+}
+
+/// Ends the command's group at `deadline` unless [`run`] is over first (the returned sender
+/// dropped) or the command reaped. [`collect`] keeps the deadline itself, but a progress
+/// notification can hold it up past it: writing one waits while the client reads none.
+fn watch(child: &Watched, deadline: Instant) -> mpsc::Sender<()> {
+    let (over, ended) = mpsc::channel::<()>();
+    let (state, id) = (child.state.clone(), child.child.id());
+    std::thread::spawn(move || {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(left) {
+            let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
+            if !state.reaped {
+                kill_group_id(id);
+                state.killed = true;
+            }
+        }
+    });
+    over
 }
 
 /// Set once [`run`] has its result, however it returns: the threads on the command's pipes
@@ -289,7 +343,7 @@ enum Ended {
 /// holds its pipes too long. A command that closes its output and runs on is still waited
 /// for, and still asked about.
 fn collect(
-    child: &mut Child,
+    child: &mut Watched,
     events: &mpsc::Receiver<Event>,
     deadline: Instant,
     max: usize,
@@ -317,7 +371,7 @@ fn collect(
             asked = Instant::now();
             if !caller(Running::Still) {
                 (outcome.abandoned, stopped) = (true, true);
-                kill_group(child);
+                kill_group(&mut child.child);
                 break;
             }
         }
@@ -335,7 +389,7 @@ fn collect(
             // the group ends either way. (After an exit the group id still names only the
             // command's group: its members keep the id in use.)
             stopped = exited.is_none();
-            kill_group(child);
+            kill_group(&mut child.child);
             break;
         }
         if drained {
@@ -351,7 +405,7 @@ fn collect(
             Ok(Event::StderrLine(line)) => {
                 if !caller(Running::StderrLine(&line)) {
                     (outcome.abandoned, stopped) = (true, exited.is_none());
-                    kill_group(child);
+                    kill_group(&mut child.child);
                     break;
                 }
                 if outcome.stderr.len() < max {

@@ -207,6 +207,21 @@ pub fn kill_group(child: &mut Child) {
     let _ = child.kill();
 }
 
+/// Ends process group `group`: a child's id, named while that child is not reaped (else it
+/// may name someone else's).
+#[cfg(unix)]
+pub fn kill_group_id(group: u32) {
+    if let Ok(group) = i32::try_from(group) {
+        // SAFETY: the call takes two integers and touches no memory of this process; a
+        // negative pid names a process group.
+        unsafe { signal_process(-group, SIGKILL) };
+    }
+}
+
+/// Without process groups, a child is ended through its `Child` alone.
+#[cfg(not(unix))]
+pub fn kill_group_id(_group: u32) {}
+
 /// Without process groups, only the child itself can be ended.
 #[cfg(not(unix))]
 pub fn kill_group(child: &mut Child) {

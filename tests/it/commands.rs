@@ -255,6 +255,41 @@ fn a_command_ends_with_the_server_stopped_or_killed_while_it_runs() {
     }
 }
 
+/// Over HTTP a stop exits 11 s after it when a tool still runs (docs/deployment.md): the
+/// command's group ends with the process.
+#[test]
+fn a_command_ends_with_a_server_that_exits_while_it_runs() {
+    if !cfg!(target_os = "linux") {
+        return println!("skipped: needs Linux's /proc");
+    }
+    use crate::http_harness::{connect, modern, post_text, spawn_http};
+    let dir = crate::scratch("exit-during-a-command");
+    let (pidfile, written) = (dir.join("pid"), dir.join("pid.tmp"));
+    let script = format!(
+        "echo $$ > '{tmp}'; sleep 60 & echo $! >> '{tmp}'; mv '{tmp}' '{pid}'; wait",
+        tmp = written.display(),
+        pid = pidfile.display()
+    );
+    let path = manifest(&dir, json!(["sh", "-c", script]), 60_000);
+    let args = ["--drain-secs".as_ref(), "0".as_ref(), "--manifest".as_ref(), path.as_ref()];
+    let (mut child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    let body = modern("tools/call", json!({"name": "t", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: t"];
+    let mut call = connect(addr);
+    call.get_mut().write_all(post_text(addr, &body, &headers).as_bytes()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pidfile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pids = std::fs::read_to_string(&pidfile).unwrap();
+    let pids: Vec<&str> = pids.lines().collect();
+    let server = child.id().to_string();
+    assert!(Command::new("kill").args(["-TERM", &server]).status().unwrap().success());
+    assert!(child.wait().unwrap().success());
+    assert!(ends(pids[0]), "the command {} outlived the server", pids[0]);
+    assert!(ends(pids[1]), "the command's child {} outlived the server", pids[1]);
+}
+
 #[test]
 fn the_timeout_holds_while_progress_waits_for_a_client_that_reads_nothing() {
     let dir = crate::scratch("progress-unread");

@@ -112,6 +112,8 @@ fn run() -> io::Result<ExitCode> {
         }
         Command::Serve(options) => {
             init_logger(options.log_level.as_deref(), options.log_file.as_deref())?;
+            // An exit while a manifest's command runs ends its group too.
+            process_group::end_commands_at_exit();
             match options.build() {
                 // Until SIGTERM or SIGINT; a listener that cannot start is an error (exit 2).
                 Ok(server) if !options.http.listen.is_empty() => {

@@ -68,8 +68,8 @@ impl Drop for CommandNoted {
 /// ignoring) kill the group of the command running ([`note_command`]) before they end this
 /// process as they otherwise would: on stdio, where they end it at once while a command runs
 /// (a client that closed stdin and then sent SIGTERM, as the MCP spec says it should), the
-/// command's group would be left running. Not over HTTP: its own handlers stop the server
-/// once the handler returns, and a command ends before that.
+/// command's group would be left running. Not over HTTP, whose own handlers stop the server
+/// (which exits, if a tool outlives the drain, through [`end_commands_at_exit`]).
 #[cfg(unix)]
 pub fn end_commands_on_stop() {
     const SIG_IGN: usize = 1;
@@ -86,6 +86,28 @@ pub fn end_commands_on_stop() {
 
 #[cfg(not(unix))]
 pub fn end_commands_on_stop() {}
+
+/// Has this process, when it exits (`exit(3)`, as `std::process::exit` does) while a command
+/// runs, kill the command's group first: over HTTP a stop exits once a tool outlives its
+/// drain, with the serving thread still in the command.
+#[cfg(unix)]
+pub fn end_commands_at_exit() {
+    unsafe extern "C" {
+        fn atexit(function: extern "C" fn()) -> i32;
+    }
+    extern "C" fn end_running_command() {
+        let group = COMMAND_GROUP.load(Ordering::Relaxed);
+        if group > 0 {
+            // SAFETY: as in `end_command`.
+            unsafe { signal_process(-group, SIGKILL) };
+        }
+    }
+    // SAFETY: `atexit` keeps a function pointer, which lives as long as the program.
+    unsafe { atexit(end_running_command) };
+}
+
+#[cfg(not(unix))]
+pub fn end_commands_at_exit() {}
 
 #[cfg(unix)]
 extern "C" fn end_command(number: i32) {

@@ -312,7 +312,7 @@ mod tests {
             assert_eq!(twice, format!("{flag} given twice: it is not repeatable"));
         }
         let adds_up = ["--allow-host", "a", "--allow-host", "b", "--http", ":1", "--http", ":2"];
-        assert_eq!(parse(&adds_up).unwrap().allow_hosts, ["a", "b"]);
+        assert_eq!(parse(adds_up).unwrap().allow_hosts, ["a", "b"]);
         assert_eq!(
             refused(&["--required-scope", "mcp:read mcp:write"]),
             "--required-scope \"mcp:read mcp:write\": a scope is printable ASCII without spaces, \

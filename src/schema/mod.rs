@@ -65,7 +65,7 @@ pub struct ValidationError {
 }
 
 /// One line, whatever the instance's keys or the schema's text hold: the pointer as
-/// [`shown_pointer`] writes it, the message with its control characters escaped (the values
+/// `shown_pointer` writes it, the message with its control characters escaped (the values
 /// it quotes are JSON text already).
 impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -86,14 +86,16 @@ struct Decimal {
 }
 
 /// The exact decimal a number stands for: an integer of up to 64 bits as itself, any other
-/// number as the shortest decimal that reads back as the same double (what `{:e}` prints,
-/// as JavaScript and serde_json do: `0.001`, `1e20`). Every spelling of a number that reads
-/// as the same double has the same decimal, and a decimal of up to 15 digits is its own.
+/// number as the shortest decimal that reads back as the same double (as serde_json writes
+/// it, and JavaScript: `0.001`, `1e20`; written by serde_json, so that the static binary
+/// links no float formatting of its own). Every spelling of a number that reads as the same
+/// double has the same decimal, and a decimal of up to 15 digits is its own.
 fn decimal(n: &Number) -> Decimal {
     let (mut digits, mut exponent) = match as_i128(n) {
         Some(integer) => (integer.unsigned_abs(), 0),
         None => {
-            let text = format!("{:e}", n.as_f64().unwrap_or(0.0).abs());
+            let double = n.as_f64().unwrap_or(0.0).abs();
+            let text = Number::from_f64(double).map(|n| n.to_string()).unwrap_or_default();
             let (mantissa, exponent) = text.split_once('e').unwrap_or((&text, "0"));
             let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
             // At most 17 significant digits, and an exponent within about 330 of 0.

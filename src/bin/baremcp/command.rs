@@ -19,10 +19,10 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::channel::{Receiver, RecvError, Sender, channel};
 use super::process_group::{
     dies_with_this_process, kill_group, kill_group_id, note_command, own_group,
 };
@@ -164,12 +164,12 @@ impl Watched {
 /// Ends the command's group at `deadline` unless [`run`] is over first (the returned sender
 /// dropped) or the command reaped. [`collect`] keeps the deadline itself, but a progress
 /// notification can hold it up past it: writing one waits while the client reads none.
-fn watch(child: &Watched, deadline: Instant) -> mpsc::Sender<()> {
-    let (over, ended) = mpsc::channel::<()>();
+fn watch(child: &Watched, deadline: Instant) -> Sender<()> {
+    let (over, ended) = channel::<()>(1);
     let (state, id) = (child.state.clone(), child.child.id());
     std::thread::spawn(move || {
         let left = deadline.saturating_duration_since(Instant::now());
-        if let Err(mpsc::RecvTimeoutError::Timeout) = ended.recv_timeout(left) {
+        if let Err(RecvError::Timeout) = ended.recv_timeout(left) {
             let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
             if !state.reaped {
                 kill_group_id(id);
@@ -250,10 +250,7 @@ impl<R> Pipe<R> {
 
 /// Starts the command in its own process group, with a thread writing its stdin (if any)
 /// and one draining each of its outputs into the returned channel.
-fn spawn(
-    invocation: &Invocation,
-    over: &Arc<AtomicBool>,
-) -> io::Result<(Child, mpsc::Receiver<Event>)> {
+fn spawn(invocation: &Invocation, over: &Arc<AtomicBool>) -> io::Result<(Child, Receiver<Event>)> {
     let (program, args) =
         invocation.argv.split_first().ok_or_else(|| io::Error::other("empty argv"))?;
     let mut command = Command::new(program);
@@ -288,7 +285,7 @@ fn spawn(
             let _ = stdin.write_all(text.as_bytes());
         });
     }
-    let (send, events) = mpsc::sync_channel(QUEUED_LINES);
+    let (send, events) = channel(QUEUED_LINES);
     let stdout = Pipe::new(child.stdout.take().ok_or_else(|| io::Error::other("no stdout"))?, over);
     let stderr = Pipe::new(child.stderr.take().ok_or_else(|| io::Error::other("no stderr"))?, over);
     let max = invocation.max_output;
@@ -299,7 +296,7 @@ fn spawn(
 }
 
 /// Hands over stdout as it is read: the bytes kept (none past `max`) and how many were read.
-fn read_stdout(mut stdout: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
+fn read_stdout(mut stdout: impl Read, max: usize, send: &Sender<Event>) {
     let (mut kept, mut chunk) = (0usize, [0u8; 8192]);
     while let Ok(n) = stdout.read(&mut chunk) {
         if n == 0 {
@@ -316,7 +313,7 @@ fn read_stdout(mut stdout: impl Read, max: usize, send: &mpsc::SyncSender<Event>
 
 /// Hands over stderr a line at a time, at most `max` bytes (and [`STDERR_PIECE`]) per line:
 /// a command that never writes a newline is reported in pieces rather than held whole.
-fn read_stderr(stderr: impl Read, max: usize, send: &mpsc::SyncSender<Event>) {
+fn read_stderr(stderr: impl Read, max: usize, send: &Sender<Event>) {
     let mut reader = BufReader::new(stderr);
     let mut line = Vec::new();
     let piece = max.clamp(1, STDERR_PIECE) as u64;
@@ -344,7 +341,7 @@ enum Ended {
 /// for, and still asked about.
 fn collect(
     child: &mut Watched,
-    events: &mpsc::Receiver<Event>,
+    events: &Receiver<Event>,
     deadline: Instant,
     max: usize,
     mut caller: impl FnMut(Running) -> bool,
@@ -423,9 +420,9 @@ fn collect(
             }
             Ok(Event::StdoutDone) => stdout_done = true,
             Ok(Event::StderrDone) => stderr_done = true,
-            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(RecvError::Timeout) => {}
             // Both readers ended without saying so (they could not): as if drained.
-            Err(mpsc::RecvTimeoutError::Disconnected) => (stdout_done, stderr_done) = (true, true),
+            Err(RecvError::Disconnected) => (stdout_done, stderr_done) = (true, true),
         }
     }
     outcome.truncated = (total > outcome.stdout.len()).then_some(total);

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 // `pub(crate)`: the integration tests include this file as a module and use these.
 pub(crate) mod catalog;
+pub(crate) mod channel;
 pub(crate) mod cli;
 pub(crate) mod command;
 pub(crate) mod decimal;

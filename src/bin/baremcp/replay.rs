@@ -8,9 +8,9 @@ use std::ffi::OsString;
 use std::io::{self, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::time::{Duration, Instant};
 
+use super::channel::{Receiver, RecvError, Sender, channel};
 use super::process_group::{end_by_passed_on, kill_group, reaped, spawn_upstream, waited};
 use super::rewrite::{self, Answer};
 use super::transcript::{self, Entry, Json, Transcript, Vars};
@@ -166,7 +166,7 @@ impl Server {
         let mut child =
             spawn_upstream(&mut command).map_err(|e| format!("cannot start the server: {e}"))?;
         let stdout = child.stdout.take().ok_or("no stdout")?;
-        let (send, lines) = mpsc::sync_channel(QUEUED_LINES);
+        let (send, lines) = channel(QUEUED_LINES);
         let max = options.max_message_bytes;
         // A thread per server reads lines, so the replay itself can wait with a deadline.
         // Lines are bounded as the server bounds its own input: an endless line is reported,
@@ -188,10 +188,10 @@ impl Server {
             }
         });
         let mut stdin = child.stdin.take().ok_or("no stdin")?;
-        let (input, to_write) = mpsc::channel::<Vec<u8>>();
-        let (report, written) = mpsc::channel();
+        let (input, to_write) = channel::<Vec<u8>>(usize::MAX);
+        let (report, written) = channel(usize::MAX);
         std::thread::spawn(move || {
-            for bytes in to_write {
+            while let Some(bytes) = to_write.recv() {
                 let result = stdin.write_all(&bytes).and_then(|()| stdin.flush());
                 let failed = result.is_err();
                 if report.send(result).is_err() || failed {
@@ -208,8 +208,8 @@ impl Server {
         stdin.send(bytes.to_vec()).map_err(|_| NotSent::Closed)?;
         match self.written.recv_timeout(timeout) {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(_)) | Err(RecvTimeoutError::Disconnected) => Err(NotSent::Closed),
-            Err(RecvTimeoutError::Timeout) => Err(NotSent::Timeout(timeout)),
+            Ok(Err(_)) | Err(RecvError::Disconnected) => Err(NotSent::Closed),
+            Err(RecvError::Timeout) => Err(NotSent::Timeout(timeout)),
         }
     }
 
@@ -226,8 +226,8 @@ impl Server {
                 line.map(Some).map_err(|e| NoLine::NotUtf8(e.utf8_error().valid_up_to()))
             }
             Ok(Output::TooLong) => Err(NoLine::TooLong(self.max)),
-            Ok(Output::End) | Err(RecvTimeoutError::Disconnected) => Ok(None),
-            Err(RecvTimeoutError::Timeout) => Err(NoLine::Timeout(timeout)),
+            Ok(Output::End) | Err(RecvError::Disconnected) => Ok(None),
+            Err(RecvError::Timeout) => Err(NoLine::Timeout(timeout)),
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::Duration;
 use lexopt::prelude::*;
 
 use super::help::{self, CHECK, HELP, Help, PROXY, REPLAY, SERVE, VALIDATE};
-use super::http_flags;
+use super::http_flags::{self, Given};
 use super::proxy::ProxyOptions;
 use super::replay::ReplayOptions;
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, Server};
@@ -132,7 +132,6 @@ fn serve_or_command(
 ) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
     let mut given = Given::default();
-    let mut http_given = Vec::new();
     // The first flag given: a command word after it says the flag is not the command's.
     let mut first: Option<String> = None;
     while let Some(arg) = parser.next()? {
@@ -146,7 +145,7 @@ fn serve_or_command(
         match arg {
             Long(name) if http_flags::FLAGS.contains(&name) => {
                 let name = name.to_string();
-                http_flags::once(&mut http_given, &name)?;
+                http_flags::once(&mut given, &name)?;
                 http_flags::take(&mut options.http, &name, parser)?;
             }
             Long("manifest") => {
@@ -230,27 +229,6 @@ fn misplaced(flag: &str, command: &Help) -> String {
         return format!("{flag} goes after the command: baremcp {name} {flag} ...");
     }
     format!("{flag} is an option of serving, not of {name} (serving takes no command)")
-}
-
-/// The options given so far that keep one value: given again, the last would silently win
-/// over the first, so the second is refused. (Those marked repeatable in the help add up.)
-#[derive(Default)]
-struct Given(Vec<(&'static str, &'static str)>);
-
-impl Given {
-    /// Notes `flag`, as written, which sets `what`; refuses it when `what` was set already.
-    fn once(&mut self, flag: &'static str, what: &'static str) -> Result<(), lexopt::Error> {
-        match self.0.iter().find(|(_, set)| *set == what) {
-            Some((first, _)) if *first == flag => {
-                Err(format!("{flag} given twice: it is not repeatable").into())
-            }
-            Some((first, _)) => Err(format!("{first} and {flag} both set {what}: give one").into()),
-            None => {
-                self.0.push((flag, what));
-                Ok(())
-            }
-        }
-    }
 }
 
 /// `baremcp help [COMMAND]`.

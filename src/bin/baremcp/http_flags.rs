@@ -40,17 +40,35 @@ pub const FLAGS: [&str; 26] = [
 const REPEATABLE: [&str; 5] =
     ["http", "required-scope", "allow-origin", "allow-host", "authorization-server"];
 
-/// Notes flag `name` (one of [`FLAGS`]) in `given`, refusing one that keeps a value when it
-/// was given already: the second would replace the first without a word.
-pub fn once(given: &mut Vec<String>, name: &str) -> Result<(), lexopt::Error> {
-    if REPEATABLE.contains(&name) {
-        return Ok(());
+/// The options given so far that keep one value: given again, the last would silently win
+/// over the first, so the second is refused. (Those marked repeatable in the help add up.)
+/// Every command's parser uses it, the `--http` flags' too.
+#[derive(Default)]
+pub struct Given(Vec<(String, String)>);
+
+impl Given {
+    /// Notes `flag`, as written, which sets `what`; refuses it when `what` was set already.
+    pub fn once(&mut self, flag: &str, what: &str) -> Result<(), lexopt::Error> {
+        match self.0.iter().find(|(_, set)| set == what) {
+            Some((first, _)) if first == flag => {
+                Err(format!("{flag} given twice: it is not repeatable").into())
+            }
+            Some((first, _)) => Err(format!("{first} and {flag} both set {what}: give one").into()),
+            None => {
+                self.0.push((flag.to_string(), what.to_string()));
+                Ok(())
+            }
+        }
     }
-    if given.iter().any(|seen| seen == name) {
-        return Err(format!("--{name} given twice: it is not repeatable").into());
+}
+
+/// Notes `--http` flag `name` (one of [`FLAGS`]) in `given`: one that keeps a value is
+/// refused when given again.
+pub fn once(given: &mut Given, name: &str) -> Result<(), lexopt::Error> {
+    match REPEATABLE.contains(&name) {
+        true => Ok(()),
+        false => given.once(&format!("--{name}"), name),
     }
-    given.push(name.to_string());
-    Ok(())
 }
 
 /// Takes long flag `name` (one of [`FLAGS`]) into `options`, reading its value from `parser`.
@@ -137,7 +155,7 @@ pub fn parse(
 ) -> Result<HttpOptions, lexopt::Error> {
     let mut parser = lexopt::Parser::from_args(args);
     let mut options = HttpOptions::default();
-    let mut given = Vec::new();
+    let mut given = Given::default();
     while let Some(arg) = parser.next()? {
         match arg {
             Long(name) if FLAGS.contains(&name) => {

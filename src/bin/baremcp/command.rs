@@ -171,7 +171,9 @@ fn watch(child: &Watched, deadline: Instant) -> Sender<()> {
         let left = deadline.saturating_duration_since(Instant::now());
         if let Err(RecvError::Timeout) = ended.recv_timeout(left) {
             let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
-            if !state.reaped {
+            // Without process groups (Windows) there is nothing to end from here: `collect`
+            // ends the command when it has control again.
+            if !state.reaped && cfg!(unix) {
                 kill_group_id(id);
                 state.killed = true;
             }

@@ -139,6 +139,24 @@ fn a_server_line_over_the_limit_is_recorded_as_the_error_the_client_got() {
     replays_as_its_header_says(&recording);
 }
 
+/// A client's answer to the server's request, too long to forward: the client hears nothing
+/// (a response is never answered), the server an error answer in its place.
+#[test]
+fn a_client_response_over_the_limit_reaches_the_server_as_an_error_answer() {
+    let dir = crate::scratch("proxy-response-too-long");
+    let seen = dir.join("seen.txt");
+    let script = format!("cat > '{}'", seen.display());
+    let long = format!(r#"{{"jsonrpc":"2.0","id":"s1","result":{{"x":"{}"}}}}"#, "x".repeat(5000));
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let flags = ["--max-message-bytes", "1000", "--", "sh", "-c", &script];
+    let out = proxy(&dir, &flags, input(&dir, &format!("{long}\n{ping}\n")));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "", "a response was answered");
+    let failed =
+        r#"{"jsonrpc":"2.0","id":"s1","error":{"code":-32600,"message":"message too large"}}"#;
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), format!("{failed}\n{ping}\n"));
+}
+
 #[test]
 fn a_control_character_in_the_command_or_file_name_never_breaks_the_header() {
     let dir = crate::scratch("proxy-header-newline");

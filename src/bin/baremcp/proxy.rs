@@ -38,7 +38,7 @@ use super::recording::Recording;
 use super::transcript;
 use super::upstream::{GRACE, Upstream, UpstreamOutput};
 use super::upstream_feed::Outbox;
-use baremcp::__private::{Outline, StrictError, error_response, read_strict};
+use baremcp::__private::{Outline, StrictError, error_response, read_strict, response_in_head};
 use baremcp::transport::{Line, LineReader};
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, ErrorObject, Id};
 
@@ -365,7 +365,21 @@ fn client_to_upstream(outbox: &Outbox, sinks: &Sinks, options: &ProxyOptions) {
                 log::warn!("{why}: refused");
                 sinks.record(&format!("# {why} was refused by the proxy"));
                 // Its id, when whole near its start, tells the client which request it was.
-                Some(error_response(Id::in_head(&line).as_ref(), ErrorObject::too_large()))
+                let (id, error) = (Id::in_head(&line), ErrorObject::too_large());
+                if !response_in_head(&line) {
+                    Some(error_response(id.as_ref(), error))
+                } else {
+                    // An answer to the upstream's request: a response is never answered, but
+                    // the upstream, which waits for it, hears it failed, as baremcp's own
+                    // handler would.
+                    let Some(id) = id else { continue };
+                    let failed = error_response(Some(&id), error);
+                    sinks.record(&format!("# sent to the server in its place: {failed}"));
+                    if !outbox.push(format!("{failed}\n").into_bytes()) {
+                        break;
+                    }
+                    continue;
+                }
             }
             Ok(Line::Complete) => {
                 sinks.record(&transcript::client_line(&line));

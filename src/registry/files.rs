@@ -285,12 +285,17 @@ impl FileRoot {
                 if !name.starts_with(name_part) || self.hidden(Path::new(&name)) {
                     return None;
                 }
-                // Suggest only what a read would serve: directories (real ones, in a directory
-                // resolved and judged above), and what passes the one rule.
-                let meta = fs::symlink_metadata(e.path()).ok()?;
-                let slash = if meta.is_dir() {
+                // Suggest only what a read would serve: directories and regular files (real
+                // ones, whose canonical path is the directory resolved and judged above and
+                // this name judged here: the one rule holds without resolving each, which a
+                // directory of a million names would pay a million times), and a symlink
+                // only if where it leads passes the one rule.
+                let kind = e.file_type().ok()?;
+                let slash = if kind.is_dir() {
                     "/"
-                } else if self.servable(&e.path()).is_some() {
+                } else if kind.is_file()
+                    || (kind.is_symlink() && self.servable(&e.path()).is_some())
+                {
                     ""
                 } else {
                     return None;
@@ -541,6 +546,28 @@ mod tests {
         let (read, resolved) = canonicalized_by(|| root.read("file:///etc/passwd"));
         assert!(matches!(read, Err(ReadError::NotFound)));
         assert_eq!(resolved, 0);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn completion_resolves_only_the_symlinks_among_the_names() {
+        let dir = std::env::temp_dir().join(format!("baremcp-complete-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("d/sub")).unwrap();
+        for i in 0..50 {
+            fs::write(dir.join(format!("d/f{i:02}")), "x").unwrap();
+        }
+        fs::write(dir.join(".env"), "secret").unwrap();
+        std::os::unix::fs::symlink("../.env", dir.join("d/f_env")).unwrap();
+        std::os::unix::fs::symlink("f00", dir.join("d/f_ok")).unwrap();
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let (values, resolved) = canonicalized_by(|| root.complete("d/f"));
+        assert_eq!(resolved, 2, "only the symlinks are resolved, never a regular file");
+        assert_eq!(values.len(), 51, "{values:?}");
+        assert!(values.contains(&"d/f07".to_owned()) && values.contains(&"d/f_ok".to_owned()));
+        assert!(!values.contains(&"d/f_env".to_owned()), "a link to a dot-file is no name");
+        assert_eq!(root.complete("d/s"), ["d/sub/"]);
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -4,6 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
+use crate::wire::era;
 use crate::wire::jsonrpc::{self, Id, Reply};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -36,24 +37,11 @@ impl<'w> Outbox<'w> {
     }
 
     /// A notification on a `subscriptions/listen` stream: `params` are `rest`'s members after
-    /// a `_meta` naming the stream by its request id exactly as the client wrote it (no
-    /// `Value` holds every id: `"\ud800"`). Keys stay in `Value`'s order, `_meta` first.
+    /// a `_meta` naming the stream (`era::write_on_stream`).
     pub fn stream_notification(&mut self, method: &str, id: &Id, rest: &Map<String, Value>) {
         self.send(|w| {
             jsonrpc::write_notification_with(w, method, &mut |w| {
-                write!(
-                    w,
-                    r#"{{"_meta":{{"{}":{}}}"#,
-                    crate::wire::era::SUBSCRIPTION_ID_KEY,
-                    id.as_json()
-                )?;
-                for (key, value) in rest {
-                    w.write_all(b",")?;
-                    serde_json::to_writer(&mut *w, key)?;
-                    w.write_all(b":")?;
-                    serde_json::to_writer(&mut *w, value)?;
-                }
-                w.write_all(b"}")
+                era::write_on_stream(w, id, &Map::new(), rest)
             })
         });
     }

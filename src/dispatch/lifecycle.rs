@@ -122,20 +122,19 @@ pub(crate) fn listen(
 }
 
 /// The result that ends a `subscriptions/listen` stream when the server closes it: like every
-/// message on the stream it names the stream in `_meta` (written as the client wrote the id:
-/// no `Value` holds every id), beside the server's own `_meta`.
+/// message on the stream it names the stream in `_meta` (`era::write_on_stream`), beside the
+/// server's own `_meta`.
 pub(crate) fn listen_complete(server: &Server, id: &Id) -> Payload {
-    let mut json = format!(r#"{{"_meta":{{"{}":{}"#, era::SUBSCRIPTION_ID_KEY, id.as_json());
-    if let Value::Object(meta) = server.result_meta() {
-        for (key, value) in &meta {
-            json.push(',');
-            json.push_str(&Value::from(key.as_str()).to_string());
-            json.push(':');
-            json.push_str(&value.to_string());
-        }
-    }
-    json.push_str(r#"},"resultType":"complete"}"#);
-    Payload::Json(json.into_bytes())
+    let meta = match server.result_meta() {
+        Value::Object(meta) => meta,
+        _ => Map::new(),
+    };
+    let mut rest = Map::new();
+    rest.insert("resultType".into(), json!("complete"));
+    let mut json = Vec::new();
+    // Writing to a `Vec` cannot fail.
+    let _ = era::write_on_stream(&mut json, id, &meta, &rest);
+    Payload::Json(json)
 }
 
 /// `logging/setLevel` (legacy): the least severe log the client wants from now on.

@@ -1,11 +1,13 @@
 //! The two MCP eras: deciding per request whether it is legacy (initialize handshake) or
 //! 2026-07-28 (per-request `_meta`), and checking the metadata a modern request must carry.
 
-use serde_json::json;
+use std::io::{self, Write};
+
+use serde_json::{Map, Value, json};
 
 use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{ErrorObject, is_object, raw_str};
+use crate::wire::jsonrpc::{ErrorObject, Id, is_object, raw_str};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::MetaMembers;
 use crate::wire::scanner::Scanner;
@@ -29,6 +31,34 @@ pub const TRACEPARENT_KEY: &str = "traceparent";
 pub const TRACESTATE_KEY: &str = "tracestate";
 /// `_meta` key: the `subscriptions/listen` stream a notification belongs to.
 pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Writes an object that belongs to a `subscriptions/listen` stream (a notification's params,
+/// the result that ends it): `_meta` first, naming the stream by its request id exactly as the
+/// client wrote it (no `Value` holds every id: `"\ud800"`), then `meta`'s members, then
+/// `rest`'s members beside `_meta`. Keys stay in `Value`'s order.
+pub fn write_on_stream(
+    w: &mut dyn Write,
+    id: &Id,
+    meta: &Map<String, Value>,
+    rest: &Map<String, Value>,
+) -> io::Result<()> {
+    write!(w, r#"{{"_meta":{{"{SUBSCRIPTION_ID_KEY}":{}"#, id.as_json())?;
+    write_members(w, meta)?;
+    w.write_all(b"}")?;
+    write_members(w, rest)?;
+    w.write_all(b"}")
+}
+
+/// Each member of `members` after a comma, as `"key":value`.
+fn write_members(w: &mut dyn Write, members: &Map<String, Value>) -> io::Result<()> {
+    for (key, value) in members {
+        w.write_all(b",")?;
+        serde_json::to_writer(&mut *w, key)?;
+        w.write_all(b":")?;
+        serde_json::to_writer(&mut *w, value)?;
+    }
+    Ok(())
+}
 
 /// Which protocol family a request belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -176,6 +206,29 @@ mod tests {
         field.scan(&mut Scanner::new(params)).unwrap();
         let meta = field.object().unwrap().meta;
         read_meta(meta, None).map(|m| m.era).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn an_object_on_a_stream_names_it_first_as_the_client_wrote_its_id() {
+        let written = |meta: &Map<String, Value>, rest: &Map<String, Value>| {
+            let mut out = Vec::new();
+            write_on_stream(&mut out, &Id::from_raw(r#""\ud800""#).unwrap(), meta, rest).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let (Value::Object(meta), Value::Object(rest)) =
+            (json!({ "a": 1 }), json!({ "resultType": "complete" }))
+        else {
+            unreachable!()
+        };
+        let key = SUBSCRIPTION_ID_KEY;
+        assert_eq!(
+            written(&Map::new(), &rest),
+            format!(r#"{{"_meta":{{"{key}":"\ud800"}},"resultType":"complete"}}"#)
+        );
+        assert_eq!(
+            written(&meta, &Map::new()),
+            format!(r#"{{"_meta":{{"{key}":"\ud800","a":1}}}}"#)
+        );
     }
 
     #[test]

@@ -72,16 +72,9 @@ impl Drop for CommandNoted {
 /// (which exits, if a tool outlives the drain, through [`end_commands_at_exit`]).
 #[cfg(unix)]
 pub fn end_commands_on_stop() {
-    const SIG_IGN: usize = 1;
-    for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
-        // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
-        // (`kill`, `signal`, `raise`) and reads a lock-free atomic.
-        let before = unsafe { signal(number, end_command as extern "C" fn(i32) as usize) };
-        if before == SIG_IGN {
-            // SAFETY: as above.
-            unsafe { signal(number, SIG_IGN) };
-        }
-    }
+    // SAFETY: `end_command` only calls async-signal-safe functions (`kill`, `signal`,
+    // `raise`) and reads a lock-free atomic.
+    unsafe { on_stop_signals(end_command) };
 }
 
 #[cfg(not(unix))]
@@ -218,14 +211,9 @@ fn in_terminal_foreground() -> bool {
 }
 
 /// Ends the child's process group (its id is the child's, which is not reaped yet, so it
-/// names no one else), then the child itself.
-#[cfg(unix)]
+/// names no one else), then the child itself; without process groups, the child alone.
 pub fn kill_group(child: &mut Child) {
-    if let Ok(group) = i32::try_from(child.id()) {
-        // SAFETY: the call takes two integers and touches no memory of this process; a
-        // negative pid names a process group.
-        unsafe { signal_process(-group, SIGKILL) };
-    }
+    kill_group_id(child.id());
     let _ = child.kill();
 }
 
@@ -243,12 +231,6 @@ pub fn kill_group_id(group: u32) {
 /// Without process groups, a child is ended through its `Child` alone.
 #[cfg(not(unix))]
 pub fn kill_group_id(_group: u32) {}
-
-/// Without process groups, only the child itself can be ended.
-#[cfg(not(unix))]
-pub fn kill_group(child: &mut Child) {
-    let _ = child.kill();
-}
 
 /// Where the stop signals go, as `kill(2)` takes it: a group as its id negated, a process as
 /// its id; 0 when nowhere (not started yet, or reaped: its id may then name someone else).
@@ -285,19 +267,33 @@ const SIGTERM: i32 = 15;
 /// [`stop_forwarding`]. Called again for each child in turn (replay's servers).
 #[cfg(unix)]
 fn forward_stop_signals(child: &Child, placement: Placement) {
-    const SIG_IGN: usize = 1;
     let Ok(pid) = i32::try_from(child.id()) else { return };
     let target = match placement {
         Placement::OwnGroup => -pid,
         Placement::Shared => pid,
     };
     FORWARD_TO.store(target, Ordering::Relaxed);
+    // SAFETY: `pass_on` only calls async-signal-safe functions (`kill`, `signal`, `raise`,
+    // `write`) and touches lock-free atomics.
+    unsafe { on_stop_signals(pass_on) };
+}
+
+/// Has `handler` catch the stop signals (SIGHUP, SIGINT, SIGQUIT, SIGTERM), but those this
+/// process was started ignoring (`nohup`, a shell's `&`), which stay ignored.
+///
+/// # Safety
+///
+/// `handler` runs in a signal handler: it may call only async-signal-safe functions and
+/// touch only lock-free atomics.
+#[cfg(unix)]
+unsafe fn on_stop_signals(handler: extern "C" fn(i32)) {
+    const SIG_IGN: usize = 1;
     for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
-        // SAFETY: `signal` installs a handler that only calls async-signal-safe functions
-        // (`kill`, `signal`, `raise`, `write`) and touches lock-free atomics.
-        let before = unsafe { signal(number, pass_on as extern "C" fn(i32) as usize) };
+        // SAFETY: `signal` takes integers; the handler it installs is safe to run in a
+        // signal handler, as the caller promises.
+        let before = unsafe { signal(number, handler as usize) };
         if before == SIG_IGN {
-            // SAFETY: as above.
+            // SAFETY: as above; ignoring a signal runs nothing.
             unsafe { signal(number, SIG_IGN) };
         }
     }

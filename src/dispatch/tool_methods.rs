@@ -22,7 +22,8 @@ use crate::wire::value::weigh;
 /// Arguments whose JSON text is at most this long, and that take at most [`KEPT_WEIGHT`]
 /// decoded ([`weigh`]: an object of one short member is a map node of about 650 bytes for 8
 /// bytes of text), are kept for the session's next call, so the small calls that gain most
-/// from the reuse allocate nothing. The text is checked first, as it costs nothing.
+/// from the reuse allocate nothing (when no object in them has more than 16 members, which
+/// `value::decode_into` builds afresh). The text is checked first, as it costs nothing.
 pub(crate) const KEPT_ARGUMENTS: usize = 512;
 /// What kept arguments may take in memory, however they are shaped.
 pub(crate) const KEPT_WEIGHT: usize = 16 << 10;
@@ -45,7 +46,8 @@ pub(crate) fn call<'a>(
     conn: &mut Conn,
 ) -> Reply {
     let name: Cow<'a, str> = required_str(req, req.params.name, "name")?;
-    // The last call's arguments are decoded over, so a call like the last allocates nothing.
+    // The last call's arguments are decoded over, so a call like the last allocates nothing
+    // (if its objects have at most 16 members: `value::decode_into`).
     let mut arguments = session.arguments.take().unwrap_or_default();
     match req.params.arguments {
         None => arguments = Value::Object(Map::new()),

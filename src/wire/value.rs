@@ -165,7 +165,9 @@ impl Scanner<'_> {
 
 /// Decodes `text` into `slot`, as [`decode`] would, reusing the strings, arrays and maps
 /// `slot` already holds wherever the new value has the same shape: repeated tool calls then
-/// decode their arguments without allocating. On error `slot` is left `null`.
+/// decode their arguments without allocating, as long as no object in them has more than
+/// `REUSED` (16) members (a wider one is built afresh each time). On error `slot` is left
+/// `null`.
 pub fn decode_into(text: &str, slot: &mut Value) -> Result<(), Syntax> {
     let mut scanner = Scanner::new(text);
     let reused = scanner.decode_into(slot, 0).and_then(|same| scanner.end().map(|()| same));
@@ -213,6 +215,24 @@ mod tests {
             assert_eq!(reused, decode(&text).ok(), "{previous:?} then {text:?}");
             previous = text;
         }
+    }
+
+    #[test]
+    fn an_object_of_up_to_16_members_is_decoded_over_in_place() {
+        let text = |n: usize, v: &str| {
+            let members: Vec<_> = (0..n).map(|i| format!(r#""k{i:02}":"{v}""#)).collect();
+            format!("{{{}}}", members.join(","))
+        };
+        let reused = |n: usize| {
+            let mut slot = decode(&text(n, "first value")).unwrap();
+            let before = slot["k00"].as_str().unwrap().as_ptr();
+            decode_into(&text(n, "other value"), &mut slot).unwrap();
+            assert_eq!(slot, decode(&text(n, "other value")).unwrap());
+            slot["k00"].as_str().unwrap().as_ptr() == before
+        };
+        assert!(reused(REUSED), "a string of an object of {REUSED} members is written over");
+        // Built afresh while the old value lives, so at another address.
+        assert!(!reused(REUSED + 1), "a wider object is built afresh");
     }
 
     #[test]

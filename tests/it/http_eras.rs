@@ -87,13 +87,7 @@ fn refusals_of_a_request_whose_id_was_read_echo_it() {
     let reply = post(addr, ping, &[&with, "MCP-Protocol-Version: 1999-01-01"]);
     assert_eq!(refused(reply), (400, json!("p")));
     // A listen from a client that takes no event stream.
-    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{listen}",
-        listen.len()
-    );
+    let request = crate::http_streams::listen_taking_json(addr);
     assert_eq!(refused(raw(addr, request.as_bytes()).unwrap()), (406, json!(7)));
     // An initialize while the one session is in use (its GET stream is open).
     let mut conn = connect(addr);

@@ -108,15 +108,7 @@ fn a_listen_stream_the_server_ends_at_stop_gets_a_completion_naming_it() {
     let server = default_server();
     let addr = server.addr;
     let listen = modern("subscriptions/listen", json!({"notifications": {}}));
-    let mut conn = connect(addr);
-    send_post(
-        &mut conn,
-        addr,
-        &listen,
-        &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
-    );
-    assert_eq!(read_head(&mut conn).0, 200);
-    assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
+    let mut conn = listening(addr, &listen);
     server.stop();
     // Like every message on the stream, the response that closes it names it (the
     // SubscriptionsListenResult schema requires the member).
@@ -344,20 +336,7 @@ fn each_listen_stream_hears_of_a_change_once() {
     let uri = format!("file://{}", file.display());
     let listen =
         modern("subscriptions/listen", json!({"notifications": {"resourceSubscriptions": [uri]}}));
-    let streams: Vec<_> = (0..3)
-        .map(|_| {
-            let mut conn = connect(addr);
-            send_post(
-                &mut conn,
-                addr,
-                &listen,
-                &["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"],
-            );
-            assert_eq!(read_head(&mut conn).0, 200);
-            assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
-            conn
-        })
-        .collect();
+    let streams: Vec<_> = (0..3).map(|_| listening(addr, &listen)).collect();
     std::thread::sleep(Duration::from_millis(600));
     std::fs::write(&file, "two, longer").unwrap();
     for mut conn in streams {
@@ -397,13 +376,7 @@ fn deleting_a_session_frees_a_handler_waiting_on_its_client() {
 fn a_listen_that_cannot_take_an_event_stream_is_refused_at_once() {
     let server = default_server();
     let addr = server.addr;
-    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
-    let request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
-         Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
-         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{listen}",
-        listen.len()
-    );
+    let request = listen_taking_json(addr);
     let reply = raw(addr, request.as_bytes()).expect("an answer, not a stream held open");
     assert_eq!(reply.status, 406);
     assert!(reply.json()["error"]["message"].as_str().unwrap().contains("text/event-stream"));
@@ -426,4 +399,26 @@ fn a_stream_for_a_client_that_asked_to_close_says_so() {
     assert_eq!(status, 200);
     assert!(head.contains("text/event-stream"), "{head}");
     assert!(head.lines().any(|l| l.eq_ignore_ascii_case("connection: close")), "{head}");
+}
+
+/// A connection with a `subscriptions/listen` (`listen`, its body) open, acknowledged.
+fn listening(addr: std::net::SocketAddr, listen: &str) -> std::io::BufReader<std::net::TcpStream> {
+    let mut conn = connect(addr);
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];
+    send_post(&mut conn, addr, listen, &headers);
+    assert_eq!(read_head(&mut conn).0, 200);
+    assert_eq!(next_event(&mut conn)["method"], "notifications/subscriptions/acknowledged");
+    conn
+}
+
+/// A `subscriptions/listen` request (id 7) from a client that takes JSON alone, no event
+/// stream.
+pub(crate) fn listen_taking_json(addr: std::net::SocketAddr) -> String {
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\n\
+         Mcp-Method: subscriptions/listen\r\nContent-Length: {}\r\n\r\n{listen}",
+        listen.len()
+    )
 }

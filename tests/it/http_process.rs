@@ -233,20 +233,30 @@ fn a_stopping_server_leaves_the_socket_file_of_its_successor_alone() {
     assert!(!path.exists());
 }
 
+/// The binary serving (with `flags`) a manifest tool `nap` that sleeps `secs`, and a whole
+/// 2026-07-28 request that calls it.
+fn sleeping(
+    scratch: &str,
+    secs: &str,
+    flags: &[&str],
+) -> (std::process::Child, std::net::SocketAddr, String) {
+    let manifest = crate::scratch(scratch).join("nap.json");
+    let nap = json!({"tools": [{"name": "nap", "description": "Sleeps", "run": {"argv": ["sleep", secs]}}]});
+    std::fs::write(&manifest, nap.to_string()).unwrap();
+    let mut args: Vec<&std::ffi::OsStr> = flags.iter().map(|f| f.as_ref()).collect();
+    args.extend(["--manifest".as_ref(), manifest.as_os_str()]);
+    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
+    let body = modern("tools/call", json!({"name": "nap", "arguments": {}}));
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: nap"];
+    (child, addr, post_text(addr, &body, &headers))
+}
+
 /// A request whose last byte arrives half a second before a stop's 10 s are up, and whose
 /// handler runs past them: the loop answers as the server gives up, and the answer (or, had
 /// the loop gone first, a 503) still reaches the client before the process exits.
 #[test]
 fn an_answer_made_as_a_stop_gives_up_still_reaches_its_client() {
-    let dir = crate::scratch("answer-at-the-cap");
-    let manifest = dir.join("nap.json");
-    let nap = json!({"tools": [{"name": "nap", "description": "Sleeps", "run": {"argv": ["sleep", "0.8"]}}]});
-    std::fs::write(&manifest, nap.to_string()).unwrap();
-    let args = ["--drain-secs".as_ref(), "0".as_ref(), "--manifest".as_ref(), manifest.as_os_str()];
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
-    let body = modern("tools/call", json!({"name": "nap", "arguments": {}}));
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: nap"];
-    let request = post_text(addr, &body, &headers);
+    let (child, addr, request) = sleeping("answer-at-the-cap", "0.8", &["--drain-secs", "0"]);
     let (most, last) = request.split_at(request.len() - 1);
     let mut conn = connect(addr);
     conn.get_mut().write_all(most.as_bytes()).unwrap();
@@ -268,16 +278,9 @@ fn an_answer_made_as_a_stop_gives_up_still_reaches_its_client() {
 /// the stop, cutting the call, rather than when the tool ends.
 #[test]
 fn a_stop_closes_at_once_and_ends_a_tool_that_outlives_the_drain() {
-    let dir = crate::scratch("stop-during-a-tool");
-    let manifest = dir.join("slow.json");
-    let slow = json!({"tools": [{"name": "slow", "description": "Sleeps", "run": {"argv": ["sleep", "30"]}}]});
-    std::fs::write(&manifest, slow.to_string()).unwrap();
-    let args = ["--manifest".as_ref(), manifest.as_os_str()];
-    let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &args);
-    let body = modern("tools/call", json!({"name": "slow", "arguments": {}}));
-    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: slow"];
+    let (child, addr, request) = sleeping("stop-during-a-tool", "30", &[]);
     let mut call = connect(addr);
-    call.get_mut().write_all(post_text(addr, &body, &headers).as_bytes()).unwrap();
+    call.get_mut().write_all(request.as_bytes()).unwrap();
     std::thread::sleep(Duration::from_millis(300));
     signal(&child, "-INT");
     let signalled = Instant::now();

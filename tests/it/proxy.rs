@@ -148,13 +148,18 @@ fn a_client_response_over_the_limit_reaches_the_server_as_an_error_answer() {
     let script = format!("cat > '{}'", seen.display());
     let long = format!(r#"{{"jsonrpc":"2.0","id":"s1","result":{{"x":"{}"}}}}"#, "x".repeat(5000));
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
-    let flags = ["--max-message-bytes", "1000", "--", "sh", "-c", &script];
+    let record = dir.join("rec.txt");
+    let record_arg = record.to_string_lossy();
+    let flags = ["--max-message-bytes", "1000", "--record", &record_arg, "--", "sh", "-c", &script];
     let out = proxy(&dir, &flags, input(&dir, &format!("{long}\n{ping}\n")));
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "", "a response was answered");
     let failed =
         r#"{"jsonrpc":"2.0","id":"s1","error":{"code":-32600,"message":"message too large"}}"#;
     assert_eq!(std::fs::read_to_string(&seen).unwrap(), format!("{failed}\n{ping}\n"));
+    // Recorded as sent, so that a replay through the same proxy sends it too.
+    let recording = std::fs::read_to_string(&record).unwrap();
+    assert_eq!(lines_with(&recording, "--> "), [format!("--> {failed}"), format!("--> {ping}")]);
 }
 
 #[test]

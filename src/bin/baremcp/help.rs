@@ -206,7 +206,7 @@ pub const PROXY: Help = Help {
             opt(
                 "max-message-bytes",
                 "N",
-                "drop a longer line; its sender gets an error (16777216)",
+                "drop a longer line; the other side hears why (16777216)",
             ),
             HELP_OPT,
         ],

@@ -374,7 +374,9 @@ fn client_to_upstream(outbox: &Outbox, sinks: &Sinks, options: &ProxyOptions) {
                     // handler would.
                     let Some(id) = id else { continue };
                     let failed = error_response(Some(&id), error);
-                    sinks.record(&format!("# sent to the server in its place: {failed}"));
+                    // Recorded as sent, so that a replay through the same proxy sends it too.
+                    sinks.record("# sent to the server in its place:");
+                    sinks.record(&transcript::client_line(failed.as_bytes()));
                     if !outbox.push(format!("{failed}\n").into_bytes()) {
                         break;
                     }

@@ -132,6 +132,8 @@ fn serve_or_command(
 ) -> Result<Command, lexopt::Error> {
     let mut options = ServeOptions::default();
     let mut given = Given::default();
+    // The first flag of HTTP's given: without `--http` it would do nothing.
+    let mut http_only: Option<String> = None;
     // The first flag given: a command word after it says the flag is not the command's.
     let mut first: Option<String> = None;
     while let Some(arg) = parser.next()? {
@@ -145,6 +147,7 @@ fn serve_or_command(
         match arg {
             Long(name) if http_flags::FLAGS.contains(&name) => {
                 let name = name.to_string();
+                http_only = http_only.or_else(|| (name != "http").then(|| format!("--{name}")));
                 http_flags::once(&mut given, &name)?;
                 http_flags::take(&mut options.http, &name, parser)?;
             }
@@ -218,7 +221,18 @@ fn serve_or_command(
             Short(_) => return Err(arg.unexpected()),
         }
     }
-    Ok(Command::Serve(options))
+    serving(options, http_only)
+}
+
+/// Serving with `options`; refused when a flag of HTTP's (`http_only`, the first) came
+/// without `--http`, where it would do nothing.
+fn serving(options: ServeOptions, http_only: Option<String>) -> Result<Command, lexopt::Error> {
+    match http_only.filter(|_| options.http.listen.is_empty()) {
+        Some(flag) => {
+            Err(format!("{flag} is an option of serving HTTP: give --http ADDR too").into())
+        }
+        None => Ok(Command::Serve(options)),
+    }
 }
 
 /// Why `flag`, given before the word naming `command`, is refused: it is serving's, or it
@@ -560,7 +574,7 @@ mod tests {
     #[test]
     fn mistakes_are_named_with_what_was_meant() {
         let message = |args: &[&str]| parse(args.iter().copied()).err().unwrap().to_string();
-        let cases: [(&[&str], &str); 20] = [
+        let cases: [(&[&str], &str); 21] = [
             (&["--roots", "x"], "invalid option '--roots' (did you mean '--root'?)"),
             (
                 &["check", "m.json", "--schma"],
@@ -619,6 +633,10 @@ mod tests {
             (
                 &["replay", "--update", "f", "--update"],
                 "--update given twice: it is not repeatable",
+            ),
+            (
+                &["--jwt-audience", "a", "--root", "."],
+                "--jwt-audience is an option of serving HTTP: give --http ADDR too",
             ),
         ];
         for (args, says) in cases {

@@ -408,7 +408,7 @@ impl<'io> Conn<'io> {
                     Frame::Single(message) => Frame::Single(self.take_in(session, message)?),
                     // Only a session that has batches looks into one: elsewhere it is refused
                     // whole in its turn.
-                    Frame::Batch(items) if session.legacy_version == Some("2025-03-26") => {
+                    Frame::Batch(items) if session.takes_batches() => {
                         match self.look_into_batch(&items, ours, session) {
                             // What is left waits its turn in order, as a batch of its own.
                             Some((found, rest)) => {

@@ -93,6 +93,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// Whether the client may send JSON-RPC batches: of the revisions, 2025-03-26 alone has
+    /// them.
+    pub fn takes_batches(&self) -> bool {
+        self.legacy_version == Some("2025-03-26")
+    }
+
     /// Takes in a client message that gets no reply, whoever read it (the loop between
     /// requests, or the connection while a handler waits on the client): a notification
     /// changes this state; a response that no request waits for, and a malformed notification

@@ -77,7 +77,7 @@ pub(crate) fn batch_replies(
     conn: &mut Conn,
     mut watch: Watch<'_, '_>,
 ) -> Result<Vec<u8>, ErrorObject> {
-    if items.is_empty() || session.legacy_version != Some("2025-03-26") {
+    if items.is_empty() || !session.takes_batches() {
         let why = if items.is_empty() {
             "empty batch"
         } else {

@@ -19,6 +19,7 @@ use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::util::poll::{RawFd, readable_within};
+use crate::util::shown::Clipped;
 use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
@@ -383,7 +384,7 @@ impl<'io> Conn<'io> {
         let frame = match std::str::from_utf8(&line) {
             Ok(text) if text.trim_ascii().is_empty() => return None,
             Ok(text) => {
-                log::debug!(target: LOG, "<- {text}");
+                log::debug!(target: LOG, "<- {}", crate::util::shown::escaped(text, false));
                 match jsonrpc::parse_line(text) {
                     Frame::Single(Message::Response { id: Some(id) }) if Some(&id) == ours => {
                         return Some(answer(text));
@@ -530,7 +531,7 @@ impl<'io> Conn<'io> {
             return false;
         };
         self.queued_bytes -= line.len();
-        log::debug!(target: LOG, "withdrew request {id}: cancelled before it began");
+        log::debug!(target: LOG, "withdrew request {}: cancelled before it began", Clipped(&id.to_string()));
         true
     }
 

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 
 use crate::conn::outbox::Outbox;
 use crate::util::log_answer::LogAnswer;
+use crate::util::shown::Clipped;
 use crate::util::stamp::WatchedFile;
 use crate::wire::capabilities::Declared;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message};
@@ -137,7 +138,7 @@ impl Session {
                     }
                 }
             }
-            other => log::debug!(target: LOG, "ignored notification {other}"),
+            other => log::debug!(target: LOG, "ignored notification {}", Clipped(other)),
         }
     }
 
@@ -149,7 +150,7 @@ impl Session {
             return;
         }
         let Some(uris) = self.listening.remove(id.as_json()) else {
-            log::debug!(target: LOG, "ignored cancellation of {id}: no such request in flight");
+            log::debug!(target: LOG, "ignored cancellation of {}: no such request in flight", Clipped(&id.to_string()));
             return;
         };
         self.uri_bytes -= stream_bytes(id.as_json().len());

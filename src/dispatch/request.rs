@@ -3,6 +3,7 @@
 
 use std::borrow::Cow;
 
+use crate::util::shown::Clipped;
 use crate::util::trace_context::TraceContext;
 use crate::wire::era::{self, Era, RequestMeta};
 use crate::wire::jsonrpc::{ErrorObject, Id, Reply};
@@ -82,38 +83,5 @@ impl<'a> Request<'a> {
             }
             None => log::info!(target: LOG, "{method} id={id} {micros}us {outcome}{trace}"),
         }
-    }
-}
-
-/// A client's text in a log line, cut to 128 bytes (and marked `…`): an id or an unknown
-/// method may be megabytes, and the log is no place to copy them to at the client's pace.
-pub(crate) struct Clipped<'t>(pub &'t str);
-
-impl std::fmt::Display for Clipped<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        const MAX_LOGGED: usize = 128;
-        if self.0.len() <= MAX_LOGGED {
-            return f.write_str(self.0);
-        }
-        let mut end = MAX_LOGGED;
-        while !self.0.is_char_boundary(end) {
-            end -= 1;
-        }
-        write!(f, "{}…", &self.0[..end])
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::Clipped;
-
-    #[test]
-    fn a_client_s_text_is_cut_in_log_lines_at_a_character() {
-        assert_eq!(Clipped("tools/call").to_string(), "tools/call");
-        let long = "é".repeat(1000);
-        let logged = Clipped(&long).to_string();
-        assert_eq!(logged, format!("{}…", "é".repeat(64)));
-        let odd = format!("a{long}");
-        assert_eq!(Clipped(&odd).to_string(), format!("a{}…", "é".repeat(63)));
     }
 }

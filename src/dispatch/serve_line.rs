@@ -11,9 +11,10 @@ use crate::conn::connection::Conn;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
 use crate::dispatch::method_table;
-use crate::dispatch::request::{Clipped, Request};
+use crate::dispatch::request::Request;
 use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
+use crate::util::shown::Clipped;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
 
@@ -45,7 +46,7 @@ pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, co
         Ok(text) => text,
         Err(_) => return conn.out.response(None, &Err(ErrorObject::parse_error())),
     };
-    log::debug!(target: LOG, "<- {text}");
+    log::debug!(target: LOG, "<- {}", crate::util::shown::escaped(text, false));
     match jsonrpc::parse_line(text) {
         Frame::Single(message) => {
             if let Some((id, reply)) = serve_message(server, message, session, conn, None) {
@@ -177,7 +178,7 @@ pub(crate) fn serve_message<'a>(
     let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
     // A request cancelled while its handler waited gets no response at all.
     if session.finish_request() {
-        log::debug!(target: LOG, "{method} id={id} cancelled: no response");
+        log::debug!(target: LOG, "{} id={} cancelled: no response", Clipped(&method), Clipped(&id.to_string()));
         return None;
     }
     let mut reply = reply?;

@@ -155,33 +155,12 @@ pub(crate) mod pointer {
     /// stays one line, an instance's keys write no terminal escapes, and each pointer shown
     /// stands for one pointer. Borrowed when there is nothing to escape.
     pub fn shown_pointer(pointer: &str) -> Cow<'_, str> {
-        escape(pointer, true)
+        crate::util::shown::escaped(pointer, true)
     }
 
     /// Text shown in an error, with its control characters escaped as in a JSON string.
     pub fn shown_text(text: &str) -> Cow<'_, str> {
-        escape(text, false)
-    }
-
-    fn escape(text: &str, backslash: bool) -> Cow<'_, str> {
-        let escaped = |c: char| c.is_control() || (backslash && c == '\\');
-        if !text.contains(escaped) {
-            return Cow::Borrowed(text);
-        }
-        let mut out = String::with_capacity(text.len() + 8);
-        for c in text.chars() {
-            match c {
-                '\n' => out.push_str("\\n"),
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                '\u{8}' => out.push_str("\\b"),
-                '\u{c}' => out.push_str("\\f"),
-                '\\' if backslash => out.push_str("\\\\"),
-                c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
-                c => out.push(c),
-            }
-        }
-        Cow::Owned(out)
+        crate::util::shown::escaped(text, false)
     }
 
     /// Escapes one JSON Pointer reference token; borrowed when there is nothing to escape, as

@@ -1,15 +1,15 @@
 //! The binary as a process: flags and exit codes, a closed stdout, bounded memory on huge
-//! lines, glibc's libm loaded only when needed, logging on stderr only, and `baremcp validate`.
+//! lines, glibc's libm loaded only when needed, and `baremcp validate`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
-fn baremcp() -> Command {
+pub(crate) fn baremcp() -> Command {
     Command::new(env!("CARGO_BIN_EXE_baremcp"))
 }
 
-fn run(args: &[&str], stdin: &str) -> Output {
+pub(crate) fn run(args: &[&str], stdin: &str) -> Output {
     let mut child = baremcp()
         .args(args)
         .stdin(Stdio::piped())
@@ -23,7 +23,7 @@ fn run(args: &[&str], stdin: &str) -> Output {
     child.wait_with_output().unwrap()
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
@@ -239,177 +239,6 @@ fn libm_is_loaded_on_first_use() {
     );
     drop(stdin);
     assert!(child.wait().unwrap().success());
-}
-
-#[test]
-fn logs_go_to_stderr_and_stdout_stays_protocol() {
-    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n\
-                 {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"hello\",\"arguments\":{\"name\":\"log\"}}}\n\
-                 {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"nope\"}\n";
-    let out = run(&["--log-level", "debug"], input);
-    let stdout = text(&out.stdout);
-    assert_eq!(stdout.lines().count(), 3);
-    assert!(stdout.lines().all(|l| serde_json::from_str::<serde_json::Value>(l).is_ok()));
-    let stderr = text(&out.stderr);
-    assert!(stderr.contains(r#"<- {"jsonrpc":"2.0","id":3,"method":"nope"}"#), "{stderr}");
-    assert!(stderr.contains(r#"-> {"jsonrpc":"2.0","id":3,"error":{"code":-32601"#), "{stderr}");
-    let info: Vec<&str> = stderr.lines().filter(|l| l.contains(" INFO  ")).collect();
-    assert_eq!(info.len(), 3, "{stderr}");
-    // Each line starts with an RFC 3339 UTC timestamp, then the level and the module.
-    for line in stderr.lines() {
-        let (stamp, rest) = line.split_once(' ').unwrap();
-        let b = stamp.as_bytes();
-        assert!(
-            stamp.len() == 24
-                && b[4] == b'-'
-                && b[10] == b'T'
-                && b[19] == b'.'
-                && stamp.ends_with('Z'),
-            "{line}"
-        );
-        assert!(
-            rest.starts_with("INFO  baremcp::") || rest.starts_with("DEBUG baremcp::"),
-            "{line}"
-        );
-    }
-    assert!(
-        info[1].contains("tools/call id=2 ") && info[1].ends_with("ok tool=hello isError=false"),
-        "{}",
-        info[1]
-    );
-    assert!(info[2].contains("nope id=3 ") && info[2].ends_with("error -32601"), "{}", info[2]);
-
-    let quiet = run(&[], input);
-    assert!(quiet.stderr.is_empty(), "{}", text(&quiet.stderr));
-    let by_env = baremcp()
-        .env("RUST_LOG", "info")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn();
-    let mut child = by_env.unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    child.wait().unwrap();
-    assert_eq!(
-        stderr.lines().filter(|l| l.contains(" INFO  baremcp::request: ")).count(),
-        3,
-        "{stderr}"
-    );
-}
-
-/// The log lines a run of `input` writes with `RUST_LOG=filter`.
-fn logged(filter: &str, input: &str) -> Vec<String> {
-    let mut child = baremcp()
-        .env("RUST_LOG", filter)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(input.as_bytes()).unwrap();
-    let mut stderr = String::new();
-    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
-    child.wait().unwrap();
-    stderr.lines().map(|l| l.split_once(' ').unwrap().1.to_string()).collect()
-}
-
-#[test]
-fn each_module_the_docs_name_filters_its_own_lines() {
-    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
-    // The targets docs/cli.md's Logging section lists, each with the lines it carries.
-    let readme = std::fs::read_to_string(crate::root().join("docs/cli.md")).unwrap();
-    for (module, level, expected) in [
-        ("baremcp::request", "info", "INFO  baremcp::request: ping id=1 "),
-        (
-            "baremcp::serve",
-            "debug",
-            "DEBUG baremcp::serve: <- {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
-        ),
-        (
-            "baremcp::outbox",
-            "debug",
-            "DEBUG baremcp::outbox: -> {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
-        ),
-    ] {
-        assert!(readme.contains(&format!("`{module}`")), "docs/cli.md's Logging names {module}");
-        let lines = logged(&format!("{module}={level}"), input);
-        assert_eq!(lines.len(), 1, "{module}: {lines:?}");
-        assert!(lines[0].starts_with(expected), "{module}: {lines:?}");
-    }
-    assert!(
-        logged("baremcp::dispatch=trace", input).is_empty(),
-        "a module that logs nothing shows nothing"
-    );
-}
-
-/// A request's line names the W3C trace id of its `_meta.traceparent`, and only a valid one.
-#[test]
-fn the_request_line_names_the_trace_id_of_its_traceparent() {
-    let meta = |traceparent: &str| {
-        format!(r#""_meta":{{"traceparent":"{traceparent}","tracestate":"rojo=00f067aa0ba902b7"}}"#)
-    };
-    let call = |id: u32, meta: &str| {
-        format!(
-            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"hello","arguments":{{"name":"T"}},{meta}}}}}"#
-        )
-    };
-    let valid = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
-    let modern = r#""io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}"#;
-    let input = [
-        r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}"#.to_string(),
-        call(1, &meta(valid)),
-        call(2, &meta(&valid.to_uppercase())),
-        call(3, r#""_meta":{"progressToken":1}"#),
-        format!(
-            r#"{{"jsonrpc":"2.0","id":4,"method":"tools/list","params":{{"_meta":{{{modern},"traceparent":"00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"}}}}}}"#
-        ),
-    ]
-    .join("\n")
-        + "\n";
-    let lines = logged("baremcp::request=info", &input);
-    assert_eq!(lines.len(), 5, "{lines:?}");
-    assert!(lines[1].starts_with("INFO  baremcp::request: tools/call id=1 "), "{lines:?}");
-    assert!(
-        lines[1].ends_with(" tool=hello isError=false trace_id=4bf92f3577b34da6a3ce929d0e0e4736")
-    );
-    // Uppercase hex is not a trace context; no traceparent, no trace id.
-    assert!(
-        lines[2].ends_with(" isError=false") && lines[3].ends_with(" isError=false"),
-        "{lines:?}"
-    );
-    assert!(lines[4].ends_with(" ok trace_id=0af7651916cd43dd8448eb211c80319c"), "{lines:?}");
-}
-
-#[test]
-fn log_file_gets_the_lines_and_an_unwritable_one_is_named() {
-    let dir = crate::scratch("log-file");
-    let file = dir.join("baremcp.log");
-    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n";
-    let out = run(&["--log-level", "info", "--log-file", &file.to_string_lossy()], input);
-    assert!(out.status.success());
-    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
-    let written = std::fs::read_to_string(&file).unwrap();
-    assert!(written.contains(" INFO  baremcp::request: ping id=1 "), "{written}");
-    // A second run appends.
-    run(&["--log-level", "info", "--log-file", &file.to_string_lossy()], input);
-    assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 2);
-    let nowhere = dir.join("no/such/dir/x.log").to_string_lossy().into_owned();
-    let out = run(&["--log-file", &nowhere], input);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")),
-        "{}",
-        text(&out.stderr)
-    );
-    let out = run(&["proxy", "--record", &nowhere, "--", "cat"], "");
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        text(&out.stderr).starts_with(&format!("baremcp: {nowhere}: ")),
-        "{}",
-        text(&out.stderr)
-    );
 }
 
 #[test]

@@ -74,6 +74,7 @@ mod intercept;
 mod library;
 mod library_server;
 mod limits;
+mod logging;
 mod manifests;
 mod proxy;
 mod proxy_output;

@@ -327,7 +327,7 @@ impl<'s> Dispatcher<'s> {
 
     /// A client notification (or response nobody waits for) outside a wait.
     fn message(&mut self, session: Option<String>, body: &str) {
-        log::debug!(target: LOG, "<- {body}");
+        log::debug!(target: LOG, "<- {}", crate::util::shown::escaped(body, false));
         let Some(legacy) = session.and_then(|id| self.sessions.get_mut(&id)) else { return };
         let observer = &self.observer;
         // The connection thread sends requests as calls: what needs a reply cannot be here.
@@ -359,7 +359,7 @@ impl<'s> Dispatcher<'s> {
             );
             return;
         }
-        log::debug!(target: LOG, "<- {}", call.body);
+        log::debug!(target: LOG, "<- {}", crate::util::shown::escaped(&call.body, false));
         let legacy_id = call.session.as_ref().map(|s| s.id.as_str()).filter(|_| !call.modern);
         let mut legacy = legacy_id.and_then(|id| self.sessions.remove(id)).unwrap_or_default();
         if legacy_id.is_none() {

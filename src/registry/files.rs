@@ -7,11 +7,14 @@
 //! opened descriptor's real path and type are checked again before a byte is read, so a path
 //! swapped underneath the check (for a link, a FIFO, a device) is refused too. Listing, completion
 //! and subscriptions judge a path by the same rule (`servable`), on where a symlink leads, so none
-//! shows a name or size a read refuses. Bytes are kept as they arrive, the buffer growing only when
-//! memory allows, so no file and no size limit can make a read abort the process. Listing walks the
-//! tree lazily in sorted order and resumes after the last path of the previous page, so a page
-//! costs time and memory for that page only, however big the tree.
+//! shows a name or size a read refuses; listing and completion follow no symlink to a directory
+//! (`shown`, one place for both), so they show each file once, under its real path. Bytes are kept
+//! as they arrive, the buffer growing only when memory allows, so no file and no size limit can
+//! make a read abort the process. Listing walks the tree lazily in sorted order and resumes after
+//! the last path of the previous page, so a page costs time and memory for that page only, however
+//! big the tree.
 
+use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io::{self, Read};
 #[cfg(unix)]
@@ -99,8 +102,8 @@ impl FileRoot {
             })
     }
 
-    /// The one rule every way in applies (a read, a subscription, a listing page, a
-    /// completion): `path` is served if it resolves to a regular file strictly inside the
+    /// The one rule every way in applies (a read, a subscription, and through `shown` a listing
+    /// page and a completion): `path` is served if it resolves to a regular file strictly inside the
     /// canonical root whose path relative to the root is not hidden. Judging the resolved path
     /// is what keeps a symlink from showing a hidden file under a name of its own. Returns
     /// that canonical path and the file's metadata.
@@ -259,6 +262,29 @@ impl FileRoot {
         false
     }
 
+    /// How listing and completion show the entry `name` of `dir`, of type `kind` as the
+    /// directory read says it (a symlink not followed), if at all. `dir` is one they reached
+    /// from the canonical root through real directories shown here, so its path holds no
+    /// symlink and no hidden name: a regular file's canonical path is `dir/name` itself, and
+    /// passes the one rule (`servable`) by its name alone, without a system call (which a
+    /// directory of a million files would pay a million times). Only a symlink is resolved, and
+    /// shown as a file if where it leads passes the one rule. A symlink to a directory is not
+    /// followed: each file is shown once, under its real path (a read through such a link still
+    /// serves it, as the file it names is servable all the same).
+    fn shown(&self, dir: &Path, name: &OsStr, kind: fs::FileType) -> Option<Shown> {
+        if self.hidden(Path::new(name)) {
+            None
+        } else if kind.is_dir() {
+            Some(Shown::Dir)
+        } else if kind.is_file() {
+            Some(Shown::File)
+        } else if kind.is_symlink() {
+            self.servable(&dir.join(name)).map(|_| Shown::File)
+        } else {
+            None
+        }
+    }
+
     /// Paths under the root that start with `prefix`: entries of the directory the prefix
     /// names, directories with a trailing `/`, sorted.
     pub fn complete(&self, prefix: &str) -> Vec<String> {
@@ -266,39 +292,30 @@ impl FileRoot {
             Some(i) => (&prefix[..=i], &prefix[i + 1..]),
             None => ("", prefix),
         };
-        let dir = Path::new(dir_part);
-        if dir.components().any(|c| !matches!(c, Component::Normal(_))) || self.hidden(dir) {
-            return Vec::new();
+        // The directory is looked into only if listing looks into it: each of its names, from
+        // the root down, is a directory `shown` shows (one `lstat` each). So `keys/`, a link to
+        // `.ssh/`, suggests nothing, nor does `alias/`, a link to `notes/`.
+        let mut dir = self.root.clone();
+        for component in Path::new(dir_part).components() {
+            let Component::Normal(name) = component else { return Vec::new() };
+            let Ok(metadata) = fs::symlink_metadata(dir.join(name)) else { return Vec::new() };
+            if !matches!(self.shown(&dir, name, metadata.file_type()), Some(Shown::Dir)) {
+                return Vec::new();
+            }
+            dir.push(name);
         }
-        // The directory as it resolves counts, not as it is spelled: `keys/` may lead to
-        // `.ssh/`, whose names are not to be shown.
-        let Ok(canonical) = fs::canonicalize(self.root.join(dir)) else { return Vec::new() };
-        match canonical.strip_prefix(&self.root) {
-            Ok(relative) if !self.hidden(relative) => {}
-            _ => return Vec::new(),
-        }
-        let Ok(entries) = fs::read_dir(&canonical) else { return Vec::new() };
+        let Ok(entries) = fs::read_dir(&dir) else { return Vec::new() };
         let mut values: Vec<String> = entries
             .filter_map(Result::ok)
             .filter_map(|e| {
                 let name = e.file_name().into_string().ok()?;
-                if !name.starts_with(name_part) || self.hidden(Path::new(&name)) {
+                if !name.starts_with(name_part) {
                     return None;
                 }
-                // Suggest only what a read would serve: directories and regular files (real
-                // ones, whose canonical path is the directory resolved and judged above and
-                // this name judged here: the one rule holds without resolving each, which a
-                // directory of a million names would pay a million times), and a symlink
-                // only if where it leads passes the one rule.
-                let kind = e.file_type().ok()?;
-                let slash = if kind.is_dir() {
-                    "/"
-                } else if kind.is_file()
-                    || (kind.is_symlink() && self.servable(&e.path()).is_some())
-                {
-                    ""
-                } else {
-                    return None;
+                // Suggested only as listed: real directories, and files a read would serve.
+                let slash = match self.shown(&dir, name.as_ref(), e.file_type().ok()?)? {
+                    Shown::Dir => "/",
+                    Shown::File => "",
                 };
                 Some(format!("{dir_part}{name}{slash}"))
             })
@@ -307,6 +324,14 @@ impl FileRoot {
         values.sort_unstable();
         values
     }
+}
+
+/// What listing and completion make of a directory's entry (`FileRoot::shown`).
+enum Shown {
+    /// A real directory, not a symlink: its entries are looked at in turn.
+    Dir,
+    /// A file a read serves: a regular file, or a symlink that leads to one.
+    File,
 }
 
 #[cfg(any(

@@ -195,9 +195,32 @@ fn a_link_to_a_hidden_file_is_as_hidden_as_the_file() {
     let (server, r) = links_to_hidden("links-to-hidden-served", true, 1);
     let (names, completions) = shown(&server, &r, &["keys/", "c"]);
     assert_eq!(names, [".env 8", ".ssh/id_rsa 3", "config 8", "config2 8", "ok.txt 4"]);
-    assert_eq!(completions, [json!(["keys/id_rsa"]), json!(["config", "config2"])]);
+    // `keys/` is a link to a directory, which listing and completion do not follow.
+    assert_eq!(completions, [json!([]), json!(["config", "config2"])]);
     let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": format!("file://{r}/keys/id_rsa")}});
     assert_eq!(ask(&server, &[read]).remove(0)["result"]["contents"][0]["text"], "KEY");
+}
+
+/// Listing and completion agree on a symlink to a directory inside the root: neither follows
+/// it (each file is shown once, under its real path), nor a link back up, while a read through
+/// it still serves the file it names.
+#[test]
+fn a_link_to_a_directory_is_neither_listed_nor_completed_into() {
+    let root = crate::scratch("links-to-directories");
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::write(root.join("notes/a.txt"), "A").unwrap();
+    symlink("notes", root.join("alias")).unwrap();
+    symlink("..", root.join("notes/back")).unwrap();
+    let mut server = Server::new("t", "1");
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    let r = root.display().to_string();
+    let prefixes = ["", "a", "alias/", "notes/", "notes/back/", "notes/back/notes/"];
+    let (names, completions) = shown(&server, &r, &prefixes);
+    assert_eq!(names, ["notes/a.txt 1"]);
+    let expected = json!([["notes/"], [], [], ["notes/a.txt"], [], []]);
+    assert_eq!(Value::Array(completions), expected);
+    let read = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": {"uri": format!("file://{r}/alias/a.txt")}});
+    assert_eq!(ask(&server, &[read]).remove(0)["result"]["contents"][0]["text"], "A");
 }
 
 /// A root inside another (given before or after it) would list its files twice, under the

@@ -222,42 +222,55 @@ impl FileRoot {
             return false;
         }
         let Ok(entries) = fs::read_dir(dir) else { return false };
-        let mut names: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.file_name())).collect();
+        // Each name with its type as the directory read gives it: no system call where the
+        // file system records types (an `lstat` where it does not).
+        let mut names: Vec<_> = entries
+            .filter_map(|e| e.ok().and_then(|e| Some((e.file_name(), e.file_type().ok()?))))
+            .collect();
         // The standard library's sort here, not the crate's smaller heapsort: a directory may
         // hold a million names, which it sorts 3 times as fast (0.4 s against 1.2 s).
-        names.sort_unstable_by(|a, b| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
-        for name in names {
+        names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
+        for (name, kind) in names {
             let rel = relative.join(&name);
-            if self.hidden(Path::new(&name)) {
-                continue;
-            }
-            // Component-wise comparison matches the order this walk produces.
+            // Component-wise comparison matches the order this walk produces: what sorts up to
+            // `after` was listed on an earlier page, but for a directory that holds `after`,
+            // walked again from there.
             if let Some(after) = after
                 && rel.as_path() <= after
-                && !after.starts_with(&rel)
+                && !(kind.is_dir() && after.starts_with(&rel))
             {
                 continue;
             }
             let full = dir.join(&name);
-            let Ok(meta) = fs::symlink_metadata(&full) else { continue };
-            if meta.is_dir() {
-                if self.walk(&full, &rel, after, limit, out, depth + 1) {
-                    return true;
+            let resolved = match self.shown(dir, &name, kind) {
+                Some(Shown::Dir) => {
+                    if self.walk(&full, &rel, after, limit, out, depth + 1) {
+                        return true;
+                    }
+                    continue;
                 }
-            } else if after.is_none_or(|after| rel.as_path() > after)
-                && let Some((target, metadata)) = self.servable(&full)
-            {
-                if out.len() == limit {
-                    return true;
-                }
-                let listing = json!({
-                    "uri": self.uri(&rel),
-                    "name": rel.to_string_lossy(),
-                    "mimeType": mime_for(&rel, &target),
-                    "size": metadata.len(),
-                });
-                out.push((rel, listing));
+                Some(Shown::File(resolved)) => resolved,
+                None => continue,
+            };
+            if out.len() == limit {
+                return true;
             }
+            // A symlink was resolved; a regular file is its own canonical path, and its size
+            // one `lstat` away (the only system call a listed file costs).
+            let (target, metadata) = match resolved {
+                Some(resolved) => resolved,
+                None => match fs::symlink_metadata(&full) {
+                    Ok(metadata) if metadata.is_file() => (full, metadata),
+                    _ => continue,
+                },
+            };
+            let listing = json!({
+                "uri": self.uri(&rel),
+                "name": rel.to_string_lossy(),
+                "mimeType": mime_for(&rel, &target),
+                "size": metadata.len(),
+            });
+            out.push((rel, listing));
         }
         false
     }
@@ -277,9 +290,9 @@ impl FileRoot {
         } else if kind.is_dir() {
             Some(Shown::Dir)
         } else if kind.is_file() {
-            Some(Shown::File)
+            Some(Shown::File(None))
         } else if kind.is_symlink() {
-            self.servable(&dir.join(name)).map(|_| Shown::File)
+            self.servable(&dir.join(name)).map(|target| Shown::File(Some(target)))
         } else {
             None
         }
@@ -315,7 +328,7 @@ impl FileRoot {
                 // Suggested only as listed: real directories, and files a read would serve.
                 let slash = match self.shown(&dir, name.as_ref(), e.file_type().ok()?)? {
                     Shown::Dir => "/",
-                    Shown::File => "",
+                    Shown::File(_) => "",
                 };
                 Some(format!("{dir_part}{name}{slash}"))
             })
@@ -330,8 +343,9 @@ impl FileRoot {
 enum Shown {
     /// A real directory, not a symlink: its entries are looked at in turn.
     Dir,
-    /// A file a read serves: a regular file, or a symlink that leads to one.
-    File,
+    /// A file a read serves: a regular file (`None`: nothing was resolved), or a symlink
+    /// resolved to one (where it leads, and what that is).
+    File(Option<(PathBuf, fs::Metadata)>),
 }
 
 #[cfg(any(
@@ -593,6 +607,50 @@ mod tests {
         assert!(values.contains(&"d/f07".to_owned()) && values.contains(&"d/f_ok".to_owned()));
         assert!(!values.contains(&"d/f_env".to_owned()), "a link to a dot-file is no name");
         assert_eq!(root.complete("d/s"), ["d/sub/"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn listing_resolves_only_the_symlinks_among_the_names() {
+        let dir = std::env::temp_dir().join(format!("baremcp-list-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("d/sub")).unwrap();
+        for i in 0..50 {
+            fs::write(dir.join(format!("d/f{i:02}")), "x").unwrap();
+        }
+        fs::write(dir.join("d/sub/g"), "yy").unwrap();
+        fs::write(dir.join(".env"), "secret").unwrap();
+        std::os::unix::fs::symlink("../.env", dir.join("d/f_env")).unwrap();
+        std::os::unix::fs::symlink("f00", dir.join("d/f_ok")).unwrap();
+        std::os::unix::fs::symlink("d", dir.join("alias")).unwrap();
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let name = |(_, listing): &(PathBuf, Value)| listing["name"].as_str().unwrap().to_owned();
+        let ((listed, more), resolved) = canonicalized_by(|| root.list(None, 100));
+        assert_eq!(resolved, 3, "only the symlinks are resolved, never a regular file");
+        assert!(!more);
+        let names: Vec<String> = listed.iter().map(name).collect();
+        assert_eq!(names.len(), 52, "{names:?}");
+        assert_eq!(names[..2], ["d/f00", "d/f01"]);
+        assert_eq!(names[50..], ["d/f_ok", "d/sub/g"], "no link to a dot-file or a directory");
+        assert_eq!(
+            (listed[50].1["size"].as_u64(), listed[51].1["size"].as_u64()),
+            (Some(1), Some(2))
+        );
+        // Pages of 7, each resuming after the last: the same names, each symlink resolved once
+        // (here none is the one after a page, looked at to tell that more follow).
+        let (mut paged, mut after, mut resolved) = (Vec::new(), None, 0);
+        loop {
+            let ((page, more), n) = canonicalized_by(|| root.list(after.as_deref(), 7));
+            resolved += n;
+            paged.extend(page.iter().map(name));
+            after = page.last().map(|(path, _)| path.clone());
+            if !more {
+                break;
+            }
+        }
+        assert_eq!(paged, names);
+        assert_eq!(resolved, 3);
         fs::remove_dir_all(&dir).unwrap();
     }
 

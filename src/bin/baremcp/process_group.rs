@@ -287,16 +287,31 @@ fn forward_stop_signals(child: &Child, placement: Placement) {
 /// touch only lock-free atomics.
 #[cfg(unix)]
 unsafe fn on_stop_signals(handler: extern "C" fn(i32)) {
-    const SIG_IGN: usize = 1;
     for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
-        // SAFETY: `signal` takes integers; the handler it installs is safe to run in a
-        // signal handler, as the caller promises.
-        let before = unsafe { signal(number, handler as usize) };
-        if before == SIG_IGN {
-            // SAFETY: as above; ignoring a signal runs nothing.
-            unsafe { signal(number, SIG_IGN) };
+        // Looked at before anything is installed: a handler put in place and then taken back
+        // would run for a signal arriving in between, which the user asked to be ignored.
+        if !ignored(number) {
+            // SAFETY: `signal` takes integers; the handler it installs is safe to run in a
+            // signal handler, as the caller promises.
+            unsafe { signal(number, handler as usize) };
         }
     }
+}
+
+/// Whether signal `number` is ignored (`SIG_IGN`), asked of `sigaction` without changing it.
+#[cfg(unix)]
+fn ignored(number: i32) -> bool {
+    unsafe extern "C" {
+        fn sigaction(signum: i32, action: *const u8, old: *mut usize) -> i32;
+    }
+    const SIG_IGN: usize = 1;
+    // Room for any `struct sigaction` (152 bytes with glibc or musl, 16 on macOS); its
+    // handler comes first on every target this builds for.
+    let mut old = [0usize; 32];
+    // SAFETY: a null action changes nothing; the old one is written into `old`, which is
+    // larger than the C library's struct and aligned for its pointer-sized first member.
+    let asked = unsafe { sigaction(number, std::ptr::null(), old.as_mut_ptr()) };
+    asked == 0 && old[0] == SIG_IGN
 }
 
 #[cfg(not(unix))]
@@ -415,5 +430,81 @@ mod errno {
         // SAFETY: the C library's function takes nothing and returns the calling thread's
         // errno, valid for as long as the thread runs.
         unsafe { errno_location() }
+    }
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::*;
+    use std::os::unix::thread::JoinHandleExt;
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+
+    unsafe extern "C" {
+        fn pthread_kill(thread: std::os::unix::thread::RawPthread, signal: i32) -> i32;
+    }
+
+    /// How often the child test's handler ran.
+    static CAUGHT: AtomicI32 = AtomicI32::new(0);
+
+    extern "C" fn count(_number: i32) {
+        CAUGHT.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Set in the environment of the child test, which changes signal dispositions and so
+    /// must run in a process of its own (an ignored signal stays ignored across `exec`, and
+    /// the other tests' children would inherit it).
+    const CHILD: &str = "BAREMCP_TEST_IGNORED_SIGNAL_CHILD";
+
+    /// A stop signal this process was started ignoring is never caught, not even for a moment
+    /// while the others' handlers are put in place: one arriving then stays ignored (caught,
+    /// it would end the command's group and the server, which `nohup`'s user ruled out).
+    #[test]
+    fn a_signal_started_ignored_is_never_caught_meanwhile() {
+        let (_, path) = module_path!().split_once("::").unwrap_or_default();
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", &format!("{path}::ignored_signal_child")])
+            .args(["--nocapture", "--test-threads=1"])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        assert!(stderr.contains("never caught"), "the child test did not run: {stderr}");
+    }
+
+    #[test]
+    #[ignore = "the child process of a_signal_started_ignored_is_never_caught_meanwhile"]
+    fn ignored_signal_child() {
+        if std::env::var_os(CHILD).is_none() {
+            return;
+        }
+        const SIG_IGN: usize = 1;
+        // Started ignoring SIGTERM, as under `nohup` (SIGHUP) or a shell's `&` (SIGINT).
+        // SAFETY: ignoring a signal runs nothing.
+        unsafe { signal(SIGTERM, SIG_IGN) };
+        let done = Arc::new(AtomicBool::new(false));
+        let installing = {
+            let done = done.clone();
+            std::thread::spawn(move || {
+                for _ in 0..200_000 {
+                    // SAFETY: `count` only adds to a lock-free atomic.
+                    unsafe { on_stop_signals(count) };
+                }
+                done.store(true, Ordering::Relaxed);
+            })
+        };
+        // SIGTERM sent to the installing thread over and over (it is joined only after).
+        let thread = installing.as_pthread_t();
+        let mut sent = 0;
+        while !done.load(Ordering::Relaxed) {
+            // SAFETY: the thread is not joined yet, so its id is valid; SIGTERM is ignored or
+            // caught by `count`.
+            unsafe { pthread_kill(thread, SIGTERM) };
+            sent += 1;
+        }
+        installing.join().unwrap();
+        assert_eq!(CAUGHT.load(Ordering::Relaxed), 0, "caught though ignored ({sent} sent)");
+        eprintln!("never caught ({sent} sent)");
     }
 }

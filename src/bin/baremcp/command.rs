@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use super::channel::{Receiver, RecvError, Sender, channel};
 use super::process_group::{
-    dies_with_this_process, kill_group, kill_group_id, note_command, own_group,
+    dies_with_this_process, exited, kill_group, kill_group_id, note_command, own_group,
 };
 use super::wait::exit_by;
 
@@ -113,8 +113,8 @@ pub enum Running<'a> {
 pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::Result<Outcome> {
     let over = Over(Arc::new(AtomicBool::new(false)));
     let (child, events) = spawn(invocation, &over.0)?;
-    // Until it is reaped, below, a stop signal ends its group with the server.
-    let _noted = note_command(&child);
+    // Until it is let go, below, a stop signal ends its group with the server.
+    let noted = note_command(&child);
     // A manifest's timeout is at most a day (its schema); a far deadline still never overflows.
     let now = Instant::now();
     let deadline = now.checked_add(invocation.timeout).unwrap_or(now + Duration::from_secs(86_400));
@@ -122,23 +122,26 @@ pub fn run(invocation: &Invocation, caller: impl FnMut(Running) -> bool) -> io::
     let _watching = watch(&child, deadline);
     let (mut outcome, ended) =
         collect(&mut child, &events, deadline, invocation.max_output, caller)?;
-    let mut state = child.state.lock().unwrap_or_else(PoisonError::into_inner);
+    // Its group was ended, if it was to be, while the command was not reaped: its id named its
+    // group alone, even with every other member gone. The watching thread and the stop signals
+    // let go of it before it is reaped, after which the id may name another group.
+    let killed = {
+        let mut state = child.state.lock().unwrap_or_else(PoisonError::into_inner);
+        state.exited = true;
+        state.killed
+    };
+    drop(noted);
+    let status = child.child.wait()?;
     outcome.status = match ended {
         // Ended at the deadline by the watching thread: it exited of that, not of itself.
-        Ended::Exited(_) if state.killed => None,
-        Ended::Stopped => {
-            let _ = child.child.wait();
-            state.reaped = true;
-            None
-        }
-        Ended::Exited(status) => Some(status),
+        Ended::Exited if !killed => Some(status),
+        _ => None,
     };
     Ok(outcome)
 }
 
 /// The command's process, shared with the thread that ends its group at the deadline
-/// ([`watch`]). That thread signals the group only while the process is not reaped (its id,
-/// and so its group's, could then name another), so reaping it takes the same lock.
+/// ([`watch`]), which it does only while the command's exit is not seen.
 struct Watched {
     child: Child,
     state: Arc<Mutex<Watch>>,
@@ -146,18 +149,20 @@ struct Watched {
 
 #[derive(Default)]
 struct Watch {
-    reaped: bool,
+    /// The command's exit was seen (or it is about to be reaped): ending its group is
+    /// [`collect`]'s to do.
+    exited: bool,
     /// The watching thread ended the group at the deadline.
     killed: bool,
 }
 
 impl Watched {
-    /// [`Child::try_wait`], noting a reaped process.
-    fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+    /// Whether the command has exited, left unreaped ([`exited`]).
+    fn exited(&mut self) -> io::Result<bool> {
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        let status = self.child.try_wait()?;
-        state.reaped |= status.is_some();
-        Ok(status)
+        let exited = exited(&mut self.child)?;
+        state.exited |= exited;
+        Ok(exited)
     }
 }
 
@@ -173,7 +178,7 @@ fn watch(child: &Watched, deadline: Instant) -> Sender<()> {
             let mut state = state.lock().unwrap_or_else(PoisonError::into_inner);
             // Without process groups (Windows) there is nothing to end from here: `collect`
             // ends the command when it has control again.
-            if !state.reaped && cfg!(unix) {
+            if !state.exited && cfg!(unix) {
                 kill_group_id(id);
                 state.killed = true;
             }
@@ -329,12 +334,12 @@ fn read_stderr(stderr: impl Read, max: usize, send: &Sender<Event>) {
     let _ = send.send(Event::StderrDone);
 }
 
-/// How collecting the output ended.
+/// How collecting the output ended, the command not reaped yet.
 enum Ended {
     /// The deadline passed while the command ran, or the caller gave up: its group was ended.
     Stopped,
     /// The command exited, and its output closed (or what it left behind was ended).
-    Exited(ExitStatus),
+    Exited,
 }
 
 /// Gathers the command's output until the command has exited and both pipes closed, the
@@ -356,8 +361,8 @@ fn collect(
         abandoned: false,
     };
     let (mut total, mut stdout_done, mut stderr_done) = (0, false, false);
-    // The command's exit status, and until when what it left behind may still write.
-    let mut exited: Option<(ExitStatus, Instant)> = None;
+    // Until when what the command left behind may still write, once it exited.
+    let mut exited: Option<Instant> = None;
     let mut stopped = false;
     let mut asked = Instant::now();
     loop {
@@ -374,19 +379,17 @@ fn collect(
                 break;
             }
         }
-        if exited.is_none()
-            && let Some(status) = child.try_wait()?
-        {
-            exited = Some((status, Instant::now() + LEFTOVER_OUTPUT));
+        if exited.is_none() && child.exited()? {
+            exited = Some(Instant::now() + LEFTOVER_OUTPUT);
         }
         // Checked before each event, not only when none comes: a command that writes without
         // pause would otherwise never let the wait end.
-        let end = exited.map_or(deadline, |(_, leftovers)| leftovers.min(deadline));
+        let end = exited.map_or(deadline, |leftovers| leftovers.min(deadline));
         let left = end.saturating_duration_since(Instant::now());
         if left.is_zero() {
             // Out of time, or the command exited and what it started still holds its output:
-            // the group ends either way. (After an exit the group id still names only the
-            // command's group: its members keep the id in use.)
+            // the group ends either way. (The command is not reaped: its id names its group
+            // alone, even when no member is left.)
             stopped = exited.is_none();
             kill_group(&mut child.child);
             break;
@@ -395,8 +398,8 @@ fn collect(
             // Nothing more can come: the exit is waited for (seen at once), the caller asked
             // between looks.
             let by = Instant::now() + left.min(EXIT_CHECK);
-            if let Some(status) = exit_by(by, || child.try_wait())? {
-                exited = Some((status, Instant::now()));
+            if exit_by(by, || Ok(child.exited()?.then_some(())))?.is_some() {
+                exited = Some(Instant::now());
             }
             continue;
         }
@@ -429,7 +432,7 @@ fn collect(
     }
     outcome.truncated = (total > outcome.stdout.len()).then_some(total);
     let ended = match exited {
-        Some((status, _)) if !stopped => Ended::Exited(status),
+        Some(_) if !stopped => Ended::Exited,
         _ => Ended::Stopped,
     };
     Ok((outcome, ended))
@@ -474,6 +477,31 @@ mod tests {
         let outcome = run(&slow, |_| true).unwrap();
         assert!(outcome.status.is_none());
         assert!(started.elapsed() < Duration::from_secs(5), "took {:?}", started.elapsed());
+    }
+
+    /// The command is reaped only once nothing will signal its group (what it left behind is
+    /// ended when its output stays open, a stop signal ends it): until then its id, and so
+    /// its group's, names no one else, whoever has left the group.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_command_is_not_reaped_while_what_it_left_behind_writes() {
+        let script = "echo $$ >&2; (for i in 1 2 3 4 5 6; do sleep 0.05; echo left >&2; done) &";
+        // The state (R, S, Z: a zombie, exited and not reaped) of the command at each line.
+        let state = |pid: &str| {
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next())
+        };
+        let (mut command, mut states) = (None, Vec::new());
+        let outcome = run(&invocation(&["sh", "-c", script]), |event| {
+            stderr(event, |line| match &command {
+                None => command = Some(line.to_string()),
+                Some(pid) => states.push(state(pid)),
+            })
+        })
+        .unwrap();
+        assert!(outcome.status.is_some_and(|s| s.success()), "{}", outcome.describe_status());
+        assert!(states.contains(&Some('Z')), "no line came after the exit: {states:?}");
+        assert!(states.iter().all(Option::is_some), "reaped while it wrote: {states:?}");
     }
 
     #[test]

@@ -35,7 +35,8 @@ pub fn own_group(_command: &mut Command) {}
 static COMMAND_GROUP: AtomicI32 = AtomicI32::new(0);
 
 /// While it lives, the stop signals end the process group of the command it was made for
-/// ([`note_command`]); dropped once the command is reaped, or about to be.
+/// ([`note_command`]); dropped before the command is reaped, never after (its id may then
+/// name another group).
 pub struct CommandNoted(#[cfg(unix)] i32);
 
 /// Notes `child`, started in a group of its own, as the command whose group the stop signals
@@ -106,8 +107,8 @@ pub fn end_commands_at_exit() {}
 extern "C" fn end_command(number: i32) {
     let group = COMMAND_GROUP.load(Ordering::Relaxed);
     if group > 0 {
-        // SAFETY: `kill` takes two integers; a negative pid names a process group, in use
-        // while the command is noted (it is not reaped yet, or a member still holds the id).
+        // SAFETY: `kill` takes two integers; a negative pid names a process group, the
+        // command's alone while it is noted (it is let go before it is reaped).
         unsafe { signal_process(-group, SIGKILL) };
     }
     end_by(number);
@@ -208,6 +209,48 @@ fn in_terminal_foreground() -> bool {
 #[cfg(not(unix))]
 fn in_terminal_foreground() -> bool {
     false
+}
+
+/// Whether `child`, not reaped before, has exited, leaving it unreaped: until it is reaped its
+/// id, and so its group's, names no one else, however many of the group's members have left,
+/// so the group can still be ended ([`kill_group`]) and the stop signals still aim at it
+/// ([`note_command`]). Reap it ([`Child::wait`]) only once neither will signal it again.
+#[cfg(any(target_os = "linux", target_vendor = "apple"))]
+pub fn exited(child: &mut Child) -> std::io::Result<bool> {
+    unsafe extern "C" {
+        fn waitid(kind: u32, id: u32, info: *mut SigInfo, options: i32) -> i32;
+    }
+    /// Room for a `siginfo_t` (128 bytes on Linux, 104 on macOS), aligned for its pointers;
+    /// its first member, the signal number, stays 0 unless the child has exited (SIGCHLD).
+    #[repr(C, align(8))]
+    struct SigInfo([i32; 32]);
+    const P_PID: u32 = 1;
+    const WNOHANG: i32 = 1;
+    const WEXITED: i32 = 4;
+    #[cfg(target_os = "linux")]
+    const WNOWAIT: i32 = 0x0100_0000;
+    #[cfg(target_vendor = "apple")]
+    const WNOWAIT: i32 = 0x20;
+    let mut info = SigInfo([0; 32]);
+    loop {
+        // SAFETY: `waitid` writes at most a `siginfo_t` into `info`, which is larger; with
+        // WNOWAIT it leaves the child as it is, with WNOHANG it does not wait.
+        let looked = unsafe { waitid(P_PID, child.id(), &mut info, WEXITED | WNOHANG | WNOWAIT) };
+        if looked == 0 {
+            return Ok(info.0[0] != 0);
+        }
+        let error = std::io::Error::last_os_error();
+        if error.kind() != std::io::ErrorKind::Interrupted {
+            return Err(error);
+        }
+    }
+}
+
+/// Without `waitid` (Windows, another Unix), the child is reaped as it is seen to have exited,
+/// as [`Child::try_wait`] does; on Windows its handle keeps its id taken until it is dropped.
+#[cfg(not(any(target_os = "linux", target_vendor = "apple")))]
+pub fn exited(child: &mut Child) -> std::io::Result<bool> {
+    Ok(child.try_wait()?.is_some())
 }
 
 /// Ends the child's process group (its id is the child's, which is not reaped yet, so it

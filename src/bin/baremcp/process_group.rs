@@ -290,8 +290,26 @@ static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 #[cfg(unix)]
 static PASSED_ON_NOTICE: AtomicI32 = AtomicI32::new(-1);
 
-#[cfg(unix)]
+/// 18 on Linux; on macOS and the BSDs 18 is SIGTSTP, which would stop the group instead.
+#[cfg(all(
+    unix,
+    not(any(
+        target_vendor = "apple",
+        target_os = "freebsd",
+        target_os = "openbsd",
+        target_os = "netbsd",
+        target_os = "dragonfly"
+    ))
+))]
 const SIGCONT: i32 = 18;
+#[cfg(any(
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "openbsd",
+    target_os = "netbsd",
+    target_os = "dragonfly"
+))]
+const SIGCONT: i32 = 19;
 #[cfg(unix)]
 const SIGHUP: i32 = 1;
 #[cfg(unix)]

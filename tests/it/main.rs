@@ -24,6 +24,7 @@
 //! - `limits`: every bound the server keeps, and ids no transcript can hold
 //! - `replay`: `baremcp replay` and `baremcp proxy`: own transcripts, recording, filters, failures
 //! - `replay_order`: `baremcp replay` holding each server line to its place
+//! - `replay_eof`: the end of input in transcripts: replayed, kept by `--update`, recorded
 //! - `proxy`: `baremcp proxy`'s recording header and failures, and how its upstream ends
 //! - `proxy_output`: `baremcp proxy` delivering the upstream's last output to a slow client
 //! - `schema_suite`: the official JSON Schema Test Suite, both drafts
@@ -80,6 +81,7 @@ mod proxy;
 mod proxy_output;
 mod public_api;
 mod replay;
+mod replay_eof;
 mod replay_order;
 mod schema_suite;
 mod startup;

@@ -5,10 +5,11 @@
 //! Format: `#` lines are comments (`# args: FLAGS` sets the server's command line); `--> `
 //! is a line the client sends, `<-- ` a line the server must write. `-->~ ` sends bytes with
 //! escapes (`\\ \r \n \t \xHH`) and no implied newline, for CRLF, invalid UTF-8 and input
-//! that ends mid-line. `$FIXTURES` stands for the absolute path of `fixtures/` (in args, in
-//! sent lines, and in place of that path, plain or percent-encoded, in what the server
-//! writes), so transcripts do not depend on where the repository is checked out. Rewrite
-//! expectations with `UPDATE_EXPECT=1 cargo test`.
+//! that ends mid-line; `-->| end of input` closes the server's input, and what the server
+//! writes once it has read the end of its input follows it. `$FIXTURES` stands for the
+//! absolute path of `fixtures/` (in args, in sent lines, and in place of that path, plain or
+//! percent-encoded, in what the server writes), so transcripts do not depend on where the
+//! repository is checked out. Rewrite expectations with `UPDATE_EXPECT=1 cargo test`.
 
 use std::cell::RefCell;
 use std::io::{self, BufRead, Read, Write};
@@ -120,24 +121,47 @@ fn replay_in_process(transcript: &Transcript, server: &baremcp::Server) -> Strin
     while reader.marks.len() < reader.chunks.len() {
         reader.marks.push(all.len());
     }
-    // What the server wrote after reading end of input follows the last client line.
-    if let Some(last) = reader.marks.last_mut() {
+    // What the server wrote once it read end of input follows the end of input: the file's
+    // own `-->| end of input`, or one put right after the last client line when that line
+    // ends in a newline (`baremcp replay` would wait for those lines with the server's input
+    // still open, and they come only once it closes). After a last line without one, which
+    // only end of input can finish, they follow that line, as replay closes the input there.
+    let marked = transcript.entries.contains(&Entry::EndOfInput);
+    let after_the_end = reader.marks.last().map_or(0, |&last| all.len() - last);
+    let cut_off = reader.chunks.last().is_some_and(|chunk| !chunk.ends_with(b"\n"));
+    let end_here = !marked && after_the_end > 0 && !cut_off;
+    if let Some(last) = reader.marks.last_mut()
+        && !marked
+        && !end_here
+    {
         *last = all.len();
     }
+    reader.marks.push(all.len());
 
     let mut rendered = String::new();
     let (mut sent, mut from) = (0, 0);
+    let block = |rendered: &mut String, sent: &mut usize, from: &mut usize| {
+        let to = reader.marks[*sent];
+        for out in mask_paths(&String::from_utf8_lossy(&all[*from..to])).lines() {
+            rendered.push_str(&format!("<-- {out}\n"));
+        }
+        (*sent, *from) = (*sent + 1, to);
+    };
     for entry in &transcript.entries {
         match entry {
             Entry::Note(line) => rendered.push_str(&format!("{line}\n")),
             Entry::Expect(_) => {}
             Entry::Send { line, .. } => {
                 rendered.push_str(&format!("{line}\n"));
-                let to = reader.marks[sent];
-                for out in mask_paths(&String::from_utf8_lossy(&all[from..to])).lines() {
-                    rendered.push_str(&format!("<-- {out}\n"));
+                block(&mut rendered, &mut sent, &mut from);
+                if end_here && sent == reader.chunks.len() {
+                    rendered.push_str(&format!("{}\n", transcript::END_OF_INPUT));
+                    block(&mut rendered, &mut sent, &mut from);
                 }
-                (sent, from) = (sent + 1, to);
+            }
+            Entry::EndOfInput => {
+                rendered.push_str(&format!("{}\n", transcript::END_OF_INPUT));
+                block(&mut rendered, &mut sent, &mut from);
             }
         }
     }

@@ -358,7 +358,14 @@ fn client_to_upstream(outbox: &Outbox, sinks: &Sinks, options: &ProxyOptions) {
     loop {
         // What the proxy answers itself instead of forwarding, if anything.
         let reply = match lines.read(&mut stdin, &mut line) {
-            Ok(Line::Eof) | Err(_) => break,
+            Ok(Line::Eof) | Err(_) => {
+                // The upstream's input closes once the lines before are written: a replay
+                // closes it at the same place, so what the upstream writes only then (an
+                // answer to a request left waiting on the client, its last words) is
+                // expected after it, not waited for with its input still open.
+                sinks.record(transcript::END_OF_INPUT);
+                break;
+            }
             Ok(Line::TooLong) => {
                 // Refused as baremcp itself refuses it; the upstream never sees it.
                 let why = format!("a client line longer than {} bytes", options.max_message_bytes);

@@ -271,7 +271,8 @@ fn replay_file(file: &Path, options: &ReplayOptions) -> Result<(), String> {
     // A file that says nothing would pass against any server that exits: most likely the
     // wrong file, or one cut short.
     const NO_MESSAGES: &str = "holds no messages (no -->, -->~ or <-- line)";
-    let silent = |entries: &[Entry]| entries.iter().all(|e| matches!(e, Entry::Note(_)));
+    let silent =
+        |entries: &[Entry]| entries.iter().all(|e| matches!(e, Entry::Note(_) | Entry::EndOfInput));
     if silent(&transcript.entries) {
         return Err(NO_MESSAGES.into());
     }
@@ -352,11 +353,20 @@ fn check(
         }
     }
     for (n, entry) in transcript.entries.iter().enumerate() {
-        if let Entry::Send { bytes, .. } = entry {
-            receive_until(server, &mut expected, n + 1, vars, timeout)?;
-            server
-                .send(bytes, timeout)
-                .map_err(|why| format!("line {}: {why}:\n{}", n + 1, lines[n]))?;
+        match entry {
+            Entry::Send { bytes, .. } => {
+                receive_until(server, &mut expected, n + 1, vars, timeout)?;
+                server
+                    .send(bytes, timeout)
+                    .map_err(|why| format!("line {}: {why}:\n{}", n + 1, lines[n]))?;
+            }
+            // The client closed the server's input here, and so does replay, once the lines
+            // above have arrived: those below may come only once the input has ended.
+            Entry::EndOfInput => {
+                receive_until(server, &mut expected, n + 1, vars, timeout)?;
+                drop(server.stdin.take());
+            }
+            Entry::Note(_) | Entry::Expect(_) => {}
         }
     }
     // A last line sent without its newline ends only with the input: close it, as a client
@@ -509,21 +519,30 @@ fn record(
     };
     // What the server writes before the first client line, when the transcript expects any
     // there (a banner): else it would be taken as the first line's answer.
-    let mut before_the_first =
-        transcript.entries.iter().take_while(|e| !matches!(e, Entry::Send { .. }));
+    let mut before_the_first = (transcript.entries.iter())
+        .take_while(|e| !matches!(e, Entry::Send { .. } | Entry::EndOfInput));
     if before_the_first.any(|e| matches!(e, Entry::Expect(_))) {
         collect(server, &mut out, 0, quiet, None)?;
     }
     let mut sent = 0;
     for entry in &transcript.entries {
-        if let Entry::Send { line, bytes } = entry {
-            sent += 1;
-            server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
-            let awaited = match transcript::method_and_id(bytes) {
-                (Some(_), id) => id,
-                _ => None,
-            };
-            collect(server, &mut out, sent, quiet, awaited)?;
+        match entry {
+            Entry::Send { line, bytes } => {
+                sent += 1;
+                server.send(bytes, timeout).map_err(|why| format!("{why}:\n{line}"))?;
+                let awaited = match transcript::method_and_id(bytes) {
+                    (Some(_), id) => id,
+                    _ => None,
+                };
+                collect(server, &mut out, sent, quiet, awaited)?;
+            }
+            // Nothing is sent after it: what the server writes from here on is collected
+            // below, after the end of input, as the file expects it.
+            Entry::EndOfInput => {
+                sent += 1;
+                drop(server.stdin.take());
+            }
+            Entry::Note(_) | Entry::Expect(_) => {}
         }
     }
     drop(server.stdin.take());

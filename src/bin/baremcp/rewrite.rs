@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use super::transcript::{Entry, Json, first_difference};
 
 /// A line the server wrote: how many client lines had been sent before it (the `-->` line it
-/// follows, 0 before the first), and its text, masked.
+/// follows, 0 before the first; the end of input counts as one), and its text, masked.
 pub type Answer = (usize, String);
 
 /// How many lines ahead a line added or removed among unchanged ones is looked for.
@@ -35,7 +35,7 @@ pub fn rewrite(text: &str, entries: &[Entry], answers: &[Answer]) -> (String, Ve
     let (mut sent, mut starts, mut old) = (Vec::new(), vec![0], Vec::new());
     for (i, entry) in entries.iter().enumerate() {
         match entry {
-            Entry::Send { .. } => starts.push(i + 1),
+            Entry::Send { .. } | Entry::EndOfInput => starts.push(i + 1),
             Entry::Expect(_) => old.push(i),
             Entry::Note(_) => {}
         }

@@ -1,9 +1,10 @@
 //! The transcript format: one scenario per file, `#` comment lines (`# args: FLAGS` names
 //! extra server arguments), `--> ` lines the client sends, `<-- ` lines the server must
 //! write, and `-->~ ` lines of raw bytes with escapes (`\\ \r \n \t \xHH`) and no implied
-//! newline. `$NAME` in args and sent lines stands for a variable's value (`$$` for a `$`); in
-//! what the server writes, the value (plain or percent-encoded) is put back as `$NAME`, so a
-//! transcript does not depend on where files live.
+//! newline; `-->| end of input` is where the client closed the server's input, and only
+//! server lines may follow it. `$NAME` in args and sent lines stands for a variable's value
+//! (`$$` for a `$`); in what the server writes, the value (plain or percent-encoded) is put
+//! back as `$NAME`, so a transcript does not depend on where files live.
 //!
 //! Expected lines may use placeholders for values that vary between runs: `"<any>"`,
 //! `"<string>"`, `"<number>"`, `"<integer>"`, `"<boolean>"`, `"<null>"`, `"<object>"` and
@@ -30,7 +31,13 @@ pub enum Entry {
     Send { line: String, bytes: Vec<u8> },
     /// An expected server line (after `<-- `).
     Expect(String),
+    /// [`END_OF_INPUT`]: the client closed the server's input here, so what the server
+    /// writes only once its input ends can be expected in its place below.
+    EndOfInput,
 }
+
+/// The line that says the client closed the server's input.
+pub const END_OF_INPUT: &str = "-->| end of input";
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Transcript {
@@ -49,14 +56,22 @@ pub type Vars = Vec<(String, String)>;
 /// too likely to be found where it was never meant.
 const MASKED_CHARS: usize = 4;
 
-/// Parses a transcript, taking `$NAME` values from `known`; an unknown line, a bad escape
-/// or a variable not in `known` is an error naming the line.
+/// Parses a transcript, taking `$NAME` values from `known`; an unknown line, a bad escape,
+/// a variable not in `known` or a client line after the end of input is an error naming the
+/// line.
 pub fn parse(text: &str, known: &Vars) -> Result<Transcript, String> {
     let mut entries = Vec::new();
     let mut args = Vec::new();
     let mut vars = Vars::new();
+    // The line of the end of input, once there was one: nothing is sent after it.
+    let mut ended = None;
     for (n, line) in text.lines().enumerate() {
         let at = |why: String| format!("line {}: {why}", n + 1);
+        if let Some(end) = ended
+            && (line.starts_with("--> ") || line.starts_with("-->~ ") || line == END_OF_INPUT)
+        {
+            return Err(at(format!("nothing is sent after the end of input at line {end}")));
+        }
         let mut expand = |text: &str, escapes| expand(text, known, &mut vars, escapes).map_err(at);
         if let Some(rest) = line.strip_prefix("# args:") {
             args = (rest.split_whitespace())
@@ -71,10 +86,15 @@ pub fn parse(text: &str, known: &Vars) -> Result<Transcript, String> {
             Entry::Send { line: line.to_string(), bytes }
         } else if let Some(expected) = line.strip_prefix("<-- ") {
             Entry::Expect(expected.to_string())
+        } else if line == END_OF_INPUT {
+            ended = Some(n + 1);
+            Entry::EndOfInput
         } else if line.is_empty() || line.starts_with('#') {
             Entry::Note(line.to_string())
         } else {
-            return Err(at("not a transcript line (# comment, -->, -->~ or <--)".into()));
+            return Err(at(format!(
+                "not a transcript line (# comment, -->, -->~, <-- or {END_OF_INPUT})"
+            )));
         });
     }
     // Longer values first, so one that contains another is masked whole; those of one length
@@ -90,6 +110,7 @@ pub fn render(entries: &[Entry]) -> String {
     let line = |entry: &Entry| match entry {
         Entry::Note(line) | Entry::Send { line, .. } => format!("{line}\n"),
         Entry::Expect(line) => format!("<-- {line}\n"),
+        Entry::EndOfInput => format!("{END_OF_INPUT}\n"),
     };
     entries.iter().map(line).collect()
 }

@@ -100,6 +100,48 @@ fn bodies_of_clients_that_left_while_the_loop_was_busy_are_let_go() {
     assert!(after < before + 48 * 1024, "RSS {before} KiB before, {after} KiB after");
 }
 
+/// A request the dispatching loop's queue has no room for is refused with `503` and its own
+/// id (JSON-RPC's `null` is for an id that cannot be read).
+#[test]
+fn a_request_the_busy_loop_cannot_take_is_refused_with_its_id() {
+    let server = start(HttpOptions::default());
+    let addr = server.addr;
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/list"];
+    // A call that holds the loop until its client leaves.
+    let call = modern("tools/call", json!({"name": "slow_compute", "arguments": {"seconds": 60}}));
+    let mut holding = connect(addr);
+    let calling =
+        ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: slow_compute"];
+    send_post(&mut holding, addr, &call, &calling);
+    std::thread::sleep(Duration::from_millis(200));
+    // Five bodies of 15 MiB: the queue holds 64 MiB beyond the first, so one is refused.
+    let list = modern("tools/list", json!({"pad": "x".repeat(15 << 20)}));
+    let mut waiting: Vec<_> = (0..5)
+        .map(|n| {
+            let list = list.replacen(r#""id":7"#, &format!(r#""id":"list-{n}""#), 1);
+            let mut conn = connect(addr);
+            send_post(&mut conn, addr, &list, &headers);
+            (n, conn)
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(300));
+    let mut refused = Vec::new();
+    for (n, conn) in &mut waiting {
+        conn.get_mut().set_read_timeout(Some(Duration::from_secs(1))).unwrap();
+        if let Some(reply) = read_reply(conn) {
+            assert_eq!(reply.status, 503, "{reply:?}");
+            let body = reply.json();
+            assert_eq!(body["error"]["message"], "the server is busy or stopping");
+            refused.push((body["id"].clone(), json!(format!("list-{n}"))));
+        }
+    }
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].0, refused[0].1);
+    // Its client gone, the call ends, and the loop serves the rest.
+    drop(holding);
+    still_serving(addr);
+}
+
 #[test]
 fn an_inline_task_tool_stops_sleeping_when_its_client_leaves() {
     let server = start(HttpOptions::default());

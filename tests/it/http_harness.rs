@@ -47,7 +47,15 @@ pub fn start(options: HttpOptions) -> Running {
 
 /// A server built by `build` on its serving thread.
 pub fn start_with(options: HttpOptions, build: fn() -> baremcp::Server) -> Running {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    start_on(TcpListener::bind("127.0.0.1:0").unwrap(), options, build)
+}
+
+/// A server built by `build` serving on `listener`.
+pub fn start_on(
+    listener: TcpListener,
+    options: HttpOptions,
+    build: fn() -> baremcp::Server,
+) -> Running {
     let addr = listener.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();

@@ -12,7 +12,7 @@ use serde_json::json;
 
 use crate::http_harness::{
     ask_sampling, connect, default_server, initialize, modern, next_event, one_tool, post, raw,
-    read_head, read_reply, send_post, start, start_with, still_serving,
+    read_head, read_reply, send_post, start, start_on, start_with, still_serving,
 };
 
 #[test]
@@ -402,6 +402,39 @@ fn a_stream_for_a_client_that_asked_to_close_says_so() {
 }
 
 /// A connection with a `subscriptions/listen` (`listen`, its body) open, acknowledged.
+/// Past `--max-streams-per-peer`, a `subscriptions/listen` is refused (`429`) with its own id.
+/// Loopback peers are not counted: served on this machine's address on its default route,
+/// when it has one.
+#[test]
+fn a_listen_past_the_stream_cap_is_refused_with_its_id() {
+    let probe = std::net::UdpSocket::bind("0.0.0.0:0").unwrap();
+    // Connecting a UDP socket sends nothing: it only picks the route (TEST-NET-1, RFC 5737).
+    let local = probe.connect("192.0.2.1:9").and_then(|()| probe.local_addr());
+    let Some(ip) =
+        local.ok().map(|a| a.ip()).filter(|ip| !ip.is_loopback() && !ip.is_unspecified())
+    else {
+        return println!("skipped: no address but loopback");
+    };
+    let options = HttpOptions {
+        max_streams_per_peer: 1,
+        allow_hosts: vec!["*".into()],
+        allow_unauthenticated: true,
+        ..HttpOptions::default()
+    };
+    let listener = std::net::TcpListener::bind((ip, 0)).unwrap();
+    let server = start_on(listener, options, crate::http_harness::everything);
+    let addr = server.addr;
+    let listen = modern("subscriptions/listen", json!({"notifications": {}}));
+    let _open = listening(addr, &listen);
+    let second = listen.replace(r#""id":7"#, r#""id":"second""#);
+    let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];
+    let reply = post(addr, &second, &headers);
+    assert_eq!((reply.status, reply.header("retry-after")), (429, Some("5")), "{reply:?}");
+    let body = reply.json();
+    assert_eq!(body["id"], "second", "{body}");
+    assert_eq!(body["error"]["message"], "too many streams open from this address");
+}
+
 fn listening(addr: std::net::SocketAddr, listen: &str) -> std::io::BufReader<std::net::TcpStream> {
     let mut conn = connect(addr);
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];

@@ -17,14 +17,14 @@ use crate::transport::http::cors;
 use crate::transport::http::direct::{Claim, Direct, DirectLine};
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
-use crate::transport::http::main_loop::{Call, Inbound, Out, error_body};
+use crate::transport::http::main_loop::{Inbound, Out, error_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
 use crate::transport::http::probes;
 use crate::transport::http::readiness::Readiness;
 use crate::transport::http::response::Response;
-use crate::transport::http::session_table::{Sessions, Use, session_tag};
+use crate::transport::http::session_table::{Sessions, session_tag};
 use crate::transport::http::socket::{Socket, Stream};
 use crate::transport::telemetry::observer::Arrival;
 use crate::transport::telemetry::server_metrics::{Refusal, ServerMetrics};
@@ -33,7 +33,7 @@ use crate::util::queue::{Receiver, Sender, Ticket};
 use crate::util::trace_context::TraceContext;
 use crate::wire::carried::Parsed;
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{self, ErrorObject, Frame, Message};
+use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
@@ -403,11 +403,28 @@ impl Exchange {
         why: &str,
         close: bool,
     ) -> Outcome {
+        self.refuse_id(head, None, reason, status, why, close)
+    }
+
+    /// [`Exchange::refuse`] for a request whose `id` is known: the error carries it.
+    pub fn refuse_id(
+        &mut self,
+        head: &Head,
+        id: Option<&Id>,
+        reason: Refusal,
+        status: u16,
+        why: &str,
+        close: bool,
+    ) -> Outcome {
         self.shared.metrics.refused(reason);
-        let mut response = refusal(status, why);
-        if matches!(reason, Refusal::Busy) {
-            // Busy is for now: the queue or the bodies being read drain within seconds.
-            response = response.header("Retry-After", "1");
+        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why);
+        let mut response = Response::json(status, error_body(id, error));
+        // Busy is for now: the queue or the bodies being read drain within seconds. A peer's
+        // streams end as its clients let go of them.
+        match reason {
+            Refusal::Busy => response = response.header("Retry-After", "1"),
+            Refusal::PeerLimit => response = response.header("Retry-After", "5"),
+            _ => {}
         }
         self.send(head, response, None, close)
     }
@@ -506,6 +523,11 @@ impl Exchange {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
+        // Kept past the body, which goes to the loop: a refusal after that still names it.
+        let id = match &frame {
+            Frame::Single(Message::Request { id, .. }) => Some(id.clone().into_owned()),
+            _ => None,
+        };
         self.requests = match &frame {
             Frame::Single(message) => matches!(message, Message::Request { .. }),
             Frame::Batch(items) => items
@@ -539,13 +561,13 @@ impl Exchange {
                 return self.refuse_request(head, &frame, Refusal::NotAcceptable, 406, error);
             }
             // A listen request stays open: a long-lived stream, counted as one.
-            let stream = match listen.then(|| self.open_stream(head)) {
+            let stream = match listen.then(|| self.open_stream(head, id.as_ref())) {
                 Some(Err(refused)) => return refused,
                 Some(Ok(slot)) => slot,
                 None => None,
             };
             self.listening = listen;
-            let outcome = self.call(head, (text, parsed), sse_ok, principal, None);
+            let outcome = self.call(head, (text, parsed, id), sse_ok, principal, None);
             self.listening = false;
             drop(stream);
             return outcome;
@@ -556,63 +578,17 @@ impl Exchange {
             Err(answered) => return answered,
         };
         if is_request {
-            self.call(head, (text, parsed), sse_ok, principal, Some((session, created)))
+            self.call(head, (text, parsed, id), sse_ok, principal, Some((session, created)))
         } else {
             let malformed = matches!(frame, Frame::Single(Message::BadResponse { .. }));
             self.notify(head, session, text, malformed)
         }
     }
 
-    /// Hands a request (or batch) from `principal` to the dispatching loop and writes what
-    /// comes back. `legacy` is its session and whether this request created it (its id is
-    /// then announced); `None` for a 2026-07-28 request.
-    fn call(
-        &mut self,
-        head: &Head,
-        (body, parsed): (String, Option<Box<Parsed>>),
-        sse_ok: bool,
-        principal: Option<Arc<Principal>>,
-        legacy: Option<(Use, bool)>,
-    ) -> Outcome {
-        let name = legacy.as_ref().map(|(session, _)| session.id.clone());
-        let mut headers = self.stream_headers();
-        if let Some((session, true)) = &legacy {
-            headers.push(("Mcp-Session-Id", session.id.clone()));
-        }
-        let (modern, bytes) = (legacy.is_none(), body.len());
-        let arrival = self.arrival(head);
-        let direct = self.direct(head, matches!(legacy, Some((_, true))));
-        let claim = direct.as_ref().map(|d| d.claim.clone());
-        let session = legacy.map(|(session, _)| session);
-        let call = |sink| {
-            let sse = sse_ok;
-            Inbound::Call(Box::new(Call {
-                session,
-                body,
-                parsed,
-                sink,
-                modern,
-                sse,
-                principal,
-                arrival,
-                direct,
-            }))
-        };
-        match self.hand_over(head, call, bytes, claim.clone()) {
-            // The loop cannot wait for its own answer: it looks when it has served it.
-            Ok(handed) if self.on_loop => {
-                self.handoff = Some(Step::Pump { handed, sse_ok, headers, name, claim });
-                (0, None, false)
-            }
-            Ok(handed) => self.pump(head, handed, sse_ok, headers, name, claim),
-            Err(refused) => refused,
-        }
-    }
-
     /// What the loop needs to write this request's response itself, when it may: not for a
     /// listen (its stream stays open) nor a connection that closes after it (its close is the
     /// connection thread's to make). `announce`: the request creates a legacy session.
-    fn direct(&mut self, head: &Head, announce: bool) -> Option<Direct> {
+    pub(super) fn direct(&mut self, head: &Head, announce: bool) -> Option<Direct> {
         if self.listening || self.closing(head) {
             return None;
         }
@@ -632,7 +608,7 @@ impl Exchange {
     }
 
     /// How the request reached the loop: when, with which HTTP trace context, over what.
-    fn arrival(&self, head: &Head) -> Arrival {
+    pub(super) fn arrival(&self, head: &Head) -> Arrival {
         let trace = head.header("traceparent");
         Arrival {
             received: self.received,
@@ -653,18 +629,20 @@ impl Exchange {
     }
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
-    /// 429 (`Err`).
-    pub(super) fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
+    /// 429 (`Err`) with the listen request's `id`.
+    pub(super) fn open_stream(
+        &mut self,
+        head: &Head,
+        id: Option<&Id>,
+    ) -> Result<Option<Slot>, Outcome> {
         self.shared.peers.open(self.ip, Kind::Stream).map_err(|cap| {
-            self.shared.metrics.refused(Refusal::PeerLimit);
             log::warn!(
                 target: LOG,
                 "{} refused a stream: {cap} open from its address (--max-streams-per-peer)",
                 self.peer,
             );
-            let response =
-                refusal(429, "too many streams open from this address").header("Retry-After", "5");
-            self.send(head, response, None, false)
+            let why = "too many streams open from this address";
+            self.refuse_id(head, id, Refusal::PeerLimit, 429, why, false)
         })
     }
 }
@@ -679,12 +657,14 @@ impl Drop for Exchange {
     }
 }
 
-/// What [`Exchange::hand_over`] gives back: the sink's receiving end, its closed flag, and
-/// the ticket that withdraws the work from the loop's queue while it waits there.
+/// What [`Exchange::hand_over`] gives back: the sink's receiving end, its closed flag, the
+/// ticket that withdraws the work from the loop's queue while it waits there, and the id.
 pub(super) struct Handed {
     pub rx: Receiver<Out>,
     pub closed: Arc<AtomicBool>,
     pub ticket: Ticket,
+    /// The request's id (`None`: a batch, a GET stream), for a refusal after all.
+    pub id: Option<Id<'static>>,
 }
 
 /// A refusal: `status` with a JSON-RPC error without id saying `why`.

@@ -12,6 +12,7 @@ use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, refusal}
 use crate::transport::http::main_loop::{Inbound, Out, error_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::Head;
+use crate::transport::http::relay::BUSY;
 use crate::transport::http::response::{Response, Sse};
 use crate::transport::http::session_table::{Use, session_tag};
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
@@ -91,7 +92,7 @@ impl Exchange {
         // handler needs.
         if let Err(refused) = self.shared.tx.send_in(message, bytes.max(1), 1) {
             self.busy(refused);
-            return self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", false);
+            return self.refuse(head, Refusal::Busy, 503, BUSY, false);
         }
         let response = if malformed {
             Response::json(400, error_body(None, ErrorObject::invalid_request()))
@@ -141,12 +142,12 @@ impl Exchange {
             Ok(session) => session,
             Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
         };
-        let _counted = match self.open_stream(head) {
+        let _counted = match self.open_stream(head, None) {
             Ok(slot) => slot,
             Err(refused) => return refused,
         };
         let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
-        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0, None) {
+        let Handed { rx, closed, .. } = match self.hand_over(head, stream, None, 0, None) {
             Ok(handed) => handed,
             Err(refused) => return refused,
         };

@@ -8,16 +8,23 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::conn::principal::Principal;
 use crate::transport::http::direct::{Claim, DirectLine, Mode, Rest};
-use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL};
-use crate::transport::http::main_loop::{Inbound, Out, Sink};
+use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, Step};
+use crate::transport::http::main_loop::{Call, Inbound, Out, Sink};
 use crate::transport::http::parser::Head;
 use crate::transport::http::response::{Response, Sse};
+use crate::transport::http::session_table::Use;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
 use crate::util::queue::{self, Recv, Refused, Ticket};
+use crate::wire::carried::Parsed;
+use crate::wire::jsonrpc::Id;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
+
+/// Why the loop takes no more work, or dropped a request unanswered.
+pub(super) const BUSY: &str = "the server is busy or stopping";
 
 /// Messages queued for one response before the client is deemed not to read.
 const SINK_CAPACITY: usize = 1024;
@@ -33,6 +40,7 @@ impl Exchange {
         &mut self,
         head: &Head,
         work: impl FnOnce(Sink) -> Inbound,
+        id: Option<Id<'static>>,
         bytes: usize,
         claim: Option<Claim>,
     ) -> Result<Handed, Outcome> {
@@ -40,11 +48,57 @@ impl Exchange {
         let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
         let closed = Arc::new(AtomicBool::new(false));
         match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone(), claim)), bytes) {
-            Ok(ticket) => Ok(Handed { rx, closed, ticket }),
+            Ok(ticket) => Ok(Handed { rx, closed, ticket, id }),
             Err(refused) => {
                 self.busy(refused);
-                Err(self.refuse(head, Refusal::Busy, 503, "the server is busy or stopping", true))
+                Err(self.refuse_id(head, id.as_ref(), Refusal::Busy, 503, BUSY, true))
             }
+        }
+    }
+
+    /// Hands a request (or batch) from `principal` to the dispatching loop and writes what
+    /// comes back. `legacy` is its session and whether this request created it (its id is
+    /// then announced); `None` for a 2026-07-28 request.
+    pub(super) fn call(
+        &mut self,
+        head: &Head,
+        (body, parsed, id): (String, Option<Box<Parsed>>, Option<Id<'static>>),
+        sse_ok: bool,
+        principal: Option<Arc<Principal>>,
+        legacy: Option<(Use, bool)>,
+    ) -> Outcome {
+        let name = legacy.as_ref().map(|(session, _)| session.id.clone());
+        let mut headers = self.stream_headers();
+        if let Some((session, true)) = &legacy {
+            headers.push(("Mcp-Session-Id", session.id.clone()));
+        }
+        let (modern, bytes) = (legacy.is_none(), body.len());
+        let arrival = self.arrival(head);
+        let direct = self.direct(head, matches!(legacy, Some((_, true))));
+        let claim = direct.as_ref().map(|d| d.claim.clone());
+        let session = legacy.map(|(session, _)| session);
+        let call = |sink| {
+            let sse = sse_ok;
+            Inbound::Call(Box::new(Call {
+                session,
+                body,
+                parsed,
+                sink,
+                modern,
+                sse,
+                principal,
+                arrival,
+                direct,
+            }))
+        };
+        match self.hand_over(head, call, id, bytes, claim.clone()) {
+            // The loop cannot wait for its own answer: it looks when it has served it.
+            Ok(handed) if self.on_loop => {
+                self.handoff = Some(Step::Pump { handed, sse_ok, headers, name, claim });
+                (0, None, false)
+            }
+            Ok(handed) => self.pump(head, handed, sse_ok, headers, name, claim),
+            Err(refused) => refused,
         }
     }
 
@@ -70,7 +124,7 @@ impl Exchange {
         name: Option<String>,
         claim: Option<Claim>,
     ) -> Outcome {
-        let Handed { rx, closed, ticket } = handed;
+        let Handed { rx, closed, ticket, id } = handed;
         // Part of the response is on the wire already: only its rest may follow.
         let mut begun = false;
         let mut wait = POLL;
@@ -144,8 +198,9 @@ impl Exchange {
                     break match stream.take() {
                         Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
                         None => {
-                            let why = "the server is busy or stopping";
-                            let (status, _, _) = self.refuse(head, Refusal::Busy, 503, why, true);
+                            let id = id.as_ref();
+                            let (status, ..) =
+                                self.refuse_id(head, id, Refusal::Busy, 503, BUSY, true);
                             Ok((status, false))
                         }
                     };

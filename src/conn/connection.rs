@@ -44,6 +44,10 @@ pub enum ClientError {
     Cancelled,
     /// The client's input ended while waiting.
     Disconnected,
+    /// Over HTTP, the request's `Accept` header rules out an event stream: a legacy server's
+    /// request reaches its client only on the event stream answering the call (Streamable
+    /// HTTP, 2025-03-26 to 2025-11-25), so nothing was asked.
+    NoEventStream,
     /// The answer does not have the shape MCP defines.
     Invalid(String),
 }
@@ -56,6 +60,10 @@ impl fmt::Display for ClientError {
             ClientError::Rejected(error) => write!(f, "the client refused: {error}"),
             ClientError::Cancelled => f.write_str("the request was cancelled"),
             ClientError::Disconnected => f.write_str("the client went away"),
+            ClientError::NoEventStream => f.write_str(
+                "the request's Accept header rules out an event stream, so the server cannot \
+                 ask the client",
+            ),
             ClientError::Invalid(why) => write!(f, "the client's answer is invalid: {why}"),
         }
     }
@@ -101,6 +109,9 @@ pub(crate) trait Inbox {
     fn next(&mut self) -> Option<String>;
     /// A client message that is already here, without waiting.
     fn ready(&mut self) -> Option<String>;
+    /// Whether a request of the server's can reach the client: over HTTP only on the event
+    /// stream answering the call, which its `Accept` header may rule out.
+    fn can_ask(&self) -> bool;
     /// Whether the request's client stopped listening, which cancels it (2026-07-28 over HTTP).
     fn closed(&self) -> bool;
     /// A notification was taken in while a request was served (from [`Inbox::next`] or
@@ -245,6 +256,12 @@ impl<'io> Conn<'io> {
         session: &mut Session,
         current: &Id,
     ) -> Result<Value, ClientError> {
+        // Nothing would carry the question: the handler hears why, not that the client left.
+        if let Input::Messages(inbox) = &self.input
+            && !inbox.can_ask()
+        {
+            return Err(ClientError::NoEventStream);
+        }
         session.waiting_on(current);
         let ours = self.send_request(method, params, current)?;
         let mut warned = false;

@@ -69,6 +69,37 @@ fn a_legacy_server_request_is_answered_by_a_later_post() {
     assert_eq!(result["result"]["content"][0]["text"], "LLM response: fine");
 }
 
+/// A legacy call from a client that takes JSON alone cannot carry the server's request (it
+/// goes on the call's event stream): the handler hears so at once, not that the client left.
+#[test]
+fn a_legacy_handler_cannot_ask_a_client_that_takes_json_alone() {
+    let server = default_server();
+    let addr = server.addr;
+    let session = initialize(addr, "2025-11-25");
+    let calls = [
+        ("test_sampling", json!({"prompt": "hi"})),
+        ("test_elicitation", json!({"message": "who?"})),
+    ];
+    for (tool, arguments) in calls {
+        let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": tool, "arguments": arguments}}).to_string();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: application/json\r\nMcp-Session-Id: {session}\r\n\
+             Content-Length: {}\r\n\r\n{call}",
+            call.len()
+        );
+        let reply = raw(addr, request.as_bytes()).unwrap();
+        assert_eq!(reply.header("content-type"), Some("application/json"), "{reply:?}");
+        let result = &reply.json()["result"];
+        assert_eq!(result["isError"], true, "{reply:?}");
+        assert_eq!(
+            result["content"][0]["text"],
+            "the request's Accept header rules out an event stream, so the server cannot ask \
+             the client"
+        );
+    }
+}
+
 #[test]
 fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
     let server = start(HttpOptions { sse_keepalive_secs: 1, ..HttpOptions::default() });

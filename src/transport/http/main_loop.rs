@@ -591,6 +591,10 @@ impl Inbox for Waiter<'_> {
         }
     }
 
+    fn can_ask(&self) -> bool {
+        self.sse
+    }
+
     /// A message of this session already in the loop's queue (a cancellation the client
     /// posted while the handler ran), without waiting.
     fn ready(&mut self) -> Option<String> {

@@ -321,6 +321,14 @@ pub(super) mod tests {
         key.as_object().unwrap().clone()
     }
 
+    /// `fixtures/jwt/prime.json`, made by `prime.py`: a JWKS whose one RSA key (kid `prime`)
+    /// has a 2048-bit prime modulus, and an RS256 token forged for it with the private
+    /// exponent anyone can compute, `d = e^-1 mod (n - 1)`.
+    pub(in crate::crypto) fn prime_fixture() -> Value {
+        let path = format!("{}/fixtures/jwt/prime.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
     fn parse(doc: &Value) -> Result<(KeySet, Vec<Skipped>), JwksError> {
         KeySet::parse(doc.to_string().as_bytes())
     }
@@ -461,6 +469,23 @@ pub(super) mod tests {
         // `use: sig` and a `key_ops` listing `verify` are usable.
         let fine = altered("rsa-1", json!({"use": "sig", "key_ops": ["verify"]}));
         assert_eq!(parse(&json!({"keys": [fine]})).unwrap().1, []);
+    }
+
+    #[test]
+    fn a_prime_modulus_is_refused_and_a_token_forged_for_it_does_not_verify() {
+        let doc = prime_fixture();
+        let mut keys = doc["jwks"]["keys"].as_array().unwrap().clone();
+        keys.push(Value::Object(minted_key("ec-1")));
+        let (set, skipped) = parse(&json!({"keys": keys})).unwrap();
+        // The forged token names a key that was not kept: nothing verifies it.
+        let forged = doc["token"].as_str().unwrap();
+        let error = crate::crypto::verify_jws(forged, &set).unwrap_err();
+        assert_eq!(error, crate::crypto::JwsError::UnknownKid(r#""prime""#.into()));
+        assert_eq!(skipped.len(), 1);
+        assert_eq!(skipped[0].to_string(), r#"key 0 (kid "prime"): an RSA modulus that is prime"#);
+        // Alone, the key leaves no usable key: the set is refused whole.
+        let refused = parse(&doc["jwks"]).unwrap_err().to_string();
+        assert_eq!(refused, r#"no usable key: key 0 (kid "prime"): an RSA modulus that is prime;"#);
     }
 
     #[test]

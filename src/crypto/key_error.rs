@@ -11,6 +11,12 @@ pub(crate) enum KeyError {
     RsaModulusSize { bits: usize },
     /// An even RSA modulus: the product of two odd primes is odd.
     RsaModulusEven,
+    /// An RSA modulus with an odd prime factor below 1000 (the smallest is kept): such a
+    /// modulus is factored at once, and its private exponent with it.
+    RsaModulusSmallFactor { factor: u32 },
+    /// A prime RSA modulus: `φ(n) = n - 1` is public, so anyone can compute the private
+    /// exponent and sign.
+    RsaModulusPrime,
     /// An RSA public exponent that is even, below 3, or not below 2^32.
     RsaExponent,
     /// A P-256 coordinate that is not 32 bytes (RFC 7518 §6.2.1.2 fixes the length).
@@ -33,6 +39,10 @@ impl fmt::Display for KeyError {
                 write!(f, "an RSA modulus of {bits} bits (2048 to 8192 are accepted)")
             }
             KeyError::RsaModulusEven => f.write_str("an RSA modulus that is even"),
+            KeyError::RsaModulusSmallFactor { factor } => {
+                write!(f, "an RSA modulus with a small factor ({factor})")
+            }
+            KeyError::RsaModulusPrime => f.write_str("an RSA modulus that is prime"),
             KeyError::RsaExponent => {
                 f.write_str("an RSA public exponent that is not odd, at least 3 and below 2^32")
             }

@@ -1,6 +1,7 @@
 //! Montgomery arithmetic on little-endian 64-bit limbs for any odd modulus: the one
 //! multiplication RSA (2048 to 8192 bits) and the 256-bit curve fields are built on, and
-//! exponentiation by a small public exponent for RSA.
+//! exponentiation for RSA: by the public exponent to verify, by the odd part of `n - 1` to
+//! test a modulus for primality when a key is read.
 //!
 //! A number `x` is held in Montgomery form as `x·R mod m`, with `R = 2^(64·n)` for a modulus
 //! of `n` limbs; multiplying two such numbers costs one pass without any division. Nothing
@@ -23,19 +24,23 @@ impl OddModulus {
         OddModulus { inv: neg_inverse(limbs[0]), r2, limbs }
     }
 
-    /// `base^exponent mod m`, for `base < m`: square and multiply, left to right, so an
-    /// exponent of `k` bits costs at most `2k` multiplications.
-    pub(crate) fn pow(&self, base: &[u64], exponent: u32) -> Vec<u64> {
+    /// `base^exponent mod m`, for `base < m` of the modulus's length and an exponent of at
+    /// least 1 (little-endian limbs): square and multiply, left to right, so an exponent of
+    /// `k` bits costs at most `2k` multiplications.
+    pub(crate) fn pow(&self, base: &[u64], exponent: &[u64]) -> Vec<u64> {
         let (m, n) = (&self.limbs[..], self.limbs.len());
         let mut base_m = vec![0; n];
         mul(base, &self.r2, m, self.inv, &mut base_m);
         let mut acc = base_m.clone();
         let mut scratch = vec![0; n];
-        let top = u32::BITS - exponent.leading_zeros();
+        let top = exponent
+            .iter()
+            .rposition(|&limb| limb != 0)
+            .map_or(0, |i| 64 * (i + 1) - exponent[i].leading_zeros() as usize);
         for bit in (0..top.saturating_sub(1)).rev() {
             mul(&acc, &acc, m, self.inv, &mut scratch);
             std::mem::swap(&mut acc, &mut scratch);
-            if exponent >> bit & 1 == 1 {
+            if exponent[bit / 64] >> (bit % 64) & 1 == 1 {
                 mul(&acc, &base_m, m, self.inv, &mut scratch);
                 std::mem::swap(&mut acc, &mut scratch);
             }
@@ -208,7 +213,11 @@ mod tests {
                 for _ in 0..e {
                     want = want * u128::from(base) % u128::from(m);
                 }
-                assert_eq!(modulus.pow(&[base], e), vec![want as u64], "{base}^{e} mod {m}");
+                assert_eq!(
+                    modulus.pow(&[base], &[e.into()]),
+                    vec![want as u64],
+                    "{base}^{e} mod {m}"
+                );
             }
         }
     }
@@ -228,15 +237,17 @@ mod tests {
         for m in [[u64::MAX, u64::MAX >> 1], [0x9e37_79b9_7f4a_7c15, 3]] {
             let modulus = OddModulus::new(m.to_vec());
             let a = [0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321 % m[1].max(1)];
-            for e in [2u32, 3, 65_537, u32::MAX] {
+            // Exponents of one limb and of two (as primality testing uses).
+            for e in [2u128, 3, 65_537, u32::MAX.into(), 1 << 64 | 5, u128::MAX >> 1] {
                 let mut want = 1;
-                for bit in (0..32).rev() {
+                for bit in (0..128).rev() {
                     want = slow_mul_mod(want, want, wide(&m));
                     if e >> bit & 1 == 1 {
                         want = slow_mul_mod(want, wide(&a), wide(&m));
                     }
                 }
-                assert_eq!(wide(&modulus.pow(&a, e)), want, "exponent {e}, modulus {m:x?}");
+                let e_limbs = [e as u64, (e >> 64) as u64];
+                assert_eq!(wide(&modulus.pow(&a, &e_limbs)), want, "exponent {e}, modulus {m:x?}");
             }
         }
     }

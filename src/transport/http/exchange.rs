@@ -112,6 +112,7 @@ pub fn serve(shared: Arc<Shared>, stream: Stream, peer: String, ip: Option<IpAdd
         on_loop: false,
         unsent: Vec::new(),
         handoff: None,
+        id: String::new(),
         logs: LogAnswer::default(),
     });
     let mut resume = Resume::Read;
@@ -210,6 +211,10 @@ pub(super) struct Exchange {
     pub handoff: Option<Step>,
     /// Whether request lines are logged (at info; off, debug is too).
     logs: LogAnswer,
+    /// The id of the request being served, as its JSON text (empty: none, or a batch), so that
+    /// a refusal after its body went to the loop still names it; a buffer kept, so keeping it
+    /// allocates nothing.
+    id: String,
 }
 
 /// What one request came to: the status, the session it used, and whether the connection
@@ -301,6 +306,7 @@ impl Exchange {
     }
 
     fn request(&mut self, head: &Head) -> Outcome {
+        self.id.clear();
         let shared = self.shared.clone();
         // An unread body would be taken for the next request: refusals close instead.
         let unread = unread(head);
@@ -403,11 +409,26 @@ impl Exchange {
         why: &str,
         close: bool,
     ) -> Outcome {
-        self.refuse_id(head, None, reason, status, why, close)
+        self.refuse_with(head, None, reason, status, why, close)
     }
 
-    /// [`Exchange::refuse`] for a request whose `id` is known: the error carries it.
+    /// [`Exchange::refuse`] for the request being served: the error carries its id.
     pub fn refuse_id(
+        &mut self,
+        head: &Head,
+        reason: Refusal,
+        status: u16,
+        why: &str,
+        close: bool,
+    ) -> Outcome {
+        let id = std::mem::take(&mut self.id);
+        let outcome =
+            self.refuse_with(head, Id::from_raw(&id).as_ref(), reason, status, why, close);
+        self.id = id;
+        outcome
+    }
+
+    fn refuse_with(
         &mut self,
         head: &Head,
         id: Option<&Id>,
@@ -523,11 +544,9 @@ impl Exchange {
         sse_ok: bool,
     ) -> Outcome {
         let frame = jsonrpc::parse_line(&text);
-        // Kept past the body, which goes to the loop: a refusal after that still names it.
-        let id = match &frame {
-            Frame::Single(Message::Request { id, .. }) => Some(id.clone().into_owned()),
-            _ => None,
-        };
+        if let Frame::Single(Message::Request { id, .. }) = &frame {
+            self.id.push_str(id.as_json());
+        }
         self.requests = match &frame {
             Frame::Single(message) => matches!(message, Message::Request { .. }),
             Frame::Batch(items) => items
@@ -561,13 +580,13 @@ impl Exchange {
                 return self.refuse_request(head, &frame, Refusal::NotAcceptable, 406, error);
             }
             // A listen request stays open: a long-lived stream, counted as one.
-            let stream = match listen.then(|| self.open_stream(head, id.as_ref())) {
+            let stream = match listen.then(|| self.open_stream(head)) {
                 Some(Err(refused)) => return refused,
                 Some(Ok(slot)) => slot,
                 None => None,
             };
             self.listening = listen;
-            let outcome = self.call(head, (text, parsed, id), sse_ok, principal, None);
+            let outcome = self.call(head, (text, parsed), sse_ok, principal, None);
             self.listening = false;
             drop(stream);
             return outcome;
@@ -578,7 +597,7 @@ impl Exchange {
             Err(answered) => return answered,
         };
         if is_request {
-            self.call(head, (text, parsed, id), sse_ok, principal, Some((session, created)))
+            self.call(head, (text, parsed), sse_ok, principal, Some((session, created)))
         } else {
             let malformed = matches!(frame, Frame::Single(Message::BadResponse { .. }));
             self.notify(head, session, text, malformed)
@@ -630,11 +649,7 @@ impl Exchange {
 
     /// Counts a long-lived stream against its peer; past `--max-streams-per-peer`, answers
     /// 429 (`Err`) with the listen request's `id`.
-    pub(super) fn open_stream(
-        &mut self,
-        head: &Head,
-        id: Option<&Id>,
-    ) -> Result<Option<Slot>, Outcome> {
+    pub(super) fn open_stream(&mut self, head: &Head) -> Result<Option<Slot>, Outcome> {
         self.shared.peers.open(self.ip, Kind::Stream).map_err(|cap| {
             log::warn!(
                 target: LOG,
@@ -642,7 +657,7 @@ impl Exchange {
                 self.peer,
             );
             let why = "too many streams open from this address";
-            self.refuse_id(head, id, Refusal::PeerLimit, 429, why, false)
+            self.refuse_id(head, Refusal::PeerLimit, 429, why, false)
         })
     }
 }
@@ -658,13 +673,11 @@ impl Drop for Exchange {
 }
 
 /// What [`Exchange::hand_over`] gives back: the sink's receiving end, its closed flag, the
-/// ticket that withdraws the work from the loop's queue while it waits there, and the id.
+/// ticket that withdraws the work from the loop's queue while it waits there.
 pub(super) struct Handed {
     pub rx: Receiver<Out>,
     pub closed: Arc<AtomicBool>,
     pub ticket: Ticket,
-    /// The request's id (`None`: a batch, a GET stream), for a refusal after all.
-    pub id: Option<Id<'static>>,
 }
 
 /// A refusal: `status` with a JSON-RPC error without id saying `why`.

@@ -142,12 +142,12 @@ impl Exchange {
             Ok(session) => session,
             Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
         };
-        let _counted = match self.open_stream(head, None) {
+        let _counted = match self.open_stream(head) {
             Ok(slot) => slot,
             Err(refused) => return refused,
         };
         let stream = |sink| Inbound::Stream { session: session.id.clone(), sink };
-        let Handed { rx, closed, .. } = match self.hand_over(head, stream, None, 0, None) {
+        let Handed { rx, closed, .. } = match self.hand_over(head, stream, 0, None) {
             Ok(handed) => handed,
             Err(refused) => return refused,
         };

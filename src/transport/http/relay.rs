@@ -18,7 +18,6 @@ use crate::transport::http::session_table::Use;
 use crate::transport::telemetry::server_metrics::{Refusal, StreamKind};
 use crate::util::queue::{self, Recv, Refused, Ticket};
 use crate::wire::carried::Parsed;
-use crate::wire::jsonrpc::Id;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::connection";
@@ -40,7 +39,6 @@ impl Exchange {
         &mut self,
         head: &Head,
         work: impl FnOnce(Sink) -> Inbound,
-        id: Option<Id<'static>>,
         bytes: usize,
         claim: Option<Claim>,
     ) -> Result<Handed, Outcome> {
@@ -48,10 +46,10 @@ impl Exchange {
         let (tx, rx) = queue::sized_queue(SINK_CAPACITY, SINK_BYTES);
         let closed = Arc::new(AtomicBool::new(false));
         match self.shared.tx.send_sized(work(Sink::new(tx, closed.clone(), claim)), bytes) {
-            Ok(ticket) => Ok(Handed { rx, closed, ticket, id }),
+            Ok(ticket) => Ok(Handed { rx, closed, ticket }),
             Err(refused) => {
                 self.busy(refused);
-                Err(self.refuse_id(head, id.as_ref(), Refusal::Busy, 503, BUSY, true))
+                Err(self.refuse_id(head, Refusal::Busy, 503, BUSY, true))
             }
         }
     }
@@ -62,7 +60,7 @@ impl Exchange {
     pub(super) fn call(
         &mut self,
         head: &Head,
-        (body, parsed, id): (String, Option<Box<Parsed>>, Option<Id<'static>>),
+        (body, parsed): (String, Option<Box<Parsed>>),
         sse_ok: bool,
         principal: Option<Arc<Principal>>,
         legacy: Option<(Use, bool)>,
@@ -91,7 +89,7 @@ impl Exchange {
                 direct,
             }))
         };
-        match self.hand_over(head, call, id, bytes, claim.clone()) {
+        match self.hand_over(head, call, bytes, claim.clone()) {
             // The loop cannot wait for its own answer: it looks when it has served it.
             Ok(handed) if self.on_loop => {
                 self.handoff = Some(Step::Pump { handed, sse_ok, headers, name, claim });
@@ -124,7 +122,7 @@ impl Exchange {
         name: Option<String>,
         claim: Option<Claim>,
     ) -> Outcome {
-        let Handed { rx, closed, ticket, id } = handed;
+        let Handed { rx, closed, ticket } = handed;
         // Part of the response is on the wire already: only its rest may follow.
         let mut begun = false;
         let mut wait = POLL;
@@ -198,9 +196,7 @@ impl Exchange {
                     break match stream.take() {
                         Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
                         None => {
-                            let id = id.as_ref();
-                            let (status, ..) =
-                                self.refuse_id(head, id, Refusal::Busy, 503, BUSY, true);
+                            let (status, ..) = self.refuse_id(head, Refusal::Busy, 503, BUSY, true);
                             Ok((status, false))
                         }
                     };

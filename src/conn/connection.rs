@@ -31,6 +31,7 @@ const LOG: &str = "baremcp::conn";
 
 /// Why asking the client for input did not produce an answer.
 #[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
 pub enum ClientError {
     /// The client did not declare the capability this needs (`elicitation`, `sampling`,
     /// `roots`): in `initialize` (legacy) or in this request's `_meta` (2026-07-28). In

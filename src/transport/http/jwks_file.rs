@@ -89,27 +89,38 @@ impl JwksVerifier {
     /// The key set now, and its generation: the file is read again when `reload` is set, or
     /// when its stamp changed (looked at most once a second). A file that no longer reads as a
     /// usable set leaves the keys as they were: a half-written file must not lock everyone out.
+    /// The file is read and its keys checked outside the lock (an RSA key's check takes 10 ms
+    /// and more): meanwhile the other connections verify with the keys in force.
     fn keys(&self, reload: bool) -> (Arc<KeySet>, u64) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        if reload || state.looked.elapsed() >= LOOK_EVERY {
-            state.looked = Instant::now();
-            if reload || Stamp::of(&self.path) != state.stamp {
-                match read_jwks(&self.path) {
-                    Ok((keys, stamp)) => {
-                        log::info!(target: LOG, "{}: read {} key(s)", self.path.display(), keys.len());
-                        state.keys = Arc::new(keys);
-                        state.generation += 1;
-                        state.stamp = stamp;
-                    }
-                    Err(e) => log::warn!(
-                        target: LOG,
-                        "{}: {e}; keeping the previous keys",
-                        self.path.display()
-                    ),
-                }
+        {
+            let mut state = self.lock();
+            let due = reload
+                || (state.looked.elapsed() >= LOOK_EVERY && {
+                    state.looked = Instant::now();
+                    Stamp::of(&self.path) != state.stamp
+                });
+            if !due {
+                return (state.keys.clone(), state.generation);
+            }
+        }
+        let read = read_jwks(&self.path);
+        let mut state = self.lock();
+        match read {
+            Ok((keys, stamp)) => {
+                log::info!(target: LOG, "{}: read {} key(s)", self.path.display(), keys.len());
+                state.keys = Arc::new(keys);
+                state.generation += 1;
+                state.stamp = stamp;
+            }
+            Err(e) => {
+                log::warn!(target: LOG, "{}: {e}; keeping the previous keys", self.path.display())
             }
         }
         (state.keys.clone(), state.generation)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 

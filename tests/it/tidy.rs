@@ -1,7 +1,7 @@
 //! Tidy checks: a `//!` line atop every source file, the method table of docs/protocol.md
 //! agreeing with the dispatch `match`, the layers' imports pointing down with no circle,
-//! distinct file names, short files and functions, where `unsafe` code is, and the runtime
-//! dependencies.
+//! distinct file names, short files and functions, where `unsafe` code is, the runtime
+//! dependencies, and docs/cli.md's logging table naming every log target.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -511,4 +511,35 @@ fn architecture_names_every_folder() {
         })
         .collect();
     assert!(missing.is_empty(), "ARCHITECTURE.md does not name {missing:?}");
+}
+
+/// The log targets the sources name (each file's `const LOG: &str = "..."`).
+fn log_targets_in_src() -> BTreeSet<String> {
+    let mut files = Vec::new();
+    rust_files(&crate::root().join("src"), &mut files);
+    let mut targets = BTreeSet::new();
+    for file in files {
+        for line in std::fs::read_to_string(&file).unwrap().lines() {
+            if let Some(rest) = line.trim().strip_prefix("const LOG: &str = \"") {
+                targets.insert(rest.split('"').next().unwrap().to_string());
+            }
+        }
+    }
+    targets
+}
+
+#[test]
+fn the_logging_table_names_every_log_target() {
+    // docs/cli.md says a module not in its table logs nothing: a target missing there is a
+    // log line nobody knows to ask for.
+    let code = log_targets_in_src();
+    let docs: BTreeSet<String> = crate::docs::section("docs/cli.md", "## Logging")
+        .lines()
+        .filter_map(|l| {
+            l.strip_prefix("| `baremcp").and_then(|l| l.split_once('`')).map(|(t, _)| t)
+        })
+        .map(|t| format!("baremcp{t}"))
+        .collect();
+    assert!(code.len() >= 10, "found too few log targets in src: {code:?}");
+    assert_eq!(code, docs, "docs/cli.md ## Logging must list exactly the targets in src");
 }

@@ -84,6 +84,10 @@ fn probes_answer_anyone_and_metrics_is_guarded_and_counts_tool_calls() {
     }
     let unknown = r#"{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":"nope"}}"#;
     post(addr, unknown, &[bearer, &in_session]);
+    // Bodies that are no JSON-RPC message: refused for what they are, not for their headers.
+    assert_eq!(post(addr, "{not json", &[bearer]).status, 400);
+    let old = r#"{"jsonrpc":"1.0","id":21,"method":"ping"}"#;
+    assert_eq!(post(addr, old, &[bearer, &in_session]).status, 400);
 
     let scraped = get(addr, "GET", "/metrics", &local, &[bearer]);
     assert_eq!(scraped.status, 200, "{scraped:?}");
@@ -108,6 +112,8 @@ fn probes_answer_anyone_and_metrics_is_guarded_and_counts_tool_calls() {
     assert_eq!(refusals("unauthorized").as_deref(), Some("1"));
     assert_eq!(refusals("method_not_allowed").as_deref(), Some("1"));
     assert_eq!(refusals("not_found").as_deref(), Some("0"));
+    assert_eq!(refusals("invalid_message").as_deref(), Some("2"), "{text}");
+    assert_eq!(refusals("header_mismatch").as_deref(), Some("0"), "{text}");
 }
 
 /// Set to let [`hold`]'s handler return.

@@ -555,8 +555,8 @@ impl Exchange {
         };
         let (modern, meta) = match headers::era(head, &frame, &self.shared.param_headers) {
             Ok(era) => era,
-            Err((status, body)) => {
-                self.shared.metrics.refused(Refusal::HeaderMismatch);
+            Err((reason, status, body)) => {
+                self.shared.metrics.refused(reason);
                 return self.send(head, Response::json(status, body), None, false);
             }
         };

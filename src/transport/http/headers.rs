@@ -10,35 +10,45 @@ use serde_json::{Value, json};
 use crate::dispatch::request;
 use crate::transport::http::main_loop::error_body;
 use crate::transport::http::parser::Head;
+use crate::transport::telemetry::server_metrics::Refusal;
 use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, Frame, Message, is_object, raw_str};
 use crate::wire::params::{MetaMembers, ParamsField};
 use crate::wire::scanner::Scanner;
 
+/// A POSTed message refused before dispatch: the reason `/metrics` counts, the status, the
+/// body.
+pub type Refused = (Refusal, u16, Vec<u8>);
+
 /// Whether a POSTed message is served by 2026-07-28 rules: a request that names its version
 /// in `_meta`, or that opens no session and names a later version in its header; its headers
 /// must then agree with its body (`param_headers`: each tool's `Mcp-Param-{Name}` headers).
-/// What cannot be served is `Err` with its status and body: a body that is no JSON-RPC
-/// message, a modern request whose headers disagree, a legacy message whose header names a
-/// version the server does not speak. With a modern request come its `_meta`'s members, read
+/// What cannot be served is `Err` with the refusal `/metrics` counts it as, its status and
+/// body: a body that is no JSON-RPC message (`invalid_message`), a modern request whose
+/// headers disagree, a legacy message whose header names a version the server does not speak
+/// (`header_mismatch`). With a modern request come its `_meta`'s members, read
 /// and found sound here, for dispatch to take as they are.
 pub fn era<'f>(
     head: &Head,
     frame: &Frame<'f>,
     param_headers: &HashMap<String, Vec<(String, String)>>,
-) -> Result<(bool, Option<MetaMembers<'f>>), (u16, Vec<u8>)> {
+) -> Result<(bool, Option<MetaMembers<'f>>), Refused> {
     let version_header = head.header("mcp-protocol-version");
     let (modern, meta) = match frame {
         Frame::Single(Message::Invalid { id, error }) => {
             // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
-            return Err((400, error_body(id.as_ref(), error.clone())));
+            return Err((Refusal::InvalidMessage, 400, error_body(id.as_ref(), error.clone())));
         }
         Frame::Single(Message::BadNotification) => {
             // No notification the server can take (no `method`, a wrong `jsonrpc`): it gets no
             // JSON-RPC answer, but the transport must refuse what it cannot accept, and may
             // say why with no id. (A malformed response goes on to its session: `notify`.)
-            return Err((400, error_body(None, ErrorObject::invalid_request())));
+            return Err((
+                Refusal::InvalidMessage,
+                400,
+                error_body(None, ErrorObject::invalid_request()),
+            ));
         }
         Frame::Single(Message::Request { id, method, params }) => {
             // `_meta`'s members, read once for every check below (`None`: no `_meta`).
@@ -62,7 +72,7 @@ pub fn era<'f>(
                     .and_then(|()| param_checks(head, method, params, param_headers))
             };
             if modern && let Err((status, error)) = checked() {
-                return Err((status, error_body(Some(id), error)));
+                return Err((Refusal::HeaderMismatch, status, error_body(Some(id), error)));
             }
             (modern, members.flatten().filter(|_| modern))
         }
@@ -80,7 +90,7 @@ pub fn era<'f>(
             Frame::Single(Message::Request { id, .. }) => Some(id),
             _ => None,
         };
-        return Err((400, error_body(id, error)));
+        return Err((Refusal::HeaderMismatch, 400, error_body(id, error)));
     }
     Ok((modern, meta))
 }

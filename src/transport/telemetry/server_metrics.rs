@@ -79,6 +79,8 @@ pub(crate) enum Refusal {
     BadHttp,
     /// `400` -32020: 2026-07-28 headers that are missing or disagree with the body.
     HeaderMismatch,
+    /// `400`: a POSTed body that is not JSON, or not a JSON-RPC message.
+    InvalidMessage,
     /// `400`: a legacy request without `Mcp-Session-Id`.
     MissingSession,
     /// `404`: an unknown, expired or deleted legacy session.
@@ -87,7 +89,7 @@ pub(crate) enum Refusal {
 
 impl Refusal {
     /// Every reason, in the order `/metrics` lists them.
-    pub const ALL: [Refusal; 20] = [
+    pub const ALL: [Refusal; 21] = [
         Refusal::ConnectionLimit,
         Refusal::PeerLimit,
         Refusal::SessionLimit,
@@ -106,6 +108,7 @@ impl Refusal {
         Refusal::Timeout,
         Refusal::BadHttp,
         Refusal::HeaderMismatch,
+        Refusal::InvalidMessage,
         Refusal::MissingSession,
         Refusal::UnknownSession,
     ];
@@ -131,6 +134,7 @@ impl Refusal {
             Refusal::Timeout => "timeout",
             Refusal::BadHttp => "bad_http",
             Refusal::HeaderMismatch => "header_mismatch",
+            Refusal::InvalidMessage => "invalid_message",
             Refusal::MissingSession => "missing_session",
             Refusal::UnknownSession => "unknown_session",
         }

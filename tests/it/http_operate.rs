@@ -348,10 +348,10 @@ fn each_request_becomes_a_span_in_its_caller_s_trace() {
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: greet"];
     let traced = format!("traceparent: {TRACEPARENT}");
     let call = modern("tools/call", json!({"name": "greet"}));
-    assert_eq!(
-        post(server.addr, &call, &[headers[0], headers[1], headers[2], &traced]).status,
-        200
-    );
+    // Two `tracestate` lines are one list, in the order sent.
+    let (rojo, congo) = ("tracestate: rojo=00f067aa0ba902b7", "tracestate: congo=t61rcWkgMzE");
+    let sent = [headers[0], headers[1], headers[2], &traced, rojo, congo];
+    assert_eq!(post(server.addr, &call, &sent).status, 200);
     let unknown = modern("tools/call", json!({"name": "nope"}));
     let nope = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: nope"];
     post(server.addr, &unknown, &nope);
@@ -370,6 +370,7 @@ fn each_request_becomes_a_span_in_its_caller_s_trace() {
     assert_eq!(greet["kind"], 2);
     assert_eq!(greet["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736", "the header's trace");
     assert_eq!(greet["parentSpanId"], "00f067aa0ba902b7");
+    assert_eq!(greet["traceState"], "rojo=00f067aa0ba902b7, congo=t61rcWkgMzE");
     for (key, value) in [
         ("mcp.method.name", "tools/call"),
         ("jsonrpc.request.id", "7"),

@@ -629,9 +629,11 @@ impl Exchange {
     /// How the request reached the loop: when, with which HTTP trace context, over what.
     pub(super) fn arrival(&self, head: &Head) -> Arrival {
         let trace = head.header("traceparent");
+        // Several `tracestate` lines are one list (W3C Trace Context §3.3.1, RFC 9110 §5.3).
+        let state = head.list("tracestate");
         Arrival {
             received: self.received,
-            trace: trace.and_then(|t| TraceContext::parse(t, head.header("tracestate"))),
+            trace: trace.and_then(|t| TraceContext::parse(t, state.as_deref())),
             transport: if self.ip.is_some() { "tcp" } else { "unix" },
         }
     }

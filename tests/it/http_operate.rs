@@ -461,3 +461,78 @@ fn clients_through_a_stop(request: fn(SocketAddr) -> String, queued: bool, check
         assert_eq!(client.join().unwrap(), Ok(true), "closed after saying so");
     }
 }
+
+/// Waits up to 10 s for a line of `log` that contains `text`.
+fn logged(log: &std::sync::Mutex<String>, text: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let written = log.lock().unwrap().clone();
+        if let Some(line) = written.lines().find(|l| l.contains(text)) {
+            return line.to_string();
+        }
+        assert!(Instant::now() < deadline, "no line with {text:?} in:\n{written}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A `subscriptions/listen` stream is a request too: it is logged, timed (for as long as it
+/// was open) and traced once, when it ends, whether its client left or the server stopped.
+#[test]
+fn a_listen_stream_is_recorded_once_when_it_ends() {
+    let (url, bodies) = collector();
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_baremcp"));
+    command.args(["--http", "127.0.0.1:0", "--log-level", "info", "--sse-keepalive-secs", "1"]);
+    command.args(["--otlp-endpoint", &url]);
+    let (child, addr, log) = spawn_reporting(command);
+    let pid = child.id().to_string();
+    let _child = Killed(child);
+    let listen = |id: u32| {
+        let mut body: Value =
+            serde_json::from_str(&modern("subscriptions/listen", json!({"notifications": {}})))
+                .unwrap();
+        body["id"] = json!(id);
+        body["params"]["_meta"]["traceparent"] = json!(TRACEPARENT);
+        let mut conn = connect(addr);
+        let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];
+        crate::http_harness::send_post(&mut conn, addr, &body.to_string(), &headers);
+        assert_eq!(read_head(&mut conn).0, 200);
+        let ack = crate::http_harness::next_event(&mut conn);
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        conn
+    };
+    let kept = listen(8);
+    let left = listen(9);
+    std::thread::sleep(Duration::from_millis(300));
+    drop(left);
+    let line = logged(&log, "baremcp::request: subscriptions/listen id=9 ");
+    assert!(line.ends_with(" ok trace_id=4bf92f3577b34da6a3ce929d0e0e4736"), "{line}");
+    let micros: u64 = line.split(' ').find_map(|w| w.strip_suffix("us")?.parse().ok()).unwrap();
+    assert!(micros >= 300_000, "open for as long as it was: {line}");
+    let scraped = get(addr, "GET", "/metrics", &addr.to_string(), &[]).body;
+    let count =
+        r#"mcp_server_operation_duration_seconds_count{mcp_method_name="subscriptions/listen"}"#;
+    assert_eq!(sample(&scraped, count).as_deref(), Some("1"), "{scraped}");
+
+    // The stop ends the other one with its completion result, recorded as well.
+    let stopped = std::process::Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    assert!(stopped.success());
+    let mut kept = kept;
+    let end = crate::http_harness::next_event(&mut kept);
+    assert_eq!((&end["id"], &end["result"]["resultType"]), (&json!(8), &json!("complete")));
+    logged(&log, "baremcp::request: subscriptions/listen id=8 ");
+    let mut spans = Vec::new();
+    while spans.len() < 2 {
+        let body = bodies.recv_timeout(Duration::from_secs(10)).expect("the spans are sent");
+        let export: Value = serde_json::from_str(&body).unwrap();
+        let sent = &export["resourceSpans"][0]["scopeSpans"][0]["spans"];
+        spans.extend(sent.as_array().unwrap().iter().cloned());
+    }
+    for span in &spans {
+        assert_eq!(span["name"], "subscriptions/listen", "{span}");
+        assert_eq!(span["traceId"], "4bf92f3577b34da6a3ce929d0e0e4736", "{span}");
+    }
+    let ids: Vec<_> = spans.iter().filter_map(|s| attribute(s, "jsonrpc.request.id")).collect();
+    assert_eq!(ids, ["9", "8"]);
+    let written = log.lock().unwrap().clone();
+    assert_eq!(written.matches("subscriptions/listen id=").count(), 2, "once each:\n{written}");
+}

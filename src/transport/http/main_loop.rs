@@ -24,9 +24,10 @@ use crate::transport::telemetry::observer::{Arrival, Observer};
 use crate::util::queue::{Receiver, Recv, Refused, Seen, Sender};
 use crate::util::sort::sort;
 use crate::wire::carried::Parsed;
+use crate::wire::era;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
-use crate::wire::params::MetaMembers;
+use crate::wire::params::{MetaMembers, ParamsField};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::http::dispatcher";
@@ -194,8 +195,9 @@ pub struct Dispatcher<'s> {
     /// How long a legacy handler waits for its client's answer (`--ask-timeout-secs`).
     ask_timeout: Duration,
     sessions: HashMap<String, Legacy>,
-    /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state.
-    listens: Vec<(Session, Sink)>,
+    /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state, and how it
+    /// arrived (its trace context resolved), to be recorded once when it ends.
+    listens: Vec<(Session, Sink, Arrival)>,
     table: Arc<Sessions>,
     readiness: &'s Readiness,
     /// Each request's duration, and its span.
@@ -299,12 +301,13 @@ impl<'s> Dispatcher<'s> {
 
     /// Ends every stream: listen streams get their completion result, GET streams end.
     pub fn end_streams(&mut self) {
-        for (session, sink) in self.listens.drain(..) {
+        for (session, sink, arrival) in self.listens.drain(..) {
             for id in session.streams() {
-                let result = lifecycle::listen_complete(self.server, id);
+                let result = Ok(lifecycle::listen_complete(self.server, id));
                 let mut body = Vec::new();
-                Outbox::new(&mut body).response(Some(id), &Ok(result));
+                Outbox::new(&mut body).response(Some(id), &result);
                 sink.send(Out::Done(Some((200, body))));
+                self.observer.listen_ended(id, &arrival, &result);
             }
         }
         for legacy in self.sessions.values_mut() {
@@ -317,9 +320,18 @@ impl<'s> Dispatcher<'s> {
         self.table.expire();
         let table = &self.table;
         self.sessions.retain(|id, _| table.contains(id));
-        self.listens.retain(|(_, sink)| !sink.is_closed());
+        let observer = &mut self.observer;
+        self.listens.retain(|(session, sink, arrival)| {
+            // A client that closes its stream cancels the subscription (the spec's way): it
+            // ended well, with nothing more to say.
+            let gone = sink.is_closed();
+            for id in session.streams().filter(|_| gone) {
+                observer.listen_ended(id, arrival, &Ok(Payload::Json(Vec::new())));
+            }
+            !gone
+        });
         let sessions = self.sessions.values_mut().map(|l| &mut l.state);
-        self.files.look(sessions.chain(self.listens.iter_mut().map(|(s, _)| s)));
+        self.files.look(sessions.chain(self.listens.iter_mut().map(|(s, _, _)| s)));
         // Each session watches the files it subscribed to itself, so it tells only its own
         // subscribers: a change is told once to each, whenever each looks.
         self.notify();
@@ -431,7 +443,8 @@ impl<'s> Dispatcher<'s> {
             }
         } else if call.modern && body.is_none() && legacy.state.streams().next().is_some() {
             // `subscriptions/listen`: the request stays open as a stream.
-            self.listens.push((legacy.state, call.sink.clone()));
+            let arrival = opened(&call);
+            self.listens.push((legacy.state, call.sink.clone(), arrival));
             self.broadcast(updated);
             return;
         }
@@ -462,7 +475,7 @@ impl<'s> Dispatcher<'s> {
         for session in self.sessions.values_mut().map(|l| &mut l.state) {
             session.updated.extend(updated.iter().cloned());
         }
-        for (session, _) in &mut self.listens {
+        for (session, _, _) in &mut self.listens {
             session.updated.extend(updated.iter().cloned());
         }
         self.notify();
@@ -475,7 +488,7 @@ impl<'s> Dispatcher<'s> {
             .sessions
             .values_mut()
             .map(|l| (&mut l.state, l.stream.as_ref()))
-            .chain(self.listens.iter_mut().map(|(s, k)| (s, Some(&*k))));
+            .chain(self.listens.iter_mut().map(|(s, k, _)| (s, Some(&*k))));
         for (session, sink) in targets.filter(|(s, _)| !s.updated.is_empty()) {
             let mut writer = SinkWriter { sink, buf: Vec::new() };
             let mut out = Outbox::new(&mut writer);
@@ -492,6 +505,20 @@ fn lend(from: &mut Session, to: &mut Session) {
     to.spare = std::mem::take(&mut from.spare);
     to.arguments = from.arguments.take();
     to.requests_logged = from.requests_logged;
+}
+
+/// How a `subscriptions/listen` call arrived, with the trace context its span and log line
+/// will name when it ends: `_meta`'s, else its header's (read again: a listen is rare).
+fn opened(call: &Call) -> Arrival {
+    let mut meta = None;
+    let from_meta = match call.frame(&mut meta) {
+        Frame::Single(Message::Request { params: ParamsField::Object(params), .. }) => {
+            era::trace_context(params.meta)
+        }
+        _ => None,
+    };
+    let Arrival { received, transport, .. } = call.arrival;
+    Arrival { received, trace: from_meta.or_else(|| call.arrival.trace.clone()), transport }
 }
 
 /// One response as JSON bytes (logged at debug level by the outbox).

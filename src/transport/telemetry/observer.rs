@@ -6,11 +6,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
+use crate::dispatch::request::Request;
 use crate::dispatch::serve_line::Served;
 use crate::transport::telemetry::otlp::{Exporter, Span, SpanIds};
 use crate::transport::telemetry::server_metrics::{Operation, Outcome, ServerMetrics};
 use crate::util::trace_context::TraceContext;
-use crate::wire::era;
+use crate::wire::era::{self, MODERN_VERSIONS};
+use crate::wire::jsonrpc::{Id, Reply};
+use crate::wire::params::ParamsField;
 
 /// How a request reached the loop: when its connection thread had read it, the trace context
 /// of its HTTP `traceparent` header (the fallback when `_meta` carries none), and the
@@ -50,6 +53,25 @@ impl Observer {
         if let Some((exporter, ids)) = &mut self.exporter {
             exporter.offer(span(ids, served, arrival, session, outcome, took));
         }
+    }
+
+    /// Records a `subscriptions/listen` stream as it ends, `reply` ending it: its
+    /// `baremcp::request` line, its duration (how long it was open) and its span, once, as
+    /// every request is recorded when answered. `arrival.trace` is its trace context, `_meta`'s
+    /// or the header's.
+    pub fn listen_ended(&mut self, id: &Id, arrival: &Arrival, reply: &Reply) {
+        let method = "subscriptions/listen";
+        if Request::logged()
+            && let Ok(request) = Request::new(id, method, &ParamsField::Absent)
+        {
+            let micros = arrival.received.elapsed().as_micros();
+            request.log_completion(reply, micros, arrival.trace.as_ref());
+        }
+        // Its `_meta` was read when it opened: the trace context in `arrival` is what counts.
+        // A listen is 2026-07-28 alone, the one version after the legacy ones.
+        let version = Some(MODERN_VERSIONS[0]);
+        let served = Served { method, id, tool: None, version, meta: None, reply };
+        self.served(&served, arrival, None);
     }
 
     /// Records a client notification the loop took in, `took` after it began on it.

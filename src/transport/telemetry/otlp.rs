@@ -3,14 +3,15 @@
 //! asks), and a bounded background exporter that POSTs batches to a collector over plain
 //! HTTP, dropping and counting what a slow or absent collector cannot take.
 
-use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpStream};
+use std::io;
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
 
+pub(crate) use crate::transport::telemetry::collector::Endpoint;
+use crate::transport::telemetry::collector::post;
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
 use crate::util::queue::{Receiver, Recv, Refused, Sender, sized_queue};
 use crate::util::trace_context::{Hex, TraceContext};
@@ -21,9 +22,6 @@ const LOG: &str = "baremcp::otlp";
 const QUEUE: usize = 2048;
 /// The most spans in one export request.
 const BATCH: usize = 256;
-/// How long the exporter waits on a collector: to connect, then for each read or write.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
-const IO_TIMEOUT: Duration = Duration::from_secs(2);
 /// OTLP's `SPAN_KIND_SERVER`, `STATUS_CODE_ERROR`, and the span flags saying whether the
 /// parent is remote (`SPAN_FLAGS_CONTEXT_HAS_IS_REMOTE_MASK`, `..._IS_REMOTE_MASK`).
 const KIND_SERVER: u8 = 2;
@@ -237,47 +235,6 @@ impl SpanIds {
     }
 }
 
-/// Where spans go: `--otlp-endpoint http://HOST:PORT/PATH`, plain HTTP to an IP address or
-/// `localhost` (no name is resolved, and no TLS: the collector runs beside the server).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Endpoint {
-    addr: SocketAddr,
-    /// The `Host` header: the URL's authority as written.
-    host: String,
-    path: String,
-}
-
-impl Endpoint {
-    pub fn parse(url: &str) -> Result<Endpoint, String> {
-        let bad = |why: &str| format!("--otlp-endpoint {url}: {why}");
-        let rest = url.strip_prefix("http://").ok_or_else(|| bad("must start with http://"))?;
-        let (authority, path) = match rest.find('/') {
-            Some(slash) => rest.split_at(slash),
-            None => (rest, "/v1/traces"),
-        };
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) if !port.contains(']') => {
-                (host, port.parse::<u16>().map_err(|_| bad("the port must be a number"))?)
-            }
-            _ => (authority, 4318),
-        };
-        let ip = match host.trim_start_matches('[').trim_end_matches(']') {
-            "localhost" => IpAddr::V4(Ipv4Addr::LOCALHOST),
-            literal => literal
-                .parse::<IpAddr>()
-                .map_err(|_| bad("the host must be an IP address or localhost"))?,
-        };
-        if path.bytes().any(|b| b.is_ascii_control() || b == b' ') {
-            return Err(bad("the path must not hold spaces or control characters"));
-        }
-        Ok(Endpoint {
-            addr: SocketAddr::new(ip, port),
-            host: authority.to_string(),
-            path: path.to_string(),
-        })
-    }
-}
-
 /// Sends spans to a collector from a thread of its own, so that a slow or absent collector
 /// never holds the dispatching loop: [`Exporter::offer`] only queues.
 pub(crate) struct Exporter {
@@ -361,33 +318,9 @@ fn export(
     }
 }
 
-/// One POST of `body` on a connection of its own; the response's status.
-fn post(endpoint: &Endpoint, body: &str) -> io::Result<u16> {
-    let mut stream = TcpStream::connect_timeout(&endpoint.addr, CONNECT_TIMEOUT)?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
-    let head = format!(
-        "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
-        endpoint.path,
-        endpoint.host,
-        body.len()
-    );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
-    // Read the answer to its end (the collector closes), or its first 64 KiB: closing with
-    // bytes unread would reset the connection under the collector's feet. Only the status
-    // line, `HTTP/1.1 200 OK`, matters.
-    let mut answer = Vec::new();
-    stream.take(64 * 1024).read_to_end(&mut answer)?;
-    let status = answer
-        .strip_prefix(b"HTTP/1.")
-        .and_then(|rest| rest.get(2..5))
-        .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok());
-    status.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response"))
-}
-
 #[cfg(test)]
 mod tests {
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
 
@@ -498,32 +431,6 @@ mod tests {
         unique.dedup();
         assert_eq!(unique.len(), spans.len());
         assert_ne!(SpanIds::new().trace_id(), SpanIds::new().trace_id());
-    }
-
-    #[test]
-    fn reads_an_endpoint_url() {
-        let endpoint = Endpoint::parse("http://127.0.0.1:4318/v1/traces").unwrap();
-        assert_eq!(endpoint.addr, "127.0.0.1:4318".parse().unwrap());
-        assert_eq!(
-            (endpoint.host.as_str(), endpoint.path.as_str()),
-            ("127.0.0.1:4318", "/v1/traces")
-        );
-        let v6 = Endpoint::parse("http://[::1]:9999/otlp").unwrap();
-        assert_eq!((v6.addr, v6.path.as_str()), ("[::1]:9999".parse().unwrap(), "/otlp"));
-        let short = Endpoint::parse("http://localhost").unwrap();
-        assert_eq!(
-            (short.addr, short.path.as_str()),
-            ("127.0.0.1:4318".parse().unwrap(), "/v1/traces")
-        );
-        for bad in [
-            "https://127.0.0.1:4318/v1/traces",
-            "http://collector.example:4318/v1/traces",
-            "http://127.0.0.1:port/v1/traces",
-            "http://127.0.0.1:4318/v1/tr aces",
-            "127.0.0.1:4318",
-        ] {
-            assert!(Endpoint::parse(bad).is_err(), "{bad}");
-        }
     }
 
     /// A collector on loopback that answers `status` to each request and hands back bodies.

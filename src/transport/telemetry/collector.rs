@@ -1,13 +1,16 @@
 //! The HTTP/1.1 client side of an OTLP export: the collector's address as `--otlp-endpoint`
-//! names it, and one POST on a connection of its own.
+//! names it, and one POST on a connection of its own, read back to the collector's final
+//! answer (its interim `1xx` answers skipped, its body read by its framing).
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, TcpStream};
 use std::time::Duration;
 
 /// How long the exporter waits on a collector: to connect, then for each read or write.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 const IO_TIMEOUT: Duration = Duration::from_secs(2);
+/// The most of a collector's answer (its heads and body) read; the rest is left unread.
+const MAX_ANSWER: u64 = 64 * 1024;
 
 /// Where spans go: `--otlp-endpoint http://HOST:PORT/PATH`, plain HTTP to an IP address or
 /// `localhost` (no name is resolved, and no TLS: the collector runs beside the server).
@@ -87,33 +90,116 @@ fn port_number(text: &str) -> Result<u16, String> {
     }
 }
 
-/// One POST of `body` on a connection of its own; the response's status.
-pub(super) fn post(endpoint: &Endpoint, body: &str) -> io::Result<u16> {
-    let mut stream = TcpStream::connect_timeout(&endpoint.addr, CONNECT_TIMEOUT)?;
-    stream.set_write_timeout(Some(IO_TIMEOUT))?;
-    stream.set_read_timeout(Some(IO_TIMEOUT))?;
+/// One POST of `body` on a connection of its own: the status of the collector's final answer,
+/// or why there is none, said as a log line says it.
+pub(super) fn post(endpoint: &Endpoint, body: &str) -> Result<u16, String> {
+    // A timeout shows as `WouldBlock` ("Resource temporarily unavailable") on Unix: named.
+    let failed = |doing: &str, e: io::Error| match e.kind() {
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut => {
+            let waited = if doing == "connecting" { CONNECT_TIMEOUT } else { IO_TIMEOUT };
+            format!("timed out {doing} (after {} s)", waited.as_secs())
+        }
+        _ => format!("{doing}: {e}"),
+    };
+    let mut stream = TcpStream::connect_timeout(&endpoint.addr, CONNECT_TIMEOUT)
+        .map_err(|e| failed("connecting", e))?;
+    let timeouts = stream
+        .set_write_timeout(Some(IO_TIMEOUT))
+        .and_then(|()| stream.set_read_timeout(Some(IO_TIMEOUT)));
+    timeouts.map_err(|e| failed("connecting", e))?;
     let head = format!(
         "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n",
         endpoint.path,
         endpoint.host,
         body.len()
     );
-    stream.write_all(head.as_bytes())?;
-    stream.write_all(body.as_bytes())?;
-    // Read the answer to its end (the collector closes), or its first 64 KiB: closing with
-    // bytes unread would reset the connection under the collector's feet. Only the status
-    // line, `HTTP/1.1 200 OK`, matters.
-    let mut answer = Vec::new();
-    stream.take(64 * 1024).read_to_end(&mut answer)?;
-    let status = answer
-        .strip_prefix(b"HTTP/1.")
+    let sent = stream.write_all(head.as_bytes()).and_then(|()| stream.write_all(body.as_bytes()));
+    sent.map_err(|e| failed("sending the spans", e))?;
+    let mut answer = BufReader::new(stream.take(MAX_ANSWER));
+    final_status(&mut answer).map_err(|e| failed("waiting for the collector's answer", e))
+}
+
+/// The status of the final answer in `answer`: interim `1xx` ones are skipped, as a client
+/// must (RFC 9110 §15.2). Its body is then read as its framing says (not to the connection's
+/// end, which a collector may keep open): closing with bytes unread would reset the
+/// connection under the collector's feet. Only the status matters.
+fn final_status(answer: &mut impl BufRead) -> io::Result<u16> {
+    loop {
+        let (status, fields) = head(answer)?;
+        // `101 Switching Protocols` ends the HTTP exchange: it is final here (not asked for).
+        if (100..200).contains(&status) && status != 101 {
+            continue;
+        }
+        let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
+        let chunked = field("transfer-encoding").is_some_and(|v| v.contains("chunked"));
+        let length = field("content-length").and_then(|n| n.trim().parse::<u64>().ok());
+        let _ = match (status, chunked, length) {
+            (204 | 304, _, _) => Ok(()),
+            (_, true, _) => skip_chunks(answer),
+            (_, false, Some(length)) => {
+                io::copy(&mut answer.by_ref().take(length), &mut io::sink()).map(drop)
+            }
+            (_, false, None) => io::copy(answer, &mut io::sink()).map(drop),
+        };
+        return Ok(status);
+    }
+}
+
+/// One response head: its status and its fields (names lowercase, values trimmed).
+fn head(answer: &mut impl BufRead) -> io::Result<(u16, Vec<(String, String)>)> {
+    let not_http = || io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response");
+    let mut line = String::new();
+    if answer.read_line(&mut line)? == 0 {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed without an answer"));
+    }
+    let status = line
+        .strip_prefix("HTTP/1.")
         .and_then(|rest| rest.get(2..5))
-        .and_then(|code| std::str::from_utf8(code).ok()?.parse().ok());
-    status.ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response"))
+        .and_then(|code| code.parse().ok())
+        .ok_or_else(not_http)?;
+    let mut fields = Vec::new();
+    loop {
+        line.clear();
+        if answer.read_line(&mut line)? == 0 {
+            return Err(not_http());
+        }
+        match line.trim_end().split_once(':') {
+            Some((name, value)) => fields.push((name.to_ascii_lowercase(), value.trim().into())),
+            None if line.trim_end().is_empty() => return Ok((status, fields)),
+            None => return Err(not_http()),
+        }
+    }
+}
+
+/// Reads a chunked body to its last chunk and trailers (RFC 9112 §7.1).
+fn skip_chunks(answer: &mut impl BufRead) -> io::Result<()> {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        answer.read_line(&mut line)?;
+        let size = line.split(';').next().map(str::trim).unwrap_or_default();
+        match u64::from_str_radix(size, 16) {
+            Ok(0) => break,
+            // The chunk and the CRLF after it.
+            Ok(size) => {
+                io::copy(&mut answer.by_ref().take(size.saturating_add(2)), &mut io::sink())?;
+            }
+            Err(_) => return Ok(()),
+        }
+    }
+    loop {
+        line.clear();
+        if answer.read_line(&mut line)? == 0 || line.trim_end().is_empty() {
+            return Ok(());
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use std::net::TcpListener;
+    use std::time::Instant;
+
     use super::*;
 
     #[test]
@@ -156,5 +242,49 @@ mod tests {
             assert!(error.starts_with(&format!("--otlp-endpoint {url}: ")), "{error}");
             assert!(error.contains(said), "{url}: {error}");
         }
+    }
+
+    /// A collector on loopback that takes one request and answers `answer`, then keeps the
+    /// connection open for `hold` (`None`: never answers, and holds it 5 s).
+    fn sink(answer: Option<&'static [u8]>, hold: Duration) -> Endpoint {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
+        std::thread::spawn(move || {
+            let (mut stream, _) = listener.accept().unwrap();
+            let mut request = Vec::new();
+            let mut chunk = [0u8; 4096];
+            while !request.ends_with(b"\r\n\r\n{}") {
+                let Ok(n @ 1..) = stream.read(&mut chunk) else { return };
+                request.extend_from_slice(&chunk[..n]);
+            }
+            if let Some(answer) = answer {
+                stream.write_all(answer).unwrap();
+            }
+            std::thread::sleep(hold);
+        });
+        Endpoint::parse(&url).unwrap()
+    }
+
+    #[test]
+    fn the_final_answer_counts_read_by_its_framing() {
+        let hold = Duration::from_secs(5);
+        for (answer, status) in [
+            // Interim answers come first and are skipped (RFC 9110 §15.2).
+            (&b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n"[..], 200),
+            (b"HTTP/1.1 103 Early Hints\r\nLink: </x>\r\n\r\nHTTP/1.1 503 No\r\nContent-Length: 0\r\n\r\n", 503),
+            // A complete answer on a connection left open is read without waiting.
+            (b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}", 200),
+            (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2;x=y\r\n{}\r\n0\r\n\r\n", 200),
+        ] {
+            let started = Instant::now();
+            assert_eq!(post(&sink(Some(answer), hold), "{}"), Ok(status));
+            assert!(started.elapsed() < IO_TIMEOUT, "{:?}", String::from_utf8_lossy(answer));
+        }
+    }
+
+    #[test]
+    fn a_collector_that_never_answers_timed_out() {
+        let error = post(&sink(None, Duration::from_secs(5)), "{}").unwrap_err();
+        assert_eq!(error, "timed out waiting for the collector's answer (after 2 s)");
     }
 }

@@ -628,12 +628,14 @@ impl Exchange {
 
     /// How the request reached the loop: when, with which HTTP trace context, over what.
     pub(super) fn arrival(&self, head: &Head) -> Arrival {
-        let trace = head.header("traceparent");
-        // Several `tracestate` lines are one list (W3C Trace Context §3.3.1, RFC 9110 §5.3).
-        let state = head.list("tracestate");
+        // Several `tracestate` lines are one list (W3C Trace Context §3.3.1, RFC 9110 §5.3),
+        // looked for only with a `traceparent`.
+        let trace = head
+            .header("traceparent")
+            .and_then(|parent| TraceContext::parse(parent, head.list("tracestate").as_deref()));
         Arrival {
             received: self.received,
-            trace: trace.and_then(|t| TraceContext::parse(t, state.as_deref())),
+            trace,
             transport: if self.ip.is_some() { "tcp" } else { "unix" },
         }
     }

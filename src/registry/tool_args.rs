@@ -78,6 +78,7 @@
 ///   said (`#[schema(maximum = 10)]` on a `u8`). The attribute is consumed: the type
 ///   itself does not carry it.
 /// - **`#[serde(deny_unknown_fields)]`** on the struct: `"additionalProperties": false`.
+///   Like `default`, it is read in any `#[serde(...)]`, beside other items in any order.
 ///
 /// Every attribute but `#[schema]` stays on the type, so you write `#[derive(Deserialize)]`
 /// (and `Debug`, `Clone`, ...) yourself, as with any serde type: the macro adds only the
@@ -118,9 +119,10 @@ macro_rules! tool_args {
 /// The steps of [`tool_args!`]: not for use on its own.
 ///
 /// `@attrs [continuation] [kept] [keywords] [docs] [flags] attributes...` sorts attributes
-/// one at a time (a run of doc lines in one step), then calls the continuation with the four
-/// lists; `@fields` walks a struct's fields the same way; `@struct` and `@enum` write the
-/// type and its `Describe` implementation.
+/// one at a time (a run of doc lines in one step; `@serde` reads a `#[serde(...)]` list for
+/// its flags), then calls the continuation with the four lists; `@fields` walks a struct's
+/// fields the same way; `@struct` and `@enum` write the type and its `Describe`
+/// implementation.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __tool_args {
@@ -146,17 +148,27 @@ macro_rules! __tool_args {
         $crate::__tool_args! { @attrs $next $kept [$($keywords)* $(($keyword, $value))*] $docs
             $flags $($rest)* }
     };
-    (@attrs $next:tt [$($kept:tt)*] $keywords:tt $docs:tt [$($flags:tt)*]
-        #[serde(default $($path:tt)*)] $($rest:tt)*
+    (@attrs $next:tt [$($kept:tt)*] $keywords:tt $docs:tt $flags:tt
+        #[serde($($item:tt)*)] $($rest:tt)*
     ) => {
-        $crate::__tool_args! { @attrs $next [$($kept)* #[serde(default $($path)*)]] $keywords
-            $docs [$($flags)* default] $($rest)* }
+        $crate::__tool_args! { @serde [$next [$($kept)* #[serde($($item)*)]] $keywords $docs]
+            $flags [$($item)*] $($rest)* }
     };
-    (@attrs $next:tt [$($kept:tt)*] $keywords:tt $docs:tt [$($flags:tt)*]
-        #[serde(deny_unknown_fields)] $($rest:tt)*
-    ) => {
-        $crate::__tool_args! { @attrs $next [$($kept)* #[serde(deny_unknown_fields)]] $keywords
-            $docs [$($flags)* deny_unknown_fields] $($rest)* }
+    // A `#[serde(...)]` list, read one token at a time: serde takes its items in any order
+    // and several in one attribute (`default, deny_unknown_fields`). An item's value (a
+    // literal, or a group in parentheses) is one token, so only the items' names can match.
+    (@serde $state:tt [$($flags:tt)*] [default $($item:tt)*] $($rest:tt)*) => {
+        $crate::__tool_args! { @serde $state [$($flags)* default] [$($item)*] $($rest)* }
+    };
+    (@serde $state:tt [$($flags:tt)*] [deny_unknown_fields $($item:tt)*] $($rest:tt)*) => {
+        $crate::__tool_args! {
+            @serde $state [$($flags)* deny_unknown_fields] [$($item)*] $($rest)* }
+    };
+    (@serde $state:tt $flags:tt [$other:tt $($item:tt)*] $($rest:tt)*) => {
+        $crate::__tool_args! { @serde $state $flags [$($item)*] $($rest)* }
+    };
+    (@serde [$next:tt $kept:tt $keywords:tt $docs:tt] $flags:tt [] $($rest:tt)*) => {
+        $crate::__tool_args! { @attrs $next $kept $keywords $docs $flags $($rest)* }
     };
     (@attrs $next:tt [$($kept:tt)*] $keywords:tt $docs:tt $flags:tt
         #[$($other:tt)*] $($rest:tt)*

@@ -400,6 +400,51 @@ fn examples_on_the_struct_must_decode() {
     assert_eq!(pointer, "/examples/0/n");
 }
 
+tool_args! {
+    #[derive(Debug, Deserialize)]
+    #[serde(default, deny_unknown_fields)]
+    struct Strict {
+        a: u8,
+    }
+}
+
+tool_args! {
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, default)]
+    struct StrictToo {
+        #[serde(rename = "a", default)]
+        a: u8,
+    }
+}
+
+impl Default for Strict {
+    fn default() -> Self {
+        Strict { a: 1 }
+    }
+}
+
+impl Default for StrictToo {
+    fn default() -> Self {
+        StrictToo { a: 1 }
+    }
+}
+
+#[test]
+fn serde_flags_are_read_in_any_order_and_together() {
+    let schema = json!({"type": "object", "additionalProperties": false,
+                        "properties": {"a": {"type": "integer", "minimum": 0, "maximum": 255}}});
+    assert_eq!(Strict::schema(), schema);
+    assert_eq!(StrictToo::schema(), schema);
+    let mut server = Server::new("t", "1");
+    server.add_tool(Tool::typed("s", "s", |a: Strict, _| Ok(a.a.to_string()))).unwrap();
+    server.add_tool(Tool::typed("t", "t", |a: StrictToo, _| Ok(a.a.to_string()))).unwrap();
+    let replies = served(&server, &[call(1, "s", json!({"zzz": 1})), call(2, "t", json!({}))]);
+    let text = &replies[0]["result"]["content"][0]["text"];
+    assert!(text.as_str().unwrap().contains(r#"unknown property "zzz""#), "{}", replies[0]);
+    // The field's own default (0) comes before the struct's.
+    assert_eq!(replies[1]["result"]["content"][0]["text"], "0");
+}
+
 #[test]
 fn structured_content_is_copied_as_text_unless_the_tool_says_not() {
     let mut server = Server::new("t", "1");

@@ -349,7 +349,9 @@ pub mod encoding {
 pub mod __private {
     // For `tool_args!`.
     pub use crate::registry::agreement::{check_enum, check_struct};
-    pub use crate::registry::describe::{ObjectSchema, enum_schema, keyword, property};
+    pub use crate::registry::describe::{
+        ObjectSchema, Within, enum_schema, keyword, property, recursion,
+    };
     pub use serde_json::Value;
 
     // For the binary: log timestamps, transcript paths, manifest checks, the proxy.

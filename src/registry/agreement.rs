@@ -12,7 +12,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::Value;
 
-use crate::registry::describe::Describe;
+use crate::registry::describe::{Describe, Within};
 use crate::schema::{Problem, pointer_to};
 
 /// What a type's `Deserialize` asked the tracer for.
@@ -119,20 +119,37 @@ fn lacking<'a>(names: &[&'a str], other: &[&str]) -> Vec<&'a str> {
 }
 
 /// Compares a struct's schema (its `properties` and `required`) with what its `Deserialize`
-/// reads, adding each difference to `found` under `pointer`.
-pub fn check_struct<T: DeserializeOwned + Describe>(pointer: &str, found: &mut Vec<Problem>) {
-    let schema = T::schema();
+/// reads, adding each difference to `found` under `pointer`. Whether the types of its fields
+/// are to be checked too: not when the type contains itself, which its schema cannot say
+/// (and checking would never end).
+pub fn check_struct<T: DeserializeOwned + Describe>(
+    pointer: &str,
+    found: &mut Vec<Problem>,
+) -> bool {
+    let mut within = Within::default();
+    let schema = T::schema_within(&mut within);
+    if let Some(name) = within.recursive() {
+        let why = format!(
+            "the type {name} contains itself, which tool_args! cannot describe: write the \
+             schema (a \"$ref\" can refer to a part of it) and use Tool::typed_with_schema"
+        );
+        found.push(Problem::new(pointer, why));
+        return false;
+    }
     let listed: Vec<&str> = schema["properties"]
         .as_object()
         .map(|properties| properties.keys().map(String::as_str).collect())
         .unwrap_or_default();
     let fields = match T::deserialize(Tracer::Ask) {
         Err(Traced::Struct(fields)) => fields,
-        other => return found.push(not_as_declared(pointer, "a struct", other.err())),
+        other => {
+            found.push(not_as_declared(pointer, "a struct", other.err()));
+            return true;
+        }
     };
     let at = pointer_to(pointer, "properties");
     if !differences(fields, &listed, &at, |name| pointer_to(&at, name), found) {
-        return;
+        return true;
     }
     // Which fields the type needs is seen one at a time (serde stops at the first missing):
     // an empty object shows the first, which the schema must require too.
@@ -152,6 +169,7 @@ pub fn check_struct<T: DeserializeOwned + Describe>(pointer: &str, found: &mut V
         )),
         _ => {}
     }
+    true
 }
 
 /// Compares a unit-variant enum's schema (its `enum`) with the variants its `Deserialize`

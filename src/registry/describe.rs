@@ -2,6 +2,7 @@
 //! types, and the pieces the [`crate::tool_args!`] macro builds a struct's or an enum's
 //! schema from.
 
+use std::any::{TypeId, type_name};
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
@@ -78,6 +79,15 @@ pub trait Describe {
 
     /// This type's JSON Schema: the JSON it decodes from.
     fn schema() -> Value;
+
+    /// [`Describe::schema`], built inside the schemas of the types in `within`: what
+    /// [`crate::tool_args!`] types and the standard containers call for the types they hold,
+    /// so that a type which contains itself is noticed instead of nested without end. Other
+    /// types need not implement it.
+    #[doc(hidden)]
+    fn schema_within(_within: &mut Within) -> Value {
+        Self::schema()
+    }
 
     /// For types declared with [`crate::tool_args!`]: adds to `found` every way the names in
     /// the schema (properties, enum values) differ from those the type's `Deserialize` reads,
@@ -168,7 +178,11 @@ impl<T: Describe> Describe for Option<T> {
     const OPTIONAL: bool = true;
 
     fn schema() -> Value {
-        nullable(T::schema())
+        Self::schema_within(&mut Within::default())
+    }
+
+    fn schema_within(within: &mut Within) -> Value {
+        nullable(T::schema_within(within))
     }
 
     fn check_agreement(pointer: &str, found: &mut Vec<Problem>) {
@@ -180,7 +194,11 @@ impl<T: Describe> Describe for Box<T> {
     const OPTIONAL: bool = T::OPTIONAL;
 
     fn schema() -> Value {
-        T::schema()
+        Self::schema_within(&mut Within::default())
+    }
+
+    fn schema_within(within: &mut Within) -> Value {
+        T::schema_within(within)
     }
 
     fn check_agreement(pointer: &str, found: &mut Vec<Problem>) {
@@ -188,11 +206,17 @@ impl<T: Describe> Describe for Box<T> {
     }
 }
 
-/// Arrays, sets and maps: the schema of their items under `keyword`, checked there too.
+/// Arrays, sets and maps: the schema of their items (`T`'s) under `keyword`, checked there
+/// too.
 macro_rules! containers {
-    ($($t:ty, [$($generic:tt)*]: $keyword:literal, $schema:expr;)*) => {$(
+    ($($t:ty, [$($generic:tt)*]: $keyword:literal, |$items:ident| $schema:expr;)*) => {$(
         impl<$($generic)*> Describe for $t {
             fn schema() -> Value {
+                Self::schema_within(&mut Within::default())
+            }
+
+            fn schema_within(within: &mut Within) -> Value {
+                let $items = T::schema_within(within);
                 $schema
             }
 
@@ -204,18 +228,58 @@ macro_rules! containers {
 }
 
 containers! {
-    Vec<T>, [T: Describe]: "items", json!({"type": "array", "items": T::schema()});
-    VecDeque<T>, [T: Describe]: "items", json!({"type": "array", "items": T::schema()});
+    Vec<T>, [T: Describe]: "items", |items| json!({"type": "array", "items": items});
+    VecDeque<T>, [T: Describe]: "items", |items| json!({"type": "array", "items": items});
     [T; N], [T: Describe, const N: usize]: "items",
-        json!({"type": "array", "items": T::schema(), "minItems": N, "maxItems": N});
+        |items| json!({"type": "array", "items": items, "minItems": N, "maxItems": N});
     HashSet<T, S>, [T: Describe, S]: "items",
-        json!({"type": "array", "items": T::schema(), "uniqueItems": true});
+        |items| json!({"type": "array", "items": items, "uniqueItems": true});
     BTreeSet<T>, [T: Describe]: "items",
-        json!({"type": "array", "items": T::schema(), "uniqueItems": true});
+        |items| json!({"type": "array", "items": items, "uniqueItems": true});
     HashMap<String, T, S>, [T: Describe, S]: "additionalProperties",
-        json!({"type": "object", "additionalProperties": T::schema()});
+        |items| json!({"type": "object", "additionalProperties": items});
     BTreeMap<String, T>, [T: Describe]: "additionalProperties",
-        json!({"type": "object", "additionalProperties": T::schema()});
+        |items| json!({"type": "object", "additionalProperties": items});
+}
+
+/// The [`crate::tool_args!`] types whose schemas are being built, outermost first, and the
+/// first type met again inside its own: a type that contains itself (`children: Vec<Node>`
+/// in `Node`) would nest its schema without end, and overflow the stack.
+#[doc(hidden)]
+#[derive(Default)]
+pub struct Within {
+    building: Vec<TypeId>,
+    recursive: Option<&'static str>,
+}
+
+impl Within {
+    /// Enters `T`'s schema: `false` when it is being built already, which is remembered.
+    pub fn enter<T: 'static>(&mut self) -> bool {
+        let id = TypeId::of::<T>();
+        if self.building.contains(&id) {
+            self.recursive.get_or_insert(type_name::<T>());
+            return false;
+        }
+        self.building.push(id);
+        true
+    }
+
+    /// Leaves the schema entered last.
+    pub fn leave(&mut self) {
+        self.building.pop();
+    }
+
+    /// The first type met inside its own schema, by its Rust path.
+    pub fn recursive(&self) -> Option<&'static str> {
+        self.recursive
+    }
+}
+
+/// What stands where a type meets itself again: no schema describes it, and
+/// [`crate::Server::add_tool`] refuses the tool (`agreement.rs`).
+pub fn recursion(name: &str) -> Value {
+    let why = format!("{name} again: tool_args! does not describe a type that contains itself");
+    json!({ "$comment": why })
 }
 
 /// `schema` that also allows `null`, as serde decodes `null` into `None`: `null` joins its

@@ -91,7 +91,10 @@
 /// the names the schema lists with those the type's `Deserialize` reads, and
 /// [`Server::add_tool`](crate::Server::add_tool) refuses a tool whose two disagree with
 /// [`Error::Mismatch`](crate::Error::Mismatch), naming each difference. Such a type needs
-/// its schema written out, with [`Tool::typed_with_schema`](crate::Tool::typed_with_schema).
+/// its schema written out, with [`Tool::typed_with_schema`](crate::Tool::typed_with_schema);
+/// so does a type that contains itself (`children: Vec<Node>` in `Node`), which the macro
+/// does not describe: its schema stops where the type meets itself again, and registration
+/// refuses it.
 ///
 /// Structs take named fields and no generic parameters; enums take unit variants only
 /// (their JSON is the variant's name). A struct with very many fields or attributes may need
@@ -215,18 +218,27 @@ macro_rules! __tool_args {
 
         impl $crate::Describe for $name {
             fn schema() -> $crate::__private::Value {
+                let mut within = $crate::__private::Within::default();
+                <Self as $crate::Describe>::schema_within(&mut within)
+            }
+
+            fn schema_within(within: &mut $crate::__private::Within) -> $crate::__private::Value {
+                if !within.enter::<Self>() {
+                    return $crate::__private::recursion(stringify!($name));
+                }
                 let mut schema = $crate::__private::ObjectSchema::new(
                     &[$($doc),*],
                     &[$(stringify!($flag)),*],
                 );
                 $(schema.field(
                     stringify!($field),
-                    <$type as $crate::Describe>::schema(),
+                    <$type as $crate::Describe>::schema_within(within),
                     <$type as $crate::Describe>::OPTIONAL,
                     &[$($fdoc),*],
                     &[$(stringify!($fflag)),*],
                     vec![$((stringify!($fkeyword), $crate::__private::keyword(&$fvalue))),*],
                 );)*
+                within.leave();
                 schema.finish(vec![$((stringify!($keyword), $crate::__private::keyword(&$value))),*])
             }
 
@@ -234,11 +246,12 @@ macro_rules! __tool_args {
                 pointer: &str,
                 found: &mut Vec<$crate::schema::Problem>,
             ) {
-                $crate::__private::check_struct::<Self>(pointer, found);
-                $(<$type as $crate::Describe>::check_agreement(
-                    &$crate::__private::property(pointer, stringify!($field)),
-                    found,
-                );)*
+                if $crate::__private::check_struct::<Self>(pointer, found) {
+                    $(<$type as $crate::Describe>::check_agreement(
+                        &$crate::__private::property(pointer, stringify!($field)),
+                        found,
+                    );)*
+                }
             }
         }
     };

@@ -402,6 +402,33 @@ fn examples_on_the_struct_must_decode() {
 
 tool_args! {
     #[derive(Debug, Deserialize)]
+    struct Node {
+        name: String,
+        children: Vec<Node>,
+    }
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    struct Forest {
+        tree: Option<Box<Node>>,
+    }
+}
+
+#[test]
+fn a_type_that_contains_itself_is_refused_at_registration() {
+    // Its schema stops where the type meets itself, rather than overflowing the stack.
+    let again = "Node again: tool_args! does not describe a type that contains itself";
+    assert_eq!(Node::schema()["properties"]["children"]["items"], json!({"$comment": again}));
+    let refused = "/: the type it::typed::Node contains itself, which tool_args! cannot \
+                   describe: write the schema (a \"$ref\" can refer to a part of it) and use \
+                   Tool::typed_with_schema";
+    assert_eq!(mismatch(Tool::typed("n", "n", |_: Node, _| Ok(""))), [refused]);
+    assert_eq!(mismatch(Tool::typed("f", "f", |_: Forest, _| Ok(""))), [refused]);
+}
+
+tool_args! {
+    #[derive(Debug, Deserialize)]
     #[serde(default, deny_unknown_fields)]
     struct Strict {
         a: u8,

@@ -5,54 +5,19 @@
 //! The macro builds the schema from the field and variant names as written; serde reads
 //! them as its attributes say (`rename`, `rename_all`, `skip`, `alias`, `flatten`,
 //! `untagged`, ...). Those the macro cannot follow would make the two disagree silently, so
-//! registration compares them and refuses the tool, naming each difference.
-
-use std::fmt;
+//! registration compares them and refuses the tool, naming each difference. Which fields the
+//! type needs, and whether each field's `examples` decode, are seen by decoding objects that
+//! hold some fields (`stand_in.rs`: filled with plain values, or an example).
 
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::Value;
 
 use crate::registry::describe::{Describe, Within};
+use crate::registry::stand_in::{Instance, Traced};
 use crate::schema::{Problem, pointer_to};
 
-/// What a type's `Deserialize` asked the tracer for.
-#[derive(Debug)]
-enum Traced {
-    /// A struct with these field names (aliases included), as `deserialize_struct` gives them.
-    Struct(&'static [&'static str]),
-    /// An enum with these variant names.
-    Enum(&'static [&'static str]),
-    /// A struct decoded from an empty object failed for want of this field.
-    Missing(&'static str),
-    /// Anything else, said as "a map" or "any value".
-    Other(String),
-}
-
-impl fmt::Display for Traced {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{self:?}")
-    }
-}
-
-impl std::error::Error for Traced {}
-
-impl de::Error for Traced {
-    fn custom<T: fmt::Display>(why: T) -> Traced {
-        Traced::Other(why.to_string())
-    }
-
-    fn missing_field(field: &'static str) -> Traced {
-        Traced::Missing(field)
-    }
-}
-
-/// The tracer: answers a struct's request with an empty object (`Empty`) or with nothing but
-/// the record of what was asked (`Ask`).
-#[derive(Clone, Copy, PartialEq)]
-enum Tracer {
-    Ask,
-    Empty,
-}
+/// The tracer: answers with nothing but the record of what was asked.
+struct Tracer;
 
 impl<'de> de::Deserializer<'de> for Tracer {
     type Error = Traced;
@@ -69,12 +34,9 @@ impl<'de> de::Deserializer<'de> for Tracer {
         self,
         _name: &'static str,
         fields: &'static [&'static str],
-        visitor: V,
+        _visitor: V,
     ) -> Result<V::Value, Traced> {
-        match self {
-            Tracer::Ask => Err(Traced::Struct(fields)),
-            Tracer::Empty => visitor.visit_map(NoEntries),
-        }
+        Err(Traced::Struct(fields))
     }
 
     fn deserialize_enum<V: Visitor<'de>>(
@@ -92,36 +54,15 @@ impl<'de> de::Deserializer<'de> for Tracer {
     }
 }
 
-/// An object with no members.
-struct NoEntries;
-
-impl<'de> de::MapAccess<'de> for NoEntries {
-    type Error = Traced;
-
-    fn next_key_seed<K: de::DeserializeSeed<'de>>(
-        &mut self,
-        _seed: K,
-    ) -> Result<Option<K::Value>, Traced> {
-        Ok(None)
-    }
-
-    fn next_value_seed<V: de::DeserializeSeed<'de>>(
-        &mut self,
-        _seed: V,
-    ) -> Result<V::Value, Traced> {
-        Err(Traced::Other("a value without a key".into()))
-    }
-}
-
 /// Names one side has and the other lacks, in the first side's order.
 fn lacking<'a>(names: &[&'a str], other: &[&str]) -> Vec<&'a str> {
     names.iter().filter(|name| !other.contains(name)).copied().collect()
 }
 
-/// Compares a struct's schema (its `properties` and `required`) with what its `Deserialize`
-/// reads, adding each difference to `found` under `pointer`. Whether the types of its fields
-/// are to be checked too: not when the type contains itself, which its schema cannot say
-/// (and checking would never end).
+/// Compares a struct's schema (its `properties`, `required` and the fields' `examples`) with
+/// what its `Deserialize` reads, adding each difference to `found` under `pointer`. Whether
+/// the types of its fields are to be checked too: not when the type contains itself, which
+/// its schema cannot say (and checking would never end).
 pub fn check_struct<T: DeserializeOwned + Describe>(
     pointer: &str,
     found: &mut Vec<Problem>,
@@ -140,7 +81,7 @@ pub fn check_struct<T: DeserializeOwned + Describe>(
         .as_object()
         .map(|properties| properties.keys().map(String::as_str).collect())
         .unwrap_or_default();
-    let fields = match T::deserialize(Tracer::Ask) {
+    let fields = match T::deserialize(Tracer) {
         Err(Traced::Struct(fields)) => fields,
         other => {
             found.push(not_as_declared(pointer, "a struct", other.err()));
@@ -148,28 +89,94 @@ pub fn check_struct<T: DeserializeOwned + Describe>(
         }
     };
     let at = pointer_to(pointer, "properties");
-    if !differences(fields, &listed, &at, |name| pointer_to(&at, name), found) {
-        return true;
-    }
-    // Which fields the type needs is seen one at a time (serde stops at the first missing):
-    // an empty object shows the first, which the schema must require too.
-    let required: Vec<&str> =
-        schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    match T::deserialize(Tracer::Empty) {
-        Err(Traced::Missing(name)) if !required.contains(&name) => found.push(Problem::new(
-            &pointer_to(pointer, "required"),
-            format!("the type needs {name:?}, which the schema does not require"),
-        )),
-        Ok(_) if !required.is_empty() => found.push(Problem::new(
-            &pointer_to(pointer, "required"),
-            format!(
-                "the schema requires {:?}, which the type can do without (#[serde(default)])",
-                required[0]
-            ),
-        )),
-        _ => {}
+    if differences(fields, &listed, &at, |name| pointer_to(&at, name), found) {
+        let needed = check_required::<T>(pointer, &schema, found);
+        check_field_examples::<T>(&at, &schema, &needed, found);
+        check_own_examples::<T>(pointer, &schema, found);
     }
     true
+}
+
+/// Compares the fields the type needs with those the schema requires, and returns the first
+/// (those seen: all, unless a plain value did not decode).
+///
+/// serde says which field is missing one at a time, the first in declaration order: each
+/// field it names is added to the object, filled with a plain value, until the object
+/// decodes. When a plain value does not decode (a `deserialize_with` that parses), the fields
+/// after it are not seen, and nothing is said of what the schema requires past them.
+fn check_required<T: DeserializeOwned>(
+    pointer: &str,
+    schema: &Value,
+    found: &mut Vec<Problem>,
+) -> Vec<&'static str> {
+    let required: Vec<&str> =
+        schema["required"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let at = pointer_to(pointer, "required");
+    let mut needed = Vec::new();
+    loop {
+        match T::deserialize(Instance::filled(&needed)) {
+            Err(Traced::Missing(name)) if !needed.contains(&name) => {
+                if !required.contains(&name) {
+                    let why = format!("the type needs {name:?}, which the schema does not require");
+                    found.push(Problem::new(&at, why));
+                }
+                needed.push(name);
+            }
+            Ok(_) => break,
+            Err(_) => return needed,
+        }
+    }
+    for name in lacking(&required, &needed) {
+        let why = format!(
+            "the schema requires {name:?}, which the type can do without (#[serde(default)])"
+        );
+        found.push(Problem::new(&at, why));
+    }
+    needed
+}
+
+/// Checks that each entry of a field's `examples` decodes into the type, as the field of an
+/// object that holds the fields the type needs (`needed`, filled with plain values), so that
+/// the type's own `Deserialize` (and any `deserialize_with`) reads it. `at` is the pointer of
+/// the schema's `properties`.
+fn check_field_examples<T: DeserializeOwned>(
+    at: &str,
+    schema: &Value,
+    needed: &[&'static str],
+    found: &mut Vec<Problem>,
+) {
+    let properties = schema["properties"].as_object().into_iter().flatten();
+    for (name, property) in properties {
+        let examples = property.get("examples").and_then(Value::as_array).into_iter().flatten();
+        for (i, example) in examples.enumerate() {
+            // The example is read first: a plain value that does not decode comes later, and
+            // says nothing of the example.
+            if let Err(Traced::Example(why)) = T::deserialize(Instance::with(name, example, needed))
+            {
+                let at = format!("{}/examples/{i}", pointer_to(at, name));
+                found.push(Problem::new(&at, format!("does not decode into the type: {why}")));
+            }
+        }
+    }
+}
+
+/// Checks that each entry of a nested type's own `examples` decodes into it. A tool's
+/// argument type (at the root) is checked by `Server::add_tool`, as any typed tool's is.
+fn check_own_examples<T: DeserializeOwned>(
+    pointer: &str,
+    schema: &Value,
+    found: &mut Vec<Problem>,
+) {
+    if pointer.is_empty() {
+        return;
+    }
+    let examples = schema.get("examples").and_then(Value::as_array).into_iter().flatten();
+    for (i, example) in examples.enumerate() {
+        if let Err(e) = crate::registry::typed_args::decode::<T>(example) {
+            let at = format!("{}/{i}{}", pointer_to(pointer, "examples"), e.pointer);
+            found.push(Problem::new(&at, format!("does not decode into the type: {}", e.why)));
+        }
+    }
 }
 
 /// Compares a unit-variant enum's schema (its `enum`) with the variants its `Deserialize`
@@ -178,12 +185,14 @@ pub fn check_enum<T: DeserializeOwned + Describe>(pointer: &str, found: &mut Vec
     let schema = T::schema();
     let listed: Vec<&str> =
         schema["enum"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
-    let variants = match T::deserialize(Tracer::Ask) {
+    let variants = match T::deserialize(Tracer) {
         Err(Traced::Enum(variants)) => variants,
         other => return found.push(not_as_declared(pointer, "an enum", other.err())),
     };
     let at = pointer_to(pointer, "enum");
-    differences(variants, &listed, &at, |_| at.clone(), found);
+    if differences(variants, &listed, &at, |_| at.clone(), found) {
+        check_own_examples::<T>(pointer, &schema, found);
+    }
 }
 
 /// Adds to `found` each name the type reads that the schema does not list (at `at`), and
@@ -215,7 +224,7 @@ fn not_as_declared(pointer: &str, declared: &str, traced: Option<Traced>) -> Pro
         Some(Traced::Struct(_)) => "a struct".to_string(),
         Some(Traced::Enum(_)) => "an enum".to_string(),
         Some(Traced::Other(what)) => what,
-        Some(Traced::Missing(_)) | None => "something else".to_string(),
+        Some(Traced::Missing(_) | Traced::Example(_)) | None => "something else".to_string(),
     };
     Problem::new(
         pointer,

@@ -11,6 +11,7 @@ pub(crate) mod intercept;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod server;
+pub(crate) mod stand_in;
 pub(crate) mod task;
 pub(crate) mod task_tool;
 pub(crate) mod tool;

@@ -90,11 +90,13 @@
 /// `flatten`, `untagged`, `tag`, `transparent`) are not followed: registration compares
 /// the names the schema lists with those the type's `Deserialize` reads, and
 /// [`Server::add_tool`](crate::Server::add_tool) refuses a tool whose two disagree with
-/// [`Error::Mismatch`](crate::Error::Mismatch), naming each difference. Such a type needs
-/// its schema written out, with [`Tool::typed_with_schema`](crate::Tool::typed_with_schema);
-/// so does a type that contains itself (`children: Vec<Node>` in `Node`), which the macro
-/// does not describe: its schema stops where the type meets itself again, and registration
-/// refuses it.
+/// [`Error::Mismatch`](crate::Error::Mismatch), naming each difference. It also compares
+/// the fields the schema requires with those the type needs, and checks that each field's
+/// `examples` decode as that field of the type. Such a type needs its schema written out,
+/// with [`Tool::typed_with_schema`](crate::Tool::typed_with_schema); so does a type that
+/// contains itself (`children: Vec<Node>` in `Node`), which the macro does not describe:
+/// its schema stops where the type meets itself again, and registration refuses it. A
+/// `#[serde(deserialize_with)]` that reads another JSON type than the field's is not seen.
 ///
 /// Structs take named fields and no generic parameters; enums take unit variants only
 /// (their JSON is the variant's name). A struct with very many fields or attributes may need

@@ -401,6 +401,68 @@ fn examples_on_the_struct_must_decode() {
 }
 
 tool_args! {
+    #[derive(Deserialize)]
+    struct NeedsSecond {
+        first: String,
+        #[serde(deserialize_with = "needed")]
+        second: Option<u8>,
+    }
+}
+
+/// `#[serde(deserialize_with)]` that reads a number written as a string.
+fn parsed<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    String::deserialize(d)?.parse().map_err(serde::de::Error::custom)
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    #[schema(examples = [json!({"w": -1})])]
+    struct Inner {
+        w: u8,
+    }
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    struct FieldExamples {
+        first: String,
+        #[schema(examples = [3, 300])]
+        n: u8,
+        // Read as the type reads it: "5" through `parsed`.
+        #[schema(examples = ["5"])]
+        #[serde(deserialize_with = "parsed")]
+        text: u8,
+        #[schema(examples = [json!({"street": 1})])]
+        address: Option<Address>,
+        inner: Vec<Inner>,
+    }
+}
+
+#[test]
+fn every_field_the_type_needs_is_checked() {
+    // The field the type needs is not the first it lacks.
+    assert_eq!(
+        mismatch(Tool::typed("n", "n", |_: NeedsSecond, _| Ok(""))),
+        [r#"/required: the type needs "second", which the schema does not require"#]
+    );
+}
+
+#[test]
+fn every_example_of_a_field_or_a_nested_type_must_decode() {
+    assert_eq!(
+        mismatch(Tool::typed("f", "f", |_: FieldExamples, _| Ok(""))),
+        [
+            "/properties/address/examples/0: does not decode into the type: invalid type: \
+             integer `1`, expected a string",
+            "/properties/n/examples/1: does not decode into the type: invalid value: integer \
+             `300`, expected u8",
+            "/properties/inner/items/examples/0/w: does not decode into the type: invalid \
+             value: integer `-1`, expected u8",
+        ]
+    );
+}
+
+tool_args! {
     #[derive(Debug, Deserialize)]
     struct Node {
         name: String,

@@ -90,8 +90,10 @@
 //! A structured result ([`Json`], or [`ToolOutput::structured`]) is also sent as JSON text
 //! in a last text block, as MCP asks for clients that only read `content`;
 //! [`Tool::structured_text`]`(false)` turns that copy off. A tool declared with
-//! [`Tool::output_schema`] must return structured content that satisfies it. A handler that
-//! panics becomes an `isError` result, and the server keeps serving.
+//! [`Tool::output_schema`] must return structured content that satisfies it. Before
+//! 2026-07-28 `structuredContent` and an output schema's root are objects: a session of those
+//! revisions gets any other structured value as the text block alone, and the tool listed
+//! without such a schema. A handler that panics becomes an `isError` result, and the server keeps serving.
 //!
 //! # Typed arguments
 //!

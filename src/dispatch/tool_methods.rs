@@ -13,8 +13,8 @@ use crate::dispatch::handler_setup::{
     interrupted, listed, not_an_object, page, required_str, setup,
 };
 use crate::dispatch::request::Request;
-use crate::registry::server::Server;
-use crate::registry::tool::ToolOutput;
+use crate::registry::server::{Registered, Server};
+use crate::registry::tool::{Content, ToolOutput};
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{ErrorObject, Payload, Reply};
 use crate::wire::value::weigh;
@@ -30,13 +30,40 @@ pub(crate) const KEPT_WEIGHT: usize = 16 << 10;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
-    Ok(listed(
-        server,
-        req,
-        "tools",
-        json!(tools.iter().map(|t| &t.listing).collect::<Vec<_>>()),
-        next,
-    ))
+    let legacy = matches!(req.era(), Era::Legacy);
+    let tools: Vec<Cow<Value>> = tools.iter().map(|t| listing(t, legacy)).collect();
+    Ok(listed(server, req, "tools", json!(tools), next))
+}
+
+/// The tool as a session of this era is shown it. Before 2026-07-28 an `outputSchema` must
+/// say `"type": "object"` (the 2025-06-18 and 2025-11-25 schema.json: `structuredContent` is
+/// an object there), so a legacy session is listed the tool without any other output schema;
+/// its results are still checked against it, and sent as [`legacy_structured`] says.
+fn listing(registered: &Registered, legacy: bool) -> Cow<'_, Value> {
+    let object = |schema: &Value| schema.get("type").and_then(Value::as_str) == Some("object");
+    match &registered.tool.output_schema {
+        Some(schema) if legacy && !object(schema) => {
+            let mut listing = registered.listing.clone();
+            if let Some(fields) = listing.as_object_mut() {
+                fields.remove("outputSchema");
+            }
+            Cow::Owned(listing)
+        }
+        _ => Cow::Borrowed(&registered.listing),
+    }
+}
+
+/// Before 2026-07-28 `structuredContent` is an object: a legacy session gets any other
+/// structured value (an array, a number, `null`) only as its JSON text, in a last text block,
+/// written even when the tool turned that copy off ([`Tool::structured_text`]), as it is then
+/// the one place the value is.
+///
+/// [`Tool::structured_text`]: crate::Tool::structured_text
+fn legacy_structured(mut output: ToolOutput) -> ToolOutput {
+    if let Some(value) = output.structured.take_if(|value| !value.is_object()) {
+        output.content.push(Content::Text(value.to_string()));
+    }
+    output
 }
 
 pub(crate) fn call<'a>(
@@ -119,6 +146,7 @@ pub(crate) fn call<'a>(
         drop(arguments);
     }
     let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
+    let output = if server_info.is_none() { legacy_structured(output) } else { output };
     let mut json = std::mem::take(&mut session.spare);
     output.write_json(&mut json, server_info, registered.tool.structured_text);
     req.tool = Some((name, output.is_error));

@@ -221,7 +221,9 @@ impl Tool {
         self
     }
 
-    /// A schema every successful result's `structuredContent` must satisfy.
+    /// A schema every successful result's `structuredContent` must satisfy. Any JSON Schema
+    /// from 2026-07-28; before, MCP allows only `"type": "object"` at its root, so a legacy
+    /// session is listed the tool without another one (its results are still checked).
     pub fn output_schema(mut self, schema: Value) -> Tool {
         self.output_schema = Some(schema);
         self
@@ -379,15 +381,26 @@ impl From<&str> for ToolOutput {
 }
 
 /// Any `Serialize` value, returned as a tool's structured content (`structuredContent`, and
-/// its JSON as a text block unless [`Tool::structured_text`] turns that off). A value that does not serialize to JSON (a map with non-string
-/// keys) becomes an `isError` result saying so.
+/// its JSON as a text block unless [`Tool::structured_text`] turns that off). A value that
+/// does not serialize to JSON (a map with non-string keys) becomes an `isError` result saying
+/// so; a float that is not finite serializes as `null`, as serde_json writes it.
+///
+/// Only 2026-07-28 allows any JSON value as `structuredContent`; before, it is an object. A
+/// legacy session gets a value of another kind (an array, a number, `null`) as its JSON text
+/// in the last text block only (even under `structured_text(false)`), and no
+/// `structuredContent`. Return a struct or a map to reach every client's `structuredContent`.
 ///
 /// ```
 /// use baremcp::{Json, ToolOutput};
 /// use serde_json::json;
 ///
-/// let output: ToolOutput = Json(vec![1, 2, 3]).into();
-/// assert_eq!(output.structured, Some(json!([1, 2, 3])));
+/// #[derive(serde::Serialize)]
+/// struct Sum {
+///     sum: i64,
+/// }
+///
+/// let output: ToolOutput = Json(Sum { sum: 6 }).into();
+/// assert_eq!(output.structured, Some(json!({"sum": 6})));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Json<T>(pub T);

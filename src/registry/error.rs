@@ -12,7 +12,7 @@ use crate::schema::Problem;
 #[non_exhaustive]
 pub enum Error {
     /// Something of this kind is already registered under this name (tools, prompts) or URI
-    /// (resources, directories).
+    /// (resources, directories; templates by their text).
     Duplicate {
         /// What was registered twice.
         kind: DuplicateKind,
@@ -62,6 +62,16 @@ pub enum Error {
         /// The URI template as given.
         template: String,
     },
+    /// A resource template that cannot be served as written: an expression other than RFC
+    /// 6570 level 1 `{var}` and `{+var}` (`{?q}`, `{a,b}`, `{x*}`), an empty or malformed
+    /// variable name, a variable named twice, an unmatched brace, or a completer
+    /// ([`crate::ResourceTemplate::complete`]) for a variable the template does not have.
+    Template {
+        /// The URI template as given.
+        template: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A directory given to [`crate::Server::add_directory`] lies inside another one served,
     /// or holds one: the files of the inner one would be listed twice, under the same URIs.
     NestedDirectory {
@@ -81,6 +91,8 @@ pub enum DuplicateKind {
     Prompt,
     /// A static resource, by URI.
     Resource,
+    /// A resource template, by its `uriTemplate` text.
+    Template,
     /// A directory served with [`crate::Server::add_directory`], by its base URI.
     Directory,
 }
@@ -93,6 +105,7 @@ impl fmt::Display for Error {
                     DuplicateKind::Tool => ("tool", "name"),
                     DuplicateKind::Prompt => ("prompt", "name"),
                     DuplicateKind::Resource => ("resource", "uri"),
+                    DuplicateKind::Template => ("resource template", "uriTemplate"),
                     DuplicateKind::Directory => ("directory", "uri"),
                 };
                 write!(f, "duplicate {kind} {by} {name:?}")
@@ -117,6 +130,7 @@ impl fmt::Display for Error {
             Error::NoVariable { template } => {
                 write!(f, "resource template {template:?} has no {{variable}}")
             }
+            Error::Template { template, why } => write!(f, "resource template {template:?}: {why}"),
             Error::NestedDirectory { inner, outer } => {
                 write!(
                     f,

@@ -215,7 +215,14 @@ pub struct ResourceTemplate {
 
 impl ResourceTemplate {
     /// `uri_template` uses RFC 6570 level 1 `{var}` (one path segment) and `{+var}` (any
-    /// text, `/` included, for paths).
+    /// text, `/` included, for paths); anything else in braces (another operator such as
+    /// `{?q}`, a list `{a,b}`, a modifier, an empty or repeated name) is refused by
+    /// [`crate::Server::add_template`].
+    ///
+    /// Variables reach the reader percent-decoded, as RFC 6570 matching gives them: "one path
+    /// segment" is of the URI as sent, so `notes://..%2F..%2Fetc%2Fpasswd` gives `{name}` the
+    /// value `../../etc/passwd`. A reader that makes a path or a query of a value must check
+    /// it (for `/`, `..`, a NUL) as it would any input from the client.
     pub fn new(
         uri_template: impl Into<String>,
         name: impl Into<String>,
@@ -265,7 +272,8 @@ impl ResourceTemplate {
         self.template.variables()
     }
 
-    /// Suggestions for one variable in `completion/complete`.
+    /// Suggestions for one variable in `completion/complete`; a name that is not one of the
+    /// template's variables is refused by [`crate::Server::add_template`].
     pub fn complete(
         mut self,
         variable: impl Into<String>,
@@ -277,6 +285,21 @@ impl ResourceTemplate {
 
     pub(crate) fn listing(&self) -> Value {
         Value::Object(self.meta.clone())
+    }
+
+    /// The template as written (`uriTemplate`).
+    pub(crate) fn text(&self) -> &str {
+        self.meta["uriTemplate"].as_str().unwrap_or_default()
+    }
+
+    /// What makes the template one that cannot be served as written: its text
+    /// ([`UriTemplate::check`]), or a completer for a variable it does not have.
+    pub(crate) fn problem(&self) -> Option<String> {
+        if let Err(why) = UriTemplate::check(self.text()) {
+            return Some(why);
+        }
+        let unknown = self.completers.keys().find(|name| !self.variables().any(|v| v == *name))?;
+        Some(format!("a completer names {unknown:?}, which is not one of its variables"))
     }
 }
 
@@ -320,6 +343,35 @@ impl UriTemplate {
             parts.push(Part::Literal(rest.to_string()));
         }
         UriTemplate { parts }
+    }
+
+    /// Whether `text` is a template this module matches as RFC 6570 would expand it: literal
+    /// text and level 1 `{var}` or `{+var}` expressions, each naming one variable, none twice
+    /// (the [`Self::parse`] of anything else would match what no expansion gives, such as
+    /// `{?q}` taking `?q=1` as the value of a variable named `?q`). The error says what is
+    /// wrong, in lowercase.
+    pub(crate) fn check(text: &str) -> Result<(), String> {
+        let mut names: Vec<&str> = Vec::new();
+        let mut rest = text;
+        loop {
+            let brace = rest.find(['{', '}']);
+            let Some(open) = brace.filter(|&at| rest.as_bytes()[at] == b'{') else {
+                return match brace {
+                    Some(_) => Err("a `}` without its `{`".into()),
+                    None => Ok(()),
+                };
+            };
+            let after = &rest[open + 1..];
+            let close = after.find('}').ok_or("a `{` without its `}`")?;
+            let expression = &after[..close];
+            let name = expression.strip_prefix('+').unwrap_or(expression);
+            check_name(expression, name)?;
+            if names.contains(&name) {
+                return Err(format!("variable {name:?} appears twice"));
+            }
+            names.push(name);
+            rest = &after[close + 1..];
+        }
     }
 
     /// The variables of `uri` if it matches, percent-decoded; `None` otherwise (or when a
@@ -433,6 +485,40 @@ impl UriTemplate {
     }
 }
 
+/// Checks one `{expression}` (given whole, and its variable name without the `+`) for
+/// [`UriTemplate::check`]: RFC 6570 `varname`, `varchar *( ["."] varchar )`, where a varchar is
+/// a letter, a digit, `_` or a `%XX` escape.
+fn check_name(expression: &str, name: &str) -> Result<(), String> {
+    const ONLY: &str = "only {var} and {+var} (RFC 6570 level 1) are supported";
+    match name.chars().next() {
+        None => return Err(format!("an empty expression {{{expression}}}")),
+        Some(op @ ('#' | '.' | '/' | ';' | '?' | '&' | '=' | ',' | '!' | '@' | '|' | '+')) => {
+            return Err(format!("operator {op:?} in {{{expression}}}: {ONLY}"));
+        }
+        Some(_) => {}
+    }
+    if name.contains(',') {
+        return Err(format!("a list of variables {{{expression}}}: {ONLY}, one variable each"));
+    }
+    if name.contains([':', '*']) {
+        return Err(format!("a modifier in {{{expression}}}: {ONLY}"));
+    }
+    let bytes = name.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        let escape = bytes[i] == b'%'
+            && bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+        let dot = bytes[i] == b'.' && i > 0 && bytes[i - 1] != b'.' && i + 1 < bytes.len();
+        if !(escape || dot || bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
+            return Err(format!(
+                "variable name {name:?}: letters, digits, `_`, `%XX` and inner `.` only"
+            ));
+        }
+        i += if escape { 3 } else { 1 };
+    }
+    Ok(())
+}
+
 /// Spends `cost` steps of `budget` (work already done: all that is left when it costs more);
 /// whether there were enough. An empty budget ends every try that follows at once.
 fn charge(budget: &mut usize, cost: usize) -> bool {
@@ -472,6 +558,36 @@ mod tests {
         assert_eq!(vars("x://{a}/{+b}", "x://1/2/3"), Some(vec![pair("a", "1"), pair("b", "2/3")]));
         assert_eq!(vars("x://fixed", "x://fixed"), Some(vec![]));
         assert_eq!(UriTemplate::parse("a/{x}/{+y}").variables().collect::<Vec<_>>(), ["x", "y"]);
+    }
+
+    #[test]
+    fn only_level_1_and_reserved_expressions_pass_the_check() {
+        for good in ["x://{a}", "x://{+a}/{b}", "x://{a}{b}", "x://{a_1.b%41}", "x://{A}-{+B}"] {
+            assert_eq!(UriTemplate::check(good), Ok(()), "{good}");
+        }
+        let refused = |text: &str| UriTemplate::check(text).unwrap_err();
+        assert_eq!(refused("e://{}"), "an empty expression {}");
+        assert_eq!(refused("e://{+}"), "an empty expression {+}");
+        assert_eq!(refused("d://{a}/{a}"), r#"variable "a" appears twice"#);
+        assert_eq!(refused("d://{a}/{+a}"), r#"variable "a" appears twice"#);
+        let only = "only {var} and {+var} (RFC 6570 level 1) are supported";
+        assert_eq!(refused("q://x{?q}"), format!("operator '?' in {{?q}}: {only}"));
+        assert_eq!(refused("q://x{#q}"), format!("operator '#' in {{#q}}: {only}"));
+        assert_eq!(refused("q://x{++q}"), format!("operator '+' in {{++q}}: {only}"));
+        assert_eq!(
+            refused("c://{a,b}"),
+            format!("a list of variables {{a,b}}: {only}, one variable each")
+        );
+        assert_eq!(refused("c://{a*}"), format!("a modifier in {{a*}}: {only}"));
+        assert_eq!(refused("c://{a:3}"), format!("a modifier in {{a:3}}: {only}"));
+        let name = "letters, digits, `_`, `%XX` and inner `.` only";
+        for bad in ["{a b}", "{a..b}", "{a.}", "{a%4}", "{a-b}", "{é}", "{a{b}"] {
+            let inner = &bad[1..bad.len() - 1];
+            assert_eq!(refused(bad), format!("variable name {inner:?}: {name}"), "{bad}");
+        }
+        assert_eq!(refused("x://{a"), "a `{` without its `}`");
+        assert_eq!(refused("x://a}"), "a `}` without its `{`");
+        assert_eq!(refused("x://{a}}"), "a `}` without its `{`");
     }
 
     #[test]

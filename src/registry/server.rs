@@ -305,11 +305,19 @@ impl Server {
     }
 
     /// Registers a resource template; a read whose URI matches no static resource tries the
-    /// templates in registration order. Refused: a template without a `{variable}`.
+    /// templates in registration order. Refused: a template without a `{variable}`, one
+    /// already registered (by its text), and one that is not served as written
+    /// ([`Error::Template`]: not RFC 6570 level 1, or a completer for no variable of it).
     pub fn add_template(&mut self, template: ResourceTemplate) -> Result<(), Error> {
+        let text = || template.text().to_string();
+        if let Some(why) = template.problem() {
+            return Err(Error::Template { template: text(), why });
+        }
         if template.template.variables().next().is_none() {
-            let text = template.meta["uriTemplate"].as_str().unwrap_or_default().to_string();
-            return Err(Error::NoVariable { template: text });
+            return Err(Error::NoVariable { template: text() });
+        }
+        if self.templates.iter().any(|t| t.text() == template.text()) {
+            return Err(Error::Duplicate { kind: DuplicateKind::Template, name: text() });
         }
         self.templates.push(template);
         Ok(())

@@ -64,6 +64,14 @@ fn registration_refuses_duplicates_of_every_kind() {
     let no_variable = server.add_template(template).unwrap_err();
     assert_eq!(no_variable, Error::NoVariable { template: "test://fixed".into() });
     assert_eq!(no_variable.to_string(), r#"resource template "test://fixed" has no {variable}"#);
+    let template = || ResourceTemplate::new("test://{id}", "t", |_, _| Err(ReadError::NotFound));
+    server.add_template(template()).unwrap();
+    let twice = server.add_template(template()).unwrap_err();
+    assert_eq!(
+        twice,
+        Error::Duplicate { kind: DuplicateKind::Template, name: "test://{id}".into() }
+    );
+    assert_eq!(twice.to_string(), r#"duplicate resource template uriTemplate "test://{id}""#);
     let dir = crate::fixture("tree");
     server.add_directory(FileRoot::new(&dir, false, 1024).unwrap()).unwrap();
     let twice = server.add_directory(FileRoot::new(&dir, false, 1024).unwrap()).unwrap_err();
@@ -71,6 +79,39 @@ fn registration_refuses_duplicates_of_every_kind() {
         panic!("{twice:?}")
     };
     assert!(name.starts_with("file:///") && name.ends_with("/fixtures/tree"), "{name}");
+}
+
+/// A template is served as RFC 6570 level 1 would expand it, or refused when it is registered:
+/// `{?q}` matched `q://x?q=1` with a variable named `?q`, and a completer for a variable the
+/// template lacks was never used.
+#[test]
+fn registration_refuses_templates_it_would_not_serve_as_written() {
+    let mut server = Server::new("x", "1");
+    let read =
+        |vars: &baremcp::Vars, _: &mut baremcp::Context| Ok(Contents::Text(format!("{vars:?}")));
+    let only = "only {var} and {+var} (RFC 6570 level 1) are supported";
+    for (text, why) in [
+        ("e://{}", "an empty expression {}".to_string()),
+        ("d://{a}/{a}", r#"variable "a" appears twice"#.into()),
+        ("q://x{?q}", format!("operator '?' in {{?q}}: {only}")),
+        ("c://{a,b}", format!("a list of variables {{a,b}}: {only}, one variable each")),
+    ] {
+        let refused = server.add_template(ResourceTemplate::new(text, "t", read)).unwrap_err();
+        assert_eq!(refused, Error::Template { template: text.into(), why }, "{text}");
+    }
+    let unknown = ResourceTemplate::new("c://{a}", "c", read)
+        .complete("a", baremcp::Completer::values(["1"]))
+        .complete("zzz", baremcp::Completer::values(["1"]));
+    assert_eq!(
+        server.add_template(unknown).unwrap_err().to_string(),
+        r#"resource template "c://{a}": a completer names "zzz", which is not one of its variables"#
+    );
+    // Nothing refused was registered: no template matches, and the capability is not declared.
+    let listed = crate::files::ask(
+        &server,
+        &[json!({"jsonrpc": "2.0", "id": 1, "method": "resources/templates/list"})],
+    );
+    assert_eq!(listed[0]["error"]["code"], -32601, "{listed:?}");
 }
 
 /// The result of one `tools/call` on a fresh 2025-11-25 session.

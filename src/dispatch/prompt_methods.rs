@@ -25,7 +25,7 @@ pub(crate) fn get(
     conn: &mut Conn,
 ) -> Result<Value, ErrorObject> {
     let name = required_str(req, req.params.name, "name")?;
-    let prompt = server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
+    let prompt = server.prompt(&name).ok_or_else(|| {
         ErrorObject::invalid_params(format!("unknown prompt: {name}"))
             .with_data(json!({ "name": name }))
     })?;
@@ -101,10 +101,9 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
         reference["uri"].as_str(),
     ) {
         (Some("ref/prompt"), Some(name), _) => {
-            let prompt =
-                server.prompts.iter().find(|p| p.name == name).ok_or_else(|| {
-                    ErrorObject::invalid_params(format!("unknown prompt: {name}"))
-                })?;
+            let prompt = server
+                .prompt(name)
+                .ok_or_else(|| ErrorObject::invalid_params(format!("unknown prompt: {name}")))?;
             let argument = prompt
                 .arguments
                 .iter()
@@ -125,10 +124,9 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
                 }
                 counted(root.complete(prefix))
             } else {
-                let template =
-                    server.templates.iter().find(|t| t.meta["uriTemplate"] == uri).ok_or_else(
-                        || ErrorObject::invalid_params(format!("unknown resource template: {uri}")),
-                    )?;
+                let template = server.template(uri).ok_or_else(|| {
+                    ErrorObject::invalid_params(format!("unknown resource template: {uri}"))
+                })?;
                 if !template.template.variables().any(|v| v == arg_name) {
                     return Err(unknown_argument());
                 }

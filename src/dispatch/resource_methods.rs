@@ -160,7 +160,7 @@ fn find_and_read(
     uri: &str,
     cx: &mut Context,
 ) -> Result<(Contents, Option<String>), ReadError> {
-    if let Some(resource) = server.resources.iter().find(|r| r.uri == uri) {
+    if let Some(resource) = server.static_resource(uri) {
         return (resource.reader)(cx).map(|c| (c, resource.mime_type.clone()));
     }
     if let Some(read) = server.roots.iter().find_map(|root| root.read_if_here(uri)) {
@@ -181,7 +181,7 @@ fn exists(server: &Server, uri: &str) -> bool {
 
 /// Whether a URI names a resource or matches a template.
 fn exists_beside_roots(server: &Server, uri: &str) -> bool {
-    server.resources.iter().any(|r| r.uri == uri)
+    server.static_resource(uri).is_some()
         || server.templates.iter().any(|t| t.template.matches(uri).is_some())
 }
 

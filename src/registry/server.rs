@@ -422,6 +422,16 @@ impl Server {
         self.resource_index.get(uri).map(|&i| &self.resources[i])
     }
 
+    /// The template whose text is `text`.
+    pub(crate) fn template(&self, text: &str) -> Option<&ResourceTemplate> {
+        self.template_index.get(text).map(|&i| &self.templates[i])
+    }
+
+    /// The prompt named `name`.
+    pub(crate) fn prompt(&self, name: &str) -> Option<&Prompt> {
+        self.prompt_index.get(name).map(|&i| &self.prompts[i])
+    }
+
     /// What the server serves, declared in `initialize` and `server/discover`.
     pub(crate) fn capabilities(&self) -> Value {
         let mut caps = Map::new();

@@ -240,15 +240,18 @@ impl<'a, 'io> Context<'a, 'io> {
     }
 
     /// Sends `notifications/progress` with the request's progress token. Nothing is sent
-    /// without a token, after cancellation, or for a value that does not increase.
+    /// without a token, after cancellation, for a value that does not increase, or for one
+    /// that is not finite (NaN, an infinity: JSON has no such number, and MCP's `progress` is
+    /// a number); a `total` that is not finite is left out, as if unknown.
     pub fn progress(&mut self, progress: f64, total: Option<f64>, message: Option<&str>) {
         let Some(token) = &self.progress_token else { return };
-        if self.cancelled() || self.last_progress.is_some_and(|last| progress <= last) {
+        let stale = self.last_progress.is_some_and(|last| progress <= last);
+        if self.cancelled() || stale || !progress.is_finite() {
             return;
         }
         self.last_progress = Some(progress);
         let mut params = json!({ "progressToken": token, "progress": progress });
-        if let Some(total) = total {
+        if let Some(total) = total.filter(|total| total.is_finite()) {
             params["total"] = json!(total);
         }
         if let Some(message) = message {

@@ -427,6 +427,35 @@ impl std::io::Write for Flushes {
     }
 }
 
+/// MCP's `progress` and `total` are numbers, which NaN and the infinities are not: they were
+/// sent as `null`. A progress that is not finite is not sent; such a total is left out.
+#[test]
+fn progress_that_is_not_a_number_is_not_sent() {
+    let mut server = Server::new("x", "1");
+    let steps = |_: &serde_json::Value, cx: &mut baremcp::Context| {
+        cx.progress(f64::NAN, Some(1.0), Some("nan"));
+        cx.progress(f64::INFINITY, None, Some("infinite"));
+        cx.progress(1.0, Some(f64::INFINITY), Some("one"));
+        cx.progress(2.0, Some(f64::NAN), Some("two"));
+        cx.progress(3.0, Some(4.0), Some("three"));
+        Ok(ToolOutput::text("done"))
+    };
+    server.add_tool(Tool::new("steps", "s", json!({"type": "object"}), steps)).unwrap();
+    let params = json!({"name": "steps", "_meta": {"progressToken": "t"}});
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params});
+    let sent = crate::files::ask(&server, &[request]);
+    let progress: Vec<&serde_json::Value> = sent.iter().map(|m| &m["params"]).collect();
+    assert_eq!(
+        progress[..3],
+        [
+            &json!({"progressToken": "t", "progress": 1.0, "message": "one"}),
+            &json!({"progressToken": "t", "progress": 2.0, "message": "two"}),
+            &json!({"progressToken": "t", "progress": 3.0, "total": 4.0, "message": "three"}),
+        ]
+    );
+    assert_eq!(sent[3]["result"]["content"][0]["text"], "done", "{sent:?}");
+}
+
 #[test]
 fn replies_are_flushed_before_the_server_would_wait() {
     let mut server = Server::new("flush-test", "1");

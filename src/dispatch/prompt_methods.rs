@@ -11,6 +11,7 @@ use crate::dispatch::handler_setup::{
 use crate::dispatch::request::Request;
 use crate::registry::prompt::PromptArgs;
 use crate::registry::server::Server;
+use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
@@ -59,8 +60,15 @@ pub(crate) fn get(
         return interrupted;
     }
     let messages = messages.map_err(|e| ErrorObject::invalid_params(e.to_string()))?;
+    // A message MCP does not allow is the prompt's fault: an internal error that says so,
+    // rather than invalid JSON for the client to trip on.
+    let invalid = |(i, why)| {
+        let message = format!("prompt {name} returned message {i}: {why}");
+        ErrorObject::new(ErrorCode::INTERNAL_ERROR, message)
+    };
+    let messages = messages.iter().enumerate().map(|(i, m)| m.to_value().map_err(|why| (i, why)));
     let mut result =
-        json!({ "messages": messages.iter().map(|m| m.to_value()).collect::<Vec<_>>() });
+        json!({ "messages": messages.collect::<Result<Vec<_>, _>>().map_err(invalid)? });
     if let Some(description) = &prompt.description {
         result["description"] = json!(description);
     }

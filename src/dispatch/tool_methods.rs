@@ -119,7 +119,7 @@ pub(crate) fn call<'a>(
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
                 return interrupted.map(Payload::Value);
             }
-            match outcome {
+            match outcome.map(|result| result.map(|output| output.checked(&name))) {
                 Ok(Ok(output)) => match &registered.output {
                     Some(schema) => check_output(schema, output),
                     None => output,

@@ -32,7 +32,12 @@ impl PromptMessage {
         PromptMessage { role: Role::User, content: Content::Text(text.into()) }
     }
 
-    pub(crate) fn to_value(&self) -> Value {
+    /// The message as `prompts/get` sends it, or why its content is not what MCP allows
+    /// ([`Content::problem`]).
+    pub(crate) fn to_value(&self) -> Result<Value, &'static str> {
+        if let Some(why) = self.content.problem() {
+            return Err(why);
+        }
         let role = match self.role {
             Role::User => "user",
             Role::Assistant => "assistant",
@@ -40,7 +45,7 @@ impl PromptMessage {
         let mut content = Vec::new();
         self.content.write_json(&mut content);
         let content: Value = serde_json::from_slice(&content).unwrap_or(Value::Null);
-        json!({ "role": role, "content": content })
+        Ok(json!({ "role": role, "content": content }))
     }
 }
 

@@ -292,13 +292,36 @@ pub enum Content {
         /// Its MIME type, such as `audio/wav`.
         mime_type: String,
     },
-    /// A link to a resource: `uri` and `name` at least (fields as the MCP `ResourceLink`).
+    /// A link to a resource: an object with the strings `uri` and `name` at least (fields as
+    /// the MCP `ResourceLink`). Any other value is not sent: see [`ToolOutput`].
     ResourceLink(Value),
-    /// An embedded resource: `{"uri", "mimeType"?, "text" | "blob"}`.
+    /// An embedded resource: `{"uri", "mimeType"?, "text" | "blob"}`, the strings of the MCP
+    /// `TextResourceContents` or `BlobResourceContents` (`blob` in base64). Any other value is
+    /// not sent: see [`ToolOutput`].
     Resource(Value),
 }
 
 impl Content {
+    /// Why the block is not what MCP's `ContentBlock` allows, for the two kinds whose fields
+    /// are given as JSON; `None` when it is.
+    pub(crate) fn problem(&self) -> Option<&'static str> {
+        let string = |value: &Value, key: &str| value.get(key).is_some_and(Value::is_string);
+        match self {
+            Content::ResourceLink(link) if !(string(link, "uri") && string(link, "name")) => {
+                Some(r#"a resource_link block needs an object with the strings "uri" and "name""#)
+            }
+            Content::Resource(resource)
+                if !(string(resource, "uri")
+                    && (string(resource, "text") || string(resource, "blob"))) =>
+            {
+                Some(
+                    r#"a resource block needs an object with the strings "uri" and "text" or "blob""#,
+                )
+            }
+            _ => None,
+        }
+    }
+
     /// Appends the block as JSON (`type` first, as MCP documents it).
     pub(crate) fn write_json(&self, out: &mut Vec<u8>) {
         match self {
@@ -356,7 +379,9 @@ fn push_json(out: &mut Vec<u8>, value: &(impl Serialize + ?Sized)) {
 /// What a tool returns: content blocks, optional structured content, and whether it failed.
 ///
 /// A typed handler may return anything that converts into one: `String` and `&str` become
-/// one text block, [`Json`] becomes structured content.
+/// one text block, [`Json`] becomes structured content. An output with a
+/// [`Content::ResourceLink`] or [`Content::Resource`] block whose JSON lacks what MCP requires
+/// of it is not sent: the client gets an `isError` result naming the block instead.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ToolOutput {
     /// The blocks of `content`, in order.
@@ -436,6 +461,17 @@ impl ToolOutput {
     pub fn with(mut self, block: Content) -> ToolOutput {
         self.content.push(block);
         self
+    }
+
+    /// The output, or an error result naming its first block that MCP does not allow
+    /// ([`Content::problem`]): a tool's fault, shown to the client as such rather than sent
+    /// as invalid JSON for it to trip on.
+    pub(crate) fn checked(self, tool: &str) -> ToolOutput {
+        let mut blocks = self.content.iter().enumerate();
+        match blocks.find_map(|(i, block)| Some((i, block.problem()?))) {
+            Some((i, why)) => ToolOutput::error(format!("tool {tool} returned content {i}: {why}")),
+            None => self,
+        }
     }
 
     /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order,

@@ -218,3 +218,50 @@ fn prompts() -> Vec<Prompt> {
             .description("Always refuses"),
     ]
 }
+
+/// A `ResourceLink` or `Resource` block is JSON the handler writes: one MCP does not allow is
+/// the tool's fault, shown as an error result (a prompt's: an internal error), not sent on as
+/// `{"type":"resource_link"}` with no `uri` or `name`, or `"resource":5`.
+#[test]
+fn a_content_block_mcp_does_not_allow_is_an_error_not_invalid_output() {
+    let mut server = Server::new("t", "1");
+    let blocks = |_: &serde_json::Value, _: &mut baremcp::Context| {
+        Ok(ToolOutput::text("x").with(Content::ResourceLink(json!("nope"))))
+    };
+    server.add_tool(Tool::new("link", "l", json!({"type": "object"}), blocks)).unwrap();
+    let embedded = |_: &serde_json::Value, _: &mut baremcp::Context| {
+        let fine = json!({"uri": "a://b", "name": "b"});
+        Ok(ToolOutput::text("x")
+            .with(Content::ResourceLink(fine))
+            .with(Content::Resource(json!(5))))
+    };
+    server.add_tool(Tool::new("embedded", "e", json!({"type": "object"}), embedded)).unwrap();
+    let prompt = Prompt::new("p", |_, _| {
+        let blob = json!({"uri": "a://b", "blob": 7});
+        Ok(vec![
+            PromptMessage::user("hi"),
+            PromptMessage { role: baremcp::Role::User, content: Content::Resource(blob) },
+        ])
+    });
+    server.add_prompt(prompt).unwrap();
+    let call = |id: u64, name: &str| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name}});
+    let get = json!({"jsonrpc": "2.0", "id": 3, "method": "prompts/get", "params": {"name": "p"}});
+    let replies = crate::files::ask(&server, &[call(1, "link"), call(2, "embedded"), get]);
+    let error = |text: &str| json!({"content": [{"type": "text", "text": text}], "isError": true});
+    assert_eq!(
+        replies[0]["result"],
+        error(
+            r#"tool link returned content 1: a resource_link block needs an object with the strings "uri" and "name""#
+        )
+    );
+    assert_eq!(
+        replies[1]["result"],
+        error(
+            r#"tool embedded returned content 2: a resource block needs an object with the strings "uri" and "text" or "blob""#
+        )
+    );
+    assert_eq!(
+        replies[2]["error"],
+        json!({"code": -32603, "message": r#"prompt p returned message 1: a resource block needs an object with the strings "uri" and "text" or "blob""#})
+    );
+}

@@ -59,11 +59,10 @@ fn listing(registered: &Registered, legacy: bool) -> Cow<'_, Value> {
 /// the one place the value is.
 ///
 /// [`Tool::structured_text`]: crate::Tool::structured_text
-fn legacy_structured(mut output: ToolOutput) -> ToolOutput {
+fn legacy_structured(output: &mut ToolOutput) {
     if let Some(value) = output.structured.take_if(|value| !value.is_object()) {
         output.content.push(Content::Text(value.to_string()));
     }
-    output
 }
 
 pub(crate) fn call<'a>(
@@ -91,7 +90,7 @@ pub(crate) fn call<'a>(
             .with_data(json!({ "name": name }))
     })?;
 
-    let output = match registered.input.validate(&arguments) {
+    let mut output = match registered.input.validate(&arguments) {
         Err(errors) => ToolOutput::error(format!("invalid arguments for tool {name}:\n{errors}")),
         Ok(()) => {
             if let Some(reply) = crate::dispatch::task_methods::call(
@@ -119,10 +118,11 @@ pub(crate) fn call<'a>(
             if modern && let Some(interrupted) = interrupted(server, req, &cx, &subject) {
                 return interrupted.map(Payload::Value);
             }
-            match outcome.map(|result| result.map(|output| output.checked(&name))) {
-                Ok(Ok(output)) => match &registered.output {
-                    Some(schema) => check_output(schema, output),
-                    None => output,
+            match outcome {
+                Ok(Ok(output)) => match (output.refused(&name), &registered.output) {
+                    (Some(refused), _) => refused,
+                    (None, Some(schema)) => check_output(schema, output),
+                    (None, None) => output,
                 },
                 Ok(Err(error)) => ToolOutput::error(error.to_string()),
                 // The panic hook has already reported it on stderr.
@@ -146,7 +146,9 @@ pub(crate) fn call<'a>(
         drop(arguments);
     }
     let server_info = matches!(req.era(), Era::Modern(_)).then(|| server.info_json());
-    let output = if server_info.is_none() { legacy_structured(output) } else { output };
+    if server_info.is_none() {
+        legacy_structured(&mut output);
+    }
     let mut json = std::mem::take(&mut session.spare);
     output.write_json(&mut json, server_info, registered.tool.structured_text);
     req.tool = Some((name, output.is_error));

@@ -463,15 +463,13 @@ impl ToolOutput {
         self
     }
 
-    /// The output, or an error result naming its first block that MCP does not allow
-    /// ([`Content::problem`]): a tool's fault, shown to the client as such rather than sent
-    /// as invalid JSON for it to trip on.
-    pub(crate) fn checked(self, tool: &str) -> ToolOutput {
+    /// An error result naming the output's first block that MCP does not allow
+    /// ([`Content::problem`]), to send in its place: a tool's fault, shown to the client as
+    /// such rather than sent as invalid JSON for it to trip on. `None` for a valid output.
+    pub(crate) fn refused(&self, tool: &str) -> Option<ToolOutput> {
         let mut blocks = self.content.iter().enumerate();
-        match blocks.find_map(|(i, block)| Some((i, block.problem()?))) {
-            Some((i, why)) => ToolOutput::error(format!("tool {tool} returned content {i}: {why}")),
-            None => self,
-        }
+        let (i, why) = blocks.find_map(|(i, block)| Some((i, block.problem()?)))?;
+        Some(ToolOutput::error(format!("tool {tool} returned content {i}: {why}")))
     }
 
     /// Appends the `CallToolResult` as JSON, written in one pass with fields in sorted order,

@@ -15,7 +15,7 @@ use crate::registry::prompt::Prompt;
 use crate::registry::resource::{Resource, ResourceTemplate};
 use crate::registry::task_tool::{TaskTool, Tasks};
 use crate::registry::tool::Tool;
-use crate::schema::Schema;
+use crate::schema::{Problem, Schema};
 use crate::util::fnv::Fnv;
 use crate::util::stamp::{Stamp, WatchedFile};
 use crate::wire::era;
@@ -268,6 +268,12 @@ impl Server {
         let input = compile("inputSchema", &tool.input_schema)?;
         if tool.input_schema.get("type") != Some(&json!("object")) {
             return Err(Error::NotAnObject { tool: tool.name });
+        }
+        // A boolean is a JSON Schema, but MCP's `Tool.outputSchema` is an object in every era.
+        if let Some(schema) = tool.output_schema.as_ref().filter(|s| !s.is_object()) {
+            let problem = Problem::new("", format!("must be a JSON object, not {schema}"));
+            let problems = vec![problem];
+            return Err(Error::Schema { tool: tool.name, schema: "outputSchema", problems });
         }
         let output = tool.output_schema.as_ref().map(|s| compile("outputSchema", s)).transpose()?;
         if let Some(agrees) = tool.agrees {

@@ -40,6 +40,13 @@ fn registration_refuses_bad_tools() {
         panic!()
     };
     assert_eq!(tool, "d");
+    // A boolean is a JSON Schema, but not what MCP lists as an output schema.
+    let boolean = Tool::new("e", "E", json!({"type": "object"}), noop).output_schema(json!(true));
+    let refused = server.add_tool(boolean).unwrap_err();
+    assert_eq!(
+        refused.to_string(),
+        r#"tool "e": outputSchema does not load: /: must be a JSON object, not true"#
+    );
     // Nothing refused was registered: the refused names are free.
     assert!(server.add_tool(Tool::new("b", "B", json!({"type": "object"}), noop)).is_ok());
 }

@@ -29,7 +29,10 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     {"name": "d", "description": "no run"}
   ],
   "resources": {},
-  "resourceTemplates": [{"uriTemplate": "x://fixed", "name": "t", "run": {"argv": ["echo"]}}],
+  "resourceTemplates": [
+    {"uriTemplate": "x://fixed", "name": "t", "run": {"argv": ["echo"]}},
+    {"uriTemplate": "x://{a,b}", "name": "u", "run": {"argv": ["echo"]}}
+  ],
   "prompts": [{"name": "p", "arguments": [{"name": "a", "required": "yes"}], "messages": []}]
 }"#,
     )
@@ -52,6 +55,7 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         "/tools/4: missing required property \"run\"",
         "/resources: expected array, got object",
         "/resourceTemplates/0/uriTemplate: needs at least one {variable}",
+        "/resourceTemplates/1/uriTemplate: a list of variables {a,b}: only {var} and {+var} (RFC 6570 level 1) are supported, one variable each",
         "/prompts/0/arguments/0/required: expected boolean, got string \"yes\"",
         "/prompts/0/messages: must have at least 1 item, got 0",
     ];

@@ -18,7 +18,7 @@ use super::{
 };
 use baremcp::__private::{StrictError, pointer_to, read_strict, sort_by};
 use baremcp::schema::{Problem, Schema};
-use baremcp::{ReadError, ResourceTemplate, Role};
+use baremcp::{ReadError, ResourceTemplate, Role, Server};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, LoadError> {
@@ -427,8 +427,14 @@ impl Checker<'_> {
             ResourceTemplate::new(uri_template.as_str(), "", |_, _| Err(ReadError::NotFound));
         let known = set_of(parsed.variables().map(String::from));
         // Without a brace the schema has said so; with one, only the parse tells a variable.
+        // What the library would refuse at start (`{?q}`, `{a,b}`, a name twice) is said here,
+        // as the server's registration says it.
         if known.is_empty() && uri_template.contains('{') {
             self.report(&pointer_to(here, "uriTemplate"), "needs at least one {variable}");
+        } else if let Err(baremcp::Error::Template { why, .. }) =
+            Server::new("check", "0").add_template(parsed)
+        {
+            self.report(&pointer_to(here, "uriTemplate"), why);
         }
         let what = "variable of uriTemplate";
         let run = self.run(map.get("run"), &pointer_to(here, "run"), &known, what);

@@ -309,8 +309,12 @@ impl FileRoot {
         // the root down, is a directory `shown` shows (one `lstat` each). So `keys/`, a link to
         // `.ssh/`, suggests nothing, nor does `alias/`, a link to `notes/`.
         let mut dir = self.root.clone();
-        for component in Path::new(dir_part).components() {
+        for (depth, component) in Path::new(dir_part).components().enumerate() {
+            // Nor deeper than listing goes.
             let Component::Normal(name) = component else { return Vec::new() };
+            if depth == MAX_DEPTH {
+                return Vec::new();
+            }
             let Ok(metadata) = fs::symlink_metadata(dir.join(name)) else { return Vec::new() };
             if !matches!(self.shown(&dir, name, metadata.file_type()), Some(Shown::Dir)) {
                 return Vec::new();
@@ -607,6 +611,26 @@ mod tests {
         assert!(values.contains(&"d/f07".to_owned()) && values.contains(&"d/f_ok".to_owned()));
         assert!(!values.contains(&"d/f_env".to_owned()), "a link to a dot-file is no name");
         assert_eq!(root.complete("d/s"), ["d/sub/"]);
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Completion looks no deeper than listing goes: a directory nested past `MAX_DEPTH`
+    /// levels is neither listed nor completed into.
+    #[test]
+    fn completion_goes_no_deeper_than_listing() {
+        let dir = std::env::temp_dir().join(format!("baremcp-deep-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let deepest = "d/".repeat(MAX_DEPTH + 1);
+        fs::create_dir_all(dir.join(&deepest)).unwrap();
+        fs::write(dir.join(&deepest).join("f"), "x").unwrap();
+        fs::write(dir.join("d/g"), "y").unwrap();
+        let root = FileRoot::new(&dir, false, 1 << 20).unwrap();
+        let (listed, _) = root.list(None, 100);
+        let names: Vec<&str> = listed.iter().filter_map(|(_, l)| l["name"].as_str()).collect();
+        assert_eq!(names, ["d/g"]);
+        let last_listed = "d/".repeat(MAX_DEPTH);
+        assert_eq!(root.complete(&last_listed), [format!("{last_listed}d/")]);
+        assert!(root.complete(&deepest).is_empty());
         fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -2,6 +2,7 @@
 //! behind a mutex shared by the serving loop and the task's thread, and the `TaskContext` a
 //! task handler gets.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, SystemTime};
 
@@ -73,6 +74,9 @@ pub(crate) struct Task {
     changed: Condvar,
     /// The size of its input as JSON text: what its thread holds while it runs.
     pub input_bytes: usize,
+    /// Set by its thread as it ends, its input dropped: until then the task holds a thread
+    /// and its input whatever its status says (a cancelled handler runs on until it looks).
+    ended: AtomicBool,
 }
 
 impl Task {
@@ -87,7 +91,8 @@ impl Task {
             answers: Map::new(),
             outcome: None,
         };
-        Task { state: Mutex::new(state), changed: Condvar::new(), input_bytes }
+        let ended = AtomicBool::new(false);
+        Task { state: Mutex::new(state), changed: Condvar::new(), input_bytes, ended }
     }
 
     /// The `CreateTaskResult` that announces it.
@@ -97,15 +102,25 @@ impl Task {
         created
     }
 
-    pub fn is_finished(&self) -> bool {
-        self.lock().status.is_terminal()
+    /// Whether its thread has ended (it is finished then): what the bounds on running tasks
+    /// count, as a task cancelled is finished at once but its thread may run on.
+    pub fn has_ended(&self) -> bool {
+        self.ended.load(Ordering::Acquire)
     }
 
-    /// Finished longer than `TTL` before `now`. A task thread may finish after `now` was
+    /// Its thread has ended: called by that thread last, after [`Task::finish`].
+    pub fn end(&self) {
+        self.ended.store(true, Ordering::Release);
+    }
+
+    /// Finished longer than `TTL` before `now`, its thread ended (a cancelled one still
+    /// running is kept, so that it is counted). A task thread may finish after `now` was
     /// read: that task's age is zero, not an error.
     pub fn expired(&self, now: SystemTime) -> bool {
         let state = self.lock();
-        state.status.is_terminal() && now.duration_since(state.updated).unwrap_or_default() >= TTL
+        self.has_ended()
+            && state.status.is_terminal()
+            && now.duration_since(state.updated).unwrap_or_default() >= TTL
     }
 
     /// A handler that panicked holding the lock leaves consistent state: every change is one
@@ -171,7 +186,8 @@ impl Task {
     }
 
     /// `tasks/cancel`: a task not yet finished is cancelled at once; its handler sees it at
-    /// its next wait or check, and whatever it returns is dropped.
+    /// its next wait or check, and whatever it returns is dropped. Its thread is counted as
+    /// running until then ([`Task::has_ended`]).
     pub fn cancel(&self) {
         let mut state = self.lock();
         if !state.status.is_terminal() {

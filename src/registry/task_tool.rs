@@ -30,15 +30,18 @@ use crate::wire::value::weigh;
 /// The extension's identifier, under `capabilities.extensions`.
 pub const EXTENSION: &str = "io.modelcontextprotocol/tasks";
 
-/// Tasks not yet finished, at most: each holds a thread.
+/// Tasks whose thread has not ended, at most, whatever their status says: a cancelled task is
+/// finished at once, but its handler runs on until it looks ([`Task::has_ended`]).
 const MAX_RUNNING: usize = 64;
-/// Tasks not yet finished that one authenticated caller may have, at most: so that one
-/// caller cannot take every thread from the others.
+/// Tasks whose thread has not ended that one authenticated caller may have, at most: so that
+/// one caller cannot take every thread from the others.
 const MAX_RUNNING_PER_CALLER: usize = 16;
-/// What the inputs of tasks not yet finished take in memory ([`weigh`]), at most, in bytes, all
-/// together: each thread holds its input until it ends. One task alone may have a larger one.
+/// What the inputs of tasks whose thread has not ended take in memory ([`weigh`]), at most, in
+/// bytes, all together: each thread holds its input until it ends. One task alone may have a
+/// larger one.
 const MAX_RUNNING_INPUT_BYTES: usize = 64 << 20;
 /// Tasks kept at most, finished ones included; past it a finished one goes ([`evictable`]).
+/// A task whose thread runs is never dropped: the bounds above count it in the store.
 const MAX_KEPT: usize = 1024;
 /// The results of finished tasks (their JSON text) kept at most, in bytes, all tasks together;
 /// past it finished ones go ([`evictable`]). One result is at most `task::MAX_RESULT_BYTES`.
@@ -171,7 +174,7 @@ impl Tasks {
     ) -> Result<Value, ErrorObject> {
         self.expire();
         let mut store = self.store.borrow_mut();
-        let running = || store.iter().map(|(_, _, t)| t).filter(|t| !t.is_finished());
+        let running = || store.iter().map(|(_, _, t)| t).filter(|t| !t.has_ended());
         if running().count() >= MAX_RUNNING {
             return Err(ErrorObject::new(
                 ErrorCode::INTERNAL_ERROR,
@@ -180,7 +183,7 @@ impl Tasks {
         }
         let owner = caller.map(Principal::binding);
         // Without authentication every client is the one caller `None`: the global cap alone.
-        let mine = store.iter().filter(|(_, o, t)| o.is_some() && *o == owner && !t.is_finished());
+        let mine = store.iter().filter(|(_, o, t)| o.is_some() && *o == owner && !t.has_ended());
         if mine.count() >= MAX_RUNNING_PER_CALLER {
             return Err(ErrorObject::new(
                 ErrorCode::INTERNAL_ERROR,
@@ -216,7 +219,10 @@ impl Tasks {
             .spawn(move || {
                 let mut cx = TaskContext::thread(thread_task.clone(), capabilities);
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&input, &mut cx)));
+                // The task's slot and its input's bytes are free only once both are gone.
+                drop((cx, input));
                 thread_task.finish(outcome);
+                thread_task.end();
             })
             .map_err(|e| {
                 ErrorObject::new(
@@ -252,16 +258,16 @@ impl Tasks {
 }
 
 /// Which task goes when the store is past a bound on `weight` (one per task, or its result's
-/// bytes): the oldest finished one, of weight, of the caller whose tasks weigh the most. A
-/// caller who fills the store loses its own results first, not another's. `None` when no
-/// finished task weighs anything.
+/// bytes): the oldest finished one (its thread ended), of weight, of the caller whose tasks
+/// weigh the most. A caller who fills the store loses its own results first, not another's.
+/// `None` when no such task weighs anything.
 fn evictable(store: &[Kept], weight: impl Fn(&Task) -> usize) -> Option<usize> {
     let mut held: HashMap<&Option<String>, (usize, Option<usize>)> = HashMap::new();
     for (at, (_, owner, task)) in store.iter().enumerate() {
         let w = weight(task);
         let (total, oldest) = held.entry(owner).or_default();
         *total += w;
-        if w > 0 && oldest.is_none() && task.is_finished() {
+        if w > 0 && oldest.is_none() && task.has_ended() {
             *oldest = Some(at);
         }
     }
@@ -287,11 +293,13 @@ pub(crate) fn declared(client_capabilities: Option<&str>) -> Option<Declared> {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
     use serde_json::json;
 
     use super::*;
+    use crate::registry::task;
 
     #[test]
     fn running_tasks_hold_inputs_under_a_byte_bound_one_alone_may_be_larger() {
@@ -312,7 +320,7 @@ mod tests {
         let id = alone.as_str().unwrap();
         tasks.get(id, None).unwrap().cancel();
         let end = Instant::now() + Duration::from_secs(30);
-        while !tasks.get(id, None).unwrap().is_finished() && Instant::now() < end {
+        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
             std::thread::sleep(Duration::from_millis(10));
         }
         let mut ids = vec![start(30).unwrap(), start(30).unwrap()];
@@ -356,7 +364,7 @@ mod tests {
         // Waits (bounded) until the task `id` of `who` has finished.
         let finished = |who: &Principal, id: &str| {
             let end = Instant::now() + Duration::from_secs(30);
-            while !tasks.get(id, Some(who)).unwrap().is_finished() && Instant::now() < end {
+            while !tasks.get(id, Some(who)).unwrap().has_ended() && Instant::now() < end {
                 std::thread::sleep(Duration::from_millis(10));
             }
         };
@@ -385,6 +393,7 @@ mod tests {
             let task = Arc::new(Task::new(0));
             if finished {
                 task.cancel();
+                task.end();
             }
             (String::new(), Some(owner.to_string()), task)
         };
@@ -394,8 +403,52 @@ mod tests {
         store.push(kept("bob", false));
         store.push(kept("bob", false));
         assert_eq!(evictable(&store, |_| 1), Some(0), "as many: the older task goes");
-        let running: Vec<Kept> = store.into_iter().filter(|(_, _, t)| !t.is_finished()).collect();
+        let running: Vec<Kept> = store.into_iter().filter(|(_, _, t)| !t.has_ended()).collect();
         assert_eq!(evictable(&running, |_| 1), None, "a running task never goes");
+        // Nor one cancelled whose thread runs on: it would no longer be counted as running.
+        running[0].2.cancel();
+        assert_eq!(evictable(&running, |_| 1), None, "a cancelled task's thread runs");
+        assert!(!running[0].2.expired(SystemTime::now() + 2 * task::TTL));
+        running[0].2.end();
+        assert_eq!(evictable(&running, |_| 1), Some(0));
+        assert!(running[0].2.expired(SystemTime::now() + 2 * task::TTL));
+    }
+
+    #[test]
+    fn a_cancelled_task_holds_its_slot_until_its_thread_ends() {
+        // Looks at nothing but `release` (for 30 s at most), as a handler busy between checks.
+        let release = Arc::new(AtomicBool::new(false));
+        let busy = {
+            let release = release.clone();
+            move |_: &Value, _: &mut TaskContext| {
+                let end = Instant::now() + Duration::from_secs(30);
+                while !release.load(Ordering::Acquire) && Instant::now() < end {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Ok(ToolOutput::text("done"))
+            }
+        };
+        let (_, spec) = TaskTool::new("busy", "Busy", json!({"type": "object"}), busy).split();
+        let tasks = Tasks::default();
+        let start = || tasks.start(&spec, json!({}), Declared::default(), None);
+        let ids: Vec<String> = (0..MAX_RUNNING)
+            .map(|_| start().unwrap()["taskId"].as_str().unwrap().to_string())
+            .collect();
+        for id in &ids {
+            tasks.get(id, None).unwrap().cancel();
+        }
+        // Each is cancelled as the client sees it, but each thread runs: none is free (before,
+        // a client cancelling what it started could have any number of threads).
+        assert_eq!(tasks.get(&ids[0], None).unwrap().detailed(&ids[0])["status"], "cancelled");
+        let refused = start().unwrap_err();
+        assert_eq!(refused.message, "too many running tasks (at most 64)");
+        release.store(true, Ordering::Release);
+        let end = Instant::now() + Duration::from_secs(30);
+        while ids.iter().any(|id| !tasks.get(id, None).unwrap().has_ended()) {
+            assert!(Instant::now() < end, "the task threads did not end");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(start().is_ok(), "the threads ended: their slots are free");
     }
 
     #[test]
@@ -411,7 +464,7 @@ mod tests {
             let created = tasks.start(&spec, json!({ "bytes": bytes }), Declared::default(), None);
             let id = created.unwrap()["taskId"].as_str().unwrap().to_string();
             let end = Instant::now() + Duration::from_secs(30);
-            while !tasks.get(&id, None).unwrap().is_finished() && Instant::now() < end {
+            while !tasks.get(&id, None).unwrap().has_ended() && Instant::now() < end {
                 std::thread::sleep(Duration::from_millis(10));
             }
             id

@@ -137,6 +137,9 @@ pub(crate) struct Conn<'io> {
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
+    /// Why the input ended while a handler waited on the client, if a read failed: the
+    /// handler was told the client is gone, and the loop's next read reports the error.
+    read_error: Option<io::Error>,
     /// Who sends the input, when the transport authenticated it (HTTP).
     principal: Option<&'io Principal>,
     /// The trace context the transport carried beside the input (HTTP's `traceparent`).
@@ -157,6 +160,7 @@ impl<'io> Conn<'io> {
             max_line,
             next_request: 0,
             eof: false,
+            read_error: None,
             principal: None,
             trace: None,
             input_fd: None,
@@ -174,6 +178,7 @@ impl<'io> Conn<'io> {
             max_line: 0,
             next_request: 0,
             eof: false,
+            read_error: None,
             principal: None,
             trace: None,
             input_fd: None,
@@ -213,7 +218,8 @@ impl<'io> Conn<'io> {
         matches!(&self.input, Input::Messages(inbox) if inbox.closed())
     }
 
-    /// The next input line into `line`: queued lines first, then the reader.
+    /// The next input line into `line`: queued lines first, then the reader, or once the
+    /// input ended, the error a read failed with while a handler waited.
     pub fn next_line(&mut self, line: &mut Vec<u8>) -> io::Result<Line> {
         match self.queue.pop_front() {
             Some(Queued::Line(bytes)) => {
@@ -225,7 +231,7 @@ impl<'io> Conn<'io> {
                 *line = head;
                 Ok(Line::TooLong)
             }
-            None if self.eof => Ok(Line::Eof),
+            None if self.eof => self.read_error.take().map_or(Ok(Line::Eof), Err),
             None => match &mut self.input {
                 Input::Lines { reader, lines } => lines.read(*reader, line),
                 Input::Messages(_) => Ok(Line::Eof),
@@ -352,7 +358,8 @@ impl<'io> Conn<'io> {
     /// The next whole line read while a handler waits for the answer to `ours`. An over-long
     /// line on the way is queued by its head (or refused, past the queue's bound), but for a
     /// response, which gets no reply: the answer to `ours` is an invalid one, another is
-    /// dropped. The end of input is the client gone.
+    /// dropped. The end of input is the client gone, and so is a failed read (its error kept
+    /// for the loop, which returns it).
     fn read_while_waiting(&mut self, ours: &Id) -> Result<Vec<u8>, ClientError> {
         loop {
             let mut line = Vec::new();
@@ -379,8 +386,13 @@ impl<'io> Conn<'io> {
                 Ok(Line::TooLong) => {
                     self.refuse(Id::in_head(&line).as_ref(), ErrorObject::too_large())
                 }
-                Ok(Line::Eof) | Err(_) => {
+                Ok(Line::Eof) => {
                     self.eof = true;
+                    return Err(ClientError::Disconnected);
+                }
+                Err(error) => {
+                    self.eof = true;
+                    self.read_error = Some(error);
                     return Err(ClientError::Disconnected);
                 }
             }

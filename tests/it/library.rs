@@ -525,6 +525,64 @@ fn replies_are_flushed_before_the_server_would_wait() {
     );
 }
 
+/// Input whose read fails once what it holds is read, as a disk gone would.
+struct ThenFails(&'static [u8]);
+
+impl std::io::Read for ThenFails {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = std::io::Read::read(&mut std::io::BufRead::fill_buf(self)?, buf)?;
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+impl std::io::BufRead for ThenFails {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        match self.0 {
+            [] => Err(std::io::Error::other("disk gone")),
+            rest => Ok(rest),
+        }
+    }
+    fn consume(&mut self, n: usize) {
+        self.0 = &self.0[n..];
+    }
+}
+
+#[test]
+fn a_read_that_fails_while_a_handler_waits_on_the_client_ends_serve_with_its_error() {
+    let mut server = Server::new("x", "1");
+    let ask = |_: &serde_json::Value, cx: &mut baremcp::Context| {
+        let answer = cx.elicit("Name?", json!({"type": "object"}));
+        Ok(ToolOutput::text(format!("{answer:?}")))
+    };
+    server.add_tool(Tool::new("ask", "Asks", json!({"type": "object"}), ask)).unwrap();
+    server
+        .add_tool(Tool::new("plain", "Asks not", json!({"type": "object"}), |_, _| {
+            Ok(ToolOutput::text("plain"))
+        }))
+        .unwrap();
+    for tool in ["plain", "ask"] {
+        let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let call =
+            json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool}});
+        let text = format!("{init}\n{call}\n");
+        let mut output = Vec::new();
+        let served = server.serve(&mut ThenFails(text.leak().as_bytes()), &mut output);
+        // The handler is told the client is gone, and its reply written; before, serve then
+        // returned Ok(()) as at the end of input, the error lost.
+        let error = served.expect_err(tool);
+        assert_eq!(error.to_string(), "disk gone", "{tool}");
+        let output = String::from_utf8(output).unwrap();
+        let reply: serde_json::Value =
+            serde_json::from_str(output.lines().last().unwrap()).unwrap();
+        assert_eq!(reply["id"], 1, "{tool}: {output}");
+        if tool == "ask" {
+            let text = reply["result"]["content"][0]["text"].as_str().unwrap();
+            assert!(text.starts_with("Err(Disconnected"), "{text}");
+        }
+    }
+}
+
 #[test]
 fn question_mark_in_a_reader_or_a_prompt_refuses_with_the_error_text() {
     let missing = crate::scratch("question-mark-reader").join("missing.txt");

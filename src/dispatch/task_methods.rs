@@ -57,6 +57,31 @@ pub(crate) fn call(
     Some(server.tasks.start(spec, input, capabilities, conn.principal()).map(Payload::Value))
 }
 
+/// What `tools/list` says of the task tool `name` to the client of `req`, as
+/// `execution.taskSupport`: what a call from this client will do, or `None` for a plain call,
+/// as for any other tool. `optional`: a call may become a task (the extension declared);
+/// `required`: it runs only as a task (a 2026-07-28 client without the extension is refused).
+/// A legacy session never gets a task, so it sees no `execution`: told `required` (in
+/// 2025-11-25, "clients MUST invoke the tool as a task"), a client would not call a tool that
+/// runs inline for it. The field is 2025-11-25's; 2026-07-28 and the extension define none, so
+/// there it is a hint beside the tool.
+pub(crate) fn listed_support<'s>(
+    server: &'s Server,
+    req: &Request,
+) -> impl Fn(&str) -> Option<&'static str> + 's {
+    let modern = matches!(req.era(), crate::wire::era::Era::Modern(_));
+    let extension =
+        modern && server.tasks.any() && declared(req.meta.client_capabilities).is_some();
+    move |name| {
+        let spec = server.tasks.specs.get(name).filter(|_| modern)?;
+        match (spec.required, extension) {
+            (true, _) => Some("required"),
+            (false, true) => Some("optional"),
+            (false, false) => None,
+        }
+    }
+}
+
 /// The three task methods, for a client that declared the extension; a task is found only
 /// for the caller (`principal`) that started it.
 pub(crate) fn handle(

@@ -31,26 +31,32 @@ pub(crate) const KEPT_WEIGHT: usize = 16 << 10;
 pub(crate) fn list(server: &Server, req: &Request) -> Result<Value, ErrorObject> {
     let (tools, next) = page(&server.tools, req.params.cursor, server.page_size, "tools")?;
     let legacy = matches!(req.era(), Era::Legacy);
-    let tools: Vec<Cow<Value>> = tools.iter().map(|t| listing(t, legacy)).collect();
+    // A task tool says how it runs for this client: that depends on the request.
+    let support = crate::dispatch::task_methods::listed_support(server, req);
+    let tools: Vec<Cow<Value>> =
+        tools.iter().map(|t| listing(t, legacy, support(&t.tool.name))).collect();
     Ok(listed(server, req, "tools", json!(tools), next))
 }
 
-/// The tool as a session of this era is shown it. Before 2026-07-28 an `outputSchema` must
-/// say `"type": "object"` (the 2025-06-18 and 2025-11-25 schema.json: `structuredContent` is
-/// an object there), so a legacy session is listed the tool without any other output schema;
-/// its results are still checked against it, and sent as [`legacy_structured`] says.
-fn listing(registered: &Registered, legacy: bool) -> Cow<'_, Value> {
+/// The tool as this request is shown it: a task tool with how a call of this client's runs
+/// (`support`), and before 2026-07-28 without an `outputSchema` that does not say `"type":
+/// "object"` (the 2025-06-18 and 2025-11-25 schema.json: `structuredContent` is an object
+/// there); its results are still checked against it, and sent as [`legacy_structured`] says.
+fn listing<'t>(registered: &'t Registered, legacy: bool, support: Option<&str>) -> Cow<'t, Value> {
     let object = |schema: &Value| schema.get("type").and_then(Value::as_str) == Some("object");
-    match &registered.tool.output_schema {
-        Some(schema) if legacy && !object(schema) => {
-            let mut listing = registered.listing.clone();
-            if let Some(fields) = listing.as_object_mut() {
-                fields.remove("outputSchema");
-            }
-            Cow::Owned(listing)
-        }
-        _ => Cow::Borrowed(&registered.listing),
+    let unlisted_output =
+        legacy && registered.tool.output_schema.as_ref().is_some_and(|s| !object(s));
+    if !unlisted_output && support.is_none() {
+        return Cow::Borrowed(&registered.listing);
     }
+    let mut listing = registered.listing.clone();
+    if let Some(fields) = listing.as_object_mut().filter(|_| unlisted_output) {
+        fields.remove("outputSchema");
+    }
+    if let Some(support) = support {
+        listing["execution"] = json!({ "taskSupport": support });
+    }
+    Cow::Owned(listing)
 }
 
 /// Before 2026-07-28 `structuredContent` is an object: a legacy session gets any other

@@ -299,17 +299,14 @@ impl Server {
         Ok(warnings)
     }
 
-    /// Registers a task tool: listed with `execution.taskSupport`, called as a task by clients
-    /// that declare the tasks extension (which `server/discover` then announces), as a plain
-    /// tool by others (see `tasks.rs`). Refused and warned about as [`Server::add_tool`] is.
+    /// Registers a task tool: called as a task by clients that declare the tasks extension
+    /// (which `server/discover` then announces), as a plain tool by others (see `tasks.rs`),
+    /// and listed to each with the `execution.taskSupport` that says which. Refused and warned
+    /// about as [`Server::add_tool`] is.
     pub fn add_task_tool(&mut self, tool: TaskTool) -> Result<Vec<Warning>, Error> {
         let (plain, spec) = tool.split();
         let name = plain.name.clone();
-        let support = if spec.required { "required" } else { "optional" };
         let warnings = self.add_tool(plain)?;
-        if let Some(registered) = self.tools.last_mut() {
-            registered.listing["execution"] = json!({ "taskSupport": support });
-        }
         self.tasks.specs.insert(name, spec);
         Ok(warnings)
     }

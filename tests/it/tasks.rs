@@ -239,6 +239,57 @@ fn a_task_may_ask_before_it_exists_and_the_extension_gates_everything() {
     });
 }
 
+/// Each task tool's `execution.taskSupport` in a `tools/list` result, by name.
+fn task_support(list: &Value) -> Vec<(&str, &str)> {
+    fn listed(tool: &Value) -> Option<(&str, &str)> {
+        Some((tool["name"].as_str()?, tool["execution"]["taskSupport"].as_str()?))
+    }
+    list["tools"].as_array().unwrap().iter().filter_map(listed).collect()
+}
+
+#[test]
+fn task_tools_are_listed_as_they_will_run_for_the_client() {
+    with_server(|c| {
+        let with = c.call("tools/list", json!({})).unwrap();
+        assert_eq!(
+            task_support(&with),
+            [
+                ("slow_compute", "optional"),
+                ("failing_job", "required"),
+                ("protocol_error_job", "optional"),
+                ("confirm_delete", "optional"),
+                ("multi_input", "optional"),
+                ("test_tool_with_task", "required"),
+            ]
+        );
+        // Without the extension an optional one runs inline, a required one is refused.
+        let without = c.call_as(false, "tools/list", json!({})).unwrap();
+        assert_eq!(
+            task_support(&without),
+            [("failing_job", "required"), ("test_tool_with_task", "required")]
+        );
+    });
+    // A legacy session never gets a task: every task tool runs inline, and a client told
+    // `required` (2025-11-25: it MUST invoke the tool as a task) would not call it.
+    let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let input = format!(
+        "{init}\n{}\n{}\n{}\n",
+        json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }),
+        json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "failing_job" } }),
+    );
+    let mut output = Vec::new();
+    crate::everything::server(&[]).serve(&mut input.as_bytes(), &mut output).unwrap();
+    let replies: Vec<Value> = output
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    assert_eq!(task_support(&replies[1]["result"]), []);
+    assert_eq!(replies[2]["result"]["isError"], true, "{}", replies[2]);
+    assert!(replies[2]["result"].get("taskId").is_none());
+}
+
 fn server_info() -> Value {
     json!({ "io.modelcontextprotocol/serverInfo": { "name": "baremcp-everything", "title": "baremcp everything", "version": env!("CARGO_PKG_VERSION") } })
 }

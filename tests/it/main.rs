@@ -85,6 +85,7 @@ mod replay_eof;
 mod replay_order;
 mod schema_suite;
 mod startup;
+mod structured;
 mod tasks;
 mod tidy;
 mod transcripts;

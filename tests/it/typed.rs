@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 
-use baremcp::{Describe, Error, Json, Server, Tool, tool_args};
+use baremcp::{Describe, Error, Server, Tool, tool_args};
 // The replies a server writes to requests, after a legacy initialize.
 use crate::files::ask as served;
 use serde::Deserialize;
@@ -212,7 +212,7 @@ fn serde_default_on_the_struct_requires_nothing() {
     server.add_tool(Tool::typed("e", "e", |_: Empty, _| Ok("empty"))).unwrap();
 }
 
-fn call(id: u64, name: &str, arguments: Value) -> Value {
+pub(crate) fn call(id: u64, name: &str, arguments: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
            "params": {"name": name, "arguments": arguments}})
 }
@@ -532,57 +532,6 @@ fn serde_flags_are_read_in_any_order_and_together() {
     assert!(text.as_str().unwrap().contains(r#"unknown property "zzz""#), "{}", replies[0]);
     // The field's own default (0) comes before the struct's.
     assert_eq!(replies[1]["result"]["content"][0]["text"], "0");
-}
-
-#[test]
-fn structured_content_is_copied_as_text_unless_the_tool_says_not() {
-    let mut server = Server::new("t", "1");
-    let answer = |_: &Value, _: &mut baremcp::Context| Ok(Json(json!({"hour": 12})).into());
-    let object = json!({"type": "object"});
-    server.add_tool(Tool::new("copied", "c", object.clone(), answer)).unwrap();
-    server.add_tool(Tool::new("plain", "p", object, answer).structured_text(false)).unwrap();
-    let replies = served(&server, &[call(1, "copied", json!({})), call(2, "plain", json!({}))]);
-    assert_eq!(
-        replies[0]["result"],
-        json!({"content": [{"type": "text", "text": "{\"hour\":12}"}],
-               "structuredContent": {"hour": 12}})
-    );
-    assert_eq!(replies[1]["result"], json!({"content": [], "structuredContent": {"hour": 12}}));
-}
-
-/// Before 2026-07-28, `structuredContent` is an object and an `outputSchema` says
-/// `"type": "object"` (the 2025-06-18 and 2025-11-25 schema.json); 2026-07-28 allows any value.
-#[test]
-fn a_legacy_session_gets_only_objects_as_structured_content_and_output_schemas() {
-    let mut server = Server::new("t", "1");
-    let object = json!({"type": "object"});
-    let list = |_: &Value, _: &mut baremcp::Context| Ok(Json(vec![1, 2, 3]).into());
-    let nan = |_: &Value, _: &mut baremcp::Context| Ok(Json(f64::NAN).into());
-    let array = json!({"type": "array"});
-    server.add_tool(Tool::new("list", "l", object.clone(), list).output_schema(array)).unwrap();
-    server.add_tool(Tool::new("nan", "n", object.clone(), nan).structured_text(false)).unwrap();
-    let hour = |_: &Value, _: &mut baremcp::Context| Ok(Json(json!({"hour": 12})).into());
-    server.add_tool(Tool::new("hour", "h", object.clone(), hour).output_schema(object)).unwrap();
-    let list_tools = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"});
-    let legacy =
-        served(&server, &[call(1, "list", json!({})), call(2, "nan", json!({})), list_tools]);
-    // The value reaches the client as text alone, even where the tool turned the copy off.
-    assert_eq!(legacy[0]["result"], json!({"content": [{"type": "text", "text": "[1,2,3]"}]}));
-    assert_eq!(legacy[1]["result"], json!({"content": [{"type": "text", "text": "null"}]}));
-    let listed = &legacy[2]["result"]["tools"];
-    assert_eq!(listed[0].get("outputSchema"), None, "{listed}");
-    assert_eq!(listed[2]["outputSchema"], json!({"type": "object"}));
-    // A 2026-07-28 request gets the value and the schema as they are.
-    let modern = |mut request: Value| {
-        request["params"]["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                                            "io.modelcontextprotocol/clientCapabilities": {}});
-        request
-    };
-    let list_tools = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}});
-    let replies = served(&server, &[modern(call(1, "list", json!({}))), modern(list_tools)]);
-    assert_eq!(replies[0]["result"]["structuredContent"], json!([1, 2, 3]));
-    assert_eq!(replies[0]["result"]["content"], json!([{"type": "text", "text": "[1,2,3]"}]));
-    assert_eq!(replies[1]["result"]["tools"][0]["outputSchema"], json!({"type": "array"}));
 }
 
 /// schemars: the recipe documented in the crate docs and docs/library.md, and what our

@@ -54,7 +54,7 @@ pub(crate) fn call(
             }
         }
     };
-    Some(server.tasks.start(spec, input, capabilities, conn.principal()).map(Payload::Value))
+    Some(server.tasks.start(name, spec, input, capabilities, conn.principal()).map(Payload::Value))
 }
 
 /// What `tools/list` says of the task tool `name` to the client of `req`, as

@@ -167,6 +167,7 @@ impl Tasks {
     /// `tasks/get` right after the handle finds it. Returns the `CreateTaskResult`.
     pub fn start(
         &self,
+        name: &str,
         spec: &Spec,
         input: Value,
         capabilities: Declared,
@@ -213,7 +214,7 @@ impl Tasks {
         let id = crate::util::random::random_hex(16);
         let task = Arc::new(Task::new(input_bytes));
         let created = task.created(&id);
-        let (thread_task, handler) = (task.clone(), spec.handler.clone());
+        let (thread_task, handler, name) = (task.clone(), spec.handler.clone(), name.to_owned());
         std::thread::Builder::new()
             .name(format!("task {id}"))
             .spawn(move || {
@@ -221,7 +222,9 @@ impl Tasks {
                 let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&input, &mut cx)));
                 // The task's slot and its input's bytes are free only once both are gone.
                 drop((cx, input));
-                thread_task.finish(outcome);
+                // A block MCP does not allow is the tool's fault, as when it runs inline.
+                let checked = |output: ToolOutput| output.refused(&name).unwrap_or(output);
+                thread_task.finish(outcome.map(|result| result.map(checked)));
                 thread_task.end();
             })
             .map_err(|e| {
@@ -312,7 +315,7 @@ mod tests {
         let tasks = Tasks::default();
         let start = |mib: usize| {
             let input = json!({ "label": "x".repeat(mib << 20) });
-            tasks.start(&spec, input, Declared::default(), None).map(|c| c["taskId"].clone())
+            tasks.start("t", &spec, input, Declared::default(), None).map(|c| c["taskId"].clone())
         };
         let alone = start(80).expect("one task alone may hold more than the bound");
         let refused = start(1).expect_err("none beside it");
@@ -329,7 +332,7 @@ mod tests {
         // Inputs are weighed as they are held, not as their text: 4 bytes of `[[]],` take 200.
         let nested = json!({ "x": vec![json!([[]]); 20_000] });
         assert!(weigh(&nested) > 4 << 20, "{}", weigh(&nested));
-        let refused = tasks.start(&spec, nested, Declared::default(), None);
+        let refused = tasks.start("t", &spec, nested, Declared::default(), None);
         assert!(refused.is_err(), "60 MiB held, and 4 MiB more");
         for id in &ids {
             tasks.get(id.as_str().unwrap(), None).unwrap().cancel();
@@ -349,7 +352,7 @@ mod tests {
         let tasks = Tasks::default();
         let (ann, bob) = (Principal::token("ann"), Principal::token("bob"));
         let start = |who: &Principal, input: Value| {
-            let created = tasks.start(&spec, input, Declared::default(), Some(who));
+            let created = tasks.start("t", &spec, input, Declared::default(), Some(who));
             created.map(|c| c["taskId"].as_str().unwrap().to_string())
         };
         let waiting: Vec<String> = (0..MAX_RUNNING_PER_CALLER)
@@ -430,7 +433,7 @@ mod tests {
         };
         let (_, spec) = TaskTool::new("busy", "Busy", json!({"type": "object"}), busy).split();
         let tasks = Tasks::default();
-        let start = || tasks.start(&spec, json!({}), Declared::default(), None);
+        let start = || tasks.start("busy", &spec, json!({}), Declared::default(), None);
         let ids: Vec<String> = (0..MAX_RUNNING)
             .map(|_| start().unwrap()["taskId"].as_str().unwrap().to_string())
             .collect();
@@ -451,6 +454,27 @@ mod tests {
         assert!(start().is_ok(), "the threads ended: their slots are free");
     }
 
+    /// A task's output is checked as an inline call's is: a block MCP does not allow makes
+    /// an error result naming it, never a result sent as invalid JSON.
+    #[test]
+    fn a_task_s_content_blocks_are_checked_as_an_inline_call_s() {
+        let link = |_: &Value, _: &mut TaskContext| {
+            Ok(ToolOutput::default().with(crate::Content::ResourceLink(json!("x"))))
+        };
+        let (_, spec) = TaskTool::new("link", "Links", json!({"type": "object"}), link).split();
+        let tasks = Tasks::default();
+        let created = tasks.start("link", &spec, json!({}), Declared::default(), None).unwrap();
+        let id = created["taskId"].as_str().unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let result = &tasks.get(id, None).unwrap().detailed(id)["result"];
+        assert_eq!(result["isError"], true, "{result}");
+        let text = result["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(text.starts_with("tool link returned content 0: a resource_link block"), "{text}");
+    }
+
     #[test]
     fn finished_results_are_kept_under_a_byte_bound_the_oldest_going_first() {
         let big = |input: &Value, _: &mut TaskContext| {
@@ -461,7 +485,8 @@ mod tests {
         let tasks = Tasks::default();
         // Starts a task returning `bytes` of text, and waits (bounded) until it has finished.
         let run = |bytes: usize| {
-            let created = tasks.start(&spec, json!({ "bytes": bytes }), Declared::default(), None);
+            let input = json!({ "bytes": bytes });
+            let created = tasks.start("big", &spec, input, Declared::default(), None);
             let id = created.unwrap()["taskId"].as_str().unwrap().to_string();
             let end = Instant::now() + Duration::from_secs(30);
             while !tasks.get(&id, None).unwrap().has_ended() && Instant::now() < end {

@@ -37,6 +37,11 @@ struct Loaded {
     generation: u64,
     stamp: Option<Stamp>,
     looked: Instant,
+    /// A thread is reading the file (one at a time: a read of big RSA keys takes seconds,
+    /// and an older read must not store its keys over a newer one's).
+    reading: bool,
+    /// A reload was asked for while that read ran: the reader reads once more.
+    again: bool,
 }
 
 /// Why a token was refused: its signature, or its claims.
@@ -61,6 +66,8 @@ impl JwksVerifier {
             generation: 0,
             stamp,
             looked: Instant::now(),
+            reading: false,
+            again: false,
         });
         Ok(JwksVerifier { path, audience, issuer, state })
     }
@@ -90,7 +97,7 @@ impl JwksVerifier {
     /// when its stamp changed (looked at most once a second). A file that no longer reads as a
     /// usable set leaves the keys as they were: a half-written file must not lock everyone out.
     /// The file is read and its keys checked outside the lock (an RSA key's check takes 10 ms
-    /// and more): meanwhile the other connections verify with the keys in force.
+    /// and more), by one thread at a time: meanwhile the others verify with the keys in force.
     fn keys(&self, reload: bool) -> (Arc<KeySet>, u64) {
         {
             let mut state = self.lock();
@@ -99,24 +106,33 @@ impl JwksVerifier {
                     state.looked = Instant::now();
                     Stamp::of(&self.path) != state.stamp
                 });
-            if !due {
+            if !due || state.reading {
+                state.again |= due;
+                return (state.keys.clone(), state.generation);
+            }
+            state.reading = true;
+        }
+        loop {
+            let read = read_jwks(&self.path);
+            let mut state = self.lock();
+            match read {
+                Ok((keys, stamp)) => {
+                    log::info!(target: LOG, "{}: read {} key(s)", self.path.display(), keys.len());
+                    state.keys = Arc::new(keys);
+                    state.generation += 1;
+                    state.stamp = stamp;
+                }
+                Err(e) => log::warn!(
+                    target: LOG,
+                    "{}: {e}; keeping the previous keys",
+                    self.path.display()
+                ),
+            }
+            if !std::mem::take(&mut state.again) {
+                state.reading = false;
                 return (state.keys.clone(), state.generation);
             }
         }
-        let read = read_jwks(&self.path);
-        let mut state = self.lock();
-        match read {
-            Ok((keys, stamp)) => {
-                log::info!(target: LOG, "{}: read {} key(s)", self.path.display(), keys.len());
-                state.keys = Arc::new(keys);
-                state.generation += 1;
-                state.stamp = stamp;
-            }
-            Err(e) => {
-                log::warn!(target: LOG, "{}: {e}; keeping the previous keys", self.path.display())
-            }
-        }
-        (state.keys.clone(), state.generation)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Loaded> {

@@ -107,7 +107,7 @@ impl Session {
     /// a reply, which is for the reader to give.
     #[inline]
     pub fn take_in<'a>(&mut self, message: Message<'a>) -> Option<Message<'a>> {
-        let id = |id: Option<Id>| id.map_or("null".into(), |id| id.to_string());
+        let id = |id: Option<Id>| id.map_or("null".into(), |id| Clipped(id.as_json()).to_string());
         match message {
             Message::Notification { method, params } => self.notification(&method, &params),
             Message::Response { id: answers } => {

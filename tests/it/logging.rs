@@ -185,19 +185,43 @@ fn a_client_s_text_stays_on_its_line() {
     let forged = r#"x\n2026-11-28T00:00:00.000Z ERROR baremcp::http: forged\r\u001b[2J"#;
     let input = format!(
         "{{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"{forged}\"}}\n\
-         {{\"jsonrpc\":\"2.0\",\"method\":\"{forged}\"}}\n"
+         {{\"jsonrpc\":\"2.0\",\"method\":\"{forged}\"}}\n\
+         {{\"jsonrpc\":\"2.0\",\"id\":\"\u{9b}2J\",\"result\":{{}}}}\n"
     );
     let lines = logged("baremcp=debug", &input);
     let shown = r"x\n2026-11-28T00:00:00.000Z ERROR baremcp::http: forged\r\u001b[2J";
     assert!(lines.iter().all(|l| !l.contains("ERROR") || l.contains(shown)), "{lines:?}");
-    assert!(lines.iter().all(|l| !l.contains(['\r', '\u{1b}'])), "{lines:?}");
+    assert!(lines.iter().all(|l| !l.contains(['\r', '\u{1b}', '\u{9b}'])), "{lines:?}");
     for expected in [
         format!("INFO  baremcp::request: {shown} id=2 "),
         format!("DEBUG baremcp::session: ignored notification {shown}"),
+        r#"DEBUG baremcp::session: ignored a response to "\u009b2J": no request"#.to_string(),
         format!(
             "DEBUG baremcp::serve: <- {{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"{forged}\"}}"
         ),
     ] {
         assert!(lines.iter().any(|l| l.starts_with(&expected)), "{expected}\n{lines:?}");
     }
+}
+
+/// The proxy's debug lines show a method or id escaped as the server's own lines do.
+#[test]
+fn the_proxy_keeps_a_client_s_text_on_its_line() {
+    let forged = r#"x\nERROR forged\u001b[2J"#;
+    let mut child = baremcp()
+        .args(["proxy", "--", "cat"])
+        .env("RUST_LOG", "debug")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let line = format!("{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"{forged}\"}}\n");
+    child.stdin.take().unwrap().write_all(line.as_bytes()).unwrap();
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child.wait().unwrap();
+    let shown = r"method=x\nERROR forged\u001b[2J id=1";
+    assert_eq!(stderr.matches(shown).count(), 2, "both ways:\n{stderr}");
+    assert!(stderr.lines().all(|l| !l.starts_with("ERROR") && !l.contains('\u{1b}')), "{stderr}");
 }

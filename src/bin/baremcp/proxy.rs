@@ -38,7 +38,9 @@ use super::recording::Recording;
 use super::transcript;
 use super::upstream::{GRACE, Upstream, UpstreamOutput};
 use super::upstream_feed::Outbox;
-use baremcp::__private::{Outline, StrictError, error_response, read_strict, response_in_head};
+use baremcp::__private::{
+    Clipped, Outline, StrictError, error_response, read_strict, response_in_head,
+};
 use baremcp::transport::{Line, LineReader};
 use baremcp::{DEFAULT_MAX_MESSAGE_BYTES, ErrorObject, Id};
 
@@ -332,6 +334,8 @@ fn upstream_to_client(
 fn log_line(direction: &str, line: &str) {
     if log::log_enabled!(log::Level::Debug) {
         let (method, id) = describe(line);
+        // A client's or server's text, on its line (a method may hold a newline).
+        let (method, id) = (Clipped(&method), Clipped(&id));
         log::debug!("{direction}: method={method} id={id}");
     }
 }

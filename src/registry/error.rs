@@ -84,6 +84,7 @@ pub enum Error {
 
 /// What [`Error::Duplicate`] found registered twice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DuplicateKind {
     /// A tool, by name.
     Tool,

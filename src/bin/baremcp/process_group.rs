@@ -291,25 +291,8 @@ static PASSED_ON: AtomicI32 = AtomicI32::new(0);
 static PASSED_ON_NOTICE: AtomicI32 = AtomicI32::new(-1);
 
 /// 18 on Linux; on macOS and the BSDs 18 is SIGTSTP, which would stop the group instead.
-#[cfg(all(
-    unix,
-    not(any(
-        target_vendor = "apple",
-        target_os = "freebsd",
-        target_os = "openbsd",
-        target_os = "netbsd",
-        target_os = "dragonfly"
-    ))
-))]
-const SIGCONT: i32 = 18;
-#[cfg(any(
-    target_vendor = "apple",
-    target_os = "freebsd",
-    target_os = "openbsd",
-    target_os = "netbsd",
-    target_os = "dragonfly"
-))]
-const SIGCONT: i32 = 19;
+#[cfg(unix)]
+const SIGCONT: i32 = if cfg!(any(target_os = "linux", target_os = "android")) { 18 } else { 19 };
 #[cfg(unix)]
 const SIGHUP: i32 = 1;
 #[cfg(unix)]

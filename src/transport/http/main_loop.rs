@@ -197,7 +197,7 @@ pub struct Dispatcher<'s> {
     sessions: HashMap<String, Legacy>,
     /// Open 2026-07-28 `subscriptions/listen` streams, each with its own state, and how it
     /// arrived (its trace context resolved), to be recorded once when it ends.
-    listens: Vec<(Session, Sink, Arrival)>,
+    listens: Vec<(Session, Sink, Opened)>,
     table: Arc<Sessions>,
     readiness: &'s Readiness,
     /// Each request's duration, and its span.
@@ -301,13 +301,13 @@ impl<'s> Dispatcher<'s> {
 
     /// Ends every stream: listen streams get their completion result, GET streams end.
     pub fn end_streams(&mut self) {
-        for (session, sink, arrival) in self.listens.drain(..) {
+        for (session, sink, opened) in self.listens.drain(..) {
             for id in session.streams() {
                 let result = Ok(lifecycle::listen_complete(self.server, id));
                 let mut body = Vec::new();
                 Outbox::new(&mut body).response(Some(id), &result);
                 sink.send(Out::Done(Some((200, body))));
-                self.observer.listen_ended(id, &arrival, &result);
+                self.observer.listen_ended(id, &opened.0, opened.1, &result);
             }
         }
         for legacy in self.sessions.values_mut() {
@@ -321,12 +321,12 @@ impl<'s> Dispatcher<'s> {
         let table = &self.table;
         self.sessions.retain(|id, _| table.contains(id));
         let observer = &mut self.observer;
-        self.listens.retain(|(session, sink, arrival)| {
+        self.listens.retain(|(session, sink, opened)| {
             // A client that closes its stream cancels the subscription (the spec's way): it
             // ended well, with nothing more to say.
             let gone = sink.is_closed();
             for id in session.streams().filter(|_| gone) {
-                observer.listen_ended(id, arrival, &Ok(Payload::Json(Vec::new())));
+                observer.listen_ended(id, &opened.0, opened.1, &Ok(Payload::Json(Vec::new())));
             }
             !gone
         });
@@ -443,8 +443,8 @@ impl<'s> Dispatcher<'s> {
             }
         } else if call.modern && body.is_none() && legacy.state.streams().next().is_some() {
             // `subscriptions/listen`: the request stays open as a stream.
-            let arrival = opened(&call);
-            self.listens.push((legacy.state, call.sink.clone(), arrival));
+            let opened = opened(&call);
+            self.listens.push((legacy.state, call.sink.clone(), opened));
             self.broadcast(updated);
             return;
         }
@@ -508,18 +508,27 @@ fn lend(from: &mut Session, to: &mut Session) {
 }
 
 /// How a `subscriptions/listen` call arrived, with the trace context its span and log line
-/// will name when it ends: `_meta`'s, else its header's (read again: a listen is rare).
-fn opened(call: &Call) -> Arrival {
+/// will name when it ends (`_meta`'s, else its header's), and its protocol version: read
+/// again from its `_meta` (a listen is rare).
+fn opened(call: &Call) -> Opened {
     let mut meta = None;
-    let from_meta = match call.frame(&mut meta) {
+    let (from_meta, version) = match call.frame(&mut meta) {
         Frame::Single(Message::Request { params: ParamsField::Object(params), .. }) => {
-            era::trace_context(params.meta)
+            let version = match era::read_meta(params.meta, None) {
+                Ok(era::RequestMeta { era: era::Era::Modern(version), .. }) => Some(version),
+                _ => None,
+            };
+            (era::trace_context(params.meta), version)
         }
-        _ => None,
+        _ => (None, None),
     };
     let Arrival { received, transport, .. } = call.arrival;
-    Arrival { received, trace: from_meta.or_else(|| call.arrival.trace.clone()), transport }
+    let trace = from_meta.or_else(|| call.arrival.trace.clone());
+    (Arrival { received, trace, transport }, version)
 }
+
+/// How a listen stream arrived and its protocol version ([`opened`]).
+type Opened = (Arrival, Option<&'static str>);
 
 /// One response as JSON bytes (logged at debug level by the outbox).
 fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {

@@ -11,7 +11,7 @@ use crate::dispatch::serve_line::Served;
 use crate::transport::telemetry::otlp::{Exporter, Span, SpanIds};
 use crate::transport::telemetry::server_metrics::{Operation, Outcome, ServerMetrics};
 use crate::util::trace_context::TraceContext;
-use crate::wire::era::{self, MODERN_VERSIONS};
+use crate::wire::era;
 use crate::wire::jsonrpc::{Id, Reply};
 use crate::wire::params::ParamsField;
 
@@ -59,7 +59,13 @@ impl Observer {
     /// `baremcp::request` line, its duration (how long it was open) and its span, once, as
     /// every request is recorded when answered. `arrival.trace` is its trace context, `_meta`'s
     /// or the header's.
-    pub fn listen_ended(&mut self, id: &Id, arrival: &Arrival, reply: &Reply) {
+    pub fn listen_ended(
+        &mut self,
+        id: &Id,
+        arrival: &Arrival,
+        version: Option<&str>,
+        reply: &Reply,
+    ) {
         let method = "subscriptions/listen";
         if Request::logged()
             && let Ok(request) = Request::new(id, method, &ParamsField::Absent)
@@ -67,9 +73,8 @@ impl Observer {
             let micros = arrival.received.elapsed().as_micros();
             request.log_completion(reply, micros, arrival.trace.as_ref());
         }
-        // Its `_meta` was read when it opened: the trace context in `arrival` is what counts.
-        // A listen is 2026-07-28 alone, the one version after the legacy ones.
-        let version = Some(MODERN_VERSIONS[0]);
+        // Its `_meta` was read when it opened: the trace context in `arrival` and `version`
+        // are what count.
         let served = Served { method, id, tool: None, version, meta: None, reply };
         self.served(&served, arrival, None);
     }

@@ -400,7 +400,7 @@ impl Exchange {
         }
     }
 
-    /// Answers with a JSON-RPC error without id, counted as refused for `reason`.
+    /// Answers with a JSON-RPC error saying `why`, counted as refused for `reason`.
     pub fn refuse(
         &mut self,
         head: &Head,
@@ -409,37 +409,24 @@ impl Exchange {
         why: &str,
         close: bool,
     ) -> Outcome {
-        self.refuse_with(head, None, reason, status, why, close)
+        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why);
+        self.refuse_with(head, reason, status, error, close)
     }
 
-    /// [`Exchange::refuse`] for the request being served: the error carries its id.
-    pub fn refuse_id(
+    /// Answers `error` with `status`, counted as refused for `reason`: with the id of the
+    /// request being served, once its body was read and held one (JSON-RPC's `null` is for an
+    /// id that cannot be read: a head refused, a batch, a notification).
+    pub fn refuse_with(
         &mut self,
         head: &Head,
         reason: Refusal,
         status: u16,
-        why: &str,
-        close: bool,
-    ) -> Outcome {
-        let id = std::mem::take(&mut self.id);
-        let outcome =
-            self.refuse_with(head, Id::from_raw(&id).as_ref(), reason, status, why, close);
-        self.id = id;
-        outcome
-    }
-
-    fn refuse_with(
-        &mut self,
-        head: &Head,
-        id: Option<&Id>,
-        reason: Refusal,
-        status: u16,
-        why: &str,
+        error: ErrorObject,
         close: bool,
     ) -> Outcome {
         self.shared.metrics.refused(reason);
-        let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why);
-        let mut response = Response::json(status, error_body(id, error));
+        let body = error_body(Id::from_raw(&self.id).as_ref(), error);
+        let mut response = Response::json(status, body);
         // Busy is for now: the queue or the bodies being read drain within seconds. A peer's
         // streams end as its clients let go of them.
         match reason {
@@ -577,7 +564,7 @@ impl Exchange {
                 // alone could never read it.
                 let why = "subscriptions/listen needs accept: text/event-stream";
                 let error = ErrorObject::new(ErrorCode::INVALID_REQUEST, why);
-                return self.refuse_request(head, &frame, Refusal::NotAcceptable, 406, error);
+                return self.refuse_with(head, Refusal::NotAcceptable, 406, error, false);
             }
             // A listen request stays open: a long-lived stream, counted as one.
             let stream = match listen.then(|| self.open_stream(head)) {
@@ -661,7 +648,7 @@ impl Exchange {
                 self.peer,
             );
             let why = "too many streams open from this address";
-            self.refuse_id(head, Refusal::PeerLimit, 429, why, false)
+            self.refuse(head, Refusal::PeerLimit, 429, why, false)
         })
     }
 }

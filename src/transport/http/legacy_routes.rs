@@ -44,7 +44,7 @@ impl Exchange {
         match (head.header("mcp-session-id"), initialize) {
             (Some(id), _) => match self.shared.table.enter(id, principal.as_deref()) {
                 Ok(session) => Ok((session, false)),
-                Err(_) => Err(self.unknown_session(head, frame)),
+                Err(_) => Err(self.unknown_session(head)),
             },
             (None, Some(request)) => match self.shared.table.create(principal) {
                 Ok(session) => Ok((session, true)),
@@ -70,7 +70,7 @@ impl Exchange {
                     "missing Mcp-Session-Id header: send initialize first, or a 2026-07-28 \
                      request (params._meta with io.modelcontextprotocol/protocolVersion)",
                 );
-                Err(self.refuse_request(head, frame, Refusal::MissingSession, 400, error))
+                Err(self.refuse_with(head, Refusal::MissingSession, 400, error, false))
             }
         }
     }
@@ -103,31 +103,12 @@ impl Exchange {
     }
 
     /// 404 for an unknown or expired session, with the request's id when it has one.
-    pub(super) fn unknown_session(&mut self, head: &Head, frame: &Frame) -> Outcome {
+    pub(super) fn unknown_session(&mut self, head: &Head) -> Outcome {
         let error = ErrorObject::new(
             ErrorCode::SESSION_NOT_FOUND,
             "session not found: send initialize again",
         );
-        self.refuse_request(head, frame, Refusal::UnknownSession, 404, error)
-    }
-
-    /// `error` with `status` for a request `frame` that is refused (by its session, or for what
-    /// its headers lack), with the request's id when it has one (JSON-RPC's `null` is for an id
-    /// that cannot be read).
-    pub(super) fn refuse_request(
-        &mut self,
-        head: &Head,
-        frame: &Frame,
-        reason: Refusal,
-        status: u16,
-        error: ErrorObject,
-    ) -> Outcome {
-        let id = match frame {
-            Frame::Single(Message::Request { id, .. }) => Some(id),
-            _ => None,
-        };
-        self.shared.metrics.refused(reason);
-        self.send(head, Response::json(status, error_body(id, error)), None, false)
+        self.refuse_with(head, Refusal::UnknownSession, 404, error, false)
     }
 
     /// Legacy GET: the session's standalone stream of server messages.
@@ -140,7 +121,7 @@ impl Exchange {
         }
         let session = match self.shared.table.enter(id, principal.as_deref()) {
             Ok(session) => session,
-            Err(_) => return self.unknown_session(head, &Frame::Batch(Vec::new())),
+            Err(_) => return self.unknown_session(head),
         };
         let _counted = match self.open_stream(head) {
             Ok(slot) => slot,
@@ -193,7 +174,7 @@ impl Exchange {
             log::info!(target: LOG, "session {} ended by the client", session_tag(id));
             self.send(head, Response::new(204), Some(id.to_string()), false)
         } else {
-            self.unknown_session(head, &Frame::Batch(Vec::new()))
+            self.unknown_session(head)
         }
     }
 

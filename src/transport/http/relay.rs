@@ -49,7 +49,7 @@ impl Exchange {
             Ok(ticket) => Ok(Handed { rx, closed, ticket }),
             Err(refused) => {
                 self.busy(refused);
-                Err(self.refuse_id(head, Refusal::Busy, 503, BUSY, true))
+                Err(self.refuse(head, Refusal::Busy, 503, BUSY, true))
             }
         }
     }
@@ -196,7 +196,7 @@ impl Exchange {
                     break match stream.take() {
                         Some(sse) => sse.end(&mut self.writer).map(|()| (200, sse.reusable())),
                         None => {
-                            let (status, ..) = self.refuse_id(head, Refusal::Busy, 503, BUSY, true);
+                            let (status, ..) = self.refuse(head, Refusal::Busy, 503, BUSY, true);
                             Ok((status, false))
                         }
                     };

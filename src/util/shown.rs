@@ -35,7 +35,7 @@ pub fn escaped(text: &str, backslash: bool) -> Cow<'_, str> {
 
 /// A client's text in a log line (a method name, an id): cut to 128 bytes (and marked `…`),
 /// since it may be megabytes and the log is no place to copy them to at the client's pace,
-/// and then [`escaped`], backslashes doubled.
+/// and then escaped as `escaped` says, backslashes doubled.
 pub struct Clipped<'t>(pub &'t str);
 
 impl fmt::Display for Clipped<'_> {

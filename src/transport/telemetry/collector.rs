@@ -136,10 +136,8 @@ fn final_status(answer: &mut impl BufRead) -> io::Result<u16> {
         let _ = match (status, chunked, length) {
             (204 | 304, _, _) => Ok(()),
             (_, true, _) => skip_chunks(answer),
-            (_, false, Some(length)) => {
-                io::copy(&mut answer.by_ref().take(length), &mut io::sink()).map(drop)
-            }
-            (_, false, None) => io::copy(answer, &mut io::sink()).map(drop),
+            (_, false, Some(length)) => skip(answer, length),
+            (_, false, None) => skip(answer, u64::MAX),
         };
         return Ok(status);
     }
@@ -171,6 +169,20 @@ fn head(answer: &mut impl BufRead) -> io::Result<(u16, Vec<(String, String)>)> {
     }
 }
 
+/// Reads and drops `n` bytes of `answer`, or what is left of it if fewer.
+fn skip(answer: &mut impl BufRead, mut n: u64) -> io::Result<()> {
+    while n > 0 {
+        let available = answer.fill_buf()?.len();
+        if available == 0 {
+            break;
+        }
+        let taken = usize::try_from(n).map_or(available, |n| n.min(available));
+        answer.consume(taken);
+        n -= taken as u64;
+    }
+    Ok(())
+}
+
 /// Reads a chunked body to its last chunk and trailers (RFC 9112 §7.1).
 fn skip_chunks(answer: &mut impl BufRead) -> io::Result<()> {
     let mut line = String::new();
@@ -181,9 +193,7 @@ fn skip_chunks(answer: &mut impl BufRead) -> io::Result<()> {
         match u64::from_str_radix(size, 16) {
             Ok(0) => break,
             // The chunk and the CRLF after it.
-            Ok(size) => {
-                io::copy(&mut answer.by_ref().take(size.saturating_add(2)), &mut io::sink())?;
-            }
+            Ok(size) => skip(answer, size.saturating_add(2))?,
             Err(_) => return Ok(()),
         }
     }

@@ -26,8 +26,11 @@ pub(crate) fn call(
     conn: &mut Conn,
 ) -> Option<Reply> {
     let spec = server.tasks.specs.get(name)?;
-    let Some(capabilities) = declared(req.meta.client_capabilities) else {
-        let modern = matches!(req.era(), crate::wire::era::Era::Modern(_));
+    // A legacy session never gets a task, whatever its request's `_meta` says: it has no
+    // `tasks/get` to follow one up with.
+    let modern = matches!(req.era(), crate::wire::era::Era::Modern(_));
+    let declared = declared(req.meta.client_capabilities).filter(|_| modern);
+    let Some(capabilities) = declared else {
         return (spec.required && modern).then(|| Err(missing_extension()));
     };
     let input = match &spec.prepare {

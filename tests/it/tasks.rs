@@ -272,11 +272,14 @@ fn task_tools_are_listed_as_they_will_run_for_the_client() {
     // A legacy session never gets a task: every task tool runs inline, and a client told
     // `required` (2025-11-25: it MUST invoke the tool as a task) would not call it.
     let init = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"elicitation":{}},"clientInfo":{"name":"t","version":"1"}}}"#;
+    // Not even one whose `_meta` declares the extension: it has no `tasks/get`.
+    let extension = json!({ "io.modelcontextprotocol/clientCapabilities": { "extensions": { "io.modelcontextprotocol/tasks": {} } } });
     let input = format!(
-        "{init}\n{}\n{}\n{}\n",
+        "{init}\n{}\n{}\n{}\n{}\n",
         json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }),
         json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "failing_job" } }),
+        json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "failing_job", "_meta": extension } }),
     );
     let mut output = Vec::new();
     crate::everything::server(&[]).serve(&mut input.as_bytes(), &mut output).unwrap();
@@ -288,6 +291,7 @@ fn task_tools_are_listed_as_they_will_run_for_the_client() {
     assert_eq!(task_support(&replies[1]["result"]), []);
     assert_eq!(replies[2]["result"]["isError"], true, "{}", replies[2]);
     assert!(replies[2]["result"].get("taskId").is_none());
+    assert_eq!(replies[3]["result"]["isError"], true, "{}", replies[3]);
 }
 
 fn server_info() -> Value {

@@ -9,7 +9,7 @@ use std::time::{Duration, SystemTime};
 use serde_json::{Map, Value, json};
 
 use crate::conn::context::{ClientError, Context};
-use crate::registry::tool::{HandlerError, ToolOutput};
+use crate::registry::tool::ToolOutput;
 use crate::util::encoding::rfc3339;
 use crate::wire::capabilities::Declared;
 use crate::wire::error_code::ErrorCode;
@@ -198,16 +198,16 @@ impl Task {
         self.changed.notify_all();
     }
 
-    pub fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, HandlerError>>) {
+    /// Settles the task with its handler's outcome: its output, its error's text, or the
+    /// panic that ended it.
+    pub fn finish(&self, outcome: std::thread::Result<Result<ToolOutput, String>>) {
         let mut state = self.lock();
         if state.status == Status::Cancelled {
             return;
         }
         let (status, outcome) = match outcome {
             Ok(Ok(output)) => (Status::Completed, result_json(&output)),
-            Ok(Err(error)) => {
-                (Status::Completed, result_json(&ToolOutput::error(error.to_string())))
-            }
+            Ok(Err(error)) => (Status::Completed, result_json(&ToolOutput::error(error))),
             Err(panic) => {
                 let why = panic
                     .downcast_ref::<&str>()

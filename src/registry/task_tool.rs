@@ -148,6 +148,15 @@ pub(crate) struct Tasks {
 /// A task as the store keeps it: its id, who started it, the task.
 type Kept = (String, Option<String>, Arc<Task>);
 
+/// Ends its task when dropped: its thread's last act, however the thread ends.
+struct Ends(Arc<Task>);
+
+impl Drop for Ends {
+    fn drop(&mut self) {
+        self.0.end();
+    }
+}
+
 impl Tasks {
     pub fn any(&self) -> bool {
         !self.specs.is_empty()
@@ -218,14 +227,19 @@ impl Tasks {
         std::thread::Builder::new()
             .name(format!("task {id}"))
             .spawn(move || {
+                // However the thread ends, a panic past the net below included, the task's
+                // slot is free only then.
+                let _ends = Ends(thread_task.clone());
                 let mut cx = TaskContext::thread(thread_task.clone(), capabilities);
-                let outcome = panic::catch_unwind(AssertUnwindSafe(|| handler(&input, &mut cx)));
+                // A block MCP does not allow is the tool's fault, as when it runs inline; an
+                // error's text is the tool's code too, so it is written inside the net.
+                let checked = |output: ToolOutput| output.refused(&name).unwrap_or(output);
+                let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+                    handler(&input, &mut cx).map(checked).map_err(|error| error.to_string())
+                }));
                 // The task's slot and its input's bytes are free only once both are gone.
                 drop((cx, input));
-                // A block MCP does not allow is the tool's fault, as when it runs inline.
-                let checked = |output: ToolOutput| output.refused(&name).unwrap_or(output);
-                thread_task.finish(outcome.map(|result| result.map(checked)));
-                thread_task.end();
+                thread_task.finish(outcome);
             })
             .map_err(|e| {
                 ErrorObject::new(
@@ -452,6 +466,34 @@ mod tests {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert!(start().is_ok(), "the threads ended: their slots are free");
+    }
+
+    /// A handler's error whose text cannot be written (its `Display` panics) fails the task
+    /// and frees its slot, as a panicking handler does.
+    #[test]
+    fn an_error_whose_text_panics_fails_the_task_and_frees_its_slot() {
+        #[derive(Debug)]
+        struct BadText;
+        impl std::fmt::Display for BadText {
+            fn fmt(&self, _: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                panic!("no text")
+            }
+        }
+        impl std::error::Error for BadText {}
+        let bad = |_: &Value, _: &mut TaskContext| -> Result<ToolOutput, HandlerError> {
+            Err(Box::new(BadText))
+        };
+        let (_, spec) = TaskTool::new("bad", "Bad", json!({"type": "object"}), bad).split();
+        let tasks = Tasks::default();
+        let created = tasks.start("bad", &spec, json!({}), Declared::default(), None).unwrap();
+        let id = created["taskId"].as_str().unwrap();
+        let end = Instant::now() + Duration::from_secs(30);
+        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let task = tasks.get(id, None).unwrap();
+        assert!(task.has_ended(), "its thread never ended");
+        assert_eq!(task.detailed(id)["status"], "failed", "{}", task.detailed(id));
     }
 
     /// A task's output is checked as an inline call's is: a block MCP does not allow makes

@@ -242,36 +242,59 @@ containers! {
         |items| json!({"type": "object", "additionalProperties": items});
 }
 
-/// The [`crate::tool_args!`] types whose schemas are being built, outermost first, and the
-/// first type met again inside its own: a type that contains itself (`children: Vec<Node>`
-/// in `Node`) would nest its schema without end, and overflow the stack.
+/// The [`crate::tool_args!`] types whose schemas are being built on this thread, outermost
+/// first, and the first type met again inside its own: a type that contains itself
+/// (`children: Vec<Node>` in `Node`) would nest its schema without end, and overflow the
+/// stack. The record is the thread's, not the value's: a hand-written [`Describe`] between
+/// two of them starts a `Within` of its own (`Vec::<Node>::schema()`), which must still see
+/// the types outside it. The outermost `Within` clears the record when dropped, a panic's
+/// unwinding included.
 #[doc(hidden)]
-#[derive(Default)]
 pub struct Within {
-    building: Vec<TypeId>,
-    recursive: Option<&'static str>,
+    outermost: bool,
+}
+
+thread_local! {
+    static BUILDING: std::cell::RefCell<(Vec<TypeId>, Option<&'static str>)> =
+        const { std::cell::RefCell::new((Vec::new(), None)) };
+}
+
+impl Default for Within {
+    fn default() -> Within {
+        Within { outermost: BUILDING.with_borrow(|(building, _)| building.is_empty()) }
+    }
+}
+
+impl Drop for Within {
+    fn drop(&mut self) {
+        if self.outermost {
+            BUILDING.with_borrow_mut(|state| *state = (Vec::new(), None));
+        }
+    }
 }
 
 impl Within {
     /// Enters `T`'s schema: `false` when it is being built already, which is remembered.
     pub fn enter<T: 'static>(&mut self) -> bool {
         let id = TypeId::of::<T>();
-        if self.building.contains(&id) {
-            self.recursive.get_or_insert(type_name::<T>());
-            return false;
-        }
-        self.building.push(id);
-        true
+        BUILDING.with_borrow_mut(|(building, recursive)| {
+            if building.contains(&id) {
+                recursive.get_or_insert(type_name::<T>());
+                return false;
+            }
+            building.push(id);
+            true
+        })
     }
 
     /// Leaves the schema entered last.
     pub fn leave(&mut self) {
-        self.building.pop();
+        BUILDING.with_borrow_mut(|(building, _)| building.pop());
     }
 
     /// The first type met inside its own schema, by its Rust path.
     pub fn recursive(&self) -> Option<&'static str> {
-        self.recursive
+        BUILDING.with_borrow(|(_, recursive)| *recursive)
     }
 }
 

@@ -477,6 +477,23 @@ tool_args! {
     }
 }
 
+/// A hand-written schema between a type and itself: the loop goes through `Vec::schema`.
+#[derive(Deserialize)]
+struct Children(#[allow(dead_code)] Vec<Branch>);
+
+impl Describe for Children {
+    fn schema() -> Value {
+        Vec::<Branch>::schema()
+    }
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    struct Branch {
+        children: Children,
+    }
+}
+
 #[test]
 fn a_type_that_contains_itself_is_refused_at_registration() {
     // Its schema stops where the type meets itself, rather than overflowing the stack.
@@ -487,6 +504,8 @@ fn a_type_that_contains_itself_is_refused_at_registration() {
                    Tool::typed_with_schema";
     assert_eq!(mismatch(Tool::typed("n", "n", |_: Node, _| Ok(""))), [refused]);
     assert_eq!(mismatch(Tool::typed("f", "f", |_: Forest, _| Ok(""))), [refused]);
+    let branch = mismatch(Tool::typed("b", "b", |_: Branch, _| Ok("")));
+    assert_eq!(branch, [refused.replace("Node", "Branch")]);
 }
 
 tool_args! {

@@ -183,7 +183,7 @@
 //! `"type": ["string", "null"]` for `Option`, and enforces `minimum`, `maximum`,
 //! `minLength`, `pattern` and `enum`. `format` (`uint8`, `email`, ...) is an annotation, as
 //! JSON Schema 2020-12 has it by default: shown to the model, not checked. Each of these is
-//! tested (`tests/it/typed.rs`).
+//! tested (`tests/it/schemars_recipe.rs`).
 //!
 //! # A resource
 //!

@@ -279,6 +279,13 @@ impl Server {
         if let Some(agrees) = tool.agrees {
             let mut problems = Vec::new();
             agrees(&mut problems);
+            // A nested type's own example is the field's too, found by both checks: said once.
+            let mut said = Vec::new();
+            problems.retain(|problem| {
+                let new = !said.contains(problem);
+                said.extend(new.then(|| problem.clone()));
+                new
+            });
             if !problems.is_empty() {
                 return Err(Error::Mismatch { tool: tool.name, problems });
             }

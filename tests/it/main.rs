@@ -84,6 +84,7 @@ mod replay;
 mod replay_eof;
 mod replay_order;
 mod schema_suite;
+mod schemars_recipe;
 mod startup;
 mod structured;
 mod tasks;

@@ -11,7 +11,7 @@ use std::fmt;
 /// shown stands for one text. Borrowed when there is nothing to escape.
 pub fn escaped(text: &str, backslash: bool) -> Cow<'_, str> {
     let escapes = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
-    if !text.contains(|c| escapes(c) || (backslash && c == '\\')) {
+    if !text.chars().any(|c| escapes(c) || (backslash && c == '\\')) {
         return Cow::Borrowed(text);
     }
     let mut out = String::with_capacity(text.len() + 8);

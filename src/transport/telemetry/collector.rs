@@ -124,18 +124,42 @@ pub(super) fn post(endpoint: &Endpoint, body: &str) -> Result<u16, String> {
 /// end, which a collector may keep open): closing with bytes unread would reset the
 /// connection under the collector's feet. Only the status matters.
 fn final_status(answer: &mut impl BufRead) -> io::Result<u16> {
+    let not_http = || io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response");
+    let mut line = Vec::new();
     loop {
-        let (status, fields) = head(answer)?;
+        if read_line(answer, &mut line)? == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed without an answer"));
+        }
+        let status: u16 = line
+            .strip_prefix(b"HTTP/1.")
+            .and_then(|rest| std::str::from_utf8(rest.get(2..5)?).ok()?.parse().ok())
+            .ok_or_else(not_http)?;
+        // Its fields: only how the body is framed matters.
+        let (mut chunked, mut length) = (false, None);
+        loop {
+            if read_line(answer, &mut line)? == 0 {
+                return Err(not_http());
+            }
+            let text = String::from_utf8_lossy(&line);
+            let Some((name, value)) = text.split_once(':') else {
+                if text.trim().is_empty() {
+                    break;
+                }
+                return Err(not_http());
+            };
+            if name.eq_ignore_ascii_case("transfer-encoding") {
+                chunked |= value.to_ascii_lowercase().contains("chunked");
+            } else if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse::<u64>().ok();
+            }
+        }
         // `101 Switching Protocols` ends the HTTP exchange: it is final here (not asked for).
         if (100..200).contains(&status) && status != 101 {
             continue;
         }
-        let field = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v.as_str());
-        let chunked = field("transfer-encoding").is_some_and(|v| v.contains("chunked"));
-        let length = field("content-length").and_then(|n| n.trim().parse::<u64>().ok());
         let _ = match (status, chunked, length) {
             (204 | 304, _, _) => Ok(()),
-            (_, true, _) => skip_chunks(answer),
+            (_, true, _) => skip_chunks(answer, &mut line),
             (_, false, Some(length)) => skip(answer, length),
             (_, false, None) => skip(answer, u64::MAX),
         };
@@ -143,30 +167,10 @@ fn final_status(answer: &mut impl BufRead) -> io::Result<u16> {
     }
 }
 
-/// One response head: its status and its fields (names lowercase, values trimmed).
-fn head(answer: &mut impl BufRead) -> io::Result<(u16, Vec<(String, String)>)> {
-    let not_http = || io::Error::new(io::ErrorKind::InvalidData, "not an HTTP response");
-    let mut line = String::new();
-    if answer.read_line(&mut line)? == 0 {
-        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "closed without an answer"));
-    }
-    let status = line
-        .strip_prefix("HTTP/1.")
-        .and_then(|rest| rest.get(2..5))
-        .and_then(|code| code.parse().ok())
-        .ok_or_else(not_http)?;
-    let mut fields = Vec::new();
-    loop {
-        line.clear();
-        if answer.read_line(&mut line)? == 0 {
-            return Err(not_http());
-        }
-        match line.trim_end().split_once(':') {
-            Some((name, value)) => fields.push((name.to_ascii_lowercase(), value.trim().into())),
-            None if line.trim_end().is_empty() => return Ok((status, fields)),
-            None => return Err(not_http()),
-        }
-    }
+/// Reads one line of `answer` into `line` (emptied first), its end included; 0 at the end.
+fn read_line(answer: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<usize> {
+    line.clear();
+    answer.read_until(b'\n', line)
 }
 
 /// Reads and drops `n` bytes of `answer`, or what is left of it if fewer.
@@ -184,12 +188,11 @@ fn skip(answer: &mut impl BufRead, mut n: u64) -> io::Result<()> {
 }
 
 /// Reads a chunked body to its last chunk and trailers (RFC 9112 §7.1).
-fn skip_chunks(answer: &mut impl BufRead) -> io::Result<()> {
-    let mut line = String::new();
+fn skip_chunks(answer: &mut impl BufRead, line: &mut Vec<u8>) -> io::Result<()> {
     loop {
-        line.clear();
-        answer.read_line(&mut line)?;
-        let size = line.split(';').next().map(str::trim).unwrap_or_default();
+        read_line(answer, line)?;
+        let text = String::from_utf8_lossy(line);
+        let size = text.split(';').next().map(str::trim).unwrap_or_default();
         match u64::from_str_radix(size, 16) {
             Ok(0) => break,
             // The chunk and the CRLF after it.
@@ -197,12 +200,8 @@ fn skip_chunks(answer: &mut impl BufRead) -> io::Result<()> {
             Err(_) => return Ok(()),
         }
     }
-    loop {
-        line.clear();
-        if answer.read_line(&mut line)? == 0 || line.trim_end().is_empty() {
-            return Ok(());
-        }
-    }
+    while read_line(answer, line)? > 0 && !line.trim_ascii().is_empty() {}
+    Ok(())
 }
 
 #[cfg(test)]

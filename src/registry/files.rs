@@ -361,10 +361,13 @@ impl FileRoot {
         wanted: &dyn Fn(&OsStr) -> bool,
     ) -> Option<Vec<(std::ffi::OsString, fs::FileType)>> {
         let entries = self.entries(dir, relative)?;
-        let mut names: Vec<_> = entries
-            .filter_map(|e| e.ok().and_then(|e| Some((e.file_name(), e.file_type().ok()?))))
-            .filter(|(name, _)| wanted(name))
-            .collect();
+        let mut names = Vec::new();
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            if let (true, Ok(kind)) = (wanted(&name), entry.file_type()) {
+                names.push((name, kind));
+            }
+        }
         names.sort_unstable_by(|(a, _), (b, _)| a.as_encoded_bytes().cmp(b.as_encoded_bytes()));
         Some(names)
     }

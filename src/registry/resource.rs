@@ -293,10 +293,10 @@ impl ResourceTemplate {
     }
 
     /// What makes the template one that cannot be served as written: its text
-    /// ([`UriTemplate::check`]), or a completer for a variable it does not have.
+    /// ([`UriTemplate::parse`]), or a completer for a variable it does not have.
     pub(crate) fn problem(&self) -> Option<String> {
-        if let Err(why) = UriTemplate::check(self.text()) {
-            return Some(why);
+        if let Some(why) = &self.template.problem {
+            return Some(why.clone());
         }
         let unknown = self.completers.keys().find(|name| !self.variables().any(|v| v == *name))?;
         Some(format!("a completer names {unknown:?}, which is not one of its variables"))
@@ -310,6 +310,8 @@ const MATCH_BUDGET: usize = 1 << 22;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct UriTemplate {
     parts: Vec<Part>,
+    /// Why it is not served as written ([`Self::parse`]); `None` when it is.
+    problem: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -323,55 +325,45 @@ enum Part {
 }
 
 impl UriTemplate {
+    /// The template `text`, and the first thing that makes it one this module does not match
+    /// as RFC 6570 would expand it (its `problem`): anything but literal text and level 1
+    /// `{var}` or `{+var}` expressions, each naming one variable, none twice (`{?q}` would
+    /// take `?q=1` as the value of a variable named `?q`). The problem is said in lowercase.
     pub(crate) fn parse(text: &str) -> UriTemplate {
-        let mut parts = Vec::new();
+        let (mut parts, mut problem) = (Vec::new(), None);
         let mut rest = text;
-        while let Some(open) = rest.find('{') {
-            let Some(close) = rest[open..].find('}').map(|c| open + c) else { break };
+        while let Some(open) = rest.find(['{', '}']) {
+            let close = rest[open..].find('}').map(|c| open + c);
+            let (true, Some(close)) = (rest.as_bytes()[open] == b'{', close) else {
+                let unmatched = if close == Some(open) {
+                    "a `}` without its `{`"
+                } else {
+                    "a `{` without its `}`"
+                };
+                problem = problem.or(Some(unmatched.to_string()));
+                break;
+            };
             if open > 0 {
                 parts.push(Part::Literal(rest[..open].to_string()));
             }
-            let inner = &rest[open + 1..close];
-            let (reserved, name) = match inner.strip_prefix('+') {
+            let expression = &rest[open + 1..close];
+            let (reserved, name) = match expression.strip_prefix('+') {
                 Some(name) => (true, name),
-                None => (false, inner),
+                None => (false, expression),
             };
+            let twice = parts.iter().any(|p| matches!(p, Part::Var { name: n, .. } if n == name));
+            let checked = check_name(expression, name).and_then(|()| match twice {
+                true => Err(format!("variable {name:?} appears twice")),
+                false => Ok(()),
+            });
+            problem = problem.or(checked.err());
             parts.push(Part::Var { name: name.to_string(), reserved });
             rest = &rest[close + 1..];
         }
         if !rest.is_empty() {
             parts.push(Part::Literal(rest.to_string()));
         }
-        UriTemplate { parts }
-    }
-
-    /// Whether `text` is a template this module matches as RFC 6570 would expand it: literal
-    /// text and level 1 `{var}` or `{+var}` expressions, each naming one variable, none twice
-    /// (the [`Self::parse`] of anything else would match what no expansion gives, such as
-    /// `{?q}` taking `?q=1` as the value of a variable named `?q`). The error says what is
-    /// wrong, in lowercase.
-    pub(crate) fn check(text: &str) -> Result<(), String> {
-        let mut names: Vec<&str> = Vec::new();
-        let mut rest = text;
-        loop {
-            let brace = rest.find(['{', '}']);
-            let Some(open) = brace.filter(|&at| rest.as_bytes()[at] == b'{') else {
-                return match brace {
-                    Some(_) => Err("a `}` without its `{`".into()),
-                    None => Ok(()),
-                };
-            };
-            let after = &rest[open + 1..];
-            let close = after.find('}').ok_or("a `{` without its `}`")?;
-            let expression = &after[..close];
-            let name = expression.strip_prefix('+').unwrap_or(expression);
-            check_name(expression, name)?;
-            if names.contains(&name) {
-                return Err(format!("variable {name:?} appears twice"));
-            }
-            names.push(name);
-            rest = &after[close + 1..];
-        }
+        UriTemplate { parts, problem }
     }
 
     /// The variables of `uri` if it matches, percent-decoded; `None` otherwise (or when a
@@ -486,7 +478,7 @@ impl UriTemplate {
 }
 
 /// Checks one `{expression}` (given whole, and its variable name without the `+`) for
-/// [`UriTemplate::check`]: RFC 6570 `varname`, `varchar *( ["."] varchar )`, where a varchar is
+/// [`UriTemplate::parse`]: RFC 6570 `varname`, `varchar *( ["."] varchar )`, where a varchar is
 /// a letter, a digit, `_` or a `%XX` escape.
 fn check_name(expression: &str, name: &str) -> Result<(), String> {
     const ONLY: &str = "only {var} and {+var} (RFC 6570 level 1) are supported";
@@ -497,10 +489,10 @@ fn check_name(expression: &str, name: &str) -> Result<(), String> {
         }
         Some(_) => {}
     }
-    if name.contains(',') {
+    if name.bytes().any(|b| b == b',') {
         return Err(format!("a list of variables {{{expression}}}: {ONLY}, one variable each"));
     }
-    if name.contains([':', '*']) {
+    if name.bytes().any(|b| b == b':' || b == b'*') {
         return Err(format!("a modifier in {{{expression}}}: {ONLY}"));
     }
     let bytes = name.as_bytes();
@@ -563,9 +555,9 @@ mod tests {
     #[test]
     fn only_level_1_and_reserved_expressions_pass_the_check() {
         for good in ["x://{a}", "x://{+a}/{b}", "x://{a}{b}", "x://{a_1.b%41}", "x://{A}-{+B}"] {
-            assert_eq!(UriTemplate::check(good), Ok(()), "{good}");
+            assert_eq!(UriTemplate::parse(good).problem, None, "{good}");
         }
-        let refused = |text: &str| UriTemplate::check(text).unwrap_err();
+        let refused = |text: &str| UriTemplate::parse(text).problem.unwrap();
         assert_eq!(refused("e://{}"), "an empty expression {}");
         assert_eq!(refused("e://{+}"), "an empty expression {+}");
         assert_eq!(refused("d://{a}/{a}"), r#"variable "a" appears twice"#);

@@ -313,6 +313,14 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::time::{Duration, Instant};
 
+    /// Waits (30 s at most) for the task `id` of `caller` to end.
+    fn ended(tasks: &Tasks, id: &str, caller: Option<&Principal>) {
+        let end = Instant::now() + Duration::from_secs(30);
+        while !tasks.get(id, caller).unwrap().has_ended() && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
     use serde_json::json;
 
     use super::*;
@@ -336,10 +344,7 @@ mod tests {
         assert!(refused.message.contains("inputs would take more than"), "{}", refused.message);
         let id = alone.as_str().unwrap();
         tasks.get(id, None).unwrap().cancel();
-        let end = Instant::now() + Duration::from_secs(30);
-        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        ended(&tasks, id, None);
         let mut ids = vec![start(30).unwrap(), start(30).unwrap()];
         assert!(start(5).is_err(), "30 + 30 + 5 MiB is past 64 MiB");
         ids.push(start(1).unwrap());
@@ -380,10 +385,7 @@ mod tests {
         }
         // Waits (bounded) until the task `id` of `who` has finished.
         let finished = |who: &Principal, id: &str| {
-            let end = Instant::now() + Duration::from_secs(30);
-            while !tasks.get(id, Some(who)).unwrap().has_ended() && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            ended(&tasks, id, Some(who));
         };
         finished(&bob, &bobs);
         for id in &waiting {
@@ -487,10 +489,7 @@ mod tests {
         let tasks = Tasks::default();
         let created = tasks.start("bad", &spec, json!({}), Declared::default(), None).unwrap();
         let id = created["taskId"].as_str().unwrap();
-        let end = Instant::now() + Duration::from_secs(30);
-        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        ended(&tasks, id, None);
         let task = tasks.get(id, None).unwrap();
         assert!(task.has_ended(), "its thread never ended");
         assert_eq!(task.detailed(id)["status"], "failed", "{}", task.detailed(id));
@@ -507,10 +506,7 @@ mod tests {
         let tasks = Tasks::default();
         let created = tasks.start("link", &spec, json!({}), Declared::default(), None).unwrap();
         let id = created["taskId"].as_str().unwrap();
-        let end = Instant::now() + Duration::from_secs(30);
-        while !tasks.get(id, None).unwrap().has_ended() && Instant::now() < end {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        ended(&tasks, id, None);
         let result = &tasks.get(id, None).unwrap().detailed(id)["result"];
         assert_eq!(result["isError"], true, "{result}");
         let text = result["content"][0]["text"].as_str().unwrap_or_default();
@@ -530,10 +526,7 @@ mod tests {
             let input = json!({ "bytes": bytes });
             let created = tasks.start("big", &spec, input, Declared::default(), None);
             let id = created.unwrap()["taskId"].as_str().unwrap().to_string();
-            let end = Instant::now() + Duration::from_secs(30);
-            while !tasks.get(&id, None).unwrap().has_ended() && Instant::now() < end {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            ended(&tasks, &id, None);
             id
         };
         let ids: Vec<String> = (0..6).map(|_| run(15 << 20)).collect();

@@ -223,10 +223,17 @@ impl Guard {
         if !self.authenticates() {
             return Some(Ok(None));
         }
-        // SIGHUP is taken once and passed to every file it concerns, whichever answers.
-        if RELOAD.swap(false, Ordering::Relaxed) {
-            self.tokens.iter().for_each(TokenFile::reread);
-            self.jwks.iter().for_each(JwksVerifier::reread);
+        // SIGHUP is taken once and passed to every file it concerns, by a connection's thread:
+        // the loop reads no file (a key set of big RSA keys takes seconds to check), and hands
+        // the request to its thread instead.
+        if RELOAD.load(Ordering::Relaxed) {
+            if !verify {
+                return None;
+            }
+            if RELOAD.swap(false, Ordering::Relaxed) {
+                self.tokens.iter().for_each(TokenFile::reread);
+                self.jwks.iter().for_each(JwksVerifier::reread);
+            }
         }
         let Some(value) = authorization else {
             return Some(Err(Denied::Missing("no bearer token")));
@@ -241,7 +248,12 @@ impl Guard {
         let now = now_secs();
         // Read before the token is verified: a key set read meanwhile makes the token kept
         // under this one's generation, which the next look-up then passes over.
-        let keys = self.jwks.as_ref().map_or(0, JwksVerifier::generation);
+        let keys = match &self.jwks {
+            None => 0,
+            Some(jwks) if verify => jwks.generation(),
+            // The loop: a key set due to be read again is its thread's to read.
+            Some(jwks) => jwks.generation_if_read()?,
+        };
         let principal = match self.verified.get(token, now, keys) {
             Some(principal) => principal,
             None if !verify => return None,
@@ -658,6 +670,16 @@ mod tests {
         let refused = bearer(&rs256).unwrap_err();
         assert!(matches!(refused, Denied::Invalid(_)), "{refused:?}");
         assert!(bearer(&es256).is_ok());
+        // A new file the loop sees is not read there (a big key set takes seconds): the
+        // request goes to its thread, which reads it.
+        let jwks = guard.jwks.as_ref().unwrap();
+        let before = jwks.generation();
+        std::fs::write(&file, all.to_string()).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        assert!(known(&es256).is_none(), "a read due is its thread's");
+        assert_eq!(jwks.generation_if_read(), None);
+        assert!(bearer(&rs256).is_ok(), "read on the thread: the RSA key is back");
+        assert_eq!(jwks.generation_if_read(), Some(before + 1));
         let _ = std::fs::remove_dir_all(&dir);
     }
 

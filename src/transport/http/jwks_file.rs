@@ -93,6 +93,20 @@ impl JwksVerifier {
         self.keys(false).1
     }
 
+    /// [`JwksVerifier::generation`] without reading the file: `None` when it is due to be read
+    /// again (its stamp changed), which a thread that may wait does; the dispatching loop asks
+    /// this.
+    pub(crate) fn generation_if_read(&self) -> Option<u64> {
+        let mut state = self.lock();
+        if !state.reading && state.looked.elapsed() >= LOOK_EVERY {
+            if Stamp::of(&self.path) != state.stamp {
+                return None;
+            }
+            state.looked = Instant::now();
+        }
+        Some(state.generation)
+    }
+
     /// The key set now, and its generation: the file is read again when `reload` is set, or
     /// when its stamp changed (looked at most once a second). A file that no longer reads as a
     /// usable set leaves the keys as they were: a half-written file must not lock everyone out.

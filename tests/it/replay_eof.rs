@@ -50,6 +50,21 @@ fn a_server_that_answers_at_end_of_input_replays() {
     let (report, ok) = replay(&["--update", &path, "--", "sh", "-c", script]);
     assert!(ok, "{report}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
+    // A text that does not say where its input ends gets the end written in, above what the
+    // server wrote once it had ended, and replays then.
+    let unsaid = text.replace(&format!("{END_OF_INPUT}\n"), "");
+    std::fs::write(&path, unsaid.replace("<-- {\"jsonrpc\":\"2.0\",\"method\"", "# x")).unwrap();
+    let (report, ok) = replay(&["--update", &path, "--", "sh", "-c", script]);
+    assert!(ok, "{report}");
+    let updated = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        updated.ends_with(&format!(
+            "{END_OF_INPUT}\n<-- {{\"jsonrpc\":\"2.0\",\"method\":\"bye\"}}\n"
+        )),
+        "{updated}"
+    );
+    let (report, ok) = replay(&["--timeout-ms", "3000", &path, "--", "sh", "-c", script]);
+    assert!(ok, "{report}");
 
     // Nothing is sent after the end of input.
     std::fs::write(&path, format!("{text}--> {{}}\n")).unwrap();

@@ -545,6 +545,11 @@ fn record(
             Entry::Note(_) | Entry::Expect(_) => {}
         }
     }
+    // What comes once the input is closed, in a text that does not say where it ends, is
+    // filed after one more client line: the rewrite says where the input ended above it.
+    if !transcript.entries.contains(&Entry::EndOfInput) {
+        sent += 1;
+    }
     drop(server.stdin.take());
     collect(server, &mut out, sent, timeout, None)?;
     Ok(out)

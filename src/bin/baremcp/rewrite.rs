@@ -8,7 +8,7 @@ use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind, Write};
 use std::path::{Path, PathBuf};
 
-use super::transcript::{Entry, Json, first_difference};
+use super::transcript::{END_OF_INPUT, Entry, Json, first_difference};
 
 /// A line the server wrote: how many client lines had been sent before it (the `-->` line it
 /// follows, 0 before the first; the end of input counts as one), and its text, masked.
@@ -28,7 +28,9 @@ const AHEAD: usize = 16;
 /// (that line is added); one above that client line is dropped, as the server no longer
 /// writes it there. An answer with no old line left to take goes right after the last
 /// `<--` line kept below its client line (or right after the client line), so notes below
-/// stay below, and answers stay in the order the server wrote them.
+/// stay below, and answers stay in the order the server wrote them. Answers after one more
+/// client line than the text has (written once replay closed the input of a text that does
+/// not say where) go last, below an end of input written for them.
 pub fn rewrite(text: &str, entries: &[Entry], answers: &[Answer]) -> (String, Vec<Entry>) {
     // The client lines sent before each line, the line after each client line (0 for none),
     // and the old `<--` lines.
@@ -73,7 +75,14 @@ pub fn rewrite(text: &str, entries: &[Entry], answers: &[Answer]) -> (String, Ve
                 out.old(i, Some(answer))
             }
             _ => {
-                out.copy_to(starts[*after]);
+                match starts.get(*after) {
+                    Some(&start) => out.copy_to(start),
+                    None if !out.again.contains(&Entry::EndOfInput) => {
+                        out.copy_to(entries.len());
+                        out.line("", END_OF_INPUT, out.ending, Entry::EndOfInput);
+                    }
+                    None => {}
+                }
                 out.line("<-- ", answer, out.ending, Entry::Expect(answer.clone()));
                 continue;
             }

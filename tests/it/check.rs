@@ -67,6 +67,13 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     }
     assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
 
+    // A `run` that is not an object is that one problem, not also one about `output`.
+    let resource = r#"{"resources":[{"uri":"x://a","name":"t","run":["echo","hi"]}]}"#;
+    std::fs::write(&manifest, resource).unwrap();
+    let stderr = text(&baremcp(&["check", &manifest.to_string_lossy()]).stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.ends_with("/resources/0/run: expected object, got array\n"), "{stderr}");
+
     // A document that is not an object, and a file that is not JSON, are one problem each.
     std::fs::write(&manifest, "[]").unwrap();
     let out = baremcp(&["check", &manifest.to_string_lossy()]);

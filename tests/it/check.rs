@@ -13,6 +13,17 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// A `run` that is not an object is that one problem, not also one about `output`.
+#[test]
+fn a_run_that_is_not_an_object_is_one_problem() {
+    let manifest = crate::scratch("check-run").join("run.json");
+    let resource = r#"{"resources":[{"uri":"x://a","name":"t","run":["echo","hi"]}]}"#;
+    std::fs::write(&manifest, resource).unwrap();
+    let stderr = text(&baremcp(&["check", &manifest.to_string_lossy()]).stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.ends_with("/resources/0/run: expected object, got array\n"), "{stderr}");
+}
+
 #[test]
 fn every_problem_shape_is_reported_with_its_pointer() {
     let dir = crate::scratch("check-shapes");
@@ -66,13 +77,6 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         );
     }
     assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
-
-    // A `run` that is not an object is that one problem, not also one about `output`.
-    let resource = r#"{"resources":[{"uri":"x://a","name":"t","run":["echo","hi"]}]}"#;
-    std::fs::write(&manifest, resource).unwrap();
-    let stderr = text(&baremcp(&["check", &manifest.to_string_lossy()]).stderr);
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.ends_with("/resources/0/run: expected object, got array\n"), "{stderr}");
 
     // A document that is not an object, and a file that is not JSON, are one problem each.
     std::fs::write(&manifest, "[]").unwrap();

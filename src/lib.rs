@@ -362,7 +362,7 @@ pub mod __private {
     pub use crate::transport::http::{hs256, is_scope_token};
     pub use crate::util::encoding::{percent_encode_path, rfc3339};
     pub use crate::util::poll::{RawFd, readable_within, writable_within};
-    pub use crate::util::shown::Clipped;
+    pub use crate::util::shown::{Clipped, escaped};
     pub use crate::util::sort::sort_by;
     pub use crate::wire::jsonrpc::{error_response, response_in_head};
     pub use crate::wire::scanner::{RawPart, raw_at, raw_parts};

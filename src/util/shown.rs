@@ -4,13 +4,18 @@
 use std::borrow::Cow;
 use std::fmt;
 
-/// `text` with each control character, and the line and paragraph separators (U+2028,
-/// U+2029), as a JSON string escape (`\n`, `\u001b`), and with `backslash` each backslash
-/// doubled, as inside a JSON string. So the text stays on one line (a client cannot write a
-/// log line of its own), sends a terminal no escape sequence, and with `backslash` each text
+/// `text` with each control character, the line and paragraph separators, the bidirectional
+/// marks, embeddings, overrides and isolates, and the byte order mark as a JSON string escape
+/// (`\n`, `\u001b`, `\u202e`), and with `backslash` each backslash doubled, as inside a JSON
+/// string. So the text stays on one line (a client cannot write a log line of its own), sends
+/// a terminal no escape sequence, shows in the order it is in, and with `backslash` each text
 /// shown stands for one text. Borrowed when there is nothing to escape.
 pub fn escaped(text: &str, backslash: bool) -> Cow<'_, str> {
-    let escapes = |c: char| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}');
+    let escapes = |c: char| {
+        c.is_control()
+            || matches!(c, '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{feff}')
+    };
     if !text.chars().any(|c| escapes(c) || (backslash && c == '\\')) {
         return Cow::Borrowed(text);
     }
@@ -76,6 +81,8 @@ mod tests {
         let long = "\n".repeat(1000);
         assert_eq!(Clipped(&long).to_string(), format!("{}…", "\\n".repeat(128)));
         assert_eq!(escaped("a\\b\tc", false), "a\\b\\tc");
+        // Nor is it shown reordered: the bidirectional overrides and isolates are escaped.
+        assert_eq!(escaped("a\u{202e}b\u{2066}c\u{feff}", false), "a\\u202eb\\u2066c\\ufeff");
         assert!(matches!(escaped("plain é", true), std::borrow::Cow::Borrowed(_)));
     }
 }

@@ -166,31 +166,7 @@ fn printable_lines(lines: &[String]) -> String {
 /// C1 controls too, which JSON leaves raw, and the characters that break, reorder or hide
 /// text on screen (U+2028, U+2029, the bidirectional marks and overrides, U+FEFF).
 pub fn printable(text: &str) -> String {
-    // And what reorders, breaks or hides text without being a control character: the line
-    // and paragraph separators, the bidirectional marks, embeddings, overrides and isolates,
-    // and the byte order mark.
-    let escape = |c: char| {
-        c.is_control()
-            || matches!(c, '\u{2028}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
-            || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{feff}')
-    };
-    if !text.contains(escape) {
-        return text.to_string();
-    }
-    use std::fmt::Write;
-    let mut out = String::with_capacity(text.len() + 16);
-    for c in text.chars() {
-        match c {
-            '\t' => out.push_str("\\t"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            c if escape(c) => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
-            }
-            c => out.push(c),
-        }
-    }
-    out
+    baremcp::__private::escaped(text, false).into_owned()
 }
 
 /// Reads and checks a manifest file.

@@ -253,6 +253,12 @@ impl<'io> Conn<'io> {
         !self.queue.is_empty()
     }
 
+    /// Whether a request of the server's can reach the client now: not over HTTP when the
+    /// request's `Accept` rules out the event stream that would carry it.
+    pub fn can_ask(&self) -> bool {
+        !matches!(&self.input, Input::Messages(inbox) if !inbox.can_ask())
+    }
+
     /// Sends `method` to the client and reads input until the response arrives. `current`
     /// is the client request being served, so that its cancellation ends the wait and its
     /// id is never reused for ours.
@@ -264,9 +270,7 @@ impl<'io> Conn<'io> {
         current: &Id,
     ) -> Result<Value, ClientError> {
         // Nothing would carry the question: the handler hears why, not that the client left.
-        if let Input::Messages(inbox) = &self.input
-            && !inbox.can_ask()
-        {
+        if !self.can_ask() {
             return Err(ClientError::NoEventStream);
         }
         session.waiting_on(current);

@@ -321,8 +321,10 @@ impl<'a, 'io> Context<'a, 'io> {
     /// do without an answer asks only when this is true; asking anyway fails the request with
     /// -32021 in 2026-07-28. A legacy session keeps the names of at most 32 declared
     /// capabilities, each at most 64 bytes long: a longer or later name reads as undeclared.
+    /// Over HTTP a legacy request whose `Accept` rules out an event stream cannot be asked
+    /// anything (the stream would carry the question): then this is `false`.
     pub fn client_supports(&self, capability: &str) -> bool {
-        self.declares(capability)
+        self.declares(capability) && (matches!(self.era, Era::Modern(_)) || self.conn.can_ask())
     }
 
     /// Whether the client declared `capability`: in this request's `_meta` (2026-07-28), or

@@ -100,6 +100,43 @@ fn a_legacy_handler_cannot_ask_a_client_that_takes_json_alone() {
     }
 }
 
+/// A tool that says whether the client may be asked for a sample.
+fn asks() -> baremcp::Server {
+    let mut server = baremcp::Server::new("asks", "1");
+    let supports = |_: &serde_json::Value, cx: &mut baremcp::Context| {
+        Ok(baremcp::ToolOutput::text(cx.client_supports("sampling").to_string()))
+    };
+    let tool = baremcp::Tool::new("supports", "s", json!({"type": "object"}), supports);
+    server.add_tool(tool).unwrap();
+    server
+}
+
+/// What `client_supports` says agrees with what asking would do: no to a legacy request that
+/// takes JSON alone, yes to one that takes an event stream.
+#[test]
+fn a_legacy_client_that_takes_json_alone_is_not_said_to_support_questions() {
+    let server = crate::http_harness::start_with(HttpOptions::default(), asks);
+    let (addr, session) = (server.addr, initialize(server.addr, "2025-11-25"));
+    let call =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "supports"}})
+            .to_string();
+    for (accept, says) in
+        [("application/json", "false"), ("application/json, text/event-stream", "true")]
+    {
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+             Accept: {accept}\r\nMcp-Session-Id: {session}\r\nContent-Length: {}\r\n\r\n{call}",
+            call.len()
+        );
+        let reply = raw(addr, request.as_bytes()).unwrap();
+        let result = match reply.header("content-type") {
+            Some("application/json") => reply.json()["result"].clone(),
+            _ => reply.events().last().unwrap()["result"].clone(),
+        };
+        assert_eq!(result["content"][0]["text"], says, "{accept}: {reply:?}");
+    }
+}
+
 #[test]
 fn listen_streams_stay_open_with_keep_alives_and_closing_them_is_harmless() {
     let server = start(HttpOptions { sse_keepalive_secs: 1, ..HttpOptions::default() });

@@ -242,8 +242,11 @@ impl Guard {
             Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
             _ => return Some(Err(Denied::Missing("authorization is not a bearer token"))),
         };
-        if let Some(principal) = self.tokens.as_ref().and_then(|tokens| tokens.holder(token)) {
-            return Some(Ok(Some(principal)));
+        if let Some(tokens) = &self.tokens {
+            // On the loop, a file due to be read again sends the request to its thread.
+            if let Some(principal) = tokens.holder(token, verify)? {
+                return Some(Ok(Some(principal)));
+            }
         }
         let now = now_secs();
         // Read before the token is verified: a key set read meanwhile makes the token kept

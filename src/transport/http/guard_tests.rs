@@ -270,6 +270,27 @@ fn a_verified_token_is_let_in_again_only_while_its_key_is_in_the_file() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The loop reads no token file: one due to be read again sends the request to its thread,
+/// which reads it.
+#[test]
+fn the_loop_leaves_a_changed_token_file_to_a_thread() {
+    let dir = std::env::temp_dir().join(format!("baremcp-guard-tokens-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("tokens");
+    std::fs::write(&file, "alice old-token\n").unwrap();
+    let options = HttpOptions { auth_token_file: Some(file.clone()), ..HttpOptions::default() };
+    let guard = Guard::new(&options).unwrap();
+    let known = |token: &str| guard.authorize_known(Some(&format!("Bearer {token}")));
+    assert!(matches!(known("old-token"), Some(Ok(Some(_)))));
+    std::fs::write(&file, "alice new-token-written\n").unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1100));
+    assert!(known("old-token").is_none(), "a read due is its thread's");
+    assert!(known("new-token-written").is_none(), "not read on the loop");
+    assert!(guard.authorize(Some("Bearer new-token-written")).is_ok());
+    assert!(guard.authorize(Some("Bearer old-token")).is_err(), "read: the old token is gone");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn flags_that_cannot_work_stop_the_start() {
     let refused = |options: HttpOptions| Guard::new(&options).err().unwrap().to_string();

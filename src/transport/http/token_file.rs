@@ -46,10 +46,15 @@ impl TokenFile {
         self.refresh(&mut state, true);
     }
 
-    /// The principal of `token`, when the file lists it.
-    pub(crate) fn holder(&self, token: &str) -> Option<Arc<Principal>> {
+    /// The principal of `token`, when the file lists it; `None` when the file is due to be read
+    /// again (its stamp changed) and `may_read` is not set: the dispatching loop reads no file
+    /// (a FIFO put in its place would hold every client), a connection's thread does.
+    pub(crate) fn holder(&self, token: &str, may_read: bool) -> Option<Option<Arc<Principal>>> {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         if state.looked.elapsed() >= Duration::from_secs(1) {
+            if !may_read && Stamp::of(&self.path) != state.stamp {
+                return None;
+            }
             self.refresh(&mut state, false);
         }
         // Every token is compared and the match is picked without a branch, so timing does not
@@ -59,7 +64,7 @@ impl TokenFile {
             let mask = usize::from(same(listed, token.as_bytes())).wrapping_neg();
             found ^= (found ^ at) & mask;
         }
-        state.list.get(found).map(|(_, principal)| principal.clone())
+        Some(state.list.get(found).map(|(_, principal)| principal.clone()))
     }
 
     /// Reads the file again when `force`d or when its stamp changed.

@@ -359,6 +359,8 @@ pub mod __private {
     // For the binary: log timestamps, transcript paths, manifest checks, the proxy.
     pub use crate::schema::pointer::{escape_token, pointer_to};
     pub use crate::schema::validate::json_eq as json_equal;
+    #[cfg(unix)]
+    pub use crate::transport::http::ignored;
     pub use crate::transport::http::{hs256, is_scope_token};
     pub use crate::util::encoding::{percent_encode_path, rfc3339};
     pub use crate::util::poll::{RawFd, readable_within, writable_within};

@@ -94,6 +94,21 @@ fn a_second_sigterm_or_a_sigint_skips_the_drain() {
     }
 }
 
+/// A stop signal the server was started ignoring stays ignored (SIGINT in a script's
+/// background job), as a program's default action would; SIGTERM still stops it.
+#[test]
+fn a_sigint_started_ignored_stays_ignored() {
+    let mut command = std::process::Command::new("sh");
+    let script = r#"trap '' INT; exec "$0" --http 127.0.0.1:0 --drain-secs 0"#;
+    command.args(["-c", script, env!("CARGO_BIN_EXE_baremcp")]);
+    let (child, addr, _) = crate::http_harness::spawn_reporting(command);
+    signal(&child, "-INT");
+    std::thread::sleep(Duration::from_millis(300));
+    crate::http_harness::still_serving(addr);
+    let status = terminate(child);
+    assert!(status.success(), "{status}");
+}
+
 #[test]
 fn the_binary_stops_gracefully_on_sigterm_and_refuses_unsafe_binds() {
     let (child, addr) = spawn_http(env!("CARGO_BIN_EXE_baremcp"), &no_drain());

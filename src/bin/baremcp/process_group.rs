@@ -334,28 +334,12 @@ unsafe fn on_stop_signals(handler: extern "C" fn(i32)) {
     for number in [SIGHUP, SIGINT, SIGQUIT, SIGTERM] {
         // Looked at before anything is installed: a handler put in place and then taken back
         // would run for a signal arriving in between, which the user asked to be ignored.
-        if !ignored(number) {
+        if !baremcp::__private::ignored(number) {
             // SAFETY: `signal` takes integers; the handler it installs is safe to run in a
             // signal handler, as the caller promises.
             unsafe { signal(number, handler as usize) };
         }
     }
-}
-
-/// Whether signal `number` is ignored (`SIG_IGN`), asked of `sigaction` without changing it.
-#[cfg(unix)]
-fn ignored(number: i32) -> bool {
-    unsafe extern "C" {
-        fn sigaction(signum: i32, action: *const u8, old: *mut usize) -> i32;
-    }
-    const SIG_IGN: usize = 1;
-    // Room for any `struct sigaction` (152 bytes with glibc or musl, 16 on macOS); its
-    // handler comes first on every target this builds for.
-    let mut old = [0usize; 32];
-    // SAFETY: a null action changes nothing; the old one is written into `old`, which is
-    // larger than the C library's struct and aligned for its pointer-sized first member.
-    let asked = unsafe { sigaction(number, std::ptr::null(), old.as_mut_ptr()) };
-    asked == 0 && old[0] == SIG_IGN
 }
 
 #[cfg(not(unix))]

@@ -63,6 +63,8 @@ use parser::Limits;
 use peer_table::Peers;
 use readiness::Readiness;
 use session_table::Sessions;
+#[cfg(unix)]
+pub use signals::ignored;
 use socket::Listener;
 use stopping::{Closer, DRAIN};
 

@@ -46,7 +46,10 @@ extern "C" fn on_hangup(_signal: i32) {
 
 /// SIGTERM drains then stops the server, SIGINT stops it without the drain; SIGHUP re-reads
 /// the token file and the key set. The handlers only touch a lock-free atomic, which is all a
-/// signal handler may safely do. Elsewhere (Windows) Ctrl-C ends the process as before.
+/// signal handler may safely do. A stop signal the process was started ignoring (SIGINT in a
+/// shell script's background job) stays ignored, as a program's default action would; SIGHUP
+/// is caught all the same (under `nohup`, a reload is what it asks). Elsewhere (Windows)
+/// Ctrl-C ends the process as before.
 #[cfg(unix)]
 pub fn install_signal_handlers() {
     unsafe extern "C" {
@@ -55,13 +58,31 @@ pub fn install_signal_handlers() {
     const SIGHUP: i32 = 1;
     const SIGINT: i32 = 2;
     const SIGTERM: i32 = 15;
-    // SAFETY: `signal` installs a handler; each handler only adds to or stores into a static
-    // lock-free atomic, which is async-signal-safe.
-    unsafe {
-        signal(SIGTERM, on_term);
-        signal(SIGINT, on_interrupt);
-        signal(SIGHUP, on_hangup);
+    for (number, handler) in [(SIGTERM, on_term as extern "C" fn(i32)), (SIGINT, on_interrupt)] {
+        if !ignored(number) {
+            // SAFETY: `signal` installs a handler, which only adds to or stores into a static
+            // lock-free atomic, which is async-signal-safe.
+            unsafe { signal(number, handler) };
+        }
     }
+    // SAFETY: as above.
+    unsafe { signal(SIGHUP, on_hangup) };
+}
+
+/// Whether signal `number` is ignored (`SIG_IGN`), asked of `sigaction` without changing it.
+#[cfg(unix)]
+pub fn ignored(number: i32) -> bool {
+    unsafe extern "C" {
+        fn sigaction(signum: i32, action: *const u8, old: *mut usize) -> i32;
+    }
+    const SIG_IGN: usize = 1;
+    // Room for any `struct sigaction` (152 bytes with glibc or musl, 16 on macOS); its
+    // handler comes first on every target this builds for.
+    let mut old = [0usize; 32];
+    // SAFETY: a null action changes nothing; the old one is written into `old`, which is
+    // larger than the C library's struct and aligned for its pointer-sized first member.
+    let asked = unsafe { sigaction(number, std::ptr::null(), old.as_mut_ptr()) };
+    asked == 0 && old[0] == SIG_IGN
 }
 
 #[cfg(not(unix))]

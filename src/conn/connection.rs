@@ -565,7 +565,7 @@ impl<'io> Conn<'io> {
             return false;
         };
         self.queued_bytes -= line.len();
-        log::debug!(target: LOG, "withdrew request {}: cancelled before it began", Clipped(&id.to_string()));
+        log::debug!(target: LOG, "withdrew request {}: cancelled before it began", Clipped(id.as_json()));
         true
     }
 

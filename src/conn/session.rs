@@ -150,7 +150,7 @@ impl Session {
             return;
         }
         let Some(uris) = self.listening.remove(id.as_json()) else {
-            log::debug!(target: LOG, "ignored cancellation of {}: no such request in flight", Clipped(&id.to_string()));
+            log::debug!(target: LOG, "ignored cancellation of {}: no such request in flight", Clipped(id.as_json()));
             return;
         };
         self.uri_bytes -= stream_bytes(id.as_json().len());

@@ -75,8 +75,7 @@ impl<'a> Request<'a> {
             Some(trace) => format!(" trace_id={}", trace.trace_id_hex()),
             None => String::new(),
         };
-        let (method, id) = (Clipped(self.method), self.id.to_string());
-        let id = Clipped(&id);
+        let (method, id) = (Clipped(self.method), Clipped(self.id.as_json()));
         match &self.tool {
             Some((name, is_error)) => {
                 log::info!(target: LOG, "{method} id={id} {micros}us {outcome} tool={name} isError={is_error}{trace}")

@@ -178,7 +178,7 @@ pub(crate) fn serve_message<'a>(
     let reply = dispatched.unwrap_or_else(|_| Some(Err(ErrorObject::internal())));
     // A request cancelled while its handler waited gets no response at all.
     if session.finish_request() {
-        log::debug!(target: LOG, "{} id={} cancelled: no response", Clipped(&method), Clipped(&id.to_string()));
+        log::debug!(target: LOG, "{} id={} cancelled: no response", Clipped(&method), Clipped(id.as_json()));
         return None;
     }
     let mut reply = reply?;
@@ -237,8 +237,8 @@ fn show_reply(on_reply: &OnReply, request: &Intercepted, reply: Reply, took: Dur
         Err(error) => Err(error),
     };
     if panic::catch_unwind(AssertUnwindSafe(|| on_reply(request, shown, took))).is_err() {
-        let (method, id) = (Clipped(request.method), request.id.to_string());
-        log::error!(target: LOG, "the on_reply hook panicked on {method} id={}", Clipped(&id));
+        let (method, id) = (Clipped(request.method), Clipped(request.id.as_json()));
+        log::error!(target: LOG, "the on_reply hook panicked on {method} id={id}");
     }
     reply
 }

@@ -13,13 +13,18 @@ fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 
+/// `baremcp check` of `document`, written to `manifest`.
+fn check(manifest: &std::path::Path, document: &str) -> Output {
+    std::fs::write(manifest, document).unwrap();
+    baremcp(&["check", &manifest.to_string_lossy()])
+}
+
 /// A `run` that is not an object is that one problem, not also one about `output`.
 #[test]
 fn a_run_that_is_not_an_object_is_one_problem() {
     let manifest = crate::scratch("check-run").join("run.json");
     let resource = r#"{"resources":[{"uri":"x://a","name":"t","run":["echo","hi"]}]}"#;
-    std::fs::write(&manifest, resource).unwrap();
-    let stderr = text(&baremcp(&["check", &manifest.to_string_lossy()]).stderr);
+    let stderr = text(&check(&manifest, resource).stderr);
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.ends_with("/resources/0/run: expected object, got array\n"), "{stderr}");
 }
@@ -28,7 +33,7 @@ fn a_run_that_is_not_an_object_is_one_problem() {
 fn every_problem_shape_is_reported_with_its_pointer() {
     let dir = crate::scratch("check-shapes");
     let manifest = dir.join("shapes.json");
-    std::fs::write(
+    let out = check(
         &manifest,
         r#"{
   "server": {"name": 5},
@@ -46,9 +51,7 @@ fn every_problem_shape_is_reported_with_its_pointer() {
   ],
   "prompts": [{"name": "p", "arguments": [{"name": "a", "required": "yes"}], "messages": []}]
 }"#,
-    )
-    .unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     let stderr = text(&out.stderr);
     let problems = [
@@ -79,8 +82,7 @@ fn every_problem_shape_is_reported_with_its_pointer() {
     assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
 
     // A document that is not an object, and a file that is not JSON, are one problem each.
-    std::fs::write(&manifest, "[]").unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    let out = check(&manifest, "[]");
     assert_eq!(
         (out.status.code(), text(&out.stderr).lines().count()),
         (Some(2), 1),
@@ -93,28 +95,23 @@ fn every_problem_shape_is_reported_with_its_pointer() {
         text(&out.stderr)
     );
     // A timeout past a day is refused before it could overflow a deadline.
-    std::fs::write(
+    let out = check(
         &manifest,
         r#"{"tools": [{"name": "t", "description": "d", "run": {"argv": ["echo"], "timeoutMs": 18446744073709551615}}]}"#,
-    )
-    .unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    );
     assert!(
         text(&out.stderr).contains("/tools/0/run/timeoutMs: must be <= 86400000"),
         "{}",
         text(&out.stderr)
     );
-    std::fs::write(&manifest, "{").unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    let out = check(&manifest, "{");
     assert!(text(&out.stderr).contains("not JSON"), "{}", text(&out.stderr));
 
     // A schema keyword that is known but not enforced is a warning, not a problem.
-    std::fs::write(
+    let out = check(
         &manifest,
         r#"{"tools": [{"name": "w", "description": "warns", "inputSchema": {"type": "object", "unevaluatedProperties": false}, "run": {"argv": ["echo"], "env": {"HOME": true}}}]}"#,
-    )
-    .unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("/tools/0/inputSchema"), "{}", text(&out.stderr));
     assert!(text(&out.stderr).contains("unevaluatedProperties"), "{}", text(&out.stderr));
@@ -129,12 +126,10 @@ fn a_cap_on_output_past_64_mib_is_refused() {
     let manifest = crate::scratch("check-output-cap").join("cap.json");
     // What is kept is copied into the result, and an allocation past memory aborts the
     // server (a cap of 1e12 did, under `ulimit -v`).
-    std::fs::write(
+    let out = check(
         &manifest,
         r#"{"tools": [{"name": "t", "description": "d", "run": {"argv": ["echo"], "maxOutputBytes": 1000000000000}}]}"#,
-    )
-    .unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    );
     assert!(
         text(&out.stderr).contains("/tools/0/run/maxOutputBytes: must be <= 67108864"),
         "{}",
@@ -147,8 +142,7 @@ fn what_no_command_could_be_given_and_members_named_twice_are_refused() {
     let dir = crate::scratch("check-unrunnable");
     let manifest = dir.join("m.json");
     let check = |document: &str| {
-        std::fs::write(&manifest, document).unwrap();
-        let out = baremcp(&["check", &manifest.to_string_lossy()]);
+        let out = check(&manifest, document);
         assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
         text(&out.stderr)
     };
@@ -186,8 +180,7 @@ fn check_shows_control_characters_escaped_never_raw() {
     let dir = crate::scratch("check-control");
     let manifest = dir.join("m.json");
     let document = r#"{"server": {"name": "s\u001b[2J"}, "tools": [{"name": "t\u001b\u009b\nfake: ok\u202e\u200f", "description": "d", "run": {"argv": ["echo", "a\u009b"], "cwd": "/nowhere\u001b\nfake", "env": {"E\u001bV": "v\u001b"}}}]}"#;
-    std::fs::write(&manifest, document).unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    let out = check(&manifest, document);
     let (stdout, stderr) = (text(&out.stdout), text(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     // One style, JSON's, in names and in the JSON-quoted values beside them; C1 controls
@@ -210,7 +203,7 @@ fn the_summary_shows_each_command_whole_and_the_warnings_what_will_go_wrong() {
     let dir = crate::scratch("check-summary");
     std::fs::create_dir(dir.join("sub")).unwrap();
     let manifest = dir.join("m.json");
-    std::fs::write(
+    let out = check(
         &manifest,
         r#"{"tools": [
   {"name": "a", "description": "d", "inputSchema": {"type": "object", "properties": {"who": {"type": "string"}}, "required": ["who"]},
@@ -218,9 +211,7 @@ fn the_summary_shows_each_command_whole_and_the_warnings_what_will_go_wrong() {
   {"name": "log", "description": "d", "inputSchema": {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}},
    "run": {"argv": ["ls", "-w", "{n}"], "cwd": "/no/such/dir"}}
 ]}"#,
-    )
-    .unwrap();
-    let out = baremcp(&["check", &manifest.to_string_lossy()]);
+    );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let path = manifest.display();
     assert_eq!(

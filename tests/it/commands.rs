@@ -194,11 +194,7 @@ fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
                 .replace(r#""name":"t""#, r#""uri":"x://slow""#),
         };
         child.stdin.as_mut().unwrap().write_all(first.as_bytes()).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !pidfile.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+        let pid = pids(&pidfile).trim().to_string();
         let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
             "params": {"requestId": 1}});
         let list = call(2, false).replace("tools/call", "tools/list");
@@ -210,6 +206,15 @@ fn a_cancelled_call_or_read_ends_its_command_and_gets_no_answer() {
         assert!(elapsed < Duration::from_secs(5), "{read}: the list waited {elapsed:?}");
         assert!(ends(&pid), "{read}: the command's {pid} outlived its cancelled request");
     }
+}
+
+/// What the command wrote to `pidfile` (moved there whole), once it is there (10 s at most).
+fn pids(pidfile: &std::path::Path) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !pidfile.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::fs::read_to_string(pidfile).unwrap()
 }
 
 #[test]
@@ -230,11 +235,7 @@ fn a_command_ends_with_the_server_stopped_or_killed_while_it_runs() {
         let path = manifest(&dir, json!(["sh", "-c", script]), 60_000);
         let mut child = crate::serving(["--manifest", &path]).unwrap();
         child.stdin.as_mut().unwrap().write_all(call(1, false).as_bytes()).unwrap();
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while !pidfile.exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let pids = std::fs::read_to_string(&pidfile).unwrap();
+        let pids = pids(&pidfile);
         let pids: Vec<&str> = pids.lines().collect();
         // As the MCP spec has a stdio client stop its server: stdin closed, then SIGTERM (the
         // server waits on the command meanwhile), or SIGKILL.
@@ -277,11 +278,7 @@ fn a_command_ends_with_a_server_that_exits_while_it_runs() {
     let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: t"];
     let mut call = connect(addr);
     call.get_mut().write_all(post_text(addr, &body, &headers).as_bytes()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pidfile.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pids = std::fs::read_to_string(&pidfile).unwrap();
+    let pids = pids(&pidfile);
     let pids: Vec<&str> = pids.lines().collect();
     let server = child.id().to_string();
     assert!(Command::new("kill").args(["-TERM", &server]).status().unwrap().success());
@@ -304,11 +301,7 @@ fn the_timeout_holds_while_progress_waits_for_a_client_that_reads_nothing() {
     // Each stderr line is a progress notification, and no one reads them: writing one soon
     // waits, and the serving thread with it.
     child.stdin.as_mut().unwrap().write_all(call(1, true).as_bytes()).unwrap();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !pidfile.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let pid = std::fs::read_to_string(&pidfile).unwrap().trim().to_string();
+    let pid = pids(&pidfile).trim().to_string();
     assert!(ends(&pid), "the command {pid} outlived its 1000 ms while progress waited");
     // Read at last, the answer says so.
     let (reply, _, _) = reply_to(&mut child, "", 1);

@@ -182,11 +182,17 @@ pub fn read_members(members: Option<MetaMembers<'_>>) -> Result<RequestMeta<'_>,
     let Some(version) = members.version else { return Ok(meta) };
     let Some(version) = raw_str(version) else { return Err(version_not_a_string()) };
     let Some(known) = MODERN_VERSIONS.iter().find(|v| **v == version) else {
-        return Err(ErrorObject::new(
-            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-            "unsupported protocol version",
-        )
-        .with_data(json!({ "supported": supported_versions(), "requested": version })));
+        // A legacy version is spoken too (so `supported` lists it), but not per request: the
+        // message says where, or a client would send the same request again.
+        let why = match LEGACY_VERSIONS.contains(&&*version) {
+            true => format!(
+                "protocol version {version} is served through the initialize handshake, not \
+                 per request"
+            ),
+            false => "unsupported protocol version".into(),
+        };
+        return Err(ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, why)
+            .with_data(json!({ "supported": supported_versions(), "requested": version })));
     };
     if !meta.client_capabilities.is_some_and(is_object) {
         return Err(ErrorObject::invalid_params(format!(
@@ -271,6 +277,20 @@ mod tests {
             Err(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION)
         );
         assert_eq!(era(r#"{"_meta":[]}"#), Err(ErrorCode::INVALID_PARAMS));
+        // A legacy version is refused per request, and told where it is spoken.
+        let legacy = format!(r#"{{"{VERSION_KEY}":"2025-11-25",{caps}}}"#);
+        let error = read_meta(Some(&legacy), None).unwrap_err();
+        assert_eq!(error.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        assert_eq!(
+            error.message,
+            "protocol version 2025-11-25 is served through the initialize handshake, not per \
+             request"
+        );
+        let unknown = format!(r#"{{"{VERSION_KEY}":"1999-01-01",{caps}}}"#);
+        assert_eq!(
+            read_meta(Some(&unknown), None).unwrap_err().message,
+            "unsupported protocol version"
+        );
         assert_eq!(
             era(r#"{"_meta":{"progressToken":1,"progressToken":2}}"#),
             Err(ErrorCode::INVALID_PARAMS)

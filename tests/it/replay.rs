@@ -88,6 +88,10 @@ fn filters_and_placeholders() {
         "1",
     ]);
     assert!(out.status.success(), "{}", stdout(&out));
+    // Each request in a batch the filter refuses gets its own error (a 2025-03-26 session).
+    let batch = file("deny-tools-batch.txt");
+    let (out, _) = replay(&[&batch, "--", bin(), "proxy", "--deny-tools", "hello", "--", bin()]);
+    assert!(out.status.success(), "{}", stdout(&out));
     let allow = file("allow-tools.txt");
     let (out, _) =
         replay(&[&allow, "--", bin(), "proxy", "--allow-tools", "calculate", "--", bin()]);

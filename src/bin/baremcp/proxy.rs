@@ -8,7 +8,8 @@
 //! Filtering rewrites only what it must: a response listing tools (filtered tools removed,
 //! `nextCursor` kept, so pagination still works) and a `tools/call` of a filtered tool, which
 //! the proxy answers itself with -32602 `unknown tool` without forwarding. A batch that holds
-//! a `tools/list` or `tools/call` is refused while filters are on, so nothing slips past them.
+//! a `tools/list` or `tools/call` is refused while filters are on, so nothing slips past them
+//! (each request in it gets its own error).
 //!
 //! A filter must judge exactly what the other side will read. JSON with a member named twice
 //! means one thing to a reader that keeps the first and another to one that keeps the last,
@@ -451,10 +452,7 @@ fn intercept(line: &[u8], options: &ProxyOptions) -> Verdict {
     let method = |item: &Value| item.get("method").and_then(Value::as_str).map(str::to_owned);
     if let Value::Array(items) = &message {
         if items.iter().filter_map(method).any(|m| m.starts_with("tools/")) {
-            let error = ErrorObject::invalid_request().with_data(json!(
-                "batches with tools/ requests are not passed through a filtering proxy"
-            ));
-            return Verdict::Answer(error_response(None, error));
+            return refuse_batch(line);
         }
         return Verdict::Forward;
     }
@@ -487,6 +485,31 @@ fn refuse(line: &[u8], error: ErrorObject) -> Verdict {
             Verdict::Drop(error.data.as_ref().map_or(error.message.clone(), Value::to_string))
         }
         _ => Verdict::Answer(error_response(None, error)),
+    }
+}
+
+/// A batch holding `tools/` requests, refused whole: each request in it gets its own error
+/// with its id, in one array as a batch's replies come (a client waits on each id it sent);
+/// its notifications and responses get nothing, as in any batch, and an element that is no
+/// object gets an error with a null id, as baremcp answers it.
+fn refuse_batch(line: &[u8]) -> Verdict {
+    const WHY: &str = "batches with tools/ requests are not passed through a filtering proxy";
+    let error = || ErrorObject::invalid_request().with_data(json!(WHY));
+    // The line was judged strict JSON already, so it splits; each id is read as written.
+    let items = serde_json::from_slice::<Vec<&RawValue>>(line).unwrap_or_default();
+    let replies: Vec<String> = items
+        .iter()
+        .filter_map(|item| match Outline::read(item.get().as_bytes())? {
+            Outline { names_method: true, names_id: true, id, .. } => Some(id),
+            Outline { object: false, .. } => Some(None),
+            _ => None,
+        })
+        .map(|id| error_response(id.as_ref(), error()))
+        .collect();
+    log::info!("a batch with tools/ requests was refused by the filter");
+    match replies.is_empty() {
+        true => Verdict::Drop(WHY.into()),
+        false => Verdict::Answer(format!("[{}]", replies.join(","))),
     }
 }
 

@@ -11,7 +11,8 @@ use super::oracle::{Want, readable_id};
 /// notification, or a request of the server's own.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Out {
-    /// A response's raw id (`None`: null) and its error code, if it is an error.
+    /// A response's raw id (`None`: null, or no `id` on an error) and its error code, if it is
+    /// an error.
     Response(Option<String>, Option<i64>),
     Array(Vec<(Option<String>, Option<i64>)>),
     Notification(String),
@@ -20,7 +21,13 @@ pub enum Out {
 
 fn check_response(members: &[(Decoded, &[u8])]) -> Result<(Option<String>, Option<i64>), String> {
     let get = |name: &str| members.iter().find(|(k, _)| k.text == name).map(|(_, v)| *v);
-    let id = get("id").ok_or("a response without an id")?;
+    // From MCP 2025-11-25 on, an error to a request whose id could not be read has no `id`
+    // (never null): it stands for the same unknown id as `null`. A result always has one.
+    let id = match get("id") {
+        Some(id) => id,
+        None if get("error").is_some() && get("result").is_none() => &b"null"[..],
+        None => return Err("a response without an id".into()),
+    };
     if !(id == b"null" || readable_id(id)) {
         return Err(format!(
             "a response whose id is not a string, an integer or null: {}",

@@ -596,7 +596,8 @@ impl<'io> Conn<'io> {
                 text.push(b',');
             }
             // Writing to a `Vec` cannot fail.
-            let _ = jsonrpc::write_response(&mut text, id.as_ref(), &Err(error), b"}");
+            let unread = session.unread_id();
+            let _ = jsonrpc::write_response_as(&mut text, id.as_ref(), unread, &Err(error), b"}");
         };
         let batch = matches!(frame, Frame::Batch(_));
         match frame {

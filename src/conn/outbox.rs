@@ -5,7 +5,7 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use crate::wire::era;
-use crate::wire::jsonrpc::{self, Id, Reply};
+use crate::wire::jsonrpc::{self, Id, Reply, UnreadId};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::outbox";
@@ -16,15 +16,19 @@ pub(crate) struct Outbox<'w> {
     writer: &'w mut dyn Write,
     scratch: Vec<u8>,
     error: Option<io::Error>,
+    /// How a reply names a request whose id could not be read: as the revision the
+    /// connection's session negotiated says (`Session::unread_id`); `null` until then.
+    pub unread: UnreadId,
 }
 
 impl<'w> Outbox<'w> {
     pub fn new(writer: &'w mut dyn Write) -> Self {
-        Outbox { writer, scratch: Vec::new(), error: None }
+        Outbox { writer, scratch: Vec::new(), error: None, unread: UnreadId::Null }
     }
 
     pub fn response(&mut self, id: Option<&Id>, reply: &Reply) {
-        self.send(|w| jsonrpc::write_response(w, id, reply, b"}\n"));
+        let unread = self.unread;
+        self.send(|w| jsonrpc::write_response_as(w, id, unread, reply, b"}\n"));
     }
 
     /// Writes one message that is already JSON text, newline-terminated.

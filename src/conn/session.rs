@@ -16,7 +16,8 @@ use crate::util::log_answer::LogAnswer;
 use crate::util::shown::Clipped;
 use crate::util::stamp::WatchedFile;
 use crate::wire::capabilities::Declared;
-use crate::wire::jsonrpc::{ErrorObject, Id, Message};
+use crate::wire::era;
+use crate::wire::jsonrpc::{ErrorObject, Id, Message, UnreadId};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
 
@@ -94,6 +95,12 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// How a reply to a message whose id could not be read names it, by the revision this
+    /// session negotiated (`null` before `initialize`).
+    pub fn unread_id(&self) -> UnreadId {
+        era::unread_id(self.legacy_version)
+    }
+
     /// Whether the client may send JSON-RPC batches: of the revisions, 2025-03-26 alone has
     /// them.
     pub fn takes_batches(&self) -> bool {

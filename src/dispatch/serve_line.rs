@@ -41,6 +41,14 @@ pub(crate) type Watch<'w, 'f> = Option<&'w mut (dyn FnMut(&Served) + 'f)>;
 /// Serves one complete input line (a message or a batch): its replies, then the update
 /// notifications it caused, go to `conn.out`, unflushed. A blank line is skipped.
 pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, conn: &mut Conn) {
+    // An id that cannot be read is written as the revision in force says, before and after
+    // this line (which may be the `initialize` that sets it).
+    conn.out.unread = session.unread_id();
+    serve_text(server, line, session, conn);
+    conn.out.unread = session.unread_id();
+}
+
+fn serve_text(server: &Server, line: &[u8], session: &mut Session, conn: &mut Conn) {
     let text = match std::str::from_utf8(line) {
         Ok(text) if text.trim_ascii().is_empty() => return,
         Ok(text) => text,

@@ -7,7 +7,7 @@ use serde_json::{Map, Value, json};
 
 use crate::util::trace_context::TraceContext;
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{ErrorObject, Id, is_object, raw_str};
+use crate::wire::jsonrpc::{ErrorObject, Id, UnreadId, is_object, raw_str};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::MetaMembers;
 use crate::wire::scanner::Scanner;
@@ -125,6 +125,16 @@ pub fn meta_members(raw_meta: &str) -> Option<MetaMembers<'_>> {
         })
         .ok()?;
     Some(members)
+}
+
+/// How a reply under `version` (the revision in force: negotiated, or named by the request's
+/// transport) writes an id it could not read: left out from 2025-11-25 on, where an error's
+/// `id` is optional and never null; `null` before, and where no revision is known.
+pub fn unread_id(version: Option<&str>) -> UnreadId {
+    match version {
+        Some(v) if MODERN_VERSIONS.contains(&v) || v == "2025-11-25" => UnreadId::Omitted,
+        _ => UnreadId::Null,
+    }
 }
 
 /// Every version the server speaks, modern first: what `server/discover` and -32022 list.

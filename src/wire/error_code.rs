@@ -17,7 +17,7 @@ use crate::wire::scanner::MAX_DECODED_BYTES;
 pub struct ErrorCode(pub i64);
 
 impl ErrorCode {
-    /// -32700: the line is not JSON, or not UTF-8; replied to with a null id.
+    /// -32700: the line is not JSON, or not UTF-8; replied to without an id (`UnreadId`).
     pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
     /// -32600: JSON that is not a valid request (a wrong `jsonrpc`, a member named twice, an
     /// id that is no string or integer, a refused batch), a line past the size limit or

@@ -211,7 +211,7 @@ pub fn raw_str(raw: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// Text that is not JSON: replied to with a null id, since none can be read.
+/// Text that is not JSON: replied to without an id ([`UnreadId`]), since none can be read.
 fn unparseable() -> Message<'static> {
     Message::Invalid { id: None, error: ErrorObject::parse_error() }
 }
@@ -220,7 +220,7 @@ fn unparseable() -> Message<'static> {
 pub const MAX_BATCH: usize = 1024;
 
 /// Parses one line (already known to be UTF-8) into a frame. A batch of more than
-/// [`MAX_BATCH`] messages becomes one invalid request (id null), never a list as long as the
+/// [`MAX_BATCH`] messages becomes one invalid request (no id), never a list as long as the
 /// line allows (its elements are still checked to be JSON).
 pub fn parse_line(line: &str) -> Frame<'_> {
     let mut scanner = Scanner::new(line);
@@ -355,6 +355,19 @@ fn classify(env: Envelope<'_>) -> Message<'_> {
     }
 }
 
+/// How a reply names a request whose id could not be read (text that is not JSON, an id that
+/// is no string or integer, a refused batch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UnreadId {
+    /// `"id":null`, as JSON-RPC 2.0 says: MCP up to 2025-06-18 requires an `id`, and null is
+    /// its only form there; also where no revision is known yet.
+    #[default]
+    Null,
+    /// No `id` member: from MCP 2025-11-25 on an error's `id` is optional and, when present, a
+    /// string or an integer, so a null one fails the schema (and a client may drop the reply).
+    Omitted,
+}
+
 /// Writes one response object and `end`, which closes it: `}` in a batch, `}\n` for a line.
 /// Pieces are written directly: no formatting machinery on the path every reply takes.
 pub fn write_response(
@@ -363,9 +376,27 @@ pub fn write_response(
     reply: &Reply,
     end: &[u8],
 ) -> io::Result<()> {
+    write_response_as(w, id, UnreadId::Null, reply, end)
+}
+
+/// [`write_response`], with an id that could not be read (`id` `None`) written as `unread`
+/// says.
+pub fn write_response_as(
+    w: &mut dyn Write,
+    id: Option<&Id>,
+    unread: UnreadId,
+    reply: &Reply,
+    end: &[u8],
+) -> io::Result<()> {
     let member: &[u8] = if reply.is_ok() { br#","result":"# } else { br#","error":"# };
-    w.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
-    w.write_all(id.map_or("null", Id::as_json).as_bytes())?;
+    match (id, unread) {
+        (Some(id), _) => {
+            w.write_all(br#"{"jsonrpc":"2.0","id":"#)?;
+            w.write_all(id.as_json().as_bytes())?;
+        }
+        (None, UnreadId::Null) => w.write_all(br#"{"jsonrpc":"2.0","id":null"#)?,
+        (None, UnreadId::Omitted) => w.write_all(br#"{"jsonrpc":"2.0""#)?,
+    }
     w.write_all(member)?;
     match reply {
         Ok(Payload::Value(result)) => serde_json::to_writer(&mut *w, result)?,

@@ -100,6 +100,46 @@ fn refusals_of_a_request_whose_id_was_read_echo_it() {
 }
 
 #[test]
+fn an_id_that_cannot_be_read_is_null_before_2025_11_25_and_left_out_from_it_on() {
+    let server = default_server();
+    let addr = server.addr;
+    // `None`: no `id` member; `Some(null)`: `"id":null`, the only form up to 2025-06-18.
+    let id_of = |reply: &Reply| {
+        let body = reply.json();
+        assert!(body["error"]["code"].is_i64(), "{reply:?}");
+        body.as_object().unwrap().get("id").cloned()
+    };
+    let bodies = ["{not json", "[]", "[1,2]", r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#];
+    for (header, id) in [
+        (None, Some(json!(null))),
+        (Some("2024-11-05"), Some(json!(null))),
+        (Some("2025-06-18"), Some(json!(null))),
+        (Some("2025-11-25"), None),
+        (Some("2026-07-28"), None),
+    ] {
+        let version = header.map(|v| format!("MCP-Protocol-Version: {v}"));
+        let extra: Vec<&str> = version.iter().map(String::as_str).collect();
+        for body in bodies {
+            let reply = post(addr, body, &extra);
+            assert_eq!((reply.status, id_of(&reply)), (400, id.clone()), "{header:?} {body}");
+        }
+        // Not UTF-8: a parse error, written the same way.
+        let mut bytes = post_text(addr, "xy", &extra).into_bytes();
+        let at = bytes.len() - 2;
+        bytes[at] = 0xff;
+        let reply = raw(addr, &bytes).unwrap();
+        assert_eq!((reply.status, id_of(&reply)), (400, id.clone()), "{header:?} not UTF-8");
+    }
+    // A legacy session's own revision says so too, with no header: a batch refused by the
+    // dispatching loop.
+    for (version, id) in [("2025-06-18", Some(json!(null))), ("2025-11-25", None)] {
+        let session = format!("Mcp-Session-Id: {}", initialize(addr, version));
+        let reply = post(addr, r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, &[&session]);
+        assert_eq!((reply.status, id_of(&reply)), (400, id), "{version}");
+    }
+}
+
+#[test]
 fn batches_only_in_2025_03_26_sessions() {
     let server = default_server();
     let addr = server.addr;

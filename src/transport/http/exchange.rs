@@ -17,7 +17,7 @@ use crate::transport::http::cors;
 use crate::transport::http::direct::{Claim, Direct, DirectLine};
 use crate::transport::http::guard::Guard;
 use crate::transport::http::headers;
-use crate::transport::http::main_loop::{Inbound, Out, error_body};
+use crate::transport::http::main_loop::{Inbound, Out, error_body, refusal_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::{BodyKind, Head, Limits, ReadError, Reader};
 use crate::transport::http::peer_table::{Kind, Peers, Slot};
@@ -414,8 +414,9 @@ impl Exchange {
     }
 
     /// Answers `error` with `status`, counted as refused for `reason`: with the id of the
-    /// request being served, once its body was read and held one (JSON-RPC's `null` is for an
-    /// id that cannot be read: a head refused, a batch, a notification).
+    /// request being served, once its body was read and held one. An id that cannot be read (a
+    /// head refused, a batch, a notification) is JSON-RPC's `null`, or left out where the
+    /// request's `MCP-Protocol-Version` is 2025-11-25 or later (`refusal_body`).
     pub fn refuse_with(
         &mut self,
         head: &Head,
@@ -425,7 +426,7 @@ impl Exchange {
         close: bool,
     ) -> Outcome {
         self.shared.metrics.refused(reason);
-        let body = error_body(Id::from_raw(&self.id).as_ref(), error);
+        let body = refusal_body(head, Id::from_raw(&self.id).as_ref(), error);
         let mut response = Response::json(status, body);
         // Busy is for now: the queue or the bodies being read drain within seconds. A peer's
         // streams end as its clients let go of them.
@@ -514,7 +515,7 @@ impl Exchange {
             }
         };
         let Ok(text) = String::from_utf8(body) else {
-            let body = error_body(None, ErrorObject::parse_error());
+            let body = refusal_body(head, None, ErrorObject::parse_error());
             return self.send(head, Response::json(400, body), None, false);
         };
         self.message(head, principal, text, sse_ok)

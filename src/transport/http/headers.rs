@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::dispatch::request;
-use crate::transport::http::main_loop::error_body;
+use crate::transport::http::main_loop::{error_body, refusal_body};
 use crate::transport::http::parser::Head;
 use crate::transport::telemetry::server_metrics::Refusal;
 use crate::wire::era::{self, CAPABILITIES_KEY, LEGACY_VERSIONS, MODERN_VERSIONS, VERSION_KEY};
@@ -38,7 +38,8 @@ pub fn era<'f>(
     let (modern, meta) = match frame {
         Frame::Single(Message::Invalid { id, error }) => {
             // Not JSON (-32700) or not a JSON-RPC message (-32600): the body is refused.
-            return Err((Refusal::InvalidMessage, 400, error_body(id.as_ref(), error.clone())));
+            let body = refusal_body(head, id.as_ref(), error.clone());
+            return Err((Refusal::InvalidMessage, 400, body));
         }
         Frame::Single(Message::BadNotification) => {
             // No notification the server can take (no `method`, a wrong `jsonrpc`): it gets no
@@ -47,7 +48,7 @@ pub fn era<'f>(
             return Err((
                 Refusal::InvalidMessage,
                 400,
-                error_body(None, ErrorObject::invalid_request()),
+                refusal_body(head, None, ErrorObject::invalid_request()),
             ));
         }
         Frame::Single(Message::Request { id, method, params }) => {

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use crate::conn::principal::Principal;
 use crate::transport::http::exchange::{Exchange, Handed, Outcome, POLL, refusal};
-use crate::transport::http::main_loop::{Inbound, Out, error_body};
+use crate::transport::http::main_loop::{Inbound, Out, error_body, refusal_body};
 use crate::transport::http::negotiation;
 use crate::transport::http::parser::Head;
 use crate::transport::http::relay::BUSY;
@@ -95,7 +95,7 @@ impl Exchange {
             return self.refuse(head, Refusal::Busy, 503, BUSY, false);
         }
         let response = if malformed {
-            Response::json(400, error_body(None, ErrorObject::invalid_request()))
+            Response::json(400, refusal_body(head, None, ErrorObject::invalid_request()))
         } else {
             Response::new(202)
         };

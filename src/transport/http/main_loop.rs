@@ -18,6 +18,7 @@ use crate::dispatch::lifecycle;
 use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
 use crate::registry::server::Server;
 use crate::transport::http::direct::{Claim, Direct, DirectLine, Rest, Unsent};
+use crate::transport::http::parser::Head;
 use crate::transport::http::readiness::Readiness;
 use crate::transport::http::session_table::{Sessions, Use, session_tag};
 use crate::transport::telemetry::observer::{Arrival, Observer};
@@ -26,7 +27,7 @@ use crate::util::sort::sort;
 use crate::wire::carried::Parsed;
 use crate::wire::era;
 use crate::wire::error_code::ErrorCode;
-use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
+use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply, UnreadId};
 use crate::wire::params::{MetaMembers, ParamsField};
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -422,7 +423,7 @@ impl<'s> Dispatcher<'s> {
                         Outbox::new(&mut body).batch(&replies);
                         (200, Some(body))
                     }
-                    Err(error) => (400, response(None, &Err(error))),
+                    Err(error) => (400, response_as(None, state.unread_id(), &Err(error))),
                 }
             }
         };
@@ -532,6 +533,11 @@ type Opened = (Arrival, Option<&'static str>);
 
 /// One response as JSON bytes (logged at debug level by the outbox).
 fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {
+    response_as(id, UnreadId::Null, reply)
+}
+
+/// [`response`], with an id that could not be read written as `unread` says.
+fn response_as(id: Option<&Id>, unread: UnreadId, reply: &Reply) -> Option<Vec<u8>> {
     // Room for the envelope around a result already in JSON, so that it is not grown by
     // doubling (a third of the loop's allocator work went to that).
     let room = match reply {
@@ -539,7 +545,9 @@ fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {
         _ => 256,
     };
     let mut body = Vec::with_capacity(room);
-    Outbox::new(&mut body).response(id, reply);
+    let mut out = Outbox::new(&mut body);
+    out.unread = unread;
+    out.response(id, reply);
     Some(body)
 }
 
@@ -654,6 +662,13 @@ impl Inbox for Waiter<'_> {
 /// The error a connection thread answers for a request it refuses before dispatch.
 pub fn error_body(id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
     response(id, &Err(error)).unwrap_or_default()
+}
+
+/// [`error_body`] of a refusal of `head`'s request: an id it could not read is left out when
+/// its `MCP-Protocol-Version` names 2025-11-25 or later ([`era::unread_id`]), else `null`.
+pub fn refusal_body(head: &Head, id: Option<&Id>, error: ErrorObject) -> Vec<u8> {
+    let unread = era::unread_id(head.header("mcp-protocol-version"));
+    response_as(id, unread, &Err(error)).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -225,3 +225,47 @@ fn the_proxy_keeps_a_client_s_text_on_its_line() {
     assert_eq!(stderr.matches(shown).count(), 2, "both ways:\n{stderr}");
     assert!(stderr.lines().all(|l| !l.starts_with("ERROR") && !l.contains('\u{1b}')), "{stderr}");
 }
+
+/// Set in the environment of [`panic_child`]: the binary's logger and panic hook are the
+/// process's own, so they are installed in a process of their own, not among the other tests.
+const PANIC_CHILD: &str = "BAREMCP_TEST_PANIC_CHILD";
+
+/// A handler's panic is logged under `baremcp::panic`, which a filter can name alone.
+#[test]
+fn a_handler_s_panic_is_logged_under_its_own_target() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--ignored", "--exact", "logging::panic_child", "--nocapture"])
+        .env(PANIC_CHILD, "1")
+        .env("RUST_LOG", "baremcp::panic=error")
+        .output()
+        .unwrap();
+    let stderr = text(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        crate::docs::section("docs/cli.md", "## Logging").contains("| `baremcp::panic` |"),
+        "docs/cli.md's Logging names baremcp::panic"
+    );
+    // The panic's message (after its location) is on the line after the record's head.
+    let (head, message) = stderr.split_once('\n').unwrap_or_default();
+    assert!(head.contains(" ERROR baremcp::panic: panicked at "), "{stderr}");
+    assert!(message.starts_with("kaboom"), "{stderr}");
+}
+
+#[test]
+#[ignore = "the child process of a_handler_s_panic_is_logged_under_its_own_target"]
+fn panic_child() {
+    if std::env::var_os(PANIC_CHILD).is_none() {
+        return;
+    }
+    crate::app::init_logger(None, None).unwrap();
+    let mut server = baremcp::Server::new("panics", "1");
+    let schema = serde_json::json!({"type": "object"});
+    server
+        .add_tool(baremcp::Tool::new("explode", "Panics", schema, |_, _| panic!("kaboom")))
+        .unwrap();
+    let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n\
+                 {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"explode\"}}\n";
+    let mut out = Vec::new();
+    server.serve(&mut input.as_bytes(), &mut out).unwrap();
+    assert!(text(&out).contains("internal error (kaboom)"), "{}", text(&out));
+}

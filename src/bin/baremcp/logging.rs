@@ -8,6 +8,10 @@ use std::time::SystemTime;
 
 use baremcp::__private::rfc3339;
 
+/// The target a panic is logged under (docs/cli.md, Logging): a filter can name it alone, as
+/// it names every other line the server writes.
+const LOG: &str = "baremcp::panic";
+
 /// Log targets whose lines say what the server is doing as it starts: where HTTP is served
 /// (`baremcp::http`, the library's; not its sub-targets, which log every request) and that
 /// stdio waits for a client (`baremcp::stdio`).
@@ -44,4 +48,10 @@ pub fn init(level: Option<&str>, file: Option<&Path>) -> io::Result<()> {
     // A second init (tests, an embedding program) keeps the first logger.
     let _ = builder.try_init();
     Ok(())
+}
+
+/// Logs a panic (a handler's: the server catches it and serves on) as an error line under
+/// [`LOG`], rather than letting the default hook print it past the logger and its filters.
+pub fn log_panics() {
+    std::panic::set_hook(Box::new(|info| log::error!(target: LOG, "{info}")));
 }

@@ -156,8 +156,8 @@ fn failed(why: String) -> io::Result<ExitCode> {
 /// Logs go to stderr, or `--log-file`: `--log-level` if given, else `RUST_LOG`, else warnings,
 /// errors and the start-up lines (`logging.rs`). A panic is logged as an error line rather
 /// than printed by the default hook.
-fn init_logger(level: Option<&str>, file: Option<&std::path::Path>) -> io::Result<()> {
+pub(crate) fn init_logger(level: Option<&str>, file: Option<&std::path::Path>) -> io::Result<()> {
     logging::init(level, file)?;
-    std::panic::set_hook(Box::new(|info| log::error!("{info}")));
+    logging::log_panics();
     Ok(())
 }

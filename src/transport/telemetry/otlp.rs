@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 pub(crate) use crate::transport::telemetry::collector::Endpoint;
 use crate::transport::telemetry::collector::post;
+use crate::transport::telemetry::outage::Outage;
 use crate::transport::telemetry::server_metrics::{ServerMetrics, SpanResult};
 use crate::util::queue::{Receiver, Recv, Refused, Sender, sized_queue};
 use crate::util::trace_context::{Hex, TraceContext};
@@ -294,6 +295,7 @@ fn export(
     metrics: &ServerMetrics,
 ) {
     let mut batch = Vec::with_capacity(BATCH);
+    let mut outage = Outage::default();
     while let Recv::Item(first) = spans.recv() {
         batch.push(first);
         while batch.len() < BATCH
@@ -301,20 +303,33 @@ fn export(
         {
             batch.push(span);
         }
-        let result = match post(endpoint, &encode(resource, &batch)) {
-            Ok(status) if (200..300).contains(&status) => SpanResult::Exported,
-            Ok(status) => {
-                log::warn!(target: LOG, "the collector answered {status}: {} spans dropped", batch.len());
-                SpanResult::ExportFailed
+        let host = &endpoint.host;
+        let failure = match post(endpoint, &encode(resource, &batch)) {
+            Ok(status) if (200..300).contains(&status) => None,
+            Ok(status) => Some(format!("the collector at {host} answered {status}")),
+            Err(e) => Some(format!("cannot export to {host}: {e}")),
+        };
+        let result = match failure {
+            None => {
+                if let Some(line) = outage.ended(host) {
+                    log::info!(target: LOG, "{line}");
+                }
+                SpanResult::Exported
             }
-            Err(e) => {
-                log::warn!(target: LOG, "cannot export to {}: {e}: {} spans dropped", endpoint.host, batch.len());
+            Some(why) => {
+                if let Some(line) = outage.failed(&why, batch.len(), Instant::now()) {
+                    log::warn!(target: LOG, "{line}");
+                }
                 SpanResult::ExportFailed
             }
         };
         for _ in batch.drain(..) {
             metrics.span(result);
         }
+    }
+    // What was dropped since the last warning is not left unsaid when the server stops.
+    if let Some(line) = outage.untold(&endpoint.host) {
+        log::warn!(target: LOG, "{line}");
     }
 }
 
@@ -435,12 +450,18 @@ mod tests {
 
     /// A collector on loopback that answers `status` to each request and hands back bodies.
     fn collector(status: u16) -> (Endpoint, mpsc::Receiver<String>) {
+        collector_failing(status, usize::MAX)
+    }
+
+    /// A collector that answers `status` to its first `failing` requests, then 200.
+    fn collector_failing(status: u16, failing: usize) -> (Endpoint, mpsc::Receiver<String>) {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let url = format!("http://{}/v1/traces", listener.local_addr().unwrap());
         let (bodies, received) = mpsc::channel();
         std::thread::spawn(move || {
-            for stream in listener.incoming() {
+            for (n, stream) in listener.incoming().enumerate() {
                 let Ok(mut stream) = stream else { return };
+                let status = if n < failing { status } else { 200 };
                 let mut request = Vec::new();
                 let mut chunk = [0u8; 65536];
                 // Read the head, then as many body bytes as Content-Length says.
@@ -546,5 +567,80 @@ mod tests {
         assert!(dropped(&metrics.render()) >= offered - QUEUE - BATCH, "{}", metrics.render());
         exporter.finish(Duration::from_millis(0));
         drop(listener);
+    }
+
+    /// What the exporter logs, for the test that counts it.
+    struct Lines(std::sync::Mutex<Vec<String>>);
+
+    impl log::Log for Lines {
+        fn enabled(&self, metadata: &log::Metadata) -> bool {
+            metadata.target() == LOG
+        }
+        fn log(&self, record: &log::Record) {
+            if self.enabled(record.metadata()) {
+                self.0.lock().unwrap().push(format!("{} {}", record.level(), record.args()));
+            }
+        }
+        fn flush(&self) {}
+    }
+
+    static LINES: Lines = Lines(std::sync::Mutex::new(Vec::new()));
+
+    /// Set in the environment of [`warned_once_child`]: it sets a logger and the maximum level,
+    /// which are the process's, so it runs in a process of its own, not among the other tests.
+    const CHILD: &str = "BAREMCP_TEST_OTLP_LOG_CHILD";
+
+    /// A collector that fails batch after batch is warned about once, not once a batch, and
+    /// the batch it takes again is told, with what the outage cost.
+    #[test]
+    fn a_failing_collector_is_warned_about_once_and_its_recovery_told() {
+        let (_, path) = module_path!().split_once("::").unwrap_or_default();
+        let output = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["--ignored", "--exact", &format!("{path}::warned_once_child")])
+            .env(CHILD, "1")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(output.status.success() && stdout.contains("1 passed"), "{stdout}");
+    }
+
+    #[test]
+    #[ignore = "the child process of a_failing_collector_is_warned_about_once_and_its_recovery_told"]
+    fn warned_once_child() {
+        if std::env::var_os(CHILD).is_none() {
+            return;
+        }
+        let _ = log::set_logger(&LINES);
+        log::set_max_level(log::LevelFilter::Info);
+        let (endpoint, _bodies) = collector_failing(500, 20);
+        let host = endpoint.host.clone();
+        let metrics = Arc::new(ServerMetrics::new());
+        let exporter = Exporter::start(endpoint, resource(), Arc::clone(&metrics)).unwrap();
+        let counted = |text: &str| -> usize {
+            let count = |result: &str| {
+                let line = format!("baremcp_otlp_spans_total{{result=\"{result}\"}} ");
+                text.lines().find_map(|l| l.strip_prefix(&line)?.parse::<usize>().ok())
+            };
+            count("exported").unwrap_or(0) + count("export_failed").unwrap_or(0)
+        };
+        let mut ids = SpanIds::new();
+        // A span at a time, each a batch of its own, sent once the one before it was.
+        for n in 1..=21 {
+            exporter.offer(Span::server(&mut ids, "ping", None, None, at(1), at(2)));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while counted(&metrics.render()) < n && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
+        exporter.finish(Duration::from_secs(10));
+        let lines = LINES.0.lock().unwrap();
+        let ours: Vec<&String> = lines.iter().filter(|l| l.contains(&host)).collect();
+        assert_eq!(
+            ours,
+            [
+                &format!("WARN the collector at {host} answered 500: 1 spans dropped"),
+                &format!("INFO export to {host} resumed: 20 batches (20 spans) were dropped"),
+            ]
+        );
     }
 }

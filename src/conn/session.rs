@@ -8,6 +8,7 @@
 //! Cancellation lives here alone: a cancel marks the request in flight, or closes a stream.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::Instant;
 
 use serde_json::{Map, Value, json};
 
@@ -15,6 +16,7 @@ use crate::conn::outbox::Outbox;
 use crate::util::log_answer::LogAnswer;
 use crate::util::shown::Clipped;
 use crate::util::stamp::WatchedFile;
+use crate::util::trace_context::TraceContext;
 use crate::wire::capabilities::Declared;
 use crate::wire::era;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message, UnreadId};
@@ -69,9 +71,11 @@ pub(crate) struct Session {
     cancelled: bool,
     /// Legacy `resources/subscribe` URIs.
     subscribed: BTreeSet<String>,
-    /// Open `subscriptions/listen` streams, by id (its exact text), and the resource URIs
-    /// each agreed to watch.
-    listening: BTreeMap<Id<'static>, BTreeSet<String>>,
+    /// Open `subscriptions/listen` streams, by id (its exact text).
+    listening: BTreeMap<Id<'static>, Stream>,
+    /// Streams the client ended (cancelled, or left) that the transport has yet to record:
+    /// their end is logged as a request's reply is, once (`dispatch::lifecycle`).
+    pub ended: Vec<(Id<'static>, Stream)>,
     /// The same the other way round: the streams watching each URI, so an update finds its
     /// streams without looking at the others.
     watchers: BTreeMap<String, BTreeSet<Id<'static>>>,
@@ -92,6 +96,14 @@ pub(crate) struct Session {
     /// logger costs a few percent of a call (a filter's directives matched against the
     /// target), so it is asked again only when the maximum level changes.
     pub requests_logged: LogAnswer,
+}
+
+/// An open `subscriptions/listen` stream: the resource URIs it agreed to watch, and when it
+/// opened and in which trace, for the line that records its end.
+pub(crate) struct Stream {
+    uris: BTreeSet<String>,
+    pub opened: Instant,
+    pub trace: Option<TraceContext>,
 }
 
 impl Session {
@@ -156,12 +168,12 @@ impl Session {
             self.cancelled = true;
             return;
         }
-        let Some(uris) = self.listening.remove(id.as_json()) else {
+        let Some((key, mut stream)) = self.listening.remove_entry(id.as_json()) else {
             log::debug!(target: LOG, "ignored cancellation of {}: no such request in flight", Clipped(id.as_json()));
             return;
         };
         self.uri_bytes -= stream_bytes(id.as_json().len());
-        for uri in uris {
+        for uri in std::mem::take(&mut stream.uris) {
             self.uri_bytes -= kept_bytes(&uri, id.as_json().len());
             if let Some(ids) = self.watchers.get_mut(&uri) {
                 ids.remove(id.as_json());
@@ -171,6 +183,7 @@ impl Session {
                 }
             }
         }
+        self.ended.push((key, stream));
     }
 
     /// The ids of the open `subscriptions/listen` streams (over HTTP, each ends with a
@@ -255,15 +268,24 @@ impl Session {
         }
     }
 
-    /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`.
-    pub fn listen(&mut self, id: &Id, uris: BTreeSet<String>) {
+    /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`; `trace` is the
+    /// trace context of the request that opened it.
+    pub fn listen(&mut self, id: &Id, uris: BTreeSet<String>, trace: Option<TraceContext>) {
         let id = id.clone().into_owned();
         self.uri_bytes += stream_bytes(id.as_json().len());
         for uri in &uris {
             self.watchers.entry(uri.clone()).or_default().insert(id.clone());
             self.uri_bytes += kept_bytes(uri, id.as_json().len());
         }
-        self.listening.insert(id, uris);
+        // Only the trace id is logged: the `tracestate` (up to 32 members) is not kept.
+        let trace = trace.map(TraceContext::without_state);
+        self.listening.insert(id, Stream { uris, opened: Instant::now(), trace });
+    }
+
+    /// The client is gone (stdio's input ended): its open streams end, to be recorded as a
+    /// cancel's are. The session ends with them, so what they watch is left as it is.
+    pub fn client_gone(&mut self) {
+        self.ended.extend(std::mem::take(&mut self.listening));
     }
 
     /// Notes that the handler of `id` waits on the client: cancels are read only during
@@ -435,7 +457,7 @@ mod tests {
         session.subscribe(uri.clone(), watched(&paths[0]));
         let id = Id::from_raw("7").unwrap();
         session.watch(&uri, watched(&paths[0]));
-        session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]));
+        session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]), None);
         let kept = kept_bytes(&uri, 0)
             + stream_bytes(1)
             + kept_bytes(&uri, 1)
@@ -453,7 +475,7 @@ mod tests {
             .map(|n| format!("{n:08}").repeat(MAX_SUBSCRIBED_URI_BYTES / 8))
             .collect();
         assert!(session.may_listen(&id, &fill).is_ok());
-        session.listen(&id, fill);
+        session.listen(&id, fill, None);
         let one_more = "y".repeat(MAX_SUBSCRIBED_URI_BYTES);
         assert!(session.may_subscribe([one_more.as_str()].into_iter(), 0).is_err());
         // A stream's id is kept once for each URI it watches: a long one counts as often.

@@ -10,8 +10,8 @@ use serde_json::json;
 use crate::conn::connection::Conn;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
-use crate::dispatch::method_table;
 use crate::dispatch::request::Request;
+use crate::dispatch::{lifecycle, method_table};
 use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
 use crate::util::shown::Clipped;
@@ -66,6 +66,9 @@ fn serve_text(server: &Server, line: &[u8], session: &mut Session, conn: &mut Co
     }
     if !session.updated.is_empty() {
         session.notify_updates(&mut conn.out);
+    }
+    if !session.ended.is_empty() {
+        lifecycle::listens_ended(session);
     }
 }
 

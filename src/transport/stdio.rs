@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::conn::connection::Conn;
 use crate::conn::outbox::Outbox;
 use crate::conn::session::{FileRounds, Session};
+use crate::dispatch::lifecycle;
 use crate::dispatch::serve_line::serve_line;
 use crate::registry::server::Server;
 use crate::util::poll::{RawFd, readable_within};
@@ -62,7 +63,12 @@ fn run(
     let mut line = Vec::new();
     loop {
         match conn.next_line(&mut line)? {
-            Line::Eof => return conn.out.flush(),
+            Line::Eof => {
+                // The client is gone: so are its streams, recorded as a cancel's are.
+                session.client_gone();
+                lifecycle::listens_ended(&mut session);
+                return conn.out.flush();
+            }
             // A response is never replied to: the client waits for nothing.
             Line::TooLong if conn.drops_response(&line) => {}
             Line::TooLong => {

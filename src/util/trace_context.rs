@@ -78,6 +78,12 @@ impl TraceContext {
         self.trace_id
     }
 
+    /// The same context without its `tracestate`, for one kept for a long time whose
+    /// `traceparent` alone is read.
+    pub(crate) fn without_state(self) -> TraceContext {
+        TraceContext { tracestate: None, ..self }
+    }
+
     /// The trace id as 32 lowercase hex digits, as in `traceparent` and log lines.
     pub fn trace_id_hex(&self) -> String {
         Hex(&self.trace_id).to_string()

@@ -269,3 +269,45 @@ fn panic_child() {
     server.serve(&mut input.as_bytes(), &mut out).unwrap();
     assert!(text(&out).contains("internal error (kaboom)"), "{}", text(&out));
 }
+
+/// On stdio as over HTTP, a `subscriptions/listen` stream is logged once, when it ends: when
+/// its client cancels it, or is gone (the end of input), its duration how long it was open.
+#[test]
+fn a_listen_stream_on_stdio_is_logged_once_when_it_ends() {
+    let listen = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"subscriptions/listen","params":{{"notifications":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{{}},"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}}}}}"#
+        )
+    };
+    let mut child = baremcp()
+        .env("RUST_LOG", "baremcp::request=info")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{}\n{}", listen("5"), listen(r#""s6""#)).unwrap();
+    // Both streams are open once acknowledged.
+    let mut acks = std::io::BufRead::lines(std::io::BufReader::new(child.stdout.take().unwrap()));
+    for _ in 0..2 {
+        let ack = acks.next().unwrap().unwrap();
+        assert!(ack.contains("notifications/subscriptions/acknowledged"), "{ack}");
+    }
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let cancel = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#;
+    writeln!(stdin, "{cancel}\n{cancel}").unwrap();
+    drop(stdin);
+    let mut stderr = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut stderr).unwrap();
+    child.wait().unwrap();
+    let lines: Vec<&str> = stderr.lines().map(|l| l.split_once(' ').unwrap().1).collect();
+    assert_eq!(lines.len(), 2, "once each: {stderr}");
+    let trace = " ok trace_id=4bf92f3577b34da6a3ce929d0e0e4736";
+    for (line, id) in lines.iter().zip(["5", r#""s6""#]) {
+        let head = format!("INFO  baremcp::request: subscriptions/listen id={id} ");
+        assert!(line.starts_with(&head) && line.ends_with(trace), "{line}");
+        let micros: u64 = line.split(' ').find_map(|w| w.strip_suffix("us")?.parse().ok()).unwrap();
+        assert!(micros >= 300_000, "open for as long as it was: {line}");
+    }
+}

@@ -18,7 +18,7 @@ use crate::util::shown::Clipped;
 use crate::util::stamp::WatchedFile;
 use crate::util::trace_context::TraceContext;
 use crate::wire::capabilities::Declared;
-use crate::wire::era;
+use crate::wire::era::{self, Era};
 use crate::wire::jsonrpc::{ErrorObject, Id, Message, UnreadId};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
@@ -74,7 +74,8 @@ pub(crate) struct Session {
     /// Open `subscriptions/listen` streams, by id (its exact text).
     listening: BTreeMap<Id<'static>, Stream>,
     /// Streams the client ended (cancelled, or left) that the transport has yet to record:
-    /// their end is logged as a request's reply is, once (`dispatch::lifecycle`).
+    /// their end is logged and shown to `on_reply` as a request's reply is, once
+    /// (`serve_line::listens_ended`).
     pub ended: Vec<(Id<'static>, Stream)>,
     /// The same the other way round: the streams watching each URI, so an update finds its
     /// streams without looking at the others.
@@ -99,10 +100,11 @@ pub(crate) struct Session {
 }
 
 /// An open `subscriptions/listen` stream: the resource URIs it agreed to watch, and when it
-/// opened and in which trace, for the line that records its end.
+/// opened, in which era and trace, for recording its end.
 pub(crate) struct Stream {
     uris: BTreeSet<String>,
     pub opened: Instant,
+    pub era: Era,
     pub trace: Option<TraceContext>,
 }
 
@@ -268,9 +270,15 @@ impl Session {
         }
     }
 
-    /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`; `trace` is the
-    /// trace context of the request that opened it.
-    pub fn listen(&mut self, id: &Id, uris: BTreeSet<String>, trace: Option<TraceContext>) {
+    /// Opens a stream (checked with [`Session::may_listen`]) watching `uris`; `era` and
+    /// `trace` are those of the request that opened it.
+    pub fn listen(
+        &mut self,
+        id: &Id,
+        uris: BTreeSet<String>,
+        era: Era,
+        trace: Option<TraceContext>,
+    ) {
         let id = id.clone().into_owned();
         self.uri_bytes += stream_bytes(id.as_json().len());
         for uri in &uris {
@@ -279,7 +287,7 @@ impl Session {
         }
         // Only the trace id is logged: the `tracestate` (up to 32 members) is not kept.
         let trace = trace.map(TraceContext::without_state);
-        self.listening.insert(id, Stream { uris, opened: Instant::now(), trace });
+        self.listening.insert(id, Stream { uris, opened: Instant::now(), era, trace });
     }
 
     /// The client is gone (stdio's input ended): its open streams end, to be recorded as a
@@ -457,7 +465,12 @@ mod tests {
         session.subscribe(uri.clone(), watched(&paths[0]));
         let id = Id::from_raw("7").unwrap();
         session.watch(&uri, watched(&paths[0]));
-        session.listen(&id, BTreeSet::from([uri.clone(), "test://other".to_string()]), None);
+        session.listen(
+            &id,
+            BTreeSet::from([uri.clone(), "test://other".to_string()]),
+            Era::Legacy,
+            None,
+        );
         let kept = kept_bytes(&uri, 0)
             + stream_bytes(1)
             + kept_bytes(&uri, 1)
@@ -475,7 +488,7 @@ mod tests {
             .map(|n| format!("{n:08}").repeat(MAX_SUBSCRIBED_URI_BYTES / 8))
             .collect();
         assert!(session.may_listen(&id, &fill).is_ok());
-        session.listen(&id, fill, None);
+        session.listen(&id, fill, Era::Legacy, None);
         let one_more = "y".repeat(MAX_SUBSCRIBED_URI_BYTES);
         assert!(session.may_subscribe([one_more.as_str()].into_iter(), 0).is_err());
         // A stream's id is kept once for each URI it watches: a long one counts as often.

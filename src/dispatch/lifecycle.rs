@@ -1,6 +1,5 @@
 //! Lifecycle: the legacy `initialize` handshake, 2026-07-28 `server/discover`, and
-//! opening `subscriptions/listen` streams (a cancel closes them: `session.rs`) and recording
-//! the end of those their client ended.
+//! opening `subscriptions/listen` streams (a cancel closes them: `session.rs`).
 
 use std::collections::BTreeSet;
 
@@ -15,7 +14,6 @@ use crate::wire::capabilities::Declared;
 use crate::wire::era::{self, Era, LEGACY_VERSIONS};
 use crate::wire::jsonrpc::{ErrorObject, Id, Payload, Reply, raw_str};
 use crate::wire::log_level::LogLevel;
-use crate::wire::params::ParamsField;
 
 /// Negotiates a legacy session: a supported version is echoed, any other gets the newest.
 pub(crate) fn initialize(
@@ -119,22 +117,8 @@ pub(crate) fn listen(
     for uri in &uris {
         session.watch(uri, server.watched_file(uri));
     }
-    session.listen(req.id, uris, era::trace_context(req.params.meta));
+    session.listen(req.id, uris, req.era(), era::trace_context(req.params.meta));
     None
-}
-
-/// Records the streams whose client ended them (a cancel, or stdio's input ending) as every
-/// request is recorded when answered, once: its `baremcp::request` line, `ok` with no
-/// response sent, its duration how long it was open (as over HTTP: `Observer::listen_ended`).
-pub(crate) fn listens_ended(session: &mut Session) {
-    for (id, stream) in session.ended.drain(..) {
-        if Request::logged()
-            && let Ok(request) = Request::new(&id, "subscriptions/listen", &ParamsField::Absent)
-        {
-            let micros = stream.opened.elapsed().as_micros();
-            request.log_completion(&Ok(Payload::Json(Vec::new())), micros, stream.trace.as_ref());
-        }
-    }
 }
 
 /// The result that ends a `subscriptions/listen` stream when the server closes it: like every

@@ -10,13 +10,14 @@ use serde_json::json;
 use crate::conn::connection::Conn;
 use crate::conn::principal::Principal;
 use crate::conn::session::Session;
+use crate::dispatch::method_table;
 use crate::dispatch::request::Request;
-use crate::dispatch::{lifecycle, method_table};
 use crate::registry::intercept::{Intercepted, OnReply};
 use crate::registry::server::Server;
 use crate::util::shown::Clipped;
 use crate::wire::era::Era;
 use crate::wire::jsonrpc::{self, ErrorObject, Frame, Id, Message, Payload, Reply};
+use crate::wire::params::ParamsField;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
 const LOG: &str = "baremcp::serve";
@@ -68,7 +69,7 @@ fn serve_text(server: &Server, line: &[u8], session: &mut Session, conn: &mut Co
         session.notify_updates(&mut conn.out);
     }
     if !session.ended.is_empty() {
-        lifecycle::listens_ended(session);
+        listens_ended(server, session, conn.principal());
     }
 }
 
@@ -252,6 +253,43 @@ fn show_reply(on_reply: &OnReply, request: &Intercepted, reply: Reply, took: Dur
         log::error!(target: LOG, "the on_reply hook panicked on {method} id={id}");
     }
     reply
+}
+
+/// Records the streams whose client ended them (a cancel, or stdio's input ending) as every
+/// request is recorded when answered, once: its `baremcp::request` line, `ok` with no
+/// response sent, its duration how long it was open (as over HTTP: `Observer::listen_ended`),
+/// and `on_reply` shown it ([`listen_ended`]).
+pub(crate) fn listens_ended(server: &Server, session: &mut Session, principal: Option<&Principal>) {
+    for (id, stream) in session.ended.drain(..) {
+        let (took, reply) = (stream.opened.elapsed(), Ok(Payload::Json(Vec::new())));
+        if Request::logged()
+            && let Ok(request) = Request::new(&id, "subscriptions/listen", &ParamsField::Absent)
+        {
+            request.log_completion(&reply, took.as_micros(), stream.trace.as_ref());
+        }
+        // `subscriptions/listen` is a 2026-07-28 method: a stream is of that era.
+        let Era::Modern(version) = stream.era else { continue };
+        // Nothing is sent: its client ended it.
+        let _unsent = listen_ended(server, &id, version, principal, reply, took);
+    }
+}
+
+/// Shows `on_reply` a `subscriptions/listen` stream's end, once, as every request is shown
+/// its reply: `reply` is the result the server ended it with, or no text when its client
+/// ended it (no response is sent then), `took` how long it was open. Its `params` are not
+/// kept while it is open: the hook sees `None`.
+pub(crate) fn listen_ended(
+    server: &Server,
+    id: &Id,
+    version: &'static str,
+    principal: Option<&Principal>,
+    reply: Reply,
+    took: Duration,
+) -> Reply {
+    let Some(on_reply) = &server.hooks.on_reply else { return reply };
+    let method = "subscriptions/listen";
+    let request = Intercepted { method, id, params: None, era: Era::Modern(version), principal };
+    show_reply(on_reply, &request, reply, took)
 }
 
 /// Serves `lines` on one session, as stdio would, for tests that look at what the session

@@ -15,7 +15,8 @@ pub struct Intercepted<'a> {
     pub method: &'a str,
     /// The id, as the client wrote it.
     pub id: &'a Id<'a>,
-    /// `params` as the client wrote it (JSON text of an object), `None` when it sent none.
+    /// `params` as the client wrote it (JSON text of an object), `None` when it sent none (or
+    /// to `on_reply` at a `subscriptions/listen` stream's end: they are not kept meanwhile).
     pub params: Option<&'a str>,
     /// Whether the request belongs to a legacy `initialize` session or is a 2026-07-28 one.
     pub era: Era,

@@ -223,10 +223,13 @@ impl Server {
     /// Sets the interceptor that sees every reply: the request ([`Intercepted`]), the JSON
     /// text of its `result` or its error, and how long dispatching it took (the `on_request`
     /// hook included). It runs on the serving thread before the reply is written; a request
-    /// that gets no response (cancelled, or a `subscriptions/listen` stream left open) is not
-    /// shown. Setting it costs each reply held as a value one serialization, done here
-    /// instead of when the reply is written. One hook per server: setting another replaces
-    /// it. See [`Server::on_request`] for an example.
+    /// that gets no response (cancelled) is not shown. A `subscriptions/listen` stream is
+    /// shown once, when it ends, over stdio and HTTP alike: with the result the server ended
+    /// it with, or an empty text when its client ended it (cancelled it, closed its stream or
+    /// its input), `params` `None` (not kept while it was open), and how long it was open.
+    /// Setting it costs each reply held as a value one serialization, done here instead of
+    /// when the reply is written. One hook per server: setting another replaces it. See
+    /// [`Server::on_request`] for an example.
     pub fn on_reply(
         mut self,
         hook: impl Fn(&Intercepted, Result<&str, &ErrorObject>, std::time::Duration) + 'static,

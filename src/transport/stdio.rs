@@ -7,8 +7,7 @@ use std::time::Duration;
 use crate::conn::connection::Conn;
 use crate::conn::outbox::Outbox;
 use crate::conn::session::{FileRounds, Session};
-use crate::dispatch::lifecycle;
-use crate::dispatch::serve_line::serve_line;
+use crate::dispatch::serve_line::{listens_ended, serve_line};
 use crate::registry::server::Server;
 use crate::util::poll::{RawFd, readable_within};
 use crate::wire::jsonrpc::{ErrorObject, Id};
@@ -66,7 +65,7 @@ fn run(
             Line::Eof => {
                 // The client is gone: so are its streams, recorded as a cancel's are.
                 session.client_gone();
-                lifecycle::listens_ended(&mut session);
+                listens_ended(server, &mut session, conn.principal());
                 return conn.out.flush();
             }
             // A response is never replied to: the client waits for nothing.

@@ -171,3 +171,73 @@ fn hooks_see_http_requests_too() {
     assert!(seen[2].starts_with("tools/call 2 2026-07-28"), "{seen:?}");
     assert_eq!(seen[3], "-> 2 error -32602 secret is not for you");
 }
+
+/// A 2026-07-28 `subscriptions/listen` with id `id`.
+fn listen(id: Value) -> String {
+    let mut body: Value = serde_json::from_str(&crate::http_harness::modern(
+        "subscriptions/listen",
+        json!({"notifications": {}}),
+    ))
+    .unwrap();
+    body["id"] = id;
+    body.to_string()
+}
+
+/// `on_reply` sees a `subscriptions/listen` stream once, when it ends: no text when its client
+/// ended it (cancelled, or the input closed), its params not kept while it was open.
+#[test]
+fn on_reply_sees_a_listen_stream_end_on_stdio() {
+    let seen = Seen::default();
+    let cancel =
+        r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}"#;
+    let input = [listen(json!("s1")), listen(json!(2)), cancel.into(), cancel.into()].join("\n");
+    let mut output = Vec::new();
+    hooked(&seen).serve(&mut input.as_bytes(), &mut output).unwrap();
+    let seen = take(&seen);
+    assert_eq!(seen.len(), 4, "{seen:?}");
+    assert!(seen[0].starts_with(r#"subscriptions/listen "s1" 2026-07-28 {"#), "{seen:?}");
+    assert!(seen[1].starts_with("subscriptions/listen 2 2026-07-28 {"), "{seen:?}");
+    assert_eq!(seen[2..], [r#"-> "s1" ok "#, "-> 2 ok "], "cancelled, then at the end of input");
+}
+
+/// Over HTTP too: a stream its client closes (no text) and one the server ends at its stop
+/// (the completion result it sends).
+#[test]
+fn on_reply_sees_a_listen_stream_end_over_http() {
+    use crate::http_harness::{connect, next_event, read_head, send_post};
+    let seen = Seen::default();
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let (flag, log) = (stop.clone(), seen.clone());
+    let serving = std::thread::spawn(move || {
+        let server = hooked(&log);
+        server.serve_http_on(vec![listener], &HttpOptions::default(), flag).unwrap();
+    });
+    let open = |id: u32| {
+        let mut conn = connect(addr);
+        let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];
+        send_post(&mut conn, addr, &listen(json!(id)), &headers);
+        assert_eq!(read_head(&mut conn).0, 200);
+        let ack = next_event(&mut conn);
+        assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+        conn
+    };
+    let (mut kept, left) = (open(8), open(9));
+    drop(left);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !seen.lock().unwrap().iter().any(|s| s.starts_with("-> 9")) {
+        assert!(std::time::Instant::now() < deadline, "{seen:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    stop.store(true, Ordering::Relaxed);
+    let end = next_event(&mut kept);
+    assert_eq!(end["result"]["resultType"], "complete");
+    serving.join().unwrap();
+    let seen = take(&seen);
+    let replies: Vec<&String> = seen.iter().filter(|s| s.starts_with("->")).collect();
+    assert_eq!(replies.len(), 2, "once each: {seen:?}");
+    assert_eq!(replies[0], "-> 9 ok ");
+    let shown = replies[1].strip_prefix("-> 8 ok ").unwrap();
+    assert_eq!(serde_json::from_str::<Value>(shown).unwrap(), end["result"], "what was sent");
+}

@@ -15,7 +15,9 @@ use crate::conn::outbox::Outbox;
 use crate::conn::principal::Principal;
 use crate::conn::session::{FileRounds, Session};
 use crate::dispatch::lifecycle;
-use crate::dispatch::serve_line::{Served, batch_replies, keep_buffer, serve_message};
+use crate::dispatch::serve_line::{
+    Served, batch_replies, keep_buffer, listen_ended, serve_message,
+};
 use crate::registry::server::Server;
 use crate::transport::http::direct::{Claim, Direct, DirectLine, Rest, Unsent};
 use crate::transport::http::parser::Head;
@@ -305,6 +307,7 @@ impl<'s> Dispatcher<'s> {
         for (session, sink, opened) in self.listens.drain(..) {
             for id in session.streams() {
                 let result = Ok(lifecycle::listen_complete(self.server, id));
+                let result = shown_end(self.server, id, &opened, result);
                 let mut body = Vec::new();
                 Outbox::new(&mut body).response(Some(id), &result);
                 sink.send(Out::Done(Some((200, body))));
@@ -321,13 +324,14 @@ impl<'s> Dispatcher<'s> {
         self.table.expire();
         let table = &self.table;
         self.sessions.retain(|id, _| table.contains(id));
-        let observer = &mut self.observer;
+        let (observer, server) = (&mut self.observer, self.server);
         self.listens.retain(|(session, sink, opened)| {
             // A client that closes its stream cancels the subscription (the spec's way): it
             // ended well, with nothing more to say.
             let gone = sink.is_closed();
             for id in session.streams().filter(|_| gone) {
-                observer.listen_ended(id, &opened.0, opened.1, &Ok(Payload::Json(Vec::new())));
+                let ended = shown_end(server, id, opened, Ok(Payload::Json(Vec::new())));
+                observer.listen_ended(id, &opened.0, opened.1, &ended);
             }
             !gone
         });
@@ -525,11 +529,18 @@ fn opened(call: &Call) -> Opened {
     };
     let Arrival { received, transport, .. } = call.arrival;
     let trace = from_meta.or_else(|| call.arrival.trace.clone());
-    (Arrival { received, trace, transport }, version)
+    (Arrival { received, trace, transport }, version, call.principal.clone())
 }
 
-/// How a listen stream arrived and its protocol version ([`opened`]).
-type Opened = (Arrival, Option<&'static str>);
+/// How a listen stream arrived, its protocol version and who opened it ([`opened`]).
+type Opened = (Arrival, Option<&'static str>, Option<Arc<Principal>>);
+
+/// `reply`, ending a listen stream, shown to `on_reply` ([`listen_ended`]).
+fn shown_end(server: &Server, id: &Id, opened: &Opened, reply: Reply) -> Reply {
+    let version = opened.1.unwrap_or(era::MODERN_VERSIONS[0]);
+    let took = opened.0.received.elapsed();
+    listen_ended(server, id, version, opened.2.as_deref(), reply, took)
+}
 
 /// One response as JSON bytes (logged at debug level by the outbox).
 fn response(id: Option<&Id>, reply: &Reply) -> Option<Vec<u8>> {

@@ -245,10 +245,12 @@ fn a_handler_s_panic_is_logged_under_its_own_target() {
         crate::docs::section("docs/cli.md", "## Logging").contains("| `baremcp::panic` |"),
         "docs/cli.md's Logging names baremcp::panic"
     );
-    // The panic's message (after its location) is on the line after the record's head.
-    let (head, message) = stderr.split_once('\n').unwrap_or_default();
-    assert!(head.contains(" ERROR baremcp::panic: panicked at "), "{stderr}");
-    assert!(message.starts_with("kaboom"), "{stderr}");
+    // One line: the panic's location, then its message escaped, so a message carrying a
+    // client's text writes no line of its own.
+    let lines: Vec<&str> = stderr.lines().filter(|line| !line.is_empty()).collect();
+    let [line] = lines[..] else { panic!("one line: {stderr}") };
+    assert!(line.contains(" ERROR baremcp::panic: panicked at "), "{stderr}");
+    assert!(line.ends_with(":\\nkaboom\\n2026-11-28 ERROR forged"), "{stderr}");
 }
 
 #[test]
@@ -261,13 +263,19 @@ fn panic_child() {
     let mut server = baremcp::Server::new("panics", "1");
     let schema = serde_json::json!({"type": "object"});
     server
-        .add_tool(baremcp::Tool::new("explode", "Panics", schema, |_, _| panic!("kaboom")))
+        .add_tool(baremcp::Tool::new("explode", "Panics", schema, |_, _| {
+            panic!("kaboom\n2026-11-28 ERROR forged")
+        }))
         .unwrap();
     let input = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\"}}\n\
                  {\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"explode\"}}\n";
     let mut out = Vec::new();
     server.serve(&mut input.as_bytes(), &mut out).unwrap();
-    assert!(text(&out).contains("internal error (kaboom)"), "{}", text(&out));
+    assert!(
+        text(&out).contains("internal error (kaboom\\n2026-11-28 ERROR forged)"),
+        "{}",
+        text(&out)
+    );
 }
 
 /// On stdio as over HTTP, a `subscriptions/listen` stream is logged once, when it ends: when

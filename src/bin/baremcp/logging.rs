@@ -52,6 +52,11 @@ pub fn init(level: Option<&str>, file: Option<&Path>) -> io::Result<()> {
 
 /// Logs a panic (a handler's: the server catches it and serves on) as an error line under
 /// [`LOG`], rather than letting the default hook print it past the logger and its filters.
+/// One line, escaped: a handler's message may hold a client's text, which must not write a
+/// log line of its own.
 pub fn log_panics() {
-    std::panic::set_hook(Box::new(|info| log::error!(target: LOG, "{info}")));
+    let hook = |info: &std::panic::PanicHookInfo| {
+        log::error!(target: LOG, "{}", super::manifest::printable(&info.to_string()));
+    };
+    std::panic::set_hook(Box::new(hook));
 }

@@ -6,8 +6,9 @@
 //! them as its attributes say (`rename`, `rename_all`, `skip`, `alias`, `flatten`,
 //! `untagged`, ...). Those the macro cannot follow would make the two disagree silently, so
 //! registration compares them and refuses the tool, naming each difference. Which fields the
-//! type needs, and whether each field's `examples` decode, are seen by decoding objects that
-//! hold some fields (`stand_in.rs`: filled with plain values, or an example).
+//! type needs, and whether each field's `examples` and `default` decode, are seen by
+//! decoding objects that hold some fields (`stand_in.rs`: filled with plain values, or an
+//! example).
 
 use serde::de::{self, DeserializeOwned, Visitor};
 use serde_json::Value;
@@ -59,10 +60,10 @@ fn lacking<'a>(names: &[&'a str], other: &[&str]) -> Vec<&'a str> {
     names.iter().filter(|name| !other.contains(name)).copied().collect()
 }
 
-/// Compares a struct's schema (its `properties`, `required` and the fields' `examples`) with
-/// what its `Deserialize` reads, adding each difference to `found` under `pointer`. Whether
-/// the types of its fields are to be checked too: not when the type contains itself, which
-/// its schema cannot say (and checking would never end).
+/// Compares a struct's schema (its `properties`, `required`, the fields' `examples` and
+/// `default`) with what its `Deserialize` reads, adding each difference to `found` under
+/// `pointer`. Whether the types of its fields are to be checked too: not when the type
+/// contains itself, which its schema cannot say (and checking would never end).
 pub fn check_struct<T: DeserializeOwned + Describe>(
     pointer: &str,
     found: &mut Vec<Problem>,
@@ -135,10 +136,12 @@ fn check_required<T: DeserializeOwned>(
     needed
 }
 
-/// Checks that each entry of a field's `examples` decodes into the type, as the field of an
-/// object that holds the fields the type needs (`needed`, filled with plain values), so that
-/// the type's own `Deserialize` (and any `deserialize_with`) reads it. `at` is the pointer of
-/// the schema's `properties`.
+/// Checks that each entry of a field's `examples`, and its `default`, decodes into the type,
+/// as the field of an object that holds the fields the type needs (`needed`, filled with
+/// plain values), so that the type's own `Deserialize` (and any `deserialize_with`) reads it.
+/// A `default` is shown to the model as the value a field left out stands for: one the type
+/// cannot read is as wrong as such an example. `at` is the pointer of the schema's
+/// `properties`.
 fn check_field_examples<T: DeserializeOwned>(
     at: &str,
     schema: &Value,
@@ -148,12 +151,14 @@ fn check_field_examples<T: DeserializeOwned>(
     let properties = schema["properties"].as_object().into_iter().flatten();
     for (name, property) in properties {
         let examples = property.get("examples").and_then(Value::as_array).into_iter().flatten();
-        for (i, example) in examples.enumerate() {
+        let examples = examples.enumerate().map(|(i, example)| (format!("examples/{i}"), example));
+        let default = property.get("default").map(|default| ("default".to_string(), default));
+        for (key, example) in examples.chain(default) {
             // The example is read first: a plain value that does not decode comes later, and
             // says nothing of the example.
             if let Err(Traced::Example(why)) = T::deserialize(Instance::with(name, example, needed))
             {
-                let at = format!("{}/examples/{i}", pointer_to(at, name));
+                let at = format!("{}/{key}", pointer_to(at, name));
                 found.push(Problem::new(&at, format!("does not decode into the type: {why}")));
             }
         }

@@ -47,9 +47,9 @@ pub enum Error {
     /// A [`crate::Tool::typed`] tool's schema, derived by [`crate::tool_args!`], and its
     /// argument type's `Deserialize` disagree: they read different names (a serde attribute
     /// the macro does not follow: `rename`, `skip`, `flatten`, ...), or need different
-    /// fields, or a field's or a nested type's `examples` entry does not decode, or the type
-    /// contains itself. Write the schema out with [`crate::Tool::typed_with_schema`], or
-    /// drop the attribute.
+    /// fields, or a field's `default` or a field's or a nested type's `examples` entry does
+    /// not decode, or the type contains itself. Write the schema out with
+    /// [`crate::Tool::typed_with_schema`], or drop the attribute.
     Mismatch {
         /// The tool's name.
         tool: String,

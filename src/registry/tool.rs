@@ -119,7 +119,7 @@ impl Tool {
     /// an `isError` result naming the JSON Pointer of what did not fit. At registration
     /// [`crate::Server::add_tool`] checks that the schema's names agree with what `T`'s
     /// `Deserialize` reads ([`crate::Error::Mismatch`] otherwise) and that the schema's
-    /// `examples`, its fields' too, decode into `T`.
+    /// `examples`, its fields' too (and their `default`), decode into `T`.
     ///
     /// ```
     /// use baremcp::{Server, Tool, tool_args};

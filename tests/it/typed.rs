@@ -475,6 +475,28 @@ fn every_example_of_a_field_or_a_nested_type_must_decode() {
 }
 
 tool_args! {
+    #[derive(Deserialize)]
+    struct Defaults {
+        #[serde(default)]
+        #[schema(default = "x")]
+        count: u32,
+        #[serde(default)]
+        #[schema(default = 2)]
+        fine: u32,
+    }
+}
+
+#[test]
+fn a_field_default_must_decode_as_its_examples_must() {
+    assert_eq!(
+        mismatch(Tool::typed("d", "d", |_: Defaults, _| Ok(""))),
+        [
+            r#"/properties/count/default: does not decode into the type: invalid type: string "x", expected u32"#
+        ]
+    );
+}
+
+tool_args! {
     #[derive(Debug, Deserialize)]
     struct Node {
         name: String,

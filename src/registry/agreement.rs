@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use crate::registry::describe::{Describe, Within};
 use crate::registry::stand_in::{Instance, Traced};
-use crate::schema::{Problem, pointer_to};
+use crate::schema::{Problem, Schema, pointer_to};
 
 /// The tracer: answers with nothing but the record of what was asked.
 struct Tracer;
@@ -165,8 +165,10 @@ fn check_field_examples<T: DeserializeOwned>(
     }
 }
 
-/// Checks that each entry of a nested type's own `examples` decodes into it. A tool's
-/// argument type (at the root) is checked by `Server::add_tool`, as any typed tool's is.
+/// Checks that each entry of a nested type's own `examples` decodes into it, then that it
+/// passes its schema (decoding first, as the field's examples are, so that an example both
+/// checks refuse is said once). A tool's argument type (at the root) is checked by
+/// `Server::add_tool`, as any typed tool's is.
 fn check_own_examples<T: DeserializeOwned>(
     pointer: &str,
     schema: &Value,
@@ -176,10 +178,17 @@ fn check_own_examples<T: DeserializeOwned>(
         return;
     }
     let examples = schema.get("examples").and_then(Value::as_array).into_iter().flatten();
+    // It loads: the tool's whole schema, which holds it, was compiled before.
+    let compiled = Schema::compile(schema).ok();
     for (i, example) in examples.enumerate() {
         if let Err(e) = crate::registry::typed_args::decode::<T>(example) {
             let at = format!("{}/{i}{}", pointer_to(pointer, "examples"), e.pointer);
             found.push(Problem::new(&at, format!("does not decode into the type: {}", e.why)));
+        } else if let Some(Err(errors)) = compiled.as_ref().map(|c| c.validate(example)) {
+            let first = &errors.errors[0];
+            let inside = Some(first.instance_path.as_str()).filter(|at| *at != "/");
+            let at = format!("{}/{i}{}", pointer_to(pointer, "examples"), inside.unwrap_or(""));
+            found.push(Problem::new(&at, format!("the schema refuses it: {}", first.message)));
         }
     }
 }

@@ -44,6 +44,16 @@ pub enum Error {
         /// What did not fit, as serde says it.
         why: String,
     },
+    /// An entry of a typed tool's input schema `examples` is refused by that schema: a model
+    /// shown that example would send arguments that fail validation.
+    InvalidExample {
+        /// The tool's name.
+        tool: String,
+        /// JSON Pointer into the input schema, e.g. `/examples/0/name`.
+        pointer: String,
+        /// What the schema allows, and what the example holds, as a call's error says it.
+        why: String,
+    },
     /// A [`crate::Tool::typed`] tool's schema, derived by [`crate::tool_args!`], and its
     /// argument type's `Deserialize` disagree: they read different names (a serde attribute
     /// the macro does not follow: `rename`, `skip`, `flatten`, ...), or need different
@@ -126,6 +136,12 @@ impl fmt::Display for Error {
                 write!(
                     f,
                     "tool {tool:?}: inputSchema {pointer}: does not decode into the argument type: {why}"
+                )
+            }
+            Error::InvalidExample { tool, pointer, why } => {
+                write!(
+                    f,
+                    "tool {tool:?}: inputSchema {pointer}: the schema refuses its example: {why}"
                 )
             }
             Error::NoVariable { template } => {

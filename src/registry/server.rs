@@ -242,7 +242,8 @@ impl Server {
     /// not load, an input schema without `"type": "object"`, for [`Tool::typed`] a schema
     /// whose names differ from those the argument type reads ([`Error::Mismatch`]), and for
     /// typed tools an entry of the input schema's `examples` that does not decode into the
-    /// argument type.
+    /// argument type ([`Error::Example`]) or that the schema refuses
+    /// ([`Error::InvalidExample`]).
     ///
     /// Returns the schemas' warnings: keywords that are known but not enforced, which are
     /// also logged (warn level) with the tool name.
@@ -300,6 +301,15 @@ impl Server {
                 if let Err(e) = decodes(example) {
                     let pointer = format!("/examples/{i}{}", e.pointer);
                     return Err(Error::Example { tool: tool.name, pointer, why: e.why });
+                }
+                // A model shown an example the schema refuses would send arguments that fail
+                // it. The first error says enough; its pointer "/" is the whole example.
+                if let Err(errors) = input.validate(example) {
+                    let first = &errors.errors[0];
+                    let at = Some(first.instance_path.as_str()).filter(|at| *at != "/");
+                    let pointer = format!("/examples/{i}{}", at.unwrap_or_default());
+                    let why = first.message.clone();
+                    return Err(Error::InvalidExample { tool: tool.name, pointer, why });
                 }
             }
         }

@@ -119,7 +119,8 @@ impl Tool {
     /// an `isError` result naming the JSON Pointer of what did not fit. At registration
     /// [`crate::Server::add_tool`] checks that the schema's names agree with what `T`'s
     /// `Deserialize` reads ([`crate::Error::Mismatch`] otherwise) and that the schema's
-    /// `examples`, its fields' too (and their `default`), decode into `T`.
+    /// `examples`, its fields' too (and their `default`), decode into `T`, and that the
+    /// schema's own (and a nested type's) pass it ([`crate::Error::InvalidExample`]).
     ///
     /// ```
     /// use baremcp::{Server, Tool, tool_args};
@@ -166,7 +167,7 @@ impl Tool {
     /// Arguments that pass the schema but do not decode (the schema allows more than `T`
     /// does) get an `isError` result naming the JSON Pointer of the value that did not fit.
     /// So that the two agree at least on the schema's own `examples`, registration refuses
-    /// the tool when one of them does not decode into `T`.
+    /// the tool when one of them does not decode into `T`, or does not pass the schema.
     ///
     /// ```
     /// use baremcp::{Server, Tool};

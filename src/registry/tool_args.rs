@@ -92,7 +92,8 @@
 /// [`Server::add_tool`](crate::Server::add_tool) refuses a tool whose two disagree with
 /// [`Error::Mismatch`](crate::Error::Mismatch), naming each difference. It also compares
 /// the fields the schema requires with those the type needs, and checks that each field's
-/// `examples` and `default` decode as that field of the type. Such a type needs its schema written out,
+/// `examples` and `default` decode as that field of the type, and that the type's own
+/// `examples` decode into it and pass its schema. Such a type needs its schema written out,
 /// with [`Tool::typed_with_schema`](crate::Tool::typed_with_schema); so does a type that
 /// contains itself (`children: Vec<Node>` in `Node`), which the macro does not describe:
 /// its schema stops where the type meets itself again, and registration refuses it. A

@@ -402,6 +402,49 @@ fn examples_on_the_struct_must_decode() {
 
 tool_args! {
     #[derive(Deserialize)]
+    #[schema(examples = [json!({"name": "Ada"}), json!({"name": ""})])]
+    struct RefusedExample {
+        #[schema(minLength = 1)]
+        name: String,
+    }
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    #[schema(examples = [json!({"digits": "12"}), json!({"digits": "1x"})])]
+    struct Pin {
+        #[schema(pattern = "^[0-9]+$")]
+        digits: String,
+    }
+}
+
+tool_args! {
+    #[derive(Deserialize)]
+    struct Lock {
+        pin: Pin,
+    }
+}
+
+#[test]
+fn examples_of_a_type_must_pass_its_schema() {
+    // Each decodes into the type: the schema alone refuses them.
+    let refused =
+        Server::new("t", "1").add_tool(Tool::typed("r", "r", |_: RefusedExample, _| Ok("")));
+    let Err(error @ Error::InvalidExample { .. }) = refused else { panic!("{refused:?}") };
+    assert_eq!(
+        error.to_string(),
+        r#"tool "r": inputSchema /examples/1/name: the schema refuses its example: must be at least 1 character long"#
+    );
+    assert_eq!(
+        mismatch(Tool::typed("l", "l", |_: Lock, _| Ok(""))),
+        [
+            r#"/properties/pin/examples/1/digits: the schema refuses it: "1x" does not match the pattern ^[0-9]+$"#
+        ]
+    );
+}
+
+tool_args! {
+    #[derive(Deserialize)]
     struct NeedsSecond {
         first: String,
         #[serde(deserialize_with = "needed")]

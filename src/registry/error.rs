@@ -102,7 +102,8 @@ pub enum DuplicateKind {
     Prompt,
     /// A static resource, by URI.
     Resource,
-    /// A resource template, by its `uriTemplate` text.
+    /// A resource template, by its `uriTemplate` text (a directory's `file:///dir/{+path}`
+    /// included).
     Template,
     /// A directory served with [`crate::Server::add_directory`], by its base URI.
     Directory,

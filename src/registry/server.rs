@@ -343,8 +343,9 @@ impl Server {
 
     /// Registers a resource template; a read whose URI matches no static resource tries the
     /// templates in registration order. Refused: a template without a `{variable}`, one
-    /// already registered (by its text), and one that is not served as written
-    /// ([`Error::Template`]: not RFC 6570 level 1, or a completer for no variable of it).
+    /// already registered (by its text, a directory's `file:///dir/{+path}` included), and one
+    /// that is not served as written ([`Error::Template`]: not RFC 6570 level 1, or a
+    /// completer for no variable of it).
     pub fn add_template(&mut self, template: ResourceTemplate) -> Result<(), Error> {
         let text = || template.text().to_string();
         if let Some(why) = template.problem() {
@@ -353,7 +354,11 @@ impl Server {
         if template.template.variables().next().is_none() {
             return Err(Error::NoVariable { template: text() });
         }
-        if self.template_index.contains_key(template.text()) {
+        // A directory's template (`file:///dir/{+path}`) is listed and completed beside
+        // these, looked up by its text as they are: the same text twice is one too many.
+        if self.template_index.contains_key(template.text())
+            || self.roots.iter().any(|root| root.template() == template.text())
+        {
             return Err(Error::Duplicate { kind: DuplicateKind::Template, name: text() });
         }
         self.template_index.insert(text(), self.templates.len());
@@ -365,10 +370,14 @@ impl Server {
     /// safety rules; the binary's `--root`). Not to be confused with the client's roots,
     /// which a handler asks for with [`crate::Context::roots`]. Refused: a directory already
     /// served, or one inside or around a directory served (its files would be listed twice),
-    /// by their canonical paths.
+    /// by their canonical paths, and one whose template (`file:///dir/{+path}`) is the text
+    /// of a template registered ([`DuplicateKind::Template`]).
     pub fn add_directory(&mut self, root: FileRoot) -> Result<(), Error> {
         if self.roots.iter().any(|r| r.base_uri() == root.base_uri()) {
             return Err(Error::Duplicate { kind: DuplicateKind::Directory, name: root.base_uri() });
+        }
+        if self.template_index.contains_key(&root.template()) {
+            return Err(Error::Duplicate { kind: DuplicateKind::Template, name: root.template() });
         }
         let nested = |inner: &FileRoot, outer: &FileRoot| {
             inner.path().starts_with(outer.path()).then(|| Error::NestedDirectory {

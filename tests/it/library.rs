@@ -86,6 +86,14 @@ fn registration_refuses_duplicates_of_every_kind() {
         panic!("{twice:?}")
     };
     assert!(name.starts_with("file:///") && name.ends_with("/fixtures/tree"), "{name}");
+    // A template with a directory's text, registered after it or before.
+    let root = || FileRoot::new(&dir, false, 1024).unwrap();
+    let same = || ResourceTemplate::new(root().template(), "t", |_, _| Err(ReadError::NotFound));
+    let as_template = Error::Duplicate { kind: DuplicateKind::Template, name: root().template() };
+    assert_eq!(server.add_template(same()).unwrap_err(), as_template);
+    let mut server = Server::new("x", "1");
+    server.add_template(same()).unwrap();
+    assert_eq!(server.add_directory(root()).unwrap_err(), as_template);
 }
 
 /// Resources, templates and prompts are found by a hash index, as tools are: each was a scan

@@ -9,7 +9,6 @@
 //! pinned to one CPU and then to two (`Placement`), which left to the kernel would decide
 //! between figures five times apart.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -140,13 +139,13 @@ mod pin {
 }
 
 /// What one server measured at one level, summed over its slices: calls, the time from the
-/// first call of each slice to its last reply, the server's CPU time, every call's latency,
-/// and its peak memory after the level.
+/// first call of each slice to its last reply, the server's CPU time (`None` where it cannot
+/// be read), every call's latency, and its peak memory after the level.
 #[derive(Default)]
 struct Sample {
     calls: u64,
     busy: Duration,
-    cpu_ns: u64,
+    cpu_ns: Option<u64>,
     latencies: Vec<Duration>,
     peak_kib: u64,
 }
@@ -271,7 +270,8 @@ fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement)
         .collect();
     // Every connection open (and every session made) before the first slice.
     start.wait();
-    let mut samples: Vec<Sample> = targets.iter().map(|_| Sample::default()).collect();
+    let mut samples: Vec<Sample> =
+        targets.iter().map(|_| Sample { cpu_ns: Some(0), ..Sample::default() }).collect();
     let (mut order, mut seed): (Vec<usize>, u64) = ((0..targets.len()).collect(), 0x9e37_79b9);
     for _ in 0..calls.div_ceil(slice) {
         // A new order each round (Fisher-Yates on xorshift), so that no server always follows
@@ -283,18 +283,18 @@ fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement)
             order.swap(i, (seed % (i as u64 + 1)) as usize);
         }
         for &which in &order {
-            let cpu_before = cpu_ns(targets[which].pid);
+            let cpu_before = load::cpu_ns(targets[which].pid);
             turn.store(which, Ordering::Release);
             start.wait();
             done.wait();
-            let cpu_after = cpu_ns(targets[which].pid);
+            let cpu_after = load::cpu_ns(targets[which].pid);
             let (first, last) = span.lock().unwrap().take().expect("every client made its calls");
             let sample = &mut samples[which];
             sample.busy += last - first;
-            sample.cpu_ns += cpu_after
-                .iter()
-                .map(|(tid, ns)| ns - cpu_before.get(tid).unwrap_or(&0))
-                .sum::<u64>();
+            let used = cpu_before.zip(cpu_after).map(|(before, after)| {
+                after.iter().map(|(tid, ns)| ns - before.get(tid).unwrap_or(&0)).sum::<u64>()
+            });
+            sample.cpu_ns = sample.cpu_ns.zip(used).map(|(sum, used)| sum + used);
         }
     }
     turn.store(DONE, Ordering::Release);
@@ -312,20 +312,6 @@ fn measure(targets: &[Target], clients: usize, calls: u64, placement: Placement)
         sample.peak_kib = load::peak_kib(target.pid).unwrap_or(0);
     }
     samples
-}
-
-/// The nanoseconds each thread of process `pid` has run (`/proc/PID/task/TID/schedstat`),
-/// by thread id: finer than `/proc/PID/stat`'s clock ticks, which short slices need.
-fn cpu_ns(pid: u32) -> HashMap<u64, u64> {
-    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).expect("/proc is readable");
-    tasks
-        .flatten()
-        .filter_map(|task| {
-            let tid = task.file_name().to_str()?.parse().ok()?;
-            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
-            Some((tid, stat.split_whitespace().next()?.parse().ok()?))
-        })
-        .collect()
 }
 
 fn quantile(sorted: &[Duration], q: f64) -> f64 {
@@ -360,13 +346,14 @@ pub fn build_rmcp_peer(root: &Path) -> Option<PathBuf> {
     }
 }
 
-/// One level's figures for one server: calls/s, p50, p99, p99.9, CPU µs per call, peak MiB.
+/// One level's figures for one server: calls/s, p50, p99, p99.9, CPU µs per call (`None`
+/// when not read), peak MiB.
 struct Summary {
     rate: f64,
     p50: f64,
     p99: f64,
     p999: f64,
-    cpu_us: f64,
+    cpu_us: Option<f64>,
     peak_mib: f64,
 }
 
@@ -377,7 +364,7 @@ fn summary(sample: &Sample) -> Summary {
         p50: quantile(all, 0.5),
         p99: quantile(all, 0.99),
         p999: quantile(all, 0.999),
-        cpu_us: sample.cpu_ns as f64 / 1e3 / sample.calls as f64,
+        cpu_us: sample.cpu_ns.map(|ns| ns as f64 / 1e3 / sample.calls as f64),
         peak_mib: sample.peak_kib as f64 / 1024.0,
     }
 }
@@ -477,25 +464,32 @@ fn print(summaries: &[Vec<Option<Summary>>], levels: &[(usize, u64, Placement)],
                 Some(r) if server == Server::Ours => format!("{:.2}x", s.rate / r.rate),
                 _ => "-".into(),
             };
-            // Calls/s, CPU per call and p99 against a floor.
-            let ratios = |f: &Summary| (s.rate / f.rate, s.cpu_us / f.cpu_us, s.p99 / f.p99);
+            // Calls/s, CPU per call ("-" when not read) and p99 against a floor.
+            let ratios = |f: &Summary| {
+                let cpu = s.cpu_us.zip(f.cpu_us).map(|(ours, its)| format!("{:.2}x", ours / its));
+                (s.rate / f.rate, cpu.unwrap_or_else(|| "-".into()), s.p99 / f.p99)
+            };
             let (rate, cpu, p99) = ratios(floor);
             let vs_floor = match server {
                 Server::Floor => "- | - | - | - | - |".to_string(),
                 Server::Ours => {
                     let (one_rate, one_cpu, one_p99) = ratios(one);
                     format!(
-                        "{rate:.2}x | {vs_rmcp} | {cpu:.2}x | {p99:.2}x | \
-                         {one_rate:.2}x, {one_cpu:.2}x, {one_p99:.2}x |"
+                        "{rate:.2}x | {vs_rmcp} | {cpu} | {p99:.2}x | \
+                         {one_rate:.2}x, {one_cpu}, {one_p99:.2}x |"
                     )
                 }
-                _ => format!("{rate:.2}x | {vs_rmcp} | {cpu:.2}x | {p99:.2}x | - |"),
+                _ => format!("{rate:.2}x | {vs_rmcp} | {cpu} | {p99:.2}x | - |"),
             };
+            let cpu_us = s.cpu_us.map_or_else(|| "-".into(), |us| format!("{us:.1} us"));
             println!(
-                "| {clients} | {name} | {:.0} | {:.0} us | {:.0} us | {:.0} us | {:.1} us | \
+                "| {clients} | {name} | {:.0} | {:.0} us | {:.0} us | {:.0} us | {cpu_us} | \
                  {:.1} MiB | {vs_floor}",
-                s.rate, s.p50, s.p99, s.p999, s.cpu_us, s.peak_mib
+                s.rate, s.p50, s.p99, s.p999, s.peak_mib
             );
         }
+    }
+    if summaries.iter().flatten().flatten().any(|s| s.cpu_us.is_none()) {
+        println!("CPU: not measured (no /proc/PID/task/TID/schedstat to read here: Linux only)");
     }
 }

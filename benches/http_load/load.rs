@@ -14,6 +14,7 @@
 // Each program that includes this file uses part of it.
 #![allow(dead_code)]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -132,6 +133,24 @@ pub fn peak_kib(pid: u32) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The nanoseconds each thread of process `pid` has run (`/proc/PID/task/TID/schedstat`),
+/// by thread id: finer than `/proc/PID/stat`'s clock ticks, which short slices need. `None`
+/// where that cannot be read (off Linux, or a kernel without schedstats): the bench then runs
+/// without CPU figures rather than stopping.
+pub fn cpu_ns(pid: u32) -> Option<HashMap<u64, u64>> {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).ok()?;
+    let threads: HashMap<u64, u64> = tasks
+        .flatten()
+        .filter_map(|task| {
+            let tid = task.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(task.path().join("schedstat")).ok()?;
+            Some((tid, stat.split_whitespace().next()?.parse().ok()?))
+        })
+        .collect();
+    // A live process has a thread: none read is no reading.
+    (!threads.is_empty()).then_some(threads)
 }
 
 /// Stops a server with SIGTERM and waits for it: it must exit 0 within ten seconds.

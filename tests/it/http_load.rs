@@ -15,6 +15,15 @@ fn binary() -> &'static Path {
 }
 
 #[test]
+fn a_cpu_time_that_cannot_be_read_is_none_not_a_panic() {
+    // No such process: as off Linux, where there is no /proc, the bench leaves CPU out.
+    assert_eq!(load::cpu_ns(u32::MAX), None);
+    if cfg!(target_os = "linux") {
+        assert!(load::cpu_ns(std::process::id()).is_some_and(|threads| !threads.is_empty()));
+    }
+}
+
+#[test]
 fn every_reply_arrives_and_matches_its_request_under_load() {
     let dir = crate::scratch("http-load");
     let watched = dir.join("watched.txt");

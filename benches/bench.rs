@@ -15,8 +15,8 @@
 //! `--http --quick` is its short round.
 //!
 //! `--pgo` measures the profile-guided build of `baremcp` (`http_load/pgo.rs`) in place of
-//! the release one, in either bench; `--pgo-build [--profile P] [--target T]` only builds it
-//! and prints where it is.
+//! the release one (which is then not built), in either bench; `--pgo-build [--profile P]
+//! [--target T]` only builds it and prints where it is.
 
 use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
@@ -352,20 +352,24 @@ fn main() {
         options.profile.is_none() && options.target.is_none(),
         "--profile and --target go with --pgo-build"
     );
-    // `--pgo`: ours is the profile-guided build (`http_load/pgo.rs`); the floors are not.
-    if options.http {
-        let [mut ours, floor] = build_release(&root, ["baremcp", "floor_http"]);
+    // `--pgo`: ours is the profile-guided build (`http_load/pgo.rs`), and its release build,
+    // which nothing would run, is not made (it costs CI minutes); the floors are release
+    // builds either way.
+    let ours = || {
         if options.pgo {
-            ours = trained("release", None);
+            trained("release", None)
+        } else {
+            cargo::release(&root).unwrap_or_else(|e| panic!("{e}"))
         }
+    };
+    if options.http {
+        let [floor] = build_floors(&root, ["floor_http"]);
         let rmcp = http::build_rmcp_peer(&root);
-        return http::run(&ours, &floor, rmcp.as_deref(), quick);
+        return http::run(&ours(), &floor, rmcp.as_deref(), quick);
     }
     // Ours, floor B, floor A: the order of every row's values.
-    let mut binaries = build_release(&root, ["baremcp", "floor", "floor_a"]);
-    if options.pgo {
-        binaries[0] = trained("release", None);
-    }
+    let [floor, floor_a] = build_floors(&root, ["floor", "floor_a"]);
+    let binaries = [ours(), floor, floor_a];
     let pinned = pin_to_one_cpu();
     let (rounds, starts, pings, pipelined_calls) =
         if quick { (1, 5, 2_000, 20_000) } else { (5, 20, 20_000, 200_000) };
@@ -381,12 +385,11 @@ fn main() {
     print_table(rounds, pinned, &rows, &notes);
 }
 
-/// `cargo build --release` of the binary and the floors named after it, and where each
-/// executable is.
-fn build_release<const N: usize>(root: &Path, names: [&str; N]) -> [PathBuf; N] {
+/// `cargo build --release` of the floors named, and where each executable is.
+fn build_floors<const N: usize>(root: &Path, names: [&str; N]) -> [PathBuf; N] {
     let mut build = cargo::cargo(root);
-    build.args(["build", "--release", "--bin", names[0]]);
-    for floor in &names[1..] {
+    build.args(["build", "--release"]);
+    for floor in names {
         build.args(["--bench", floor]);
     }
     cargo::executables(build, names).unwrap_or_else(|e| panic!("{e}"))

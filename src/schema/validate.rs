@@ -117,7 +117,10 @@ impl Cx {
         Cx { collect, errors: Vec::new(), total: 0, steps: 0, depth: 0, stopped: None }
     }
 
-    fn error(&mut self, path: &Path, keyword_path: String, message: String) {
+    /// Counts an error, and keeps it while fewer than [`Errors::CAP`] are kept: `texts` (its
+    /// keyword path and message) is called only then, so that the errors past the cap (as
+    /// many as an instance has members) cost no text, however long a message would be.
+    fn error(&mut self, path: &Path, texts: impl FnOnce() -> (String, String)) {
         // Once stopped, subschemas fail unchecked: what their parents would conclude from
         // that (a string that "does not match", an `anyOf` none of whose branches holds) is
         // not known, and is not said.
@@ -125,13 +128,19 @@ impl Cx {
             return;
         }
         self.total += 1;
-        if self.errors.len() < Errors::CAP {
+        if self.keeps() {
+            let (keyword_path, message) = texts();
             self.errors.push(ValidationError {
                 instance_path: pointer(path),
                 keyword_path,
                 message,
             });
         }
+    }
+
+    /// Whether the next error would be kept, so that its message is worth working out.
+    fn keeps(&self) -> bool {
+        self.stopped.is_none() && self.errors.len() < Errors::CAP
     }
 
     fn stop(&mut self, why: String) {
@@ -183,8 +192,7 @@ impl Walk<'_> {
             Node::Bool(true) => true,
             Node::Bool(false) => {
                 if cx.collect {
-                    let path_text = self.node_path(node);
-                    cx.error(path, path_text, "no value is allowed here".into());
+                    cx.error(path, || (self.node_path(node), "no value is allowed here".into()));
                 }
                 false
             }
@@ -320,7 +328,7 @@ impl Walk<'_> {
 #[inline(never)]
 #[cold]
 fn record(cx: &mut Cx, path: &Path, base: &str, keyword: &str, message: impl FnOnce() -> String) {
-    cx.error(path, format!("{base}/{keyword}"), message());
+    cx.error(path, || (format!("{base}/{keyword}"), message()));
 }
 
 fn type_matches(bits: u8, value: &Value) -> bool {
@@ -335,3 +343,6 @@ fn type_matches(bits: u8, value: &Value) -> bool {
     };
     bits & bit != 0
 }
+
+#[cfg(test)]
+mod tests;

@@ -23,7 +23,8 @@ impl Walk<'_> {
             let matched =
                 k.any_of.iter().any(|&node| self.probe(cx, |cx| self.eval(node, inst, path, cx)));
             if !matched {
-                let message = if cx.collect {
+                // Explaining walks the alternatives again: only for an error that is kept.
+                let message = if cx.collect && cx.keeps() {
                     self.alternatives(&k.any_of, "anyOf", inst, path, cx)
                 } else {
                     String::new()
@@ -38,7 +39,7 @@ impl Walk<'_> {
             match matched.len() {
                 1 => {}
                 0 => {
-                    let message = if cx.collect {
+                    let message = if cx.collect && cx.keeps() {
                         self.alternatives(&k.one_of, "oneOf", inst, path, cx)
                     } else {
                         String::new()

@@ -78,13 +78,19 @@ pub(super) fn quote(name: &str) -> String {
     short(&Value::String(name.to_string()))
 }
 
+/// Values, as [`some`] lists them.
 pub(super) fn list(values: &[Value]) -> String {
-    let shown: Vec<String> = values.iter().take(20).map(short).collect();
-    let more = if values.len() > 20 {
-        format!(" (and {} more)", values.len() - 20)
-    } else {
-        String::new()
-    };
+    some(values.iter().map(short))
+}
+
+/// The first 20 items, comma-separated, then how many more there are: a list in a message
+/// (the values of an `enum`, the names an object may have) stays short however long it is.
+/// Only those shown are made into text.
+pub(super) fn some(items: impl ExactSizeIterator<Item = String>) -> String {
+    const SHOWN: usize = 20;
+    let len = items.len();
+    let shown: Vec<String> = items.take(SHOWN).collect();
+    let more = if len > SHOWN { format!(" (and {} more)", len - SHOWN) } else { String::new() };
     format!("{}{more}", shown.join(", "))
 }
 

@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::node::{Keywords, Node, types};
 use super::regex::{BudgetExhausted, Regex};
 use super::{Errors, Schema, ValidationError, escape_token};
+use equal::equal;
 pub use equal::json_eq;
 use messages::{describe, either, list, short};
 
@@ -22,7 +23,8 @@ use messages::{describe, either, list, short};
 /// instance nested as deep as the parser allows).
 const MAX_DEPTH: usize = 256;
 /// Units of work one validation may do: a keyword evaluation is one, and so is each value
-/// `uniqueItems` looks at, and every [`REGEX_STEPS_PER_STEP`] steps of the pattern matcher.
+/// `uniqueItems` looks at or `enum` and `const` compare (and 64 bytes of two strings they
+/// compare), and every [`REGEX_STEPS_PER_STEP`] steps of the pattern matcher.
 /// One budget for all of it, so that no instance (many long strings against a pattern, each
 /// match within any bound of its own) makes one validation take long: a fraction of a second.
 const MAX_STEPS: u64 = 2_000_000;
@@ -217,14 +219,14 @@ impl Walk<'_> {
             })?;
         }
         if let Some(allowed) = &k.enumeration
-            && !allowed.iter().any(|v| json_eq(v, inst))
+            && !self.equals_one(allowed, inst, cx)?
         {
             self.fail(frame, cx, "enum", || {
                 format!("{} is not one of {}", short(inst), list(allowed))
             })?;
         }
         if let Some(constant) = &k.constant
-            && !json_eq(constant, inst)
+            && !self.equals_one(std::slice::from_ref(constant), inst, cx)?
         {
             self.fail(frame, cx, "const", || {
                 format!("must be {}, got {}", short(constant), short(inst))
@@ -303,6 +305,23 @@ impl Walk<'_> {
         cx.collect = collect;
         cx.total = saved_total;
         std::mem::replace(&mut cx.errors, saved_errors)
+    }
+
+    /// Whether `inst` equals one of `values` (`enum`, `const`), each comparison paid from the
+    /// validation's budget: an `enum` of thousands checked against each item of a long array
+    /// is a lot of work. When the budget runs out, validation stops without an answer.
+    fn equals_one(&self, values: &[Value], inst: &Value, cx: &mut Cx) -> Result<bool, Invalid> {
+        for value in values {
+            let mut work = 0;
+            let equal = equal(value, inst, &mut work);
+            if !cx.spend(work) {
+                return Err(Invalid);
+            }
+            if equal {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Whether `regex` matches `text`, its steps paid from the validation's budget; when

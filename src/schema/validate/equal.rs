@@ -8,13 +8,28 @@ use serde_json::{Number, Value};
 
 /// JSON equality: numbers by value (`1 == 1.0`), objects regardless of key order.
 pub fn json_eq(a: &Value, b: &Value) -> bool {
+    equal(a, b, &mut 0)
+}
+
+/// [`json_eq`], adding to `work` what it cost: one for each pair of values compared, and one
+/// for each 64 bytes of two strings of the same length (others differ at once), so that the
+/// step budget can pay for it.
+pub(super) fn equal(a: &Value, b: &Value, work: &mut u64) -> bool {
+    *work += 1;
     match (a, b) {
         (Value::Number(x), Value::Number(y)) => compare(x, y) == Some(Ordering::Equal),
+        (Value::String(x), Value::String(y)) => {
+            if x.len() == y.len() {
+                *work += x.len() as u64 / 64;
+            }
+            x == y
+        }
         (Value::Array(x), Value::Array(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| json_eq(a, b))
+            x.len() == y.len() && x.iter().zip(y).all(|(a, b)| equal(a, b, work))
         }
         (Value::Object(x), Value::Object(y)) => {
-            x.len() == y.len() && x.iter().all(|(key, a)| y.get(key).is_some_and(|b| json_eq(a, b)))
+            x.len() == y.len()
+                && x.iter().all(|(key, a)| y.get(key).is_some_and(|b| equal(a, b, work)))
         }
         _ => a == b,
     }

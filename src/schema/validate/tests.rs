@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 
+use super::equal::equal;
 use crate::schema::Schema;
 
 /// Only the errors that are kept have their messages built, and a message names a bounded
@@ -39,4 +40,28 @@ fn unknown_properties_cost_little_past_the_errors_kept() {
         errors.errors[19].to_string(),
         "/: property name \"unknown00019\" is invalid: must be at most 3 characters long, got 12"
     );
+}
+
+/// `enum` and `const` pay for their comparisons from the step budget, as `uniqueItems` does:
+/// 3 000 names checked against each of 1 000 items (the last name each time) passed after 3
+/// million comparisons, and a 14 MB array took 6 s.
+#[test]
+fn enum_and_const_comparisons_count_against_the_step_budget() {
+    let stopped = "/: validation stopped: more than 2000000 steps";
+    let names: Vec<Value> = (0..3000).map(|i| json!(format!("name{i:04}"))).collect();
+    let last = names[2999].clone();
+    let schema = Schema::compile(&json!({"items": {"enum": names}})).unwrap();
+    assert_eq!(schema.validate(&Value::Array(vec![last.clone(); 600])), Ok(()));
+    let errors = schema.validate(&Value::Array(vec![last; 1000])).unwrap_err();
+    assert_eq!(errors.to_string(), stopped);
+    // A `const` costs what it compares: each of 3 000 items is 1 000 values alike.
+    let row: Vec<u32> = (0..1000).collect();
+    let schema = Schema::compile(&json!({"items": {"const": row}})).unwrap();
+    let errors = schema.validate(&Value::Array(vec![json!(row); 3000])).unwrap_err();
+    assert_eq!(errors.to_string(), stopped);
+    // Two strings of the same length cost a step for every 64 bytes they compare.
+    let long = json!("x".repeat(64_000));
+    let mut work = 0;
+    assert!(equal(&long, &long.clone(), &mut work));
+    assert_eq!(work, 1001);
 }

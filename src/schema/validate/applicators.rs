@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use super::messages::{describe, either, join};
-use super::{Cx, Flow, Frame, Path, Walk, pointer};
+use super::{Cx, Flow, Frame, MAX_DEPTH, Path, Walk, pointer};
 use crate::schema::ValidationError;
 use crate::schema::node::Node;
 
@@ -73,8 +73,8 @@ impl Walk<'_> {
     }
 
     /// Explains why no alternative matched. When each alternative fails only on `type` (the
-    /// common nullable `anyOf`), that reads as one type error; otherwise each alternative's
-    /// first error is listed.
+    /// common nullable `anyOf`) and its allowed types are known ([`Walk::failed_types`]),
+    /// that reads as one type error; otherwise each alternative's first error is listed.
     fn alternatives<'v>(
         &self,
         nodes: &[usize],
@@ -91,15 +91,20 @@ impl Walk<'_> {
         let only_types = per_branch.iter().all(|e| {
             e.len() == 1 && e[0].instance_path == here && e[0].keyword_path.ends_with("/type")
         });
-        if only_types {
-            let mut names: Vec<&str> = Vec::new();
-            for &node in nodes {
-                if let Node::Keywords(k) = &self.schema.nodes[node] {
-                    names.extend(
-                        k.type_names.iter().filter(|n| !names.contains(n)).collect::<Vec<_>>(),
-                    );
+        let mut names: Vec<&str> = Vec::new();
+        let all_named = only_types
+            && nodes.iter().zip(&per_branch).all(|(&node, errors)| {
+                let Some(types) = self.failed_types(node, &errors[0].keyword_path) else {
+                    return false;
+                };
+                for name in types {
+                    if !names.contains(name) {
+                        names.push(name);
+                    }
                 }
-            }
+                true
+            });
+        if all_named {
             return format!("expected {}, got {}", either(&names), describe(inst));
         }
         let reasons: Vec<String> = per_branch
@@ -116,5 +121,26 @@ impl Walk<'_> {
             })
             .collect();
         format!("does not match any {keyword} alternative: {}", reasons.join("; "))
+    }
+
+    /// The names in the `type` that failed at `keyword_path`, when it is alternative `node`'s
+    /// own or is reached from it through schemas that are only a `$ref` or an `allOf` of one
+    /// (schemars writes `Option<T>` as `anyOf: [{"$ref": …}, {"type": "null"}]`). Otherwise
+    /// the alternative's allowed types are not known (a `type` beside a `$ref` that failed,
+    /// an `allOf` of several), and None.
+    fn failed_types(&self, mut node: usize, keyword_path: &str) -> Option<&[&'static str]> {
+        // The chain may be a `$ref` cycle, which validation stopped at this depth.
+        for _ in 0..MAX_DEPTH {
+            let Node::Keywords(k) = &self.schema.nodes[node] else { return None };
+            if keyword_path.strip_suffix("/type") == Some(k.path.as_str()) {
+                return Some(&k.type_names);
+            }
+            node = match (k.types, k.reference, k.all_of.as_slice()) {
+                (0, Some(target), []) => target,
+                (0, None, [only]) => *only,
+                _ => return None,
+            };
+        }
+        None
     }
 }

@@ -35,11 +35,26 @@ pub(super) fn equal(a: &Value, b: &Value, work: &mut u64) -> bool {
     }
 }
 
-/// Compares two JSON numbers exactly when both are integers, else as floats.
+/// Compares two JSON numbers by their mathematical values: exactly, also an integer of up to
+/// 64 bits with a double (as floats, `1e19` and `10000000000000000001` were equal).
 pub(super) fn compare(a: &Number, b: &Number) -> Option<Ordering> {
     match (as_i128(a), as_i128(b)) {
         (Some(x), Some(y)) => Some(x.cmp(&y)),
-        _ => a.as_f64()?.partial_cmp(&b.as_f64()?),
+        (Some(x), None) => integer_vs_double(x, b.as_f64()?),
+        (None, Some(y)) => integer_vs_double(y, a.as_f64()?).map(Ordering::reverse),
+        (None, None) => a.as_f64()?.partial_cmp(&b.as_f64()?),
+    }
+}
+
+/// How integer `x` (below 2^64 in magnitude) compares with double `f`. `f as i128` is `f`'s
+/// whole part, exact (a double's whole part is a double), or ±2^127 past that, beyond any
+/// such `x`: when `x` differs from it, that decides; when `x` is it, `x` as a double is
+/// exact, and the fraction of `f` decides.
+fn integer_vs_double(x: i128, f: f64) -> Option<Ordering> {
+    let whole = f as i128;
+    match x.cmp(&whole) {
+        Ordering::Equal => (whole as f64).partial_cmp(&f),
+        unequal => Some(unequal),
     }
 }
 
@@ -49,7 +64,7 @@ pub(super) fn as_i128(n: &Number) -> Option<i128> {
 
 /// A hash that values equal by [`json_eq`] share; adds the number of values it visited to
 /// `size`. Numbers hash by their value as a float: `1` and `1.0` alike, and so do integers too
-/// large for a float to tell apart, which `json_eq` may compare as floats. Object members are
+/// large for a float to tell apart (which `json_eq` then tells apart). Object members are
 /// hashed apart and summed, so member order does not count.
 pub(super) fn canonical_hash(value: &Value, keys: &RandomState, size: &mut u64) -> u64 {
     *size += 1;

@@ -1,5 +1,5 @@
-//! The keywords of numbers: `minimum`, `maximum`, the exclusive bounds (exact for integers up
-//! to 128 bits, in floating point otherwise) and `multipleOf`, exact in decimal.
+//! The keywords of numbers: `minimum`, `maximum`, the exclusive bounds (exact, also between
+//! an integer and a double) and `multipleOf`, exact in decimal.
 
 use std::cmp::Ordering;
 

@@ -103,3 +103,43 @@ fn alternatives_name_the_types_their_refs_allow() {
              [1] expected null, got integer 5"]
     );
 }
+
+/// Bounds, `enum`, `const` and `uniqueItems` compare numbers by their mathematical values, an
+/// integer with a double too: `1e19` and `10000000000000000001` are not one number, though
+/// both are the same double.
+#[test]
+fn integers_and_doubles_compare_exactly() {
+    let valid = |schema: Value, instance: &str| {
+        Schema::compile(&schema).unwrap().is_valid(&serde_json::from_str(instance).unwrap())
+    };
+    let past_1e19 = "10000000000000000001";
+    for bound in [json!({"maximum": 1e19}), json!({"maximum": 10_000_000_000_000_000_000u64})] {
+        assert!(!valid(bound.clone(), past_1e19), "{bound}");
+        assert!(valid(bound, "10000000000000000000"));
+    }
+    assert!(valid(json!({"exclusiveMinimum": 9_007_199_254_740_992.0}), "9007199254740993"));
+    assert!(!valid(json!({"exclusiveMinimum": 9_007_199_254_740_992.0}), "9007199254740992"));
+    assert!(!valid(json!({"exclusiveMaximum": 9_007_199_254_740_992u64}), "9007199254740992.0"));
+    assert!(valid(json!({"uniqueItems": true}), "[18446744073709551615, 18446744073709551616]"));
+    assert!(!valid(json!({"uniqueItems": true}), "[18446744073709551616, 1.8446744073709552e19]"));
+    assert!(!valid(json!({"enum": [1e19]}), past_1e19));
+    assert!(valid(json!({"const": 1e19}), "10000000000000000000"));
+    // Fractions, signs and doubles past any 64-bit integer.
+    let table: &[(Value, &str, bool)] = &[
+        (json!({"minimum": -1.5}), "-1", true),
+        (json!({"minimum": -1.5}), "-2", false),
+        (json!({"maximum": -0.5}), "0", false),
+        (json!({"maximum": -0.0}), "0", true),
+        (json!({"exclusiveMaximum": 2.5}), "2", true),
+        (json!({"exclusiveMaximum": 2.5}), "3", false),
+        (json!({"minimum": 1e300}), "18446744073709551615", false),
+        (json!({"maximum": -1e300}), "-9223372036854775808", false),
+        (json!({"minimum": -1e300}), "-9223372036854775808", true),
+        (json!({"const": 2.0}), "2", true),
+        (json!({"const": -9_223_372_036_854_775_808.0}), "-9223372036854775808", true),
+        (json!({"const": 9_223_372_036_854_775_808.0}), "9223372036854775807", false),
+    ];
+    for (schema, instance, want) in table {
+        assert_eq!(valid(schema.clone(), instance), *want, "{instance} against {schema}");
+    }
+}

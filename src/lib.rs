@@ -357,6 +357,7 @@ pub mod __private {
     pub use serde_json::Value;
 
     // For the binary: log timestamps, transcript paths, manifest checks, the proxy.
+    pub use crate::registry::param_header::param_header_problems;
     pub use crate::schema::pointer::{escape_token, pointer_to};
     pub use crate::schema::validate::json_eq as json_equal;
     #[cfg(unix)]

@@ -66,6 +66,17 @@ pub enum Error {
         /// Each difference, with the JSON Pointer into the input schema where it is.
         problems: Vec<Problem>,
     },
+    /// An `x-mcp-header` annotation of a tool's input schema breaks a rule of the Streamable
+    /// HTTP transport (clients drop such a tool): not on an `integer`, `string` or `boolean`
+    /// property reached from the root through `properties` alone, a name that is empty, not
+    /// an HTTP token or used twice (ignoring case), or a value that is no string.
+    ParamHeader {
+        /// The tool's name.
+        tool: String,
+        /// Each annotation that breaks a rule, with the JSON Pointer to it in the input
+        /// schema (`/properties/region/x-mcp-header`).
+        problems: Vec<Problem>,
+    },
     /// A resource template has no `{variable}`: it would match one URI only, which is what a
     /// resource is for.
     NoVariable {
@@ -132,6 +143,10 @@ impl fmt::Display for Error {
             }
             Error::NotAnObject { tool } => {
                 write!(f, r#"tool {tool:?}: inputSchema must have "type": "object""#)
+            }
+            Error::ParamHeader { tool, problems } => {
+                write!(f, "tool {tool:?}: inputSchema has an invalid x-mcp-header: ")?;
+                problem_list(f, problems)
             }
             Error::Example { tool, pointer, why } => {
                 write!(

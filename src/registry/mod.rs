@@ -8,6 +8,7 @@ pub(crate) mod describe;
 pub(crate) mod error;
 pub(crate) mod files;
 pub(crate) mod intercept;
+pub(crate) mod param_header;
 pub(crate) mod prompt;
 pub(crate) mod resource;
 pub(crate) mod server;

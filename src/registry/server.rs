@@ -11,6 +11,7 @@ use serde_json::{Map, Value, json};
 use crate::registry::error::{DuplicateKind, Error, Warning};
 use crate::registry::files::FileRoot;
 use crate::registry::intercept::{Hooks, Intercepted};
+use crate::registry::param_header::{ParamHeader, param_headers};
 use crate::registry::prompt::Prompt;
 use crate::registry::resource::{Resource, ResourceTemplate};
 use crate::registry::task_tool::{TaskTool, Tasks};
@@ -39,6 +40,9 @@ pub(crate) struct Registered {
     pub input: Schema,
     pub output: Option<Schema>,
     pub listing: Value,
+    /// Its `x-mcp-header` annotations, found once: what Streamable HTTP checks each call's
+    /// `Mcp-Param-{Name}` headers against.
+    pub param_headers: Vec<ParamHeader>,
 }
 
 /// An MCP server: identity, registered tools and limits. Build it, then [`Server::serve`].
@@ -239,11 +243,11 @@ impl Server {
     }
 
     /// Registers a tool, compiling its schemas. Refused: a duplicate name, a schema that does
-    /// not load, an input schema without `"type": "object"`, for [`Tool::typed`] a schema
-    /// whose names differ from those the argument type reads ([`Error::Mismatch`]), and for
-    /// typed tools an entry of the input schema's `examples` that does not decode into the
-    /// argument type ([`Error::Example`]) or that the schema refuses
-    /// ([`Error::InvalidExample`]).
+    /// not load, an input schema without `"type": "object"` or with an invalid `x-mcp-header`
+    /// ([`Error::ParamHeader`]), for [`Tool::typed`] a schema whose names differ from those
+    /// the argument type reads ([`Error::Mismatch`]), and for typed tools an entry of the
+    /// input schema's `examples` that does not decode into the argument type
+    /// ([`Error::Example`]) or that the schema refuses ([`Error::InvalidExample`]).
     ///
     /// Returns the schemas' warnings: keywords that are known but not enforced, which are
     /// also logged (warn level) with the tool name.
@@ -273,6 +277,8 @@ impl Server {
         if tool.input_schema.get("type") != Some(&json!("object")) {
             return Err(Error::NotAnObject { tool: tool.name });
         }
+        let param_headers = param_headers(&tool.input_schema)
+            .map_err(|problems| Error::ParamHeader { tool: tool.name.clone(), problems })?;
         // A boolean is a JSON Schema, but MCP's `Tool.outputSchema` is an object in every era.
         if let Some(schema) = tool.output_schema.as_ref().filter(|s| !s.is_object()) {
             let problem = Problem::new("", format!("must be a JSON object, not {schema}"));
@@ -315,7 +321,7 @@ impl Server {
         }
         self.tool_index.insert(tool.name.clone(), self.tools.len());
         let listing = tool.listing();
-        self.tools.push(Registered { tool, input, output, listing });
+        self.tools.push(Registered { tool, input, output, listing, param_headers });
         Ok(warnings)
     }
 

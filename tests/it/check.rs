@@ -324,3 +324,60 @@ fn validate_jsonl_answers_every_line_even_one_that_is_not_utf8() {
         verdicts[2]
     );
 }
+
+/// An `x-mcp-header` annotation that breaks a rule of the Streamable HTTP transport makes the
+/// tool invalid (clients drop it): `check` reports each where it is, as serving would refuse
+/// it; one on a nested property reached through `properties` alone is fine.
+#[test]
+fn an_invalid_x_mcp_header_is_reported_where_it_is() {
+    let manifest = crate::scratch("check-param-header").join("headers.json");
+    let tool = |name: &str, properties: &str| {
+        format!(
+            r#"{{"name": "{name}", "description": "d", "run": {{"argv": ["echo"]}},
+                "inputSchema": {{"type": "object", "properties": {properties}}}}}"#
+        )
+    };
+    let tools = [
+        tool(
+            "nested",
+            r#"{"o": {"type": "object", "properties": {"d": {"type": "string", "x-mcp-header": "D"}}}}"#,
+        ),
+        tool("number", r#"{"n": {"type": "number", "x-mcp-header": "N"}}"#),
+        tool(
+            "twice",
+            r#"{"a": {"type": "string", "x-mcp-header": "Dup"}, "b": {"type": "string", "x-mcp-header": "dup"}}"#,
+        ),
+        tool(
+            "items",
+            r#"{"l": {"type": "array", "items": {"type": "string", "x-mcp-header": "L"}}}"#,
+        ),
+        tool("space", r#"{"s": {"type": "string", "x-mcp-header": "a b"}}"#),
+        tool("object", r#"{"o": {"type": "object", "x-mcp-header": "O"}}"#),
+        tool("untyped", r#"{"u": {"x-mcp-header": "U"}}"#),
+        tool("nostring", r#"{"k": {"type": "string", "x-mcp-header": 5}}"#),
+    ];
+    let out = check(&manifest, &format!(r#"{{"tools": [{}]}}"#, tools.join(",")));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let problems = [
+        "/tools/1/inputSchema/properties/n/x-mcp-header: must be on an integer, string or boolean \
+         property (\"type\" naming one of them, optionally with \"null\"): \"type\" is \"number\"",
+        "/tools/2/inputSchema/properties/b/x-mcp-header: \"mcp-param-dup\" is also used at \
+         /properties/a/x-mcp-header (header names ignore case)",
+        "/tools/3/inputSchema/properties/l/items/x-mcp-header: must be on a property reached \
+         from the root through \"properties\" alone",
+        "/tools/4/inputSchema/properties/s/x-mcp-header: \"a b\" holds a character a header name \
+         may not",
+        "/tools/5/inputSchema/properties/o/x-mcp-header: must be on an integer, string or boolean",
+        "/tools/6/inputSchema/properties/u/x-mcp-header: must be on an integer, string or \
+         boolean property (\"type\" naming one of them, optionally with \"null\"): \"type\" is \
+         missing",
+        "/tools/7/inputSchema/properties/k/x-mcp-header: must be a string",
+    ];
+    for problem in problems {
+        assert!(stderr.contains(&format!("headers.json: {problem}")), "{problem:?}:\n{stderr}");
+    }
+    assert_eq!(stderr.lines().count(), problems.len(), "{stderr}");
+    let out = check(&manifest, &format!(r#"{{"tools": [{}]}}"#, tools[0]));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}

@@ -1,6 +1,7 @@
 //! Both eras over HTTP: legacy sessions live and die by their id (expiry, the cap, batches
 //! only in 2025-03-26 sessions); modern requests are stateless and their headers must match
-//! the body; `input_required` state signed by one process is accepted by another.
+//! the body (`Mcp-Param-*` too, nested; an invalid `x-mcp-header` refuses its tool);
+//! `input_required` state signed by one process is accepted by another.
 
 use std::io::Write;
 use std::time::Duration;
@@ -397,4 +398,107 @@ fn elicitation_call() -> (serde_json::Value, [&'static str; 3]) {
         "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
                   "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}}}}});
     (call, headers)
+}
+
+/// A tool whose arguments are mirrored into headers: one nested (`o.deep`), one integer.
+fn mirroring() -> baremcp::Server {
+    let mut server = baremcp::Server::new("mirroring", "1");
+    let schema = json!({"type": "object", "properties": {
+        "o": {"type": "object", "properties": {
+            "deep": {"type": "string", "x-mcp-header": "Deep"}
+        }},
+        "n": {"type": "integer", "x-mcp-header": "N"}
+    }});
+    let tool =
+        baremcp::Tool::new("mirror", "Mirrors", schema, |_, _| Ok(baremcp::ToolOutput::text("ok")));
+    server.add_tool(tool).unwrap();
+    server
+}
+
+#[test]
+fn a_nested_mirrored_argument_is_checked() {
+    let server = start_with(HttpOptions::default(), mirroring);
+    let heads = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: mirror"];
+    // `arguments` as written (numbers past what serde_json holds stay as they are).
+    let call = |arguments: &str, header: Option<&str>| {
+        let body = modern("tools/call", json!({"name": "mirror", "arguments": "ARGS"}))
+            .replace(r#""ARGS""#, arguments);
+        let reply = post(server.addr, &body, &[&heads[..], header.as_slice()].concat());
+        let message = reply.json()["error"]["message"].as_str().map(str::to_owned);
+        (reply.status, reply.json()["error"]["code"].as_i64(), message)
+    };
+    let ok = (200, None, None);
+    let refused = |why: &str| (400, Some(-32020), Some(why.to_owned()));
+    let deep = r#"{"o":{"deep":"us"}}"#;
+    assert_eq!(call(deep, Some("Mcp-Param-Deep: us")), ok);
+    assert_eq!(
+        call(deep, None),
+        refused("the mcp-param-deep header is required: arguments.o.deep is set")
+    );
+    assert_eq!(
+        call(deep, Some("Mcp-Param-Deep: eu")),
+        refused("mcp-param-deep does not match arguments.o.deep")
+    );
+    // Absent or null along the path: no header, and none may come.
+    for arguments in [r#"{}"#, r#"{"o":null}"#, r#"{"o":{}}"#, r#"{"o":{"deep":null}}"#] {
+        assert_eq!(call(arguments, None), ok, "{arguments}");
+        assert_eq!(
+            call(arguments, Some("Mcp-Param-Deep: us")),
+            refused("mcp-param-deep is sent but arguments.o.deep is not"),
+            "{arguments}"
+        );
+    }
+}
+
+/// A tool whose `x-mcp-header` annotation breaks a rule of the Streamable HTTP transport is
+/// refused at registration (clients would drop it, and the transport could not check it),
+/// with each annotation at fault at its pointer; a nested one reached through `properties`
+/// alone is registered.
+#[test]
+fn an_invalid_x_mcp_header_refuses_the_tool() {
+    use baremcp::{Error, Server, Tool, ToolOutput};
+    use serde_json::Value;
+    let add = |properties: Value| {
+        let noop = |_: &Value, _: &mut baremcp::Context| Ok(ToolOutput::text(""));
+        let schema = json!({"type": "object", "properties": properties});
+        Server::new("s", "1").add_tool(Tool::new("t", "T", schema, noop))
+    };
+    let refused = |properties: Value| match add(properties.clone()) {
+        Err(Error::ParamHeader { tool, problems }) if tool == "t" => problems,
+        other => panic!("{properties}: {other:?}"),
+    };
+    let header = |kind: Value, name: Value| json!({"type": kind, "x-mcp-header": name});
+    for (kind, name, why) in [
+        (json!("number"), json!("N"), "must be on an integer, string or boolean property"),
+        (json!("object"), json!("N"), "must be on an integer, string or boolean property"),
+        (json!("array"), json!("N"), "must be on an integer, string or boolean property"),
+        (json!(["string", "integer"]), json!("N"), "must be on an integer, string or boolean"),
+        (json!("string"), json!(""), "must not be empty"),
+        (json!("string"), json!("a:b"), "\"a:b\" holds a character a header name may not"),
+        (json!("string"), json!("a\nb"), "holds a character a header name may not"),
+        (json!("string"), json!("é"), "holds a character a header name may not"),
+        (json!("string"), json!(["N"]), "must be a string (the NAME of Mcp-Param-NAME)"),
+    ] {
+        let problems = refused(json!({"p": header(kind.clone(), name.clone())}));
+        assert_eq!(problems.len(), 1, "{kind} {name}: {problems:?}");
+        assert_eq!(problems[0].pointer, "/properties/p/x-mcp-header");
+        assert!(problems[0].message.contains(why), "{kind} {name}: {problems:?}");
+    }
+    let twice = json!({"a": header(json!("string"), json!("Dup")), "b": header(json!("boolean"), json!("dup"))});
+    let problems = refused(twice);
+    assert_eq!(problems[0].pointer, "/properties/b/x-mcp-header");
+    let in_items = json!({"l": {"type": "array", "items": header(json!("string"), json!("L"))}});
+    let problems = refused(in_items);
+    assert_eq!(problems[0].pointer, "/properties/l/items/x-mcp-header");
+    let error = add(json!({"n": header(json!("number"), json!("N"))})).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "tool \"t\": inputSchema has an invalid x-mcp-header: /properties/n/x-mcp-header: must be \
+         on an integer, string or boolean property (\"type\" naming one of them, optionally with \
+         \"null\"): \"type\" is \"number\""
+    );
+    let nested = json!({"o": {"type": "object", "properties": {
+        "d": header(json!(["string", "null"]), json!("D"))
+    }}});
+    assert!(add(nested).is_ok());
 }

@@ -66,9 +66,9 @@ pub struct Shared {
     /// RFC 9728 metadata: the paths it is served at, and the document.
     pub metadata: Option<(Vec<String>, Vec<u8>)>,
     /// Tools whose arguments are mirrored into `Mcp-Param-{Name}` headers (`x-mcp-header`):
-    /// tool name → (lowercase header name, argument name). Read from the registry before
-    /// serving; the tool list never changes while it serves.
-    pub param_headers: HashMap<String, Vec<(String, String)>>,
+    /// tool name → each header and the property path of its argument. Read from the
+    /// registry before serving; the tool list never changes while it serves.
+    pub param_headers: HashMap<String, Vec<crate::registry::param_header::ParamHeader>>,
     /// Where connections wait between requests, watched by the dispatching loop (`park.rs`,
     /// Linux); `None` where it cannot watch them.
     pub dock: Option<Arc<dyn Dock>>,

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use serde_json::{Value, json};
 
 use crate::dispatch::request;
+use crate::registry::param_header::ParamHeader;
 use crate::transport::http::main_loop::{error_body, refusal_body};
 use crate::transport::http::parser::Head;
 use crate::transport::telemetry::server_metrics::Refusal;
@@ -32,7 +33,7 @@ pub type Refused = (Refusal, u16, Vec<u8>);
 pub fn era<'f>(
     head: &Head,
     frame: &Frame<'f>,
-    param_headers: &HashMap<String, Vec<(String, String)>>,
+    param_headers: &HashMap<String, Vec<ParamHeader>>,
 ) -> Result<(bool, Option<MetaMembers<'f>>), Refused> {
     let version_header = head.header("mcp-protocol-version");
     let (modern, meta) = match frame {
@@ -97,29 +98,12 @@ pub fn era<'f>(
 }
 
 /// The `Mcp-Param-{Name}` headers of each tool that declares some (`x-mcp-header` on a
-/// top-level property of its input schema).
+/// property reached through `properties` alone), as registration found them.
 pub fn param_headers(
     server: &crate::registry::server::Server,
-) -> HashMap<String, Vec<(String, String)>> {
-    let mut table = HashMap::new();
-    for registered in &server.tools {
-        let tool = &registered.tool;
-        let Some(properties) = tool.input_schema.get("properties").and_then(Value::as_object)
-        else {
-            continue;
-        };
-        let headers: Vec<(String, String)> = properties
-            .iter()
-            .filter_map(|(name, schema)| {
-                let header = schema.get("x-mcp-header")?.as_str()?;
-                Some((format!("mcp-param-{}", header.to_ascii_lowercase()), name.clone()))
-            })
-            .collect();
-        if !headers.is_empty() {
-            table.insert(tool.name.clone(), headers);
-        }
-    }
-    table
+) -> HashMap<String, Vec<ParamHeader>> {
+    let declaring = server.tools.iter().filter(|t| !t.param_headers.is_empty());
+    declaring.map(|t| (t.tool.name.clone(), t.param_headers.clone())).collect()
 }
 
 /// The 2026-07-28 rules for headers that repeat the body, in the order the reference server
@@ -171,21 +155,21 @@ pub fn modern_checks(
     };
     let Some(body_name) = member.and_then(raw_str) else { return Ok(()) };
     match head.header("mcp-name").map(decode_header) {
-        Some(Some(named)) if named == body_name => Ok(()),
-        Some(Some(named)) => Err(mismatch(format!("Mcp-Name {named:?} does not match the body"))),
-        Some(None) => Err(mismatch("Mcp-Name is not valid base64".into())),
+        Some(Ok(named)) if named == body_name => Ok(()),
+        Some(Ok(named)) => Err(mismatch(format!("Mcp-Name {named:?} does not match the body"))),
+        Some(Err(why)) => Err(mismatch(format!("Mcp-Name {why}"))),
         None => Err(mismatch("the Mcp-Name header is required".into())),
     }
 }
 
 /// `Mcp-Param-{Name}` headers of a `tools/call` whose tool declares them: each must be
-/// there when its argument is, hold only visible ASCII, and equal the argument once decoded
-/// (numbers compared as numbers, booleans as `true`/`false`).
+/// there when its argument is (at its property path, not null), hold only visible ASCII, and
+/// equal the argument once decoded (numbers compared as numbers, booleans as `true`/`false`).
 pub fn param_checks(
     head: &Head,
     method: &str,
     params: &ParamsField,
-    table: &HashMap<String, Vec<(String, String)>>,
+    table: &HashMap<String, Vec<ParamHeader>>,
 ) -> Result<(), (u16, ErrorObject)> {
     if method != "tools/call" || table.is_empty() {
         return Ok(());
@@ -196,10 +180,11 @@ pub fn param_checks(
         return Ok(());
     };
     let mismatch = |why: String| Err((400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why)));
-    for (header, argument) in headers {
+    for ParamHeader { header, path } in headers {
+        let argument = path.join(".");
         let sent = head.header(header);
-        let value = member(params.arguments, argument).filter(|v| !v.is_null());
-        let (sent, value) = match (sent, value) {
+        let value = value_at(params.arguments, path);
+        let (sent, value) = match (sent, value.flatten()) {
             (None, None) => continue,
             (None, Some(_)) => {
                 return mismatch(format!(
@@ -214,8 +199,9 @@ pub fn param_checks(
         if !sent.bytes().all(|b| b == b' ' || b == b'\t' || b.is_ascii_graphic()) {
             return mismatch(format!("{header} holds characters a header may not"));
         }
-        let Some(decoded) = decode_header(sent) else {
-            return mismatch(format!("{header} is not valid base64"));
+        let decoded = match decode_header(sent) {
+            Ok(decoded) => decoded,
+            Err(why) => return mismatch(format!("{header} {why}")),
         };
         let same = match value {
             Value::String(text) => *text == decoded,
@@ -230,13 +216,36 @@ pub fn param_checks(
     Ok(())
 }
 
-/// The member `name` of the `arguments` object (the last one, when named twice, as a parsed
-/// object has it), decoded when it is a scalar; an object or array stands as an empty array
-/// (no header equals one). Only that member is decoded: a connection thread checking headers
-/// must not build the whole of a client's arguments, which can take many times their size.
-fn member(arguments: Option<&str>, name: &str) -> Option<Value> {
+/// The argument at `path` (a chain of member names from the `arguments` object): `None`
+/// when absent or null (no header then), `Some(None)` for a number too large to decode at
+/// all, else the value, decoded when it is a scalar; an object or array stands as an empty
+/// array (no header equals one). Only that path is decoded: a connection thread checking
+/// headers must not build the whole of a client's arguments, which can take many times
+/// their size.
+fn value_at(arguments: Option<&str>, path: &[String]) -> Option<Option<Value>> {
+    let mut raw = arguments?;
+    for name in path {
+        raw = member(raw, name)?;
+    }
+    match raw.as_bytes().first() {
+        Some(b'n') => None,
+        Some(b'{' | b'[') => Some(Some(Value::Array(Vec::new()))),
+        _ => match serde_json::from_str(raw) {
+            Ok(value) => Some(Some(value)),
+            // What the scanner accepted and serde_json does not: a number past `f64`
+            // (`1e400`), there but beyond any header; or a string with a lone surrogate,
+            // which no header equals.
+            Err(_) if !raw.starts_with('"') => Some(None),
+            Err(_) => Some(Some(Value::Array(Vec::new()))),
+        },
+    }
+}
+
+/// The member `name` of the object `object` as raw JSON text (the last one, when named
+/// twice, as a parsed object has it); `None` when there is none or `object` is no object.
+fn member<'a>(object: &'a str, name: &str) -> Option<&'a str> {
     let mut found = None;
-    Scanner::new(arguments?)
+    Scanner::new(object)
         .object(|key, s| {
             let raw = s.value()?;
             if key.as_deref() == Some(name) {
@@ -245,16 +254,14 @@ fn member(arguments: Option<&str>, name: &str) -> Option<Value> {
             Ok(())
         })
         .ok()?;
-    match found?.as_bytes().first() {
-        Some(b'{' | b'[') => Some(Value::Array(Vec::new())),
-        _ => serde_json::from_str(found?).ok(),
-    }
+    found
 }
 
-/// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded).
-fn decode_header(value: &str) -> Option<Cow<'_, str>> {
+/// A header value, decoded from `=?base64?…?=` when so wrapped (strict base64, padded), or
+/// why it cannot be.
+fn decode_header(value: &str) -> Result<Cow<'_, str>, &'static str> {
     let Some(inner) = value.strip_prefix("=?base64?").and_then(|v| v.strip_suffix("?=")) else {
-        return Some(Cow::Borrowed(value));
+        return Ok(Cow::Borrowed(value));
     };
     let valid = inner.len() % 4 == 0
         && inner
@@ -262,11 +269,10 @@ fn decode_header(value: &str) -> Option<Cow<'_, str>> {
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'+' || b == b'/')
         && inner.len() - inner.trim_end_matches('=').len() <= 2;
-    if !valid {
-        return None;
-    }
-    let decoded = crate::util::encoding::base64_decode(inner)?;
-    String::from_utf8(decoded).ok().map(Cow::Owned)
+    let decoded = valid.then(|| crate::util::encoding::base64_decode(inner)).flatten();
+    let decoded = decoded.ok_or("is not valid base64")?;
+    let text = String::from_utf8(decoded).map_err(|_| "is not valid base64")?;
+    Ok(Cow::Owned(text))
 }
 
 #[cfg(test)]
@@ -275,24 +281,37 @@ mod tests {
 
     #[test]
     fn one_argument_is_read_as_a_parsed_object_would_have_it() {
-        let args = r#"{"big":[{"":0},{"":0}],"region":"eu","n":1.5,"region":"us","t":true}"#;
+        let args = r#"{"big":[{"":0},{"":0}],"region":"eu","n":1.5,"region":"us","t":true,
+            "o":{"deep":{"er":7},"deep":{"er":8,"x":null}},"s":"x","huge":1e400}"#;
+        let at = |path: &[&str]| {
+            let path: Vec<String> = path.iter().map(|s| s.to_string()).collect();
+            value_at(Some(args), &path)
+        };
         // The last of a name given twice, as serde_json keeps it.
-        assert_eq!(member(Some(args), "region"), Some(json!("us")));
-        assert_eq!(member(Some(args), "n"), Some(json!(1.5)));
-        assert_eq!(member(Some(args), "t"), Some(json!(true)));
+        assert_eq!(at(&["region"]), Some(Some(json!("us"))));
+        assert_eq!(at(&["n"]), Some(Some(json!(1.5))));
+        assert_eq!(at(&["t"]), Some(Some(json!(true))));
+        // Along a path, at each step.
+        assert_eq!(at(&["o", "deep", "er"]), Some(Some(json!(8))));
+        // Null, absent, or under something that is no object: no value.
+        assert_eq!(at(&["o", "deep", "x"]), None);
+        assert_eq!(at(&["o", "deep", "absent"]), None);
+        assert_eq!(at(&["s", "er"]), None);
+        // There, but too large to decode.
+        assert_eq!(at(&["huge"]), Some(None));
         // A container is never decoded: it stands as a value no header equals.
-        assert_eq!(member(Some(args), "big"), Some(json!([])));
-        assert_eq!(member(Some(args), "absent"), None);
-        assert_eq!(member(Some(r#""not an object""#), "region"), None);
-        assert_eq!(member(None, "region"), None);
+        assert_eq!(at(&["big"]), Some(Some(json!([]))));
+        assert_eq!(at(&["absent"]), None);
+        assert_eq!(value_at(Some(r#""not an object""#), &["region".into()]), None);
+        assert_eq!(value_at(None, &["region".into()]), None);
     }
 
     #[test]
     fn names_are_decoded_strictly() {
-        assert_eq!(decode_header("=?base64?SGVsbG8=?="), Some("Hello".into()));
-        assert_eq!(decode_header("=?base64?SGVsbG8?="), None);
-        assert_eq!(decode_header("=?base64?SGVs*G8=?="), None);
-        assert_eq!(decode_header("plain"), Some("plain".into()));
-        assert_eq!(decode_header("=?base64?half"), Some("=?base64?half".into()));
+        assert_eq!(decode_header("=?base64?SGVsbG8=?="), Ok("Hello".into()));
+        assert_eq!(decode_header("=?base64?SGVsbG8?="), Err("is not valid base64"));
+        assert_eq!(decode_header("=?base64?SGVs*G8=?="), Err("is not valid base64"));
+        assert_eq!(decode_header("plain"), Ok("plain".into()));
+        assert_eq!(decode_header("=?base64?half"), Ok("=?base64?half".into()));
     }
 }

@@ -16,7 +16,7 @@ use super::{
     PromptDecl, ResourceDecl, RunDecl, Source, Template, TemplateDecl, ToolDecl,
     double_placeholders,
 };
-use baremcp::__private::{StrictError, pointer_to, read_strict, sort_by};
+use baremcp::__private::{StrictError, param_header_problems, pointer_to, read_strict, sort_by};
 use baremcp::schema::{Problem, Schema};
 use baremcp::{ReadError, ResourceTemplate, Role, Server};
 
@@ -351,6 +351,14 @@ impl Checker<'_> {
         }
     }
 
+    /// What registration refuses of an input schema's `x-mcp-header` annotations (the
+    /// library's rules), so `check` says what serving would.
+    fn param_headers(&mut self, schema: &Value, here: &str) {
+        for p in param_header_problems(schema) {
+            self.report(&format!("{here}{}", p.pointer), p.message);
+        }
+    }
+
     fn tool(&mut self, value: &Value, here: &str) -> Option<ToolDecl> {
         let map = value.as_object()?;
         let input_schema = map
@@ -359,6 +367,7 @@ impl Checker<'_> {
             .unwrap_or_else(|| json!({"type": "object", "properties": {}}));
         if input_schema.is_object() {
             self.schema(&input_schema, &pointer_to(here, "inputSchema"));
+            self.param_headers(&input_schema, &pointer_to(here, "inputSchema"));
         }
         let output_schema = map.get("outputSchema").cloned();
         if let Some(schema) = output_schema.as_ref().filter(|s| s.is_object()) {

@@ -416,7 +416,7 @@ fn mirroring() -> baremcp::Server {
 }
 
 #[test]
-fn a_nested_mirrored_argument_is_checked() {
+fn a_nested_mirrored_argument_is_checked_and_each_refusal_says_why() {
     let server = start_with(HttpOptions::default(), mirroring);
     let heads = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: tools/call", "Mcp-Name: mirror"];
     // `arguments` as written (numbers past what serde_json holds stay as they are).
@@ -447,6 +447,18 @@ fn a_nested_mirrored_argument_is_checked() {
             refused("mcp-param-deep is sent but arguments.o.deep is not"),
             "{arguments}"
         );
+    }
+    assert_eq!(
+        call(r#"{"o":{"deep":"x"}}"#, Some("Mcp-Param-Deep: =?base64?//4=?=")),
+        refused("mcp-param-deep is not valid UTF-8 once decoded")
+    );
+    assert_eq!(call(r#"{"n":9007199254740991}"#, Some("Mcp-Param-N: 9007199254740991")), ok);
+    let beyond = "arguments.n is out of the safe integer range a header carries \
+                  (-(2^53-1) to 2^53-1)";
+    for n in ["1e400", "9007199254740992", "-9007199254740992"] {
+        let arguments = format!(r#"{{"n":{n}}}"#);
+        assert_eq!(call(&arguments, Some(&format!("Mcp-Param-N: {n}"))), refused(beyond), "{n}");
+        assert_eq!(call(&arguments, None), refused(beyond), "{n}");
     }
 }
 

@@ -164,7 +164,8 @@ pub fn modern_checks(
 
 /// `Mcp-Param-{Name}` headers of a `tools/call` whose tool declares them: each must be
 /// there when its argument is (at its property path, not null), hold only visible ASCII, and
-/// equal the argument once decoded (numbers compared as numbers, booleans as `true`/`false`).
+/// equal the argument once decoded (numbers compared as numbers, booleans as `true`/`false`);
+/// an integer argument must be one a header can carry, within ±(2^53−1).
 pub fn param_checks(
     head: &Head,
     method: &str,
@@ -184,6 +185,12 @@ pub fn param_checks(
         let argument = path.join(".");
         let sent = head.header(header);
         let value = value_at(params.arguments, path);
+        if value.as_ref().is_some_and(|v| !carried(v)) {
+            return mismatch(format!(
+                "arguments.{argument} is out of the safe integer range a header carries \
+                 (-(2^53-1) to 2^53-1)"
+            ));
+        }
         let (sent, value) = match (sent, value.flatten()) {
             (None, None) => continue,
             (None, Some(_)) => {
@@ -241,6 +248,21 @@ fn value_at(arguments: Option<&str>, path: &[String]) -> Option<Option<Value>> {
     }
 }
 
+/// Whether a header can carry an argument: not a number past ±(2^53−1), which a
+/// JavaScript client cannot hold exactly (the spec keeps such integers out of headers).
+fn carried(value: &Option<Value>) -> bool {
+    const SAFE: f64 = 9_007_199_254_740_991.0;
+    match value {
+        None => false,
+        Some(Value::Number(n)) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.unsigned_abs() <= SAFE as u64,
+            (None, Some(u)) => u <= SAFE as u64,
+            _ => n.as_f64().is_some_and(|f| f.abs() <= SAFE),
+        },
+        Some(_) => true,
+    }
+}
+
 /// The member `name` of the object `object` as raw JSON text (the last one, when named
 /// twice, as a parsed object has it); `None` when there is none or `object` is no object.
 fn member<'a>(object: &'a str, name: &str) -> Option<&'a str> {
@@ -271,7 +293,7 @@ fn decode_header(value: &str) -> Result<Cow<'_, str>, &'static str> {
         && inner.len() - inner.trim_end_matches('=').len() <= 2;
     let decoded = valid.then(|| crate::util::encoding::base64_decode(inner)).flatten();
     let decoded = decoded.ok_or("is not valid base64")?;
-    let text = String::from_utf8(decoded).map_err(|_| "is not valid base64")?;
+    let text = String::from_utf8(decoded).map_err(|_| "is not valid UTF-8 once decoded")?;
     Ok(Cow::Owned(text))
 }
 
@@ -307,10 +329,24 @@ mod tests {
     }
 
     #[test]
+    fn only_safe_integers_are_carried() {
+        let safe = 9_007_199_254_740_991_i64;
+        for carried_one in [json!(safe), json!(-safe), json!(0), json!(1.5), json!("x")] {
+            assert!(carried(&Some(carried_one.clone())), "{carried_one}");
+        }
+        for beyond in [json!(safe + 1), json!(-safe - 1), json!(u64::MAX), json!(1e300)] {
+            assert!(!carried(&Some(beyond.clone())), "{beyond}");
+        }
+        assert!(!carried(&None));
+    }
+
+    #[test]
     fn names_are_decoded_strictly() {
         assert_eq!(decode_header("=?base64?SGVsbG8=?="), Ok("Hello".into()));
         assert_eq!(decode_header("=?base64?SGVsbG8?="), Err("is not valid base64"));
         assert_eq!(decode_header("=?base64?SGVs*G8=?="), Err("is not valid base64"));
+        // Base64 of the bytes ff fe: valid base64, no UTF-8.
+        assert_eq!(decode_header("=?base64?//4=?="), Err("is not valid UTF-8 once decoded"));
         assert_eq!(decode_header("plain"), Ok("plain".into()));
         assert_eq!(decode_header("=?base64?half"), Ok("=?base64?half".into()));
     }

@@ -18,7 +18,7 @@ use crate::util::shown::Clipped;
 use crate::util::stamp::WatchedFile;
 use crate::util::trace_context::TraceContext;
 use crate::wire::capabilities::Declared;
-use crate::wire::era::{self, Era};
+use crate::wire::era::Era;
 use crate::wire::jsonrpc::{ErrorObject, Id, Message, UnreadId};
 use crate::wire::log_level::LogLevel;
 use crate::wire::params::ParamsField;
@@ -62,6 +62,8 @@ pub(crate) const FILE_LOOKS_PER_TICK: usize = 256;
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
+    /// How an unread id is written under `legacy_version`, set with it (a look per line).
+    pub unread: UnreadId,
     /// What the legacy client declared in `initialize`: a few short names, never the object.
     pub client_capabilities: Declared,
     /// Set by `logging/setLevel` (legacy).
@@ -112,7 +114,7 @@ impl Session {
     /// How a reply to a message whose id could not be read names it, by the revision this
     /// session negotiated (`null` before `initialize`).
     pub fn unread_id(&self) -> UnreadId {
-        era::unread_id(self.legacy_version)
+        self.unread
     }
 
     /// Whether the client may send JSON-RPC batches: of the revisions, 2025-03-26 alone has

@@ -25,6 +25,7 @@ pub(crate) fn initialize(
     let version =
         LEGACY_VERSIONS.iter().find(|v| **v == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     session.legacy_version = Some(version);
+    session.unread = era::unread_id(Some(version));
     // Only which capabilities are declared is ever read, so only their names are kept.
     session.client_capabilities = req.params.capabilities.map(Declared::read).unwrap_or_default();
     let mut result = Map::new();

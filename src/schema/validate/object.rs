@@ -21,7 +21,10 @@ impl Walk<'_> {
         // properties met (members and properties are both in key order, so errors come in
         // the same order as walking the properties would give).
         let (mut required_met, mut unmatched) = (0, false);
-        let sorted = !object.is_empty() && k.properties.is_sorted_by(|a, b| a.0 < b.0);
+        // A few properties are looked at in turn, which costs less than making sure of the order.
+        let sorted = k.properties.len() > 16
+            && !object.is_empty()
+            && k.properties.is_sorted_by(|a, b| a.0 < b.0);
         for (key, value) in object {
             match property(k, sorted, key) {
                 Some(i) => {
@@ -109,6 +112,7 @@ impl Walk<'_> {
 /// binary search finds it: a member costs no look at each of thousands of properties. A
 /// build that keeps maps in the order written (serde_json's `preserve_order`) leaves them
 /// unsorted, which `sorted` says: then each property is looked at.
+#[inline]
 fn property(k: &Keywords, sorted: bool, key: &str) -> Option<usize> {
     if sorted {
         k.properties.binary_search_by(|(name, _)| name.as_str().cmp(key)).ok()

@@ -49,11 +49,11 @@ impl Reader {
                 // Trailer fields are read and ignored, within the head's size limit.
                 let mut room = MAX_HEAD_BYTES;
                 loop {
-                    self.line(&mut line, room, deadline).map_err(LineError::status)?;
+                    let read = self.line(&mut line, room, deadline).map_err(LineError::status)?;
                     if line.is_empty() {
                         return Ok(body);
                     }
-                    room -= line.len() + 1;
+                    room -= read;
                 }
             }
         }

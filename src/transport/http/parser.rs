@@ -374,13 +374,13 @@ impl Reader {
     }
 
     /// Reads one line (through `\n`) of at most `room` bytes into `line`, without the line
-    /// ending. `Err(true)` when it was too long.
+    /// ending; the bytes it took, line ending included, for a caller that counts a limit.
     pub(super) fn line(
         &mut self,
         line: &mut Vec<u8>,
         room: usize,
         deadline: Instant,
-    ) -> Result<(), LineError> {
+    ) -> Result<usize, LineError> {
         line.clear();
         loop {
             match self.fill(deadline, None) {
@@ -399,11 +399,12 @@ impl Reader {
             line.extend_from_slice(&buf[..take]);
             self.inner.consume(take);
             if done {
+                let read = line.len();
                 line.pop();
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
-                return Ok(());
+                return Ok(read);
             }
         }
     }
@@ -433,13 +434,16 @@ impl Reader {
         let mut line = std::mem::take(&mut self.line);
         // RFC 9112 §2.2: empty lines before the request line are ignored.
         loop {
-            if let Err(e) = self.line(&mut line, room, deadline) {
-                // A request line cut short or too long says whether it is a HEAD already.
-                let start = if line.is_empty() { self.inner.buffer() } else { &line };
-                self.head_request = start.starts_with(b"HEAD ");
-                return Err(e.status());
+            match self.line(&mut line, room, deadline) {
+                // The bytes read, a CR included: the limit is on the head as sent.
+                Ok(read) => room -= read,
+                Err(e) => {
+                    // A request line cut short or too long says whether it is a HEAD already.
+                    let start = if line.is_empty() { self.inner.buffer() } else { &line };
+                    self.head_request = start.starts_with(b"HEAD ");
+                    return Err(e.status());
+                }
             }
-            room -= line.len() + 1;
             if !line.is_empty() {
                 break;
             }
@@ -512,17 +516,18 @@ impl Reader {
             // A line whole in the buffer (nearly always) is read where it lies; one that is
             // not, gathered into `line` first.
             let buf = self.inner.buffer();
-            let (text, used) = match memchr::memchr(b'\n', buf) {
+            // What to consume after, and the bytes read, a CR included.
+            let (text, used, read) = match memchr::memchr(b'\n', buf) {
                 Some(at) if at < room => {
                     let text = &buf[..at];
-                    (text.strip_suffix(b"\r").unwrap_or(text), at + 1)
+                    (text.strip_suffix(b"\r").unwrap_or(text), at + 1, at + 1)
                 }
                 _ => {
-                    self.line(line, room, deadline).map_err(LineError::status)?;
-                    (&line[..], 0)
+                    let read = self.line(line, room, deadline).map_err(LineError::status)?;
+                    (&line[..], 0, read)
                 }
             };
-            room -= text.len() + 1;
+            room -= read;
             if text.is_empty() {
                 self.inner.consume(used);
                 return Ok(());

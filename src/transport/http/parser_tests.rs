@@ -212,6 +212,33 @@ fn a_field_that_names_one_thing_comes_once_and_list_fields_combine() {
     assert!(!head.keep_alive);
 }
 
+/// `len` bytes of fields in lines ending in `ending`, the empty line that ends them included:
+/// fifty of 250-byte values, then one padded to the length.
+fn fields_of(len: usize, ending: &str) -> String {
+    let mut fields: String =
+        (0..50).map(|n| format!("X-{n:02}: {}{ending}", "a".repeat(250))).collect();
+    let pad = len - fields.len() - "X-Pad: ".len() - 2 * ending.len();
+    fields += &format!("X-Pad: {}{ending}{ending}", "a".repeat(pad));
+    assert_eq!(fields.len(), len);
+    fields
+}
+
+#[test]
+fn the_head_limit_counts_the_bytes_sent_line_endings_whole() {
+    for ending in ["\r\n", "\n"] {
+        let opening = format!("GET / HTTP/1.1{ending}Host: a{ending}");
+        let head = |len: usize| opening.clone() + &fields_of(len - opening.len(), ending);
+        assert_eq!(status(head(MAX_HEAD_BYTES).as_bytes()), 200, "{ending:?}");
+        // A byte more is refused, though it was one byte less per line without its CR.
+        assert_eq!(status(head(MAX_HEAD_BYTES + 1).as_bytes()), 431, "{ending:?}");
+        // The trailer fields of a chunked body keep the same limit, counted the same way.
+        let chunked = "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n";
+        let trailers = |len: usize| chunked.to_string() + &fields_of(len, ending);
+        assert_eq!(status(trailers(MAX_HEAD_BYTES).as_bytes()), 200, "{ending:?}");
+        assert_eq!(status(trailers(MAX_HEAD_BYTES + 1).as_bytes()), 431, "{ending:?}");
+    }
+}
+
 #[test]
 fn a_request_line_refused_before_its_end_says_whether_it_is_a_head() {
     for (request, status, head) in [

@@ -329,6 +329,13 @@ pub(super) mod tests {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
+    /// `fixtures/jwt/square.json`, made by `square.py`: the same with a modulus that is the
+    /// square of a 1024-bit prime (kid `square`), the token forged with `d = e^-1 mod p(p - 1)`.
+    pub(in crate::crypto) fn square_fixture() -> Value {
+        let path = format!("{}/fixtures/jwt/square.json", env!("CARGO_MANIFEST_DIR"));
+        serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+    }
+
     fn parse(doc: &Value) -> Result<(KeySet, Vec<Skipped>), JwksError> {
         KeySet::parse(doc.to_string().as_bytes())
     }
@@ -472,20 +479,24 @@ pub(super) mod tests {
     }
 
     #[test]
-    fn a_prime_modulus_is_refused_and_a_token_forged_for_it_does_not_verify() {
-        let doc = prime_fixture();
-        let mut keys = doc["jwks"]["keys"].as_array().unwrap().clone();
-        keys.push(Value::Object(minted_key("ec-1")));
-        let (set, skipped) = parse(&json!({"keys": keys})).unwrap();
-        // The forged token names a key that was not kept: nothing verifies it.
-        let forged = doc["token"].as_str().unwrap();
-        let error = crate::crypto::verify_jws(forged, &set).unwrap_err();
-        assert_eq!(error, crate::crypto::JwsError::UnknownKid(r#""prime""#.into()));
-        assert_eq!(skipped.len(), 1);
-        assert_eq!(skipped[0].to_string(), r#"key 0 (kid "prime"): an RSA modulus that is prime"#);
-        // Alone, the key leaves no usable key: the set is refused whole.
-        let refused = parse(&doc["jwks"]).unwrap_err().to_string();
-        assert_eq!(refused, r#"no usable key: key 0 (kid "prime"): an RSA modulus that is prime;"#);
+    fn prime_and_square_moduli_are_refused_and_tokens_forged_for_them_do_not_verify() {
+        for (doc, kid, why) in [
+            (prime_fixture(), "prime", "an RSA modulus that is prime"),
+            (square_fixture(), "square", "an RSA modulus that is a perfect square"),
+        ] {
+            let mut keys = doc["jwks"]["keys"].as_array().unwrap().clone();
+            keys.push(Value::Object(minted_key("ec-1")));
+            let (set, skipped) = parse(&json!({"keys": keys})).unwrap();
+            // The forged token names a key that was not kept: nothing verifies it.
+            let forged = doc["token"].as_str().unwrap();
+            let error = crate::crypto::verify_jws(forged, &set).unwrap_err();
+            assert_eq!(error, crate::crypto::JwsError::UnknownKid(format!("\"{kid}\"")));
+            assert_eq!(skipped.len(), 1);
+            assert_eq!(skipped[0].to_string(), format!(r#"key 0 (kid "{kid}"): {why}"#));
+            // Alone, the key leaves no usable key: the set is refused whole.
+            let refused = parse(&doc["jwks"]).unwrap_err().to_string();
+            assert_eq!(refused, format!(r#"no usable key: key 0 (kid "{kid}"): {why};"#));
+        }
     }
 
     #[test]

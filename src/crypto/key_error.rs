@@ -17,6 +17,9 @@ pub(crate) enum KeyError {
     /// A prime RSA modulus: `φ(n) = n - 1` is public, so anyone can compute the private
     /// exponent and sign.
     RsaModulusPrime,
+    /// A square RSA modulus (`n = p²`): its square root, found at once, is the factor, so
+    /// anyone can compute the private exponent as with a prime modulus.
+    RsaModulusSquare,
     /// An RSA public exponent that is even, below 3, or not below 2^32.
     RsaExponent,
     /// A P-256 coordinate that is not 32 bytes (RFC 7518 §6.2.1.2 fixes the length).
@@ -43,6 +46,7 @@ impl fmt::Display for KeyError {
                 write!(f, "an RSA modulus with a small factor ({factor})")
             }
             KeyError::RsaModulusPrime => f.write_str("an RSA modulus that is prime"),
+            KeyError::RsaModulusSquare => f.write_str("an RSA modulus that is a perfect square"),
             KeyError::RsaExponent => {
                 f.write_str("an RSA public exponent that is not odd, at least 3 and below 2^32")
             }

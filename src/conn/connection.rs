@@ -85,15 +85,17 @@ enum Queued {
 /// Whether the next line is whole in `reader`'s buffer (or the input has ended), after at
 /// most one read, made only when the input on `fd` is readable now, so that it cannot wait.
 /// A line the client has only begun is left for the loop: reading on would hold the handler
-/// until the client ends it. Elsewhere than unix readiness cannot be known: never.
-fn whole_after_one_read(reader: &mut dyn BufRead, fd: Option<RawFd>) -> bool {
+/// until the client ends it. Elsewhere than unix readiness cannot be known: never. A failed
+/// read is returned: the next one may not fail again (a reset socket reads as ended).
+fn whole_after_one_read(reader: &mut dyn BufRead, fd: Option<RawFd>) -> io::Result<bool> {
     if !(cfg!(unix) && fd.is_some_and(|fd| readable_within(fd, Duration::ZERO))) {
-        return false;
+        return Ok(false);
     }
     // A buffer that still holds a line's first bytes is handed back without a read.
     match reader.fill_buf() {
-        Ok(buffered) => buffered.is_empty() || memchr::memchr(b'\n', buffered).is_some(),
-        Err(_) => false,
+        Ok(buffered) => Ok(buffered.is_empty() || memchr::memchr(b'\n', buffered).is_some()),
+        Err(e) if e.kind() == io::ErrorKind::Interrupted => Ok(false),
+        Err(e) => Err(e),
     }
 }
 
@@ -137,8 +139,9 @@ pub(crate) struct Conn<'io> {
     /// Ids of the server's requests: `baremcp-1`, `baremcp-2`, ...
     next_request: u64,
     eof: bool,
-    /// Why the input ended while a handler waited on the client, if a read failed: the
-    /// handler was told the client is gone, and the loop's next read reports the error.
+    /// Why the input ended while a handler ran, if a read failed (waiting on the client, or
+    /// reading ahead): the loop's next read reports the error, once the lines queued before
+    /// it are served.
     read_error: Option<io::Error>,
     /// Who sends the input, when the transport authenticated it (HTTP).
     principal: Option<&'io Principal>,
@@ -219,7 +222,7 @@ impl<'io> Conn<'io> {
     }
 
     /// The next input line into `line`: queued lines first, then the reader, or once the
-    /// input ended, the error a read failed with while a handler waited.
+    /// input ended, the error a read failed with while a handler ran.
     pub fn next_line(&mut self, line: &mut Vec<u8>) -> io::Result<Line> {
         match self.queue.pop_front() {
             Some(Queued::Line(bytes)) => {
@@ -303,12 +306,18 @@ impl<'io> Conn<'io> {
             let mut line = Vec::new();
             let read = match &mut self.input {
                 Input::Lines { reader, lines } => {
-                    if !room
-                        || !lines.next_is_here() && !whole_after_one_read(*reader, self.input_fd)
-                    {
+                    if !room {
                         return;
                     }
-                    lines.read(*reader, &mut line)
+                    let whole = match lines.next_is_here() {
+                        true => Ok(true),
+                        false => whole_after_one_read(*reader, self.input_fd),
+                    };
+                    match whole {
+                        Ok(true) => lines.read(*reader, &mut line),
+                        Ok(false) => return,
+                        Err(error) => Err(error),
+                    }
                 }
                 // Over HTTP a session sends only responses and notifications this way.
                 Input::Messages(inbox) => match inbox.ready() {
@@ -330,8 +339,12 @@ impl<'io> Conn<'io> {
                 }
                 Ok(Line::TooLong) => {}
                 Ok(Line::Eof) => self.eof = true,
-                // Left for the loop's own next read, which reports it.
-                Err(_) => return,
+                // Kept for the loop, as while waiting on the client: the loop's own next read
+                // may not meet it again, and would take a reset connection for a clean end.
+                Err(error) => {
+                    self.eof = true;
+                    self.read_error = Some(error);
+                }
             }
         }
     }

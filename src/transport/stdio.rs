@@ -294,6 +294,42 @@ mod tests {
         assert!(replies[1].0 < Duration::from_millis(1500), "{replies:?}");
     }
 
+    /// A pipe's read end that fails once where the input ends, then reads as ended, as a
+    /// socket the client reset reports the reset once.
+    struct ResetOnce(std::io::PipeReader, bool);
+
+    impl std::io::Read for ResetOnce {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 if !std::mem::replace(&mut self.1, true) => {
+                    Err(std::io::ErrorKind::ConnectionReset.into())
+                }
+                n => Ok(n),
+            }
+        }
+    }
+
+    #[test]
+    fn a_read_that_fails_once_while_a_handler_runs_ends_the_loop_with_its_error() {
+        let (input, mut to_server) = std::io::pipe().unwrap();
+        let fd = input.as_raw_fd();
+        let client = std::thread::spawn(move || {
+            send(&mut to_server, &init_and_wait(300));
+            // Gone while the call runs: what the handler reads ahead meets the failure.
+            std::thread::sleep(Duration::from_millis(100));
+        });
+        let mut out = Vec::new();
+        let mut reader = BufReader::new(ResetOnce(input, false));
+        let result = run(&waiting(), &mut reader, &mut out, Some(fd));
+        client.join().unwrap();
+        // Not taken for a clean end, though the loop's own next read finds the input ended.
+        assert_eq!(result.map_err(|e| e.kind()), Err(std::io::ErrorKind::ConnectionReset));
+        let out = String::from_utf8(out).unwrap();
+        let ids: Vec<Value> =
+            out.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone()).collect();
+        assert_eq!(ids, [json!(1), json!(2)], "the call is answered first: {out}");
+    }
+
     #[test]
     fn lines_set_aside_are_served_while_files_are_watched_and_the_client_is_quiet() {
         let file = std::env::temp_dir().join(format!("baremcp-set-aside-{}", std::process::id()));

@@ -172,18 +172,20 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
             if request_line.is_none() {
                 faults.head_method = bytes[at..].starts_with(b"HEAD ");
             }
-            return head_cut_off(faults, bytes.len() - start, lines);
+            return head_cut_off(faults, bytes.len() - start, lines, request_line.is_none());
         };
         lines += 1;
         let raw = next - start;
+        // A request line too long is 414 (RFC 9112 §3); a field line, 431.
+        let too_long = if request_line.is_none() { 414 } else { 431 };
         if raw > MAX_HEAD + lines {
-            faults.sure(431, "request head too large");
+            faults.sure(too_long, "request head too large");
             if request_line.is_none() {
                 faults.head_method = text.starts_with(b"HEAD ");
             }
             return faults.refused();
         } else if raw > MAX_HEAD {
-            faults.maybe.push(431);
+            faults.maybe.push(too_long);
         }
         at = next;
         match &request_line {
@@ -251,18 +253,19 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     Framed::Whole { request, refusals: faults.maybe_list() }
 }
 
-/// A head cut off after `raw` bytes in `lines` lines: refused already when it is too long, or
-/// when a line read so far was refused; else it waits.
-fn head_cut_off(mut faults: Faults, raw: usize, lines: usize) -> Framed {
+/// A head cut off after `raw` bytes in `lines` lines: refused already when it is too long (414
+/// while in its request line), or when a line read so far was refused; else it waits.
+fn head_cut_off(mut faults: Faults, raw: usize, lines: usize, request_line: bool) -> Framed {
+    let too_long = if request_line { 414 } else { 431 };
     if raw > MAX_HEAD + lines + 2 {
-        faults.sure(431, "request head too large");
+        faults.sure(too_long, "request head too large");
     }
     if !faults.sure.is_empty() {
         return faults.refused();
     }
     let mut refusals = faults.maybe_list();
     if raw > MAX_HEAD {
-        refusals.push(431);
+        refusals.push(too_long);
     }
     Framed::Cut { refusals, head: None, head_method: faults.head_method }
 }

@@ -264,7 +264,7 @@ fn a_refused_body_is_read_and_dropped_so_that_its_client_reads_the_refusal() {
     let addr = server.addr;
     let body = "x".repeat(8 << 20);
     for (content_type, length, status) in
-        [("text/plain", 1000, 415), ("text/plain", 8 << 20, 413), ("application/json", 500, 431)]
+        [("text/plain", 1000, 415), ("text/plain", 8 << 20, 413), ("application/json", 500, 414)]
     {
         let mut conn = connect(addr);
         let head = format!(
@@ -277,7 +277,7 @@ fn a_refused_body_is_read_and_dropped_so_that_its_client_reads_the_refusal() {
         let mut reply = read_reply(&mut conn).unwrap();
         if length == 500 {
             // A body longer than it said: 400 (not JSON), then what follows it is read as
-            // the next request's head, too long (431), closing.
+            // the next request's request line, too long (414), closing.
             assert_eq!((reply.status, reply.header("connection")), (400, None));
             reply = read_reply(&mut conn).unwrap();
         }

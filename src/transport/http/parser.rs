@@ -441,7 +441,7 @@ impl Reader {
                     // A request line cut short or too long says whether it is a HEAD already.
                     let start = if line.is_empty() { self.inner.buffer() } else { &line };
                     self.head_request = start.starts_with(b"HEAD ");
-                    return Err(e.status());
+                    return Err(e.in_request_line());
                 }
             }
             if !line.is_empty() {
@@ -601,6 +601,15 @@ impl LineError {
     pub(super) fn in_body(self) -> ReadError {
         match self {
             LineError::TooLong => bad("malformed chunk"),
+            other => other.status(),
+        }
+    }
+
+    /// A request line too long is a target longer than served: 414 (RFC 9112 §3), where
+    /// a header line too long is 431.
+    fn in_request_line(self) -> ReadError {
+        match self {
+            LineError::TooLong => ReadError::Status(414, "request line too long"),
             other => other.status(),
         }
     }

@@ -242,8 +242,10 @@ fn the_head_limit_counts_the_bytes_sent_line_endings_whole() {
 #[test]
 fn a_request_line_refused_before_its_end_says_whether_it_is_a_head() {
     for (request, status, head) in [
-        (format!("HEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, true),
-        (format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 431, false),
+        // A request line too long is 414 (RFC 9112 §3); a header line too long, 431.
+        (format!("HEAD /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 414, true),
+        (format!("GET /{} HTTP/1.1\r\n\r\n", "a".repeat(20_000)), 414, false),
+        (format!("GET / HTTP/1.1\r\nX-A: {}\r\n\r\n", "a".repeat(20_000)), 431, false),
         ("HEAD /healthz HT".to_string(), 408, true),
         // Whole but malformed: still a HEAD by its first bytes.
         ("HEAD /healthz HTTP/1.1 extra\r\n\r\n".to_string(), 400, true),

@@ -67,7 +67,7 @@ pub(crate) enum Refusal {
     UnsupportedMediaType,
     /// `406`: an `Accept` that admits neither JSON nor event streams.
     NotAcceptable,
-    /// `431`: a head over 16 KiB or 64 fields.
+    /// `431`, `414`: a head over 16 KiB or 64 fields (`414`: its request line alone).
     HeadTooLarge,
     /// `413`: a body over `--max-message-bytes`.
     BodyTooLarge,
@@ -143,7 +143,7 @@ impl Refusal {
     /// A refusal the HTTP parser made, by its status.
     pub fn of_status(status: u16) -> Refusal {
         match status {
-            431 => Refusal::HeadTooLarge,
+            431 | 414 => Refusal::HeadTooLarge,
             413 => Refusal::BodyTooLarge,
             411 => Refusal::LengthRequired,
             408 => Refusal::Timeout,

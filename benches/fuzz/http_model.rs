@@ -453,9 +453,15 @@ fn body_kind(request: &Request, max_body: usize, faults: &mut Faults) -> Kind {
             .map(|e| e.trim_matches([' ', '\t']).to_ascii_lowercase())
             .filter(|e| !e.is_empty())
             .collect();
-        if request.minor == 0 || elements != ["chunked"] {
+        // RFC 9112 §6.3: chunked not last (or twice) leaves the body's end unknown, 400; a
+        // coding under chunked is one not served, 501 (§6.1).
+        let chunks = elements.iter().filter(|e| *e == "chunked").count();
+        if request.minor == 0 || elements.last().is_none_or(|e| e != "chunked") || chunks > 1 {
+            faults.sure(400, "transfer-encoding on HTTP/1.0, without chunked last, or twice");
+            return Kind::None;
+        }
+        if elements.len() > 1 {
             faults.sure(501, "a transfer coding other than chunked");
-            faults.maybe.push(400);
             return Kind::None;
         }
         // `, chunked` is one coding: empty list elements are none (RFC 9110 §5.6.1.2).
@@ -664,7 +670,9 @@ mod tests {
         assert_eq!(statuses(&post("Content-Length: 5\r\nContent-Length: 6\r\n", "")), [400]);
         let smuggle = post("Content-Length: 4\r\nTransfer-Encoding: chunked\r\n", "0\r\n\r\n");
         assert_eq!(statuses(&smuggle), [400, 501]);
-        assert_eq!(statuses(&post("Transfer-Encoding: gzip\r\n", "")), [400, 501]);
+        assert_eq!(statuses(&post("Transfer-Encoding: gzip\r\n", "")), [400]);
+        assert_eq!(statuses(&post("Transfer-Encoding: gzip, chunked\r\n", "")), [501]);
+        assert_eq!(statuses(&post("Transfer-Encoding:\r\n", "")), [400]);
         let chunked = |body: &str| post("Transfer-Encoding: chunked\r\n", body);
         assert_eq!(statuses(&chunked("3;x=\"y\"\r\nabc\r\n0\r\nT: 1\r\n\r\n")), [200]);
         assert_eq!(statuses(&chunked("zz\r\nabc\r\n0\r\n\r\n")), [400]);

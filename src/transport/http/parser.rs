@@ -637,7 +637,7 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
     if fields.peek().is_some() {
         // Empty elements (`, chunked`) are no coding (RFC 9110 §5.6.1.2).
         let elements = fields.flat_map(|v| v.split(',').map(|c| c.trim_matches([' ', '\t'])));
-        let mut codings = elements.filter(|coding| !coding.is_empty());
+        let codings = elements.filter(|coding| !coding.is_empty());
         if head.minor == 0 {
             // HTTP/1.0 has no transfer codings: its framing is faulty (RFC 9112 §6.1), and
             // the connection closes after the refusal, as after any framing error.
@@ -646,11 +646,7 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
         if length.is_some() {
             return Err(bad("content-length and transfer-encoding together"));
         }
-        let only_chunked = codings.next().is_some_and(|c| c.eq_ignore_ascii_case("chunked"));
-        if !only_chunked || codings.next().is_some() {
-            return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
-        }
-        return Ok(BodyKind::Chunked);
+        return transfer_codings(codings);
     }
     let Some(first) = length else {
         return Ok(BodyKind::None);
@@ -663,6 +659,32 @@ fn body_kind(head: &Head, max_body: usize) -> Result<BodyKind, ReadError> {
         return Err(ReadError::Status(413, "body larger than --max-message-bytes"));
     }
     Ok(BodyKind::Length(n))
+}
+
+/// A `Transfer-Encoding` list's framing (RFC 9112 §6.1, §6.3): a body is read only when
+/// chunked is its last coding, applied once; no other coding is served.
+fn transfer_codings<'c>(codings: impl Iterator<Item = &'c str>) -> Result<BodyKind, ReadError> {
+    let chunked = |c: &str| c.eq_ignore_ascii_case("chunked");
+    let (mut count, mut chunks, mut last_chunked) = (0, 0, false);
+    for coding in codings {
+        (count, last_chunked) = (count + 1, chunked(coding));
+        chunks += usize::from(last_chunked);
+    }
+    // Each a 400: where the body ends cannot be known, and the connection closes (§6.3).
+    if count == 0 {
+        return Err(bad("empty transfer-encoding"));
+    }
+    if !last_chunked {
+        return Err(bad("chunked is not the final transfer-encoding"));
+    }
+    if chunks > 1 {
+        return Err(bad("chunked is applied more than once"));
+    }
+    // Chunked, under a coding not served (`gzip, chunked`): RFC 9112 §6.1 says 501.
+    if count > 1 {
+        return Err(ReadError::Status(501, "only the chunked transfer-encoding is served"));
+    }
+    Ok(BodyKind::Chunked)
 }
 
 #[cfg(test)]

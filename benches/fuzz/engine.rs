@@ -35,6 +35,8 @@ pub mod http_engine;
 pub mod http_expect;
 #[path = "http_gen.rs"]
 pub mod http_gen;
+#[path = "http_host.rs"]
+pub mod http_host;
 #[path = "http_judge.rs"]
 pub mod http_judge;
 #[path = "http_model.rs"]

@@ -39,8 +39,7 @@ fn host_check(value: &str) -> Check {
         Some((name, port)) if !name.ends_with(':') && !name.is_empty() => (name, Some(port)),
         _ => (lower.as_str(), None),
     };
-    let port_ok =
-        port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
+    let port_ok = port.is_none_or(|p| p.len() <= 5 && p.bytes().all(|b| b.is_ascii_digit()));
     let plain = |s: &str| {
         !s.is_empty()
             && s.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
@@ -342,6 +341,8 @@ mod tests {
         assert_eq!((meta.early, meta.metadata), (vec![405], true));
         assert_eq!(host_check("[::1]:80"), Check::Pass);
         assert_eq!(host_check("LOCALHOST"), Check::Pass);
+        // An empty port is a port (RFC 3986 `port = *DIGIT`).
+        assert_eq!(host_check("localhost:"), Check::Pass);
         assert_eq!(host_check("127.0.0.1.evil"), Check::Fail);
         assert_eq!(origin_check("null"), Check::Fail);
         assert_eq!(origin_check("http://localhost:3000/"), Check::Pass);

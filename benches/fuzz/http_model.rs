@@ -6,6 +6,8 @@
 //! size within a line ending of a bound), the model says both: the request as read, and the
 //! refusals it may get instead.
 
+use super::http_host::{absolute_form, valid_host};
+
 /// The request head, request line and fields (docs/errors-and-bounds.md, HTTP bounds).
 pub const MAX_HEAD: usize = 16 * 1024;
 pub const MAX_FIELDS: usize = 64;
@@ -216,7 +218,7 @@ fn frame_one(bytes: &[u8], start: usize, max_body: usize) -> Framed {
     let request_line = request_line.unwrap_or_default();
     let mut request = head_of(&request_line, &fields, start);
     let kind = body_kind(&request, max_body, &mut faults);
-    check_fields(&request, &mut faults);
+    check_fields(&request, &fields, &mut faults);
     if !faults.sure.is_empty() {
         return faults.refused();
     }
@@ -270,8 +272,17 @@ fn head_cut_off(mut faults: Faults, raw: usize, lines: usize, request_line: bool
     Framed::Cut { refusals, head: None, head_method: faults.head_method }
 }
 
-/// One `Host` on HTTP/1.1, at most one on 1.0 (checked once the head is whole).
-fn check_fields(request: &Request, faults: &mut Faults) {
+/// One `Host` on HTTP/1.1, at most one on 1.0, each valid, as an absolute-form target's
+/// authority is (checked once the head is whole).
+fn check_fields(request: &Request, fields: &[Vec<u8>], faults: &mut Faults) {
+    let text = |line: &Vec<u8>| String::from_utf8_lossy(line).into_owned();
+    let sent = fields.iter().map(text).filter_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("host").then(|| value.trim_matches([' ', '\t']).to_string())
+    });
+    if sent.chain(request.header("host").map(String::from)).any(|host| !valid_host(&host)) {
+        faults.sure(400, "invalid host header");
+    }
     if request.minor == 1 && request.count("host") == 0 {
         faults.sure(400, "missing host header");
     }
@@ -397,27 +408,6 @@ fn head_of(request_line: &[u8], fields: &[Vec<u8>], start: usize) -> Request {
         }
     }
     Request { method, path, minor, headers, body: Vec::new(), start, end: start }
-}
-
-/// An absolute-form target's authority and path.
-type Split<'t> = (&'t [u8], &'t [u8]);
-
-/// An absolute-form target (`http://authority/path`, or `https`, RFC 9112 §3.2.2): its
-/// authority (a host and port, no user information) and the rest as a path (`/` when it has
-/// none); `None` for another form; `Err` when malformed.
-fn absolute_form(target: &[u8]) -> Result<Option<Split<'_>>, ()> {
-    let scheme = [&b"http://"[..], b"https://"]
-        .into_iter()
-        .find(|scheme| target.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme)));
-    let Some(scheme) = scheme else { return Ok(None) };
-    let after = &target[scheme.len()..];
-    let end = after.iter().position(|b| b"/?#".contains(b)).unwrap_or(after.len());
-    let authority = &after[..end];
-    if authority.is_empty() || authority.iter().any(|&b| b <= b' ' || b == 0x7f || b == b'@') {
-        return Err(());
-    }
-    let rest = &after[end..];
-    Ok(Some((authority, if rest.starts_with(b"/") { rest } else { b"/" })))
 }
 
 enum Kind {
@@ -651,9 +641,7 @@ mod tests {
         );
         assert_eq!(statuses(b"GET http://u@b/mcp HTTP/2.0\r\nHost: a\r\n\r\n"), [400, 505]);
         let not_text = b"GET http://\xff/mcp HTTP/1.1\r\nHost: a\r\n\r\n";
-        assert!(
-            matches!(&frame_all(not_text, 9)[0], Framed::Whole { refusals, .. } if refusals.contains(&400))
-        );
+        assert_eq!(statuses(not_text), [400]);
         let Framed::Whole { request, .. } =
             &frame_all(b"GET HTTP://b:1?x HTTP/1.1\r\nHost: a\r\n\r\n", 9)[0]
         else {
@@ -673,6 +661,7 @@ mod tests {
         assert_eq!(statuses(&post("Transfer-Encoding: gzip\r\n", "")), [400]);
         assert_eq!(statuses(&post("Transfer-Encoding: gzip, chunked\r\n", "")), [501]);
         assert_eq!(statuses(&post("Transfer-Encoding:\r\n", "")), [400]);
+        assert_eq!(statuses(b"GET / HTTP/1.1\r\nHost: a,b\r\n\r\n"), [400]);
         let chunked = |body: &str| post("Transfer-Encoding: chunked\r\n", body);
         assert_eq!(statuses(&chunked("3;x=\"y\"\r\nabc\r\n0\r\nT: 1\r\n\r\n")), [200]);
         assert_eq!(statuses(&chunked("zz\r\nabc\r\n0\r\n\r\n")), [400]);

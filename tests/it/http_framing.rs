@@ -43,6 +43,8 @@ fn host_origin_path_method_and_media_type_are_checked_first() {
         200
     );
     assert_eq!(send(request(&format!("[::1]:{port}"), "")), 200);
+    // An empty port is a port (RFC 3986 `port = *DIGIT`): the name is judged.
+    assert_eq!(send(request("localhost:", "")), 200);
     assert_eq!(send(request(&format!("127.0.0.1:{port}"), "")).to_string(), "200");
     let other_path = format!("POST /other HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\n\r\n");
     assert_eq!(send(other_path), 404);
@@ -164,6 +166,40 @@ fn limits_give_their_status_and_the_server_keeps_serving() {
         .write_all(format!("POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{{\"js").as_bytes())
         .unwrap();
     drop(gone);
+    still_serving(addr);
+}
+
+#[test]
+fn an_invalid_host_or_framing_is_400_and_closes_even_where_any_host_is_allowed() {
+    let server = start(HttpOptions { allow_hosts: vec!["*".into()], ..HttpOptions::default() });
+    let addr = server.addr;
+    let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+    let refused = |host: &str, framing: &str| {
+        // A ping pipelined after it: never read, as the connection closes.
+        let then = post_text(addr, ping, &[]);
+        let head = format!(
+            "POST /mcp HTTP/1.1\r\nHost:{host}\r\nContent-Type: application/json\r\n{framing}\r\n0\r\n\r\n{then}"
+        );
+        let mut conn = connect(addr);
+        conn.get_mut().write_all(head.as_bytes()).unwrap();
+        let reply = read_reply(&mut conn).unwrap();
+        assert_eq!(reply.header("connection"), Some("close"), "{host:?}");
+        assert!(read_reply(&mut conn).is_none(), "{host:?}: the connection closes");
+        (reply.status, reply.json()["error"]["message"].as_str().unwrap().to_string())
+    };
+    // RFC 9112 §3.2: a Host that is not `uri-host [":" port]` is a 400, before any allow-list.
+    let chunked = "Transfer-Encoding: chunked\r\n";
+    for host in [" a b", "", " x@y", " localhost/evil", " [::1", " a,b"] {
+        assert_eq!(refused(host, chunked), (400, "invalid host header".into()), "{host:?}");
+    }
+    // RFC 9112 §6.3: chunked not the final coding leaves the body's end unknown.
+    let not_final = (400, "chunked is not the final transfer-encoding".to_string());
+    assert_eq!(refused(" a", "Transfer-Encoding: chunked, identity\r\n"), not_final);
+    assert_eq!(refused(" a", "Transfer-Encoding: chunked, gzip\r\n"), not_final);
+    let twice = (400, "chunked is applied more than once".to_string());
+    assert_eq!(refused(" a", &chunked.repeat(2)), twice);
+    let empty = (400, "empty transfer-encoding".to_string());
+    assert_eq!(refused(" a", "Transfer-Encoding:\r\n"), empty);
     still_serving(addr);
 }
 

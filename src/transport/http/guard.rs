@@ -315,12 +315,57 @@ pub fn is_loopback_name(host: &str) -> bool {
 }
 
 /// `host:port` → `host`; `[v6]:port` → `[v6]`. Splitting at the last colon serves both: what
-/// follows a `]` must be a port, or the whole (`[::1]evil.example`) stays, naming no host.
+/// follows a `]` must be a port, or the whole (`[::1]evil.example`) stays, naming no host. The
+/// port may be empty (RFC 3986 §3.2.3: `port = *DIGIT`): `localhost:` is `localhost`.
 fn strip_port(host: &str) -> &str {
     match host.rsplit_once(':') {
-        Some((name, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => name,
+        Some((name, port)) if port.bytes().all(|b| b.is_ascii_digit()) => name,
         _ => host,
     }
+}
+
+/// Whether a `Host` value is `uri-host [ ":" port ]` (RFC 9112 §3.2, RFC 3986 §3.2.2): an
+/// IP-literal in brackets, or a non-empty reg-name (IPv4 addresses are among them), then an
+/// optional port of digits, which may be empty. Anything else is a 400 (RFC 9112 §3.2), before
+/// any allow-list is asked: `*` must not serve `Host: x@y`.
+pub fn valid_host(value: &str) -> bool {
+    let host = strip_port(value);
+    match host.strip_prefix('[') {
+        Some(literal) => literal.strip_suffix(']').is_some_and(ip_literal),
+        // Empty: an `http` URI without a host is invalid (RFC 9110 §4.2.1). A comma is a
+        // sub-delim, yet no name holds one: it is two `Host` values joined, one of which a
+        // proxy in front may have read (RFC 9112 §3.2 refuses two).
+        None => !host.is_empty() && pct_encoded_ok(host) && host.bytes().all(reg_name_byte),
+    }
+}
+
+/// RFC 3986 `unreserved / pct-encoded / sub-delims` but `,`, byte by byte (a `%` is checked
+/// for its two hex digits apart).
+fn reg_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric()
+        || matches!(b, b'-' | b'.' | b'_' | b'~' | b'%')
+        || matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b';' | b'=')
+}
+
+/// Every `%` is followed by two hex digits.
+fn pct_encoded_ok(host: &str) -> bool {
+    host.split('%')
+        .skip(1)
+        .all(|after| after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit))
+}
+
+/// What brackets hold: an IPv6 address, or `v` HEXDIG `.` then unreserved, sub-delims or `:`
+/// (RFC 3986 §3.2.2 `IPvFuture`).
+fn ip_literal(inside: &str) -> bool {
+    if let Some(future) = inside.strip_prefix(['v', 'V']) {
+        let Some((version, rest)) = future.split_once('.') else { return false };
+        let rest_ok = |b: u8| b == b':' || (b != b'%' && reg_name_byte(b));
+        return !version.is_empty()
+            && version.bytes().all(|b| b.is_ascii_hexdigit())
+            && !rest.is_empty()
+            && rest.bytes().all(rest_ok);
+    }
+    inside.parse::<std::net::Ipv6Addr>().is_ok()
 }
 
 /// The HS256 secret: the file's bytes, less one final line ending (LF or CRLF) so that

@@ -99,6 +99,10 @@ fn hosts_and_origins() {
     for ok in ["[::1]", "[::1]:9", "LOCALHOST"] {
         assert!(guard.host_allowed(ok), "{ok}");
     }
+    // An empty port is a port (RFC 3986 §3.2.3: `port = *DIGIT`): the name alone is judged.
+    for ok in ["localhost:", "[::1]:", "127.0.0.1:", "mcp.example:"] {
+        assert!(guard.host_allowed(ok), "{ok}");
+    }
     for bad in
         ["evil.example.com", "evil.example.com:8080", "127.0.0.1.evil.example", "localhost.evil"]
     {
@@ -106,11 +110,11 @@ fn hosts_and_origins() {
     }
     // After a bracketed literal comes nothing or a port: `[::1]evil.com` is not loopback.
     for bad in
-        ["[::1]evil.com", "[::1].evil.com", "[::1]:", "[::1]:9x", "[::1", "localhost.evil.com"]
+        ["[::1]evil.com", "[::1].evil.com", "[::1]:9x", "[::1", "localhost.evil.com", "evil.com:"]
     {
         assert!(!guard.host_allowed(bad), "{bad}");
     }
-    for bad in ["127.0.0.1evil", "localhost:80x", "localhost:", "::1"] {
+    for bad in ["127.0.0.1evil", "localhost:80x", "localhost::", "::1"] {
         assert!(!guard.host_allowed(bad), "{bad}");
     }
     for ok in

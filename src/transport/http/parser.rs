@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use crate::transport::http::grammar::{
     absolute_form, http_version, is_token, number, parts, token_lowered, trim_whitespace,
 };
+use crate::transport::http::guard::valid_host;
 use crate::transport::http::socket::Socket;
 
 /// The log target: the name `RUST_LOG` filters by (docs/cli.md, Logging), kept when files move.
@@ -468,7 +469,14 @@ impl Reader {
         if head.known[HOST_AGAIN] != 0 {
             return Err(bad("more than one host header"));
         }
+        // RFC 9112 §3.2: an invalid value is a 400 too, even under an absolute-form target.
+        if head.header("host").is_some_and(|host| !valid_host(host)) {
+            return Err(bad("invalid host header"));
+        }
         if let Some(authority) = authority {
+            if !valid_host(&authority) {
+                return Err(bad("malformed absolute-form target"));
+            }
             head.name_host(&authority);
         }
         self.line = line;

@@ -154,7 +154,10 @@ fn absolute_form_targets_and_later_minor_versions_are_served() {
     assert_eq!(bare, Err(400));
     let http10 = head_of("GET http://localhost/mcp HTTP/1.0\r\n\r\n");
     assert_eq!(http10, Ok(("/mcp".into(), 0, Some("localhost".into()))));
-    for refused in ["http:///mcp", "http://ann@localhost/mcp", "ftp://localhost/mcp", "*"] {
+    let empty_port = read("GET http://localhost:/mcp HTTP/1.1");
+    assert_eq!(empty_port, Ok(("/mcp".into(), 1, Some("localhost:".into()))));
+    let refused = ["http:///mcp", "http://ann@localhost/mcp", "ftp://localhost/mcp", "*"];
+    for refused in refused.into_iter().chain(["http://[::1/mcp", "http://a,b/", "http://a:b/"]) {
         assert_eq!(read(&format!("GET {refused} HTTP/1.1")), Err(400), "{refused}");
     }
     assert_eq!(read("GET /mcp HTTP/1.2"), Ok(("/mcp".into(), 1, Some("other".into()))));
@@ -340,6 +343,34 @@ fn chunk_sizes_are_hex_digits_then_extensions() {
     for big in ["3e9", "ffffffffffffffff", "10000000000000000", &"f".repeat(40)] {
         assert_eq!(chunk_sized(big), 413, "{big:?}");
     }
+}
+
+#[test]
+fn a_host_is_a_uri_host_then_an_optional_port_or_400_whatever_is_allowed() {
+    let host = |value: &str| match read_head(&format!("GET / HTTP/1.1\r\nHost:{value}\r\n\r\n")) {
+        Ok(head) => Ok(head.header("host").map(String::from)),
+        Err(ReadError::Status(status, why)) => Err((status, why)),
+        Err(ReadError::Closed) => Err((0, "closed")),
+    };
+    for valid in ["localhost", "localhost:", "a:8080", "127.0.0.1:1", "[::1]", "[::1]:", "[v1.x:y]"]
+    {
+        assert_eq!(host(&format!(" {valid}")), Ok(Some(valid.into())), "{valid}");
+    }
+    for valid in ["A-b.c_d~e", "%41b", "!$&'()*+;=", "[::ffff:1.2.3.4]:80", "999.1.1.1"] {
+        assert_eq!(host(&format!(" {valid}")), Ok(Some(valid.into())), "{valid}");
+    }
+    let invalid = Err((400, "invalid host header"));
+    for value in ["", " ", " a b", " x@y", " localhost/evil", " [::1", " a,b", " :80", " a:b:1"] {
+        assert_eq!(host(value), invalid, "{value:?}");
+    }
+    for value in [" [::1]x", " [::1]:x", " ::1", " [1.2.3.4]", " [v.x]", " %4", " %zz", " a?b"] {
+        assert_eq!(host(value), invalid, "{value:?}");
+    }
+    // HTTP/1.0 too, and with an absolute-form target that names the host in its place.
+    let old = read_head("GET / HTTP/1.0\r\nHost: a b\r\n\r\n").map(drop);
+    assert!(matches!(old, Err(ReadError::Status(400, "invalid host header"))), "{old:?}");
+    let absolute = read_head("GET http://a/ HTTP/1.1\r\nHost: x@y\r\n\r\n").map(drop);
+    assert!(matches!(absolute, Err(ReadError::Status(400, "invalid host header"))), "{absolute:?}");
 }
 
 #[test]

@@ -462,3 +462,35 @@ impl Compiler<'_> {
 fn unescape_token(token: &str) -> String {
     token.replace("~1", "/").replace("~0", "~")
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::{Value, json};
+
+    use crate::schema::Schema;
+
+    fn read(text: &str) -> Value {
+        serde_json::from_str(text).unwrap()
+    }
+
+    #[test]
+    fn numbers_are_read_as_the_decimals_written() {
+        // Without serde_json's `float_roundtrip`, `1.0e-38` read as 1.0000000000000001e-38.
+        let constant = Schema::compile(&read(r#"{"const": 1.0e-38}"#)).unwrap();
+        assert!(constant.is_valid(&read("1e-38")));
+        let unique = Schema::compile(&json!({"uniqueItems": true})).unwrap();
+        assert!(!unique.is_valid(&read("[1e-38, 1.0e-38]")));
+        // What a tool's arguments are written back as, for a command to read.
+        assert_eq!(
+            read(r#"{"x": 1.0e-38, "y": 250.0e-9}"#).to_string(),
+            r#"{"x":1e-38,"y":2.5e-7}"#
+        );
+        for digits in ["1", "7", "123", "98765432", "123456789012345"] {
+            for exponent in (-320..=290).step_by(7) {
+                let text = format!("{digits}.0e{exponent}");
+                let nearest: f64 = text.parse().unwrap();
+                assert_eq!(read(&text).as_f64(), Some(nearest), "{text}");
+            }
+        }
+    }
+}

@@ -22,6 +22,13 @@ const NOT_ENFORCED: [&str; 7] = [
     "contentSchema",
 ];
 
+/// Draft-07 keywords that 2020-12 replaced, with what replaced them. Under 2020-12 they are
+/// not keywords at all, so not enforced: using one is a warning, not a silent pass.
+const REPLACED_IN_2020_12: [(&str, &str); 2] = [
+    ("dependencies", "dependentRequired or dependentSchemas"),
+    ("additionalItems", "items beside prefixItems"),
+];
+
 /// A keyword met in a schema object: its name and value, its JSON Pointer, and the depth of
 /// the schema that holds it.
 struct Keyword<'v> {
@@ -118,6 +125,16 @@ impl Compiler<'_> {
                 self.warnings.push(Problem::new(
                     &at(keyword),
                     format!("{keyword} is not supported and is not enforced"),
+                ));
+            }
+        }
+        for (keyword, instead) in REPLACED_IN_2020_12 {
+            if self.draft != Draft::Draft7 && map.contains_key(keyword) {
+                self.warnings.push(Problem::new(
+                    &at(keyword),
+                    format!(
+                        "{keyword} is not a 2020-12 keyword and is not enforced: use {instead}"
+                    ),
                 ));
             }
         }
@@ -492,5 +509,34 @@ mod tests {
                 assert_eq!(read(&text).as_f64(), Some(nearest), "{text}");
             }
         }
+    }
+
+    #[test]
+    fn draft7_keywords_are_warned_of_under_2020_12() {
+        let schema = json!({
+            "type": "object",
+            "dependencies": {"a": ["b"]},
+            "properties": {"list": {"prefixItems": [{"type": "string"}], "additionalItems": false}}
+        });
+        let warned = Schema::compile(&schema).unwrap();
+        let warnings: Vec<String> = warned.warnings().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            warnings,
+            [
+                "/dependencies: dependencies is not a 2020-12 keyword and is not enforced: use \
+                 dependentRequired or dependentSchemas",
+                "/properties/list/additionalItems: additionalItems is not a 2020-12 keyword and \
+                 is not enforced: use items beside prefixItems",
+            ]
+        );
+        // Draft-07 enforces both, with nothing to warn of.
+        let mut draft7 = schema;
+        draft7["$schema"] = json!("http://json-schema.org/draft-07/schema#");
+        draft7["properties"]["list"] =
+            json!({"items": [{"type": "string"}], "additionalItems": false});
+        let enforced = Schema::compile(&draft7).unwrap();
+        assert!(enforced.warnings().is_empty(), "{:?}", enforced.warnings());
+        assert!(!enforced.is_valid(&json!({"a": 1})));
+        assert!(!enforced.is_valid(&json!({"list": ["x", 1]})));
     }
 }

@@ -1,13 +1,13 @@
 //! A regular-expression matcher for the ECMA-262 subset JSON Schema patterns use: literals,
-//! `.`, classes and ranges, `\d \w \s \D \W \S \b \B`, escapes, `^ $`, groups, alternation
-//! and greedy or lazy `* + ? {m} {m,} {m,n}`.
+//! `.`, classes and ranges, `\d \w \s \D \W \S \b \B`, escapes (a surrogate pair as one code
+//! point), `^ $`, groups, alternation and greedy or lazy `* + ? {m} {m,} {m,n}`.
 //!
 //! Patterns compile to a Thompson NFA run by a Pike VM: every thread advances in lock step, so
 //! matching takes at most (program length × input length) steps whatever the pattern, and
 //! `(a*)*b` cannot backtrack catastrophically. A step budget, which the caller shares among all
-//! the matches of one validation, bounds even that. Anything outside
-//! the subset (lookaround, backreferences, named groups, `\p{..}`) is refused at compile time
-//! rather than matched approximately. Character classes are `char_class.rs`'s.
+//! the matches of one validation, bounds even that. Anything outside the subset (lookaround,
+//! backreferences, named groups, `\p{..}`, `\u{..}`) is refused at compile time rather than
+//! matched approximately. Character classes are `char_class.rs`'s.
 
 use std::fmt;
 
@@ -293,8 +293,8 @@ impl Parser<'_> {
             'f' => Ok(Node::Char('\u{c}')),
             'v' => Ok(Node::Char('\u{b}')),
             '0' if !self.peek().is_some_and(|c| c.is_ascii_digit()) => Ok(Node::Char('\0')),
-            'x' => self.hex(2).map(Node::Char),
-            'u' => self.hex(4).map(Node::Char),
+            'x' => self.hex(2).map(|value| Node::Char(char::from(value as u8))),
+            'u' => self.unicode().map(Node::Char),
             c if c.is_ascii_alphanumeric() => Err(self.error(&format!(
                 "\\{c} is not supported (backreferences, \\p and \\k are outside the subset)"
             ))),
@@ -302,17 +302,44 @@ impl Parser<'_> {
         }
     }
 
-    fn hex(&mut self, digits: usize) -> Result<char, RegexError> {
+    /// The value of the `digits` hex digits at the cursor, which it moves past them.
+    fn hex(&mut self, digits: usize) -> Result<u32, RegexError> {
         let text: String = self.chars.iter().skip(self.pos).take(digits).collect();
         // Hex digits only: `from_str_radix` alone would also take a sign (`\x+1`).
         let hex = text.len() == digits && text.chars().all(|c| c.is_ascii_hexdigit());
         let value = hex.then(|| u32::from_str_radix(&text, 16).ok()).flatten();
-        // A lone surrogate cannot occur in a Rust string, so it could never match anything.
-        let c = value
-            .and_then(char::from_u32)
-            .ok_or_else(|| self.error("invalid or surrogate hex escape"))?;
+        let value = value.ok_or_else(|| self.error("invalid hex escape"))?;
         self.pos += digits;
-        Ok(c)
+        Ok(value)
+    }
+
+    /// `\uHHHH`. A high surrogate followed by `\u` and a low one is the pair's one code point,
+    /// as ECMA-262 reads it with the `u` flag (ajv's). A lone surrogate cannot occur in a Rust
+    /// string, so it could never match anything: refused.
+    fn unicode(&mut self) -> Result<char, RegexError> {
+        if self.peek() == Some('{') {
+            return Err(self.error(
+                "\\u{...} is not supported (write \\uHHHH, or a surrogate pair past U+FFFF)",
+            ));
+        }
+        let value = self.hex(4)?;
+        let low_follows = self.chars.get(self.pos..self.pos + 2) == Some(&['\\', 'u'][..]);
+        if (0xD800..0xDC00).contains(&value) && low_follows {
+            let after_high = self.pos;
+            self.pos += 2;
+            if let Ok(low) = self.hex(4)
+                && (0xDC00..0xE000).contains(&low)
+                && let Some(c) = char::from_u32(0x10000 + ((value - 0xD800) << 10) + (low - 0xDC00))
+            {
+                return Ok(c);
+            }
+            self.pos = after_high;
+        }
+        char::from_u32(value).ok_or_else(|| {
+            self.error(
+                "lone surrogate escape (a \\uD800-\\uDBFF must be followed by a \\uDC00-\\uDFFF)",
+            )
+        })
     }
 }
 

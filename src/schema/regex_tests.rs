@@ -125,3 +125,33 @@ fn repeats_of_the_empty_string_compile_in_bounded_work() {
         assert_eq!(matches(pattern, text), want, "/{pattern}/ on {text:?}");
     }
 }
+
+#[test]
+fn surrogate_pairs_are_one_code_point() {
+    // With the `u` flag (ajv's) `\uD83D\uDE00` is U+1F600, in a class and in a range too.
+    for (pattern, text, want) in [
+        (r"^\uD83D\uDE00$", "😀", true),
+        (r"^\uD83D\uDE00$", "\u{FFFD}\u{FFFD}", false),
+        (r"^[\uD83D\uDE00-\uD83D\uDE4F]+$", "😀🙏", true),
+        (r"^[\uD83D\uDE00-\uD83D\uDE4F]+$", "🚀", false),
+        (r"^\u00e9\uD800\uDC00$", "é\u{10000}", true),
+    ] {
+        assert_eq!(matches(pattern, text), want, "/{pattern}/ on {text:?}");
+    }
+    let refused = |pattern: &str| Regex::new(pattern).unwrap_err().0;
+    let lone = "lone surrogate escape (a \\uD800-\\uDBFF must be followed by a \\uDC00-\\uDFFF)";
+    for pattern in
+        [r"\uD83D", r"\uD83Dx", r"\uDE00", r"\uDE00\uD83D", r"\uD83D\uD83D", r"\uD83D\u0041"]
+    {
+        assert!(
+            refused(pattern).ends_with(&format!("{lone} at position 6")),
+            "{}",
+            refused(pattern)
+        );
+    }
+    assert_eq!(
+        refused(r"a\u{1F600}"),
+        r#"pattern "a\\u{1F600}": \u{...} is not supported (write \uHHHH, or a surrogate pair past U+FFFF) at position 3"#
+    );
+    assert_eq!(refused(r"\u00g1"), r#"pattern "\\u00g1": invalid hex escape at position 2"#);
+}

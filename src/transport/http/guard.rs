@@ -329,29 +329,56 @@ fn strip_port(host: &str) -> &str {
 /// optional port of digits, which may be empty. Anything else is a 400 (RFC 9112 §3.2), before
 /// any allow-list is asked: `*` must not serve `Host: x@y`.
 pub fn valid_host(value: &str) -> bool {
-    let host = strip_port(value);
-    match host.strip_prefix('[') {
-        Some(literal) => literal.strip_suffix(']').is_some_and(ip_literal),
-        // Empty: an `http` URI without a host is invalid (RFC 9110 §4.2.1). A comma is a
-        // sub-delim, yet no name holds one: it is two `Host` values joined, one of which a
-        // proxy in front may have read (RFC 9112 §3.2 refuses two).
-        None => !host.is_empty() && pct_encoded_ok(host) && host.bytes().all(reg_name_byte),
+    if value.starts_with('[') {
+        let literal = strip_port(value).strip_prefix('[').and_then(|l| l.strip_suffix(']'));
+        return literal.is_some_and(ip_literal);
     }
+    // One pass, as every request pays it: the name up to its first colon (a reg-name has
+    // none), then the port's digits. Empty: an `http` URI without a host is invalid (RFC 9110
+    // §4.2.1).
+    let (bytes, mut i) = (value.as_bytes(), 0);
+    while i < bytes.len() {
+        match HOST_BYTES[bytes[i] as usize] {
+            NAME => i += 1,
+            PERCENT
+                if bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
+            {
+                i += 3
+            }
+            COLON => break,
+            _ => return false,
+        }
+    }
+    i > 0 && bytes[i..].iter().skip(1).all(u8::is_ascii_digit)
 }
 
+/// What each byte is to [`valid_host`]'s one look a byte: [`reg_name_byte`]s as `NAME`, but
+/// `%` and `:`, which end or escape a name.
+const HOST_BYTES: [u8; 256] = {
+    let (mut table, mut b) = ([0u8; 256], 0usize);
+    while b < 256 {
+        table[b] = match b as u8 {
+            b'%' => PERCENT,
+            b':' => COLON,
+            c if reg_name_byte(c) => NAME,
+            _ => 0,
+        };
+        b += 1;
+    }
+    table
+};
+const NAME: u8 = 1;
+const PERCENT: u8 = 2;
+const COLON: u8 = 3;
+
 /// RFC 3986 `unreserved / pct-encoded / sub-delims` but `,`, byte by byte (a `%` is checked
-/// for its two hex digits apart).
-fn reg_name_byte(b: u8) -> bool {
+/// for its two hex digits apart). A comma is a sub-delim, yet no name holds one: it is two
+/// `Host` values joined, one of which a proxy in front may have read (RFC 9112 §3.2 refuses
+/// two).
+const fn reg_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
         || matches!(b, b'-' | b'.' | b'_' | b'~' | b'%')
         || matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b';' | b'=')
-}
-
-/// Every `%` is followed by two hex digits.
-fn pct_encoded_ok(host: &str) -> bool {
-    host.split('%')
-        .skip(1)
-        .all(|after| after.len() >= 2 && after.as_bytes()[..2].iter().all(u8::is_ascii_hexdigit))
 }
 
 /// What brackets hold: an IPv6 address, or `v` HEXDIG `.` then unreserved, sub-delims or `:`

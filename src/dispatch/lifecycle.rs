@@ -9,7 +9,9 @@ use crate::conn::outbox::Outbox;
 use crate::conn::session::{MOST_SUBSCRIPTIONS, Session};
 use crate::dispatch::handler_setup::{Scope, cacheable, required_str};
 use crate::dispatch::request::Request;
+use crate::dispatch::resource_methods::not_a_uri;
 use crate::registry::server::Server;
+use crate::util::encoding::uri_problem;
 use crate::wire::capabilities::Declared;
 use crate::wire::era::{self, Era, LEGACY_VERSIONS};
 use crate::wire::jsonrpc::{ErrorObject, Id, Payload, Reply, raw_str};
@@ -97,9 +99,15 @@ pub(crate) fn listen(
     // No session keeps more than `MOST_SUBSCRIPTIONS`, so a longer list is refused (by
     // `may_listen`) without being sorted whole.
     let mut set = BTreeSet::new();
-    for uri in uris.into_iter().filter(|_| agrees) {
+    for (i, uri) in uris.into_iter().enumerate().filter(|_| agrees) {
         if set.len() > MOST_SUBSCRIPTIONS {
             break;
+        }
+        // Each is echoed (acknowledged, then in `notifications/resources/updated`), and the
+        // schema says `format: "uri"` of it.
+        if let Some(why) = uri_problem(&uri) {
+            let what = format!("notifications.resourceSubscriptions[{i}]");
+            return Some(Err(not_a_uri(&what, &why, &uri)));
         }
         set.insert(uri);
     }

@@ -15,7 +15,7 @@ use crate::dispatch::handler_setup::{
 use crate::dispatch::request::Request;
 use crate::registry::resource::{Contents, ReadError};
 use crate::registry::server::Server;
-use crate::util::encoding::{base64, percent_decode};
+use crate::util::encoding::{base64, percent_decode, uri_problem};
 use crate::wire::era::Era;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::{ErrorObject, raw_str};
@@ -120,8 +120,20 @@ pub(crate) fn not_found(era: Era, uri: &str) -> ErrorObject {
     ErrorObject::new(code, "resource not found").with_data(json!({ "uri": uri }))
 }
 
+/// The request's `uri`, refused unless it is a URI (the schema's `format: "uri"`): a read or
+/// subscription echoes it, in `contents[].uri` or `notifications/resources/updated`.
 fn uri_param(req: &Request) -> Result<String, ErrorObject> {
-    required_str(req, req.params.uri, "uri").map(|uri| uri.into_owned())
+    let uri = required_str(req, req.params.uri, "uri")?.into_owned();
+    match uri_problem(&uri) {
+        Some(why) => Err(not_a_uri("uri", &why, &uri)),
+        None => Ok(uri),
+    }
+}
+
+/// -32602 for a resource URI that is not one: says where and what, with the URI as data.
+pub(crate) fn not_a_uri(what: &str, why: &str, uri: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("{what} is not a valid uri: {why}"))
+        .with_data(json!({ "uri": uri }))
 }
 
 pub(crate) fn read(

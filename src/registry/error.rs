@@ -93,6 +93,15 @@ pub enum Error {
         /// What is wrong with it.
         why: String,
     },
+    /// A resource's URI is not a URI as RFC 3986 spells it (MCP's `format: "uri"`): it has no
+    /// scheme, or a character a URI cannot hold raw (a space, a control, non-ASCII, `<`,
+    /// ...), or a `%` without two hex digits.
+    Uri {
+        /// The URI as given.
+        uri: String,
+        /// What is wrong with it.
+        why: String,
+    },
     /// A directory given to [`crate::Server::add_directory`] lies inside another one served,
     /// or holds one: the files of the inner one would be listed twice, under the same URIs.
     NestedDirectory {
@@ -164,6 +173,7 @@ impl fmt::Display for Error {
                 write!(f, "resource template {template:?} has no {{variable}}")
             }
             Error::Template { template, why } => write!(f, "resource template {template:?}: {why}"),
+            Error::Uri { uri, why } => write!(f, "resource uri {uri:?} is not a valid uri: {why}"),
             Error::NestedDirectory { inner, outer } => {
                 write!(
                     f,

@@ -363,7 +363,39 @@ impl UriTemplate {
         if !rest.is_empty() {
             parts.push(Part::Literal(rest.to_string()));
         }
-        UriTemplate { parts, problem }
+        let template = UriTemplate { parts, problem };
+        let problem = template.problem.clone().or_else(|| template.literal_problem());
+        UriTemplate { problem, ..template }
+    }
+
+    /// Why the template's literal text would not expand to URIs (the schema's `format:
+    /// "uri-template"`): each variable stands in as `x`, and the text must then be a URI
+    /// ([`encoding::uri_problem`]), with no `'` (RFC 6570 literals leave it out).
+    fn literal_problem(&self) -> Option<String> {
+        let probe: String = self
+            .parts
+            .iter()
+            .map(|part| match part {
+                Part::Literal(text) => text.as_str(),
+                Part::Var { .. } => "x",
+            })
+            .collect();
+        let why = encoding::uri_problem(&probe).or_else(|| {
+            let Some(Part::Literal(text)) =
+                self.parts.iter().find(|p| matches!(p, Part::Literal(t) if t.contains('\'')))
+            else {
+                return None;
+            };
+            Some(format!("a raw `'` in {text:?}; percent-encode it"))
+        })?;
+        // Byte positions in the probe are not the template's: the problem is said without one.
+        let why = match why.split_once(" at byte ") {
+            Some((what, rest)) => {
+                format!("{what}{}", &rest[rest.find(';').unwrap_or(rest.len())..])
+            }
+            None => why,
+        };
+        Some(format!("not a uri template: {why}"))
     }
 
     /// The variables of `uri` if it matches, percent-decoded; `None` otherwise (or when a

@@ -17,6 +17,7 @@ use crate::registry::resource::{Resource, ResourceTemplate};
 use crate::registry::task_tool::{TaskTool, Tasks};
 use crate::registry::tool::Tool;
 use crate::schema::{Problem, Schema};
+use crate::util::encoding::uri_problem;
 use crate::util::fnv::Fnv;
 use crate::util::stamp::{Stamp, WatchedFile};
 use crate::wire::era;
@@ -337,8 +338,12 @@ impl Server {
         Ok(warnings)
     }
 
-    /// Registers a resource with a fixed URI. Refused: a URI already registered.
+    /// Registers a resource with a fixed URI. Refused: a URI already registered, and one that
+    /// is not a URI as RFC 3986 spells it ([`Error::Uri`]: no scheme, a raw space, ...).
     pub fn add_resource(&mut self, resource: Resource) -> Result<(), Error> {
+        if let Some(why) = uri_problem(&resource.uri) {
+            return Err(Error::Uri { uri: resource.uri, why });
+        }
         if self.resource_index.contains_key(&resource.uri) {
             return Err(Error::Duplicate { kind: DuplicateKind::Resource, name: resource.uri });
         }

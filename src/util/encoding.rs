@@ -139,6 +139,50 @@ pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// Why `text` is not a URI as RFC 3986 spells one, in lowercase; `None` when it is one. A
+/// URI has a scheme (`file:`, `https:`), and beyond it only unreserved and reserved ASCII
+/// characters and `%XX` escapes: no raw space, control, non-ASCII character (an IRI is not a
+/// URI), `<>"{}|\\^` or backquote, no second `#`, and `[` `]` only in the host. MCP's schema
+/// says `format: "uri"` of every resource URI, so a server neither takes nor sends another.
+pub(crate) fn uri_problem(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    // The authority, after `scheme://`, runs to the next `/`, `?` or `#`: only there may an
+    // IP literal stand in brackets.
+    let after_scheme = text.find(':').filter(|&at| text[at..].starts_with("://"));
+    let authority = after_scheme.map_or(0..0, |at| {
+        let start = at + 3;
+        start..text[start..].find(['/', '?', '#']).map_or(text.len(), |end| start + end)
+    });
+    let mut fragment = false;
+    for (i, c) in text.char_indices() {
+        let hex = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_hexdigit);
+        let what = match c {
+            '%' if hex(i + 1) && hex(i + 2) => continue,
+            '%' => "a `%` not followed by two hex digits".to_string(),
+            ' ' => "a raw space".to_string(),
+            '\u{0}'..='\u{1f}' | '\u{7f}' => format!("a control character ({:?})", c),
+            '<' | '>' | '"' | '{' | '}' | '|' | '\\' | '^' | '`' => format!("a raw `{c}`"),
+            '#' if !fragment => {
+                fragment = true;
+                continue;
+            }
+            '#' => "a second `#`".to_string(),
+            '[' | ']' if !authority.contains(&i) => format!("a `{c}` outside the host"),
+            c if !c.is_ascii() => format!("a non-ASCII character ({c:?})"),
+            _ => continue,
+        };
+        return Some(format!("{what} at byte {i}; percent-encode it"));
+    }
+    let scheme = &text[..text.find(':').unwrap_or(0)];
+    let scheme_char = |b: &u8| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.');
+    if !scheme.starts_with(|c: char| c.is_ascii_alphabetic())
+        || !scheme.bytes().all(|b| scheme_char(&b))
+    {
+        return Some("no scheme: a uri starts with one, as `file:` or `https:`".to_string());
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
@@ -205,5 +249,38 @@ mod tests {
             assert_eq!(percent_decode(bad), None, "{bad}");
         }
         assert_eq!(percent_decode("%00%ff%Aa"), Some(vec![0, 0xff, 0xaa]));
+    }
+
+    #[test]
+    fn uris_are_judged_as_rfc_3986_spells_them() {
+        for good in [
+            "file:///tmp/a%20b.md",
+            "mf://host/p?q=1&r=%2F#frag",
+            "https://[::1]:8080/x",
+            "urn:isbn:0451450523",
+            "notes://a/b!$&'()*+,;=:@~",
+        ] {
+            assert_eq!(uri_problem(good), None, "{good}");
+        }
+        let cases = [
+            ("file:///root/with space.md", "a raw space at byte 17; percent-encode it"),
+            ("file:///a\tb", "a control character ('\\t') at byte 9; percent-encode it"),
+            ("file:///a\nb", "a control character ('\\n') at byte 9; percent-encode it"),
+            ("file:///a%2", "a `%` not followed by two hex digits at byte 9; percent-encode it"),
+            ("file:///a%zz", "a `%` not followed by two hex digits at byte 9; percent-encode it"),
+            ("file:///\u{e9}", "a non-ASCII character ('\u{e9}') at byte 8; percent-encode it"),
+            ("a:b#c#d", "a second `#` at byte 5; percent-encode it"),
+            ("a://h/[x]", "a `[` outside the host at byte 6; percent-encode it"),
+            ("relative/path", "no scheme: a uri starts with one, as `file:` or `https:`"),
+            ("1x:y", "no scheme: a uri starts with one, as `file:` or `https:`"),
+            (":y", "no scheme: a uri starts with one, as `file:` or `https:`"),
+        ];
+        for (bad, why) in cases {
+            assert_eq!(uri_problem(bad).as_deref(), Some(why), "{bad:?}");
+        }
+        for c in ['<', '>', '"', '{', '}', '|', '\\', '^', '`'] {
+            let why = format!("a raw `{c}` at byte 4; percent-encode it");
+            assert_eq!(uri_problem(&format!("a:b/{c}")), Some(why));
+        }
     }
 }

@@ -44,6 +44,7 @@
 //!   check), schemars' schemas, structured output with and without its text copy
 //! - `intercept`: the `on_request` and `on_reply` hooks over stdio and HTTP
 //! - `public_api`: the library's public items against `tests/public-api.txt`
+//! - `uris`: resource URIs that are not URIs, refused from clients, at registration, by `check`
 
 // The tests use unix facilities throughout (symlinks, FIFOs, /proc, signals, sh); Windows only
 // builds (see docs/install.md, Platforms).
@@ -91,6 +92,7 @@ mod tasks;
 mod tidy;
 mod transcripts;
 mod typed;
+mod uris;
 
 /// The application (`src/bin/baremcp/`), compiled into the tests too, so that transcripts
 /// build their server from the same flags in process. Much of it only the binary calls.

@@ -18,7 +18,7 @@ use super::{
 };
 use baremcp::__private::{StrictError, param_header_problems, pointer_to, read_strict, sort_by};
 use baremcp::schema::{Problem, Schema};
-use baremcp::{ReadError, ResourceTemplate, Role, Server};
+use baremcp::{ReadError, Resource, ResourceTemplate, Role, Server};
 
 /// Reads and checks a manifest file.
 pub(super) fn load(path: &Path) -> Result<Manifest, LoadError> {
@@ -418,8 +418,15 @@ impl Checker<'_> {
             let what = "variable (a resource has none)";
             Source::Run(self.run(map.get("run"), &pointer_to(here, "run"), &none, what))
         };
+        let uri = string(map, "uri")?;
+        // What the server's registration refuses (no scheme, a raw space, ...) is said here.
+        let probe = Resource::new(uri.as_str(), "", |_| Err(ReadError::NotFound));
+        if let Err(baremcp::Error::Uri { why, .. }) = Server::new("check", "0").add_resource(probe)
+        {
+            self.report(&pointer_to(here, "uri"), format!("not a valid uri: {why}"));
+        }
         Some(ResourceDecl {
-            uri: string(map, "uri")?,
+            uri,
             name: string(map, "name")?,
             title: string(map, "title"),
             description: string(map, "description"),

@@ -11,6 +11,7 @@ use crate::dispatch::handler_setup::{
 use crate::dispatch::request::Request;
 use crate::registry::prompt::PromptArgs;
 use crate::registry::server::Server;
+use crate::util::encoding::percent_decode;
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -130,7 +131,7 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
                 if arg_name != "path" {
                     return Err(unknown_argument());
                 }
-                counted(root.complete(prefix))
+                counted(reserved_values(root.complete(&reserved_prefix(prefix))))
             } else {
                 let template = server.template(uri).ok_or_else(|| {
                     ErrorObject::invalid_params(format!("unknown resource template: {uri}"))
@@ -138,13 +139,14 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
                 if !template.template.variables().any(|v| v == arg_name) {
                     return Err(unknown_argument());
                 }
-                counted(
-                    template
-                        .completers
-                        .get(arg_name)
-                        .map(|c| c.suggest(prefix, &context))
-                        .unwrap_or_default(),
-                )
+                let completer = template.completers.get(arg_name);
+                if template.template.reserved(arg_name) {
+                    let prefix = reserved_prefix(prefix);
+                    let values = completer.map(|c| c.suggest(&prefix, &context));
+                    counted(reserved_values(values.unwrap_or_default()))
+                } else {
+                    counted(completer.map(|c| c.suggest(prefix, &context)).unwrap_or_default())
+                }
             }
         }
         _ => {
@@ -162,6 +164,20 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
 const MAX_COMPLETIONS: usize = 100;
 
 /// The first [`MAX_COMPLETIONS`] values and how many there were.
+/// Values for a `{+var}`, as the client is to send them: RFC 6570's reserved expansion passes
+/// a `%XX` through as written, and a read then decodes it, so a value's own `%` (a file named
+/// `%2F.txt`) is sent as `%25` to name what it names (`%252F.txt`, not `/.txt`).
+fn reserved_values(values: Vec<String>) -> Vec<String> {
+    values.into_iter().map(|value| value.replace('%', "%25")).collect()
+}
+
+/// What a `{+var}` prefix the client typed stands for once expanded and read: its `%XX`
+/// decoded (a `%` without two hex digits, or bytes that are not UTF-8, kept as typed).
+fn reserved_prefix(prefix: &str) -> String {
+    let decoded = percent_decode(prefix).and_then(|bytes| String::from_utf8(bytes).ok());
+    decoded.unwrap_or_else(|| prefix.to_string())
+}
+
 fn counted(mut values: Vec<String>) -> (Vec<String>, usize) {
     let total = values.len();
     values.truncate(MAX_COMPLETIONS);

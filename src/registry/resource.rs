@@ -501,6 +501,11 @@ impl UriTemplate {
         }
     }
 
+    /// Whether `name` is a `{+name}` (reserved expansion) variable here.
+    pub(crate) fn reserved(&self, name: &str) -> bool {
+        self.parts.iter().any(|p| matches!(p, Part::Var { name: n, reserved: true } if n == name))
+    }
+
     pub(crate) fn variables(&self) -> impl Iterator<Item = &str> {
         self.parts.iter().filter_map(|p| match p {
             Part::Var { name, .. } => Some(name.as_str()),

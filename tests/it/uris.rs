@@ -132,3 +132,34 @@ fn check_reports_a_manifest_resource_or_template_that_is_not_a_uri() {
         assert!(stderr.contains(problem), "{problem}\n{stderr}");
     }
 }
+
+/// A `{+var}` value is expanded with its `%XX` passed through (RFC 6570 reserved expansion):
+/// completion sends a `%` as `%25`, so the expanded URI names the value completed.
+#[test]
+fn completion_of_a_reserved_variable_expands_to_the_value_it_names() {
+    let root = crate::scratch("uris-complete");
+    std::fs::write(root.join("%2F.txt"), "percent").unwrap();
+    let mut server = Server::new("t", "1");
+    server.add_directory(FileRoot::new(&root, false, 1 << 20).unwrap()).unwrap();
+    let values = || baremcp::Completer::values(["a%2Fb", "c"]);
+    let reserved =
+        ResourceTemplate::new("mf://r/{+p}", "r", |_, _| Ok(Contents::Text(String::new())));
+    server.add_template(reserved.complete("p", values())).unwrap();
+    let simple = ResourceTemplate::new("mf://s/{p}", "s", |_, _| Ok(Contents::Text(String::new())));
+    server.add_template(simple.complete("p", values())).unwrap();
+    let r = root.display().to_string();
+    let complete = |uri: String, name: &str, value: &str| {
+        let params = json!({"ref": {"type": "ref/resource", "uri": uri}, "argument": {"name": name, "value": value}});
+        let reply = ask(&server, &[request(1, "completion/complete", params)]).remove(0);
+        reply["result"]["completion"]["values"].clone()
+    };
+    let root_template = format!("file://{r}/{{+path}}");
+    assert_eq!(complete(root_template.clone(), "path", ""), json!(["%252F.txt"]));
+    assert_eq!(complete(root_template.clone(), "path", "%25"), json!(["%252F.txt"]));
+    assert_eq!(complete(root_template, "path", "%2F"), json!([]));
+    let read = request(1, "resources/read", json!({"uri": format!("file://{r}/%252F.txt")}));
+    assert_eq!(ask(&server, &[read])[0]["result"]["contents"][0]["text"], "percent");
+    assert_eq!(complete("mf://r/{+p}".into(), "p", "a%25"), json!(["a%252Fb"]));
+    // A simple `{p}` expansion encodes `%` itself: its values are sent as they are.
+    assert_eq!(complete("mf://s/{p}".into(), "p", "a%"), json!(["a%2Fb"]));
+}

@@ -11,7 +11,7 @@ use crate::dispatch::handler_setup::{
 use crate::dispatch::request::Request;
 use crate::registry::prompt::PromptArgs;
 use crate::registry::server::Server;
-use crate::util::encoding::percent_decode;
+use crate::util::encoding::{percent_decode, percent_encode_path};
 use crate::wire::error_code::ErrorCode;
 use crate::wire::jsonrpc::ErrorObject;
 
@@ -131,7 +131,10 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
                 if arg_name != "path" {
                     return Err(unknown_argument());
                 }
-                counted(reserved_values(root.complete(&reserved_prefix(prefix))))
+                // As `resources/list` spells them, which reserved expansion keeps: a `[`, `#`
+                // or `?` in a name would otherwise make another URI, or none.
+                let names = root.complete(&reserved_prefix(prefix));
+                counted(names.iter().map(|name| percent_encode_path(name.as_bytes())).collect())
             } else {
                 let template = server.template(uri).ok_or_else(|| {
                     ErrorObject::invalid_params(format!("unknown resource template: {uri}"))
@@ -163,7 +166,6 @@ pub(crate) fn complete(server: &Server, req: &Request) -> Result<Value, ErrorObj
 /// Completion returns at most this many values, as MCP caps it.
 const MAX_COMPLETIONS: usize = 100;
 
-/// The first [`MAX_COMPLETIONS`] values and how many there were.
 /// Values for a `{+var}`, as the client is to send them: RFC 6570's reserved expansion passes
 /// a `%XX` through as written, and a read then decodes it, so a value's own `%` (a file named
 /// `%2F.txt`) is sent as `%25` to name what it names (`%252F.txt`, not `/.txt`).
@@ -178,6 +180,7 @@ fn reserved_prefix(prefix: &str) -> String {
     decoded.unwrap_or_else(|| prefix.to_string())
 }
 
+/// The first [`MAX_COMPLETIONS`] values and how many there were.
 fn counted(mut values: Vec<String>) -> (Vec<String>, usize) {
     let total = values.len();
     values.truncate(MAX_COMPLETIONS);

@@ -185,10 +185,9 @@ fn check_own_examples<T: DeserializeOwned>(
             let at = format!("{}/{i}{}", pointer_to(pointer, "examples"), e.pointer);
             found.push(Problem::new(&at, format!("does not decode into the type: {}", e.why)));
         } else if let Some(Err(errors)) = compiled.as_ref().map(|c| c.validate(example)) {
-            let first = &errors.errors[0];
-            let inside = Some(first.instance_path.as_str()).filter(|at| *at != "/");
-            let at = format!("{}/{i}{}", pointer_to(pointer, "examples"), inside.unwrap_or(""));
-            found.push(Problem::new(&at, format!("the schema refuses it: {}", first.message)));
+            let (inside, why) = errors.first_inside();
+            let at = format!("{}/{i}{inside}", pointer_to(pointer, "examples"));
+            found.push(Problem::new(&at, format!("the schema refuses it: {why}")));
         }
     }
 }

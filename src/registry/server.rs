@@ -312,10 +312,8 @@ impl Server {
                 // A model shown an example the schema refuses would send arguments that fail
                 // it. The first error says enough; its pointer "/" is the whole example.
                 if let Err(errors) = input.validate(example) {
-                    let first = &errors.errors[0];
-                    let at = Some(first.instance_path.as_str()).filter(|at| *at != "/");
-                    let pointer = format!("/examples/{i}{}", at.unwrap_or_default());
-                    let why = first.message.clone();
+                    let (inside, why) = errors.first_inside();
+                    let (pointer, why) = (format!("/examples/{i}{inside}"), why.to_string());
                     return Err(Error::InvalidExample { tool: tool.name, pointer, why });
                 }
             }

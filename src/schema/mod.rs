@@ -85,6 +85,16 @@ pub struct Errors {
 impl Errors {
     /// How many errors are kept.
     pub const CAP: usize = 20;
+
+    /// The first error as where it is inside the instance (`""` for the whole of it, to follow
+    /// the instance's own pointer) and its message: what registration says of an example the
+    /// schema refuses.
+    pub(crate) fn first_inside(&self) -> (&str, &str) {
+        match self.errors.first() {
+            Some(e) => (if e.instance_path == "/" { "" } else { &e.instance_path }, &e.message),
+            None => ("", "refused"),
+        }
+    }
 }
 
 impl fmt::Display for Errors {

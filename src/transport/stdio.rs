@@ -61,13 +61,15 @@ fn run(
     let mut conn = Conn::new(reader, Outbox::new(writer), max_line).with_input_fd(input);
     let mut line = Vec::new();
     loop {
-        match conn.next_line(&mut line)? {
-            Line::Eof => {
-                // The client is gone: so are its streams, recorded as a cancel's are.
-                session.client_gone();
-                listens_ended(server, &mut session, conn.principal());
-                return conn.out.flush();
-            }
+        let next = conn.next_line(&mut line);
+        if !matches!(next, Ok(Line::Complete | Line::TooLong)) {
+            // The client is gone (its input ended, or failed): so are its streams, recorded
+            // as a cancel's are.
+            session.client_gone();
+            listens_ended(server, &mut session, conn.principal());
+        }
+        match next? {
+            Line::Eof => return conn.out.flush(),
             // A response is never replied to: the client waits for nothing.
             Line::TooLong if conn.drops_response(&line) => {}
             Line::TooLong => {

@@ -114,6 +114,8 @@ fn a_head_refused_while_its_head_is_read_gets_no_body_either() {
         conn.get_mut().write_all(&bytes).unwrap();
         let (status, head) = read_head(&mut conn);
         assert_eq!(status, expected, "{head}");
+        // Each status has its reason phrase (RFC 9110 §15).
+        assert!(!head.contains(" Unknown"), "{head}");
         // The connection closes after the refusal: whatever follows the head is a body.
         let mut rest = Vec::new();
         std::io::Read::read_to_end(&mut conn, &mut rest).unwrap();

@@ -200,6 +200,28 @@ fn on_reply_sees_a_listen_stream_end_on_stdio() {
     assert_eq!(seen[2..], [r#"-> "s1" ok "#, "-> 2 ok "], "cancelled, then at the end of input");
 }
 
+/// Input that fails rather than ends is the client gone too: its stream's end is shown.
+#[test]
+fn on_reply_sees_a_listen_stream_end_when_the_input_fails() {
+    struct Fails(std::io::Cursor<Vec<u8>>);
+    impl std::io::Read for Fails {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.read(buf)? {
+                0 => Err(std::io::ErrorKind::ConnectionReset.into()),
+                n => Ok(n),
+            }
+        }
+    }
+    let seen = Seen::default();
+    let input = Fails(std::io::Cursor::new(format!("{}\n", listen(json!(7))).into_bytes()));
+    let mut output = Vec::new();
+    let served = hooked(&seen).serve(&mut std::io::BufReader::new(input), &mut output);
+    assert_eq!(served.map_err(|e| e.kind()), Err(std::io::ErrorKind::ConnectionReset));
+    let seen = take(&seen);
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_eq!(seen[1], "-> 7 ok ", "{seen:?}");
+}
+
 /// Over HTTP too: a stream its client closes (no text) and one the server ends at its stop
 /// (the completion result it sends).
 #[test]

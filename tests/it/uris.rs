@@ -159,6 +159,17 @@ fn completion_of_a_reserved_variable_expands_to_the_value_it_names() {
     assert_eq!(complete(root_template, "path", "%2F"), json!([]));
     let read = request(1, "resources/read", json!({"uri": format!("file://{r}/%252F.txt")}));
     assert_eq!(ask(&server, &[read])[0]["result"]["contents"][0]["text"], "percent");
+    // A name whose `[`, `#` or space reserved expansion would keep is sent as listing spells
+    // it, and reads.
+    for (name, sent) in
+        [("a[1].txt", "a%5B1%5D.txt"), ("b#c#d.txt", "b%23c%23d.txt"), ("e f", "e%20f")]
+    {
+        std::fs::write(root.join(name), name).unwrap();
+        let prefix = &name[..1];
+        assert_eq!(complete(format!("file://{r}/{{+path}}"), "path", prefix), json!([sent]));
+        let read = request(1, "resources/read", json!({"uri": format!("file://{r}/{sent}")}));
+        assert_eq!(ask(&server, &[read])[0]["result"]["contents"][0]["text"], name);
+    }
     assert_eq!(complete("mf://r/{+p}".into(), "p", "a%25"), json!(["a%252Fb"]));
     // A simple `{p}` expansion encodes `%` itself: its values are sent as they are.
     assert_eq!(complete("mf://s/{p}".into(), "p", "a%"), json!(["a%2Fb"]));

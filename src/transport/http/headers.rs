@@ -182,24 +182,27 @@ pub fn param_checks(
     };
     let mismatch = |why: String| Err((400, ErrorObject::new(ErrorCode::HEADER_MISMATCH, why)));
     for ParamHeader { header, path } in headers {
-        let argument = path.join(".");
+        // Named only in a refusal: joined then.
+        let argument = || path.join(".");
         let sent = head.header(header);
         let value = value_at(params.arguments, path);
         if value.as_ref().is_some_and(|v| !carried(v)) {
             return mismatch(format!(
-                "arguments.{argument} is out of the safe integer range a header carries \
-                 (-(2^53-1) to 2^53-1)"
+                "arguments.{} is out of the safe integer range a header carries \
+                 (-(2^53-1) to 2^53-1)",
+                argument()
             ));
         }
         let (sent, value) = match (sent, value.flatten()) {
             (None, None) => continue,
             (None, Some(_)) => {
                 return mismatch(format!(
-                    "the {header} header is required: arguments.{argument} is set"
+                    "the {header} header is required: arguments.{} is set",
+                    argument()
                 ));
             }
             (Some(_), None) => {
-                return mismatch(format!("{header} is sent but arguments.{argument} is not"));
+                return mismatch(format!("{header} is sent but arguments.{} is not", argument()));
             }
             (Some(sent), Some(value)) => (sent, value),
         };
@@ -217,7 +220,7 @@ pub fn param_checks(
             _ => false,
         };
         if !same {
-            return mismatch(format!("{header} does not match arguments.{argument}"));
+            return mismatch(format!("{header} does not match arguments.{}", argument()));
         }
     }
     Ok(())

@@ -321,7 +321,7 @@ pub(super) mod tests {
         key.as_object().unwrap().clone()
     }
 
-    /// `fixtures/jwt/prime.json`, made by `prime.py`: a JWKS whose one RSA key (kid `prime`)
+    /// `fixtures/jwt/prime.json`, made by `forged.py`: a JWKS whose one RSA key (kid `prime`)
     /// has a 2048-bit prime modulus, and an RS256 token forged for it with the private
     /// exponent anyone can compute, `d = e^-1 mod (n - 1)`.
     pub(in crate::crypto) fn prime_fixture() -> Value {
@@ -329,7 +329,7 @@ pub(super) mod tests {
         serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
     }
 
-    /// `fixtures/jwt/square.json`, made by `square.py`: the same with a modulus that is the
+    /// `fixtures/jwt/square.json`, made by `forged.py`: the same with a modulus that is the
     /// square of a 1024-bit prime (kid `square`), the token forged with `d = e^-1 mod p(p - 1)`.
     pub(in crate::crypto) fn square_fixture() -> Value {
         let path = format!("{}/fixtures/jwt/square.json", env!("CARGO_MANIFEST_DIR"));

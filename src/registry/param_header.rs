@@ -6,8 +6,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::schema::Problem;
 use crate::schema::pointer::pointer_to;
+use crate::schema::{Problem, subschemas};
+use crate::util::token::is_token;
 
 /// The annotation keyword.
 const KEYWORD: &str = "x-mcp-header";
@@ -71,42 +72,17 @@ impl Walk {
         if let Some(name) = map.get(KEYWORD) {
             self.annotation(map, name, path, chain);
         }
-        for (key, value) in map {
-            let here = pointer_to(path, key);
-            match key.as_str() {
-                "properties" => {
-                    for (name, sub) in value.as_object().into_iter().flatten() {
-                        let chain = chain.map(|c| [c, std::slice::from_ref(name)].concat());
-                        self.schema(sub, &pointer_to(&here, name), chain.as_deref(), depth + 1);
-                    }
+        for (keyword, step, sub) in subschemas(map) {
+            let here = pointer_to(path, keyword);
+            // Only a chain of `properties` keys reaches a header's argument.
+            let chain = match (keyword, &step) {
+                ("properties", Some(name)) => {
+                    chain.map(|c| [c, std::slice::from_ref(name)].concat())
                 }
-                "patternProperties" | "dependentSchemas" | "dependencies" | "$defs"
-                | "definitions" => {
-                    for (name, sub) in value.as_object().into_iter().flatten() {
-                        self.schema(sub, &pointer_to(&here, name), None, depth + 1);
-                    }
-                }
-                "items" | "prefixItems" | "allOf" | "anyOf" | "oneOf" if value.is_array() => {
-                    for (i, sub) in value.as_array().into_iter().flatten().enumerate() {
-                        self.schema(sub, &pointer_to(&here, &i.to_string()), None, depth + 1);
-                    }
-                }
-                "items"
-                | "additionalItems"
-                | "additionalProperties"
-                | "propertyNames"
-                | "contains"
-                | "not"
-                | "if"
-                | "then"
-                | "else"
-                | "unevaluatedItems"
-                | "unevaluatedProperties"
-                | "contentSchema" => {
-                    self.schema(value, &here, None, depth + 1);
-                }
-                _ => {}
-            }
+                _ => None,
+            };
+            let at = step.map_or_else(|| here.clone(), |step| pointer_to(&here, &step));
+            self.schema(sub, &at, chain.as_deref(), depth + 1);
         }
     }
 
@@ -134,7 +110,7 @@ impl Walk {
         if name.is_empty() {
             return refuse("must not be empty".into());
         }
-        if !name.bytes().all(is_tchar) {
+        if !name.bytes().all(is_token) {
             return refuse(format!(
                 "{name:?} holds a character a header name may not: only letters, digits and \
                  !#$%&'*+-.^_`|~ (RFC 9110 tchar)"
@@ -167,11 +143,6 @@ fn primitive(kind: Option<&Value>) -> bool {
         Some(one) => allowed(one),
         None => false,
     }
-}
-
-/// RFC 9110 `tchar`, what a header name is made of.
-fn is_tchar(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b)
 }
 
 #[cfg(test)]

@@ -535,8 +535,7 @@ fn check_name(expression: &str, name: &str) -> Result<(), String> {
     let bytes = name.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let escape = bytes[i] == b'%'
-            && bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+        let escape = crate::util::encoding::escape_at(bytes, i);
         let dot = bytes[i] == b'.' && i > 0 && bytes[i - 1] != b'.' && i + 1 < bytes.len();
         if !(escape || dot || bytes[i].is_ascii_alphanumeric() || bytes[i] == b'_') {
             return Err(format!(

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use super::draft::{Draft, MAX_DEPTH};
 use super::{pointer_to, uri};
@@ -75,42 +75,10 @@ impl Ids {
         if !draft7 && let Some(anchor) = map.get("$anchor").and_then(Value::as_str) {
             self.anchors.entry(format!("{base}#{anchor}")).or_insert_with(|| path.clone());
         }
-        for (keyword, sub) in map {
-            let here = || pointer_to(&path, keyword);
-            match (keyword.as_str(), sub) {
-                ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
-                    let here = here();
-                    for (i, schema) in list.iter().enumerate() {
-                        self.walk(schema, format!("{here}/{i}"), &base, depth + 1);
-                    }
-                }
-                (
-                    "properties" | "patternProperties" | "$defs" | "definitions"
-                    | "dependentSchemas" | "dependencies",
-                    Value::Object(schemas),
-                ) => {
-                    let here = here();
-                    for (name, schema) in schemas {
-                        self.walk(schema, pointer_to(&here, name), &base, depth + 1);
-                    }
-                }
-                (
-                    "items"
-                    | "additionalItems"
-                    | "additionalProperties"
-                    | "propertyNames"
-                    | "contains"
-                    | "not"
-                    | "if"
-                    | "then"
-                    | "else"
-                    | "unevaluatedProperties"
-                    | "unevaluatedItems"
-                    | "contentSchema",
-                    _,
-                ) => self.walk(sub, here(), &base, depth + 1),
-                _ => {}
-            }
+        for (keyword, step, schema) in subschemas(map) {
+            let here = pointer_to(&path, keyword);
+            let at = step.map_or_else(|| here.clone(), |step| pointer_to(&here, &step));
+            self.walk(schema, at, &base, depth + 1);
         }
     }
 
@@ -145,4 +113,44 @@ impl Ids {
             at = &at[..at.rfind('/').unwrap_or(0)];
         }
     }
+}
+
+/// Each subschema `map` holds where a schema (2020-12 or draft-07) can hold one: its keyword,
+/// the name or index under it (`None` where the keyword holds one schema), and the schema.
+pub(crate) fn subschemas(map: &Map<String, Value>) -> Vec<(&str, Option<String>, &Value)> {
+    let mut found = Vec::new();
+    for (keyword, sub) in map {
+        let keyword = keyword.as_str();
+        match (keyword, sub) {
+            ("items" | "prefixItems" | "allOf" | "anyOf" | "oneOf", Value::Array(list)) => {
+                let each = list.iter().enumerate();
+                found.extend(each.map(|(i, schema)| (keyword, Some(i.to_string()), schema)));
+            }
+            (
+                "properties" | "patternProperties" | "$defs" | "definitions" | "dependentSchemas"
+                | "dependencies",
+                Value::Object(schemas),
+            ) => {
+                let each = schemas.iter();
+                found.extend(each.map(|(name, schema)| (keyword, Some(name.clone()), schema)));
+            }
+            (
+                "items"
+                | "additionalItems"
+                | "additionalProperties"
+                | "propertyNames"
+                | "contains"
+                | "not"
+                | "if"
+                | "then"
+                | "else"
+                | "unevaluatedProperties"
+                | "unevaluatedItems"
+                | "contentSchema",
+                _,
+            ) => found.push((keyword, None, sub)),
+            _ => {}
+        }
+    }
+    found
 }

@@ -10,6 +10,7 @@ mod char_class;
 mod compile;
 mod draft;
 mod ids;
+pub(crate) use ids::subschemas;
 mod node;
 mod regex;
 mod uri;

@@ -119,6 +119,13 @@ pub fn percent_encode_path(bytes: &[u8]) -> String {
     out
 }
 
+/// Whether `bytes` holds a `%XX` escape at `at`: a `%` and two hex digits (RFC 3986
+/// `pct-encoded`).
+pub(crate) fn escape_at(bytes: &[u8], at: usize) -> bool {
+    bytes.get(at) == Some(&b'%')
+        && bytes.get(at + 1..at + 3).is_some_and(|hex| hex.iter().all(u8::is_ascii_hexdigit))
+}
+
 /// Decodes `%XX` escapes; `None` for a malformed escape.
 pub fn percent_decode(text: &str) -> Option<Vec<u8>> {
     // Exactly two hex digits: `u8::from_str_radix` would also take a sign (`%+0`).
@@ -155,9 +162,8 @@ pub(crate) fn uri_problem(text: &str) -> Option<String> {
     });
     let mut fragment = false;
     for (i, c) in text.char_indices() {
-        let hex = |at: usize| bytes.get(at).is_some_and(u8::is_ascii_hexdigit);
         let what = match c {
-            '%' if hex(i + 1) && hex(i + 2) => continue,
+            '%' if escape_at(bytes, i) => continue,
             '%' => "a `%` not followed by two hex digits".to_string(),
             ' ' => "a raw space".to_string(),
             '\u{0}'..='\u{1f}' | '\u{7f}' => format!("a control character ({:?})", c),

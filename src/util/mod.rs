@@ -16,4 +16,5 @@ pub(crate) mod sha256;
 pub(crate) mod shown;
 pub(crate) mod sort;
 pub(crate) mod stamp;
+pub(crate) mod token;
 pub(crate) mod trace_context;

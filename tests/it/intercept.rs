@@ -144,9 +144,10 @@ fn post_call(addr: std::net::SocketAddr, id: u64, tool: &str) -> (String, Value)
     (status, serde_json::from_str(body).unwrap_or_else(|_| panic!("{response}")))
 }
 
-#[test]
-fn hooks_see_http_requests_too() {
-    let seen = Seen::default();
+/// A hooked server over HTTP on a port of its own: its address, its stop flag, its thread.
+fn serve_hooked(
+    seen: &Seen,
+) -> (std::net::SocketAddr, Arc<AtomicBool>, std::thread::JoinHandle<()>) {
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let addr = listener.local_addr().unwrap();
     let stop = Arc::new(AtomicBool::new(false));
@@ -156,6 +157,13 @@ fn hooks_see_http_requests_too() {
         let server = hooked(&log);
         server.serve_http_on(vec![listener], &HttpOptions::default(), flag).unwrap();
     });
+    (addr, stop, serving)
+}
+
+#[test]
+fn hooks_see_http_requests_too() {
+    let seen = Seen::default();
+    let (addr, stop, serving) = serve_hooked(&seen);
     let (status, echoed) = post_call(addr, 1, "echo");
     assert_eq!(status, "HTTP/1.1 200 OK");
     assert_eq!(echoed["result"]["content"][0]["text"], "echoed");
@@ -228,14 +236,7 @@ fn on_reply_sees_a_listen_stream_end_when_the_input_fails() {
 fn on_reply_sees_a_listen_stream_end_over_http() {
     use crate::http_harness::{connect, next_event, read_head, send_post};
     let seen = Seen::default();
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let stop = Arc::new(AtomicBool::new(false));
-    let (flag, log) = (stop.clone(), seen.clone());
-    let serving = std::thread::spawn(move || {
-        let server = hooked(&log);
-        server.serve_http_on(vec![listener], &HttpOptions::default(), flag).unwrap();
-    });
+    let (addr, stop, serving) = serve_hooked(&seen);
     let open = |id: u32| {
         let mut conn = connect(addr);
         let headers = ["MCP-Protocol-Version: 2026-07-28", "Mcp-Method: subscriptions/listen"];

@@ -1,6 +1,8 @@
 //! The small rules of HTTP's grammar (RFC 9110, RFC 9112) the request reader reads by:
-//! the version, absolute-form targets, token characters, a field value's whitespace, a list's
-//! elements, numbers, and chunk-size lines.
+//! the version, absolute-form targets, a field value's whitespace, a list's elements, numbers,
+//! and chunk-size lines (token characters: `util/token.rs`).
+
+pub(super) use crate::util::token::{is_token, token_lowered};
 
 /// `value` without the spaces and tabs around it (RFC 9110 §5.5: a field value's optional
 /// whitespace).
@@ -51,33 +53,6 @@ pub(super) fn absolute_form(target: &str) -> Result<Option<(&str, &str)>, &'stat
     let rest = &after[end..];
     Ok(Some((authority, if rest.starts_with('/') { rest } else { "/" })))
 }
-
-/// RFC 9110 token characters (method and header names).
-pub(super) fn is_token(b: u8) -> bool {
-    token_lowered(b) != 0
-}
-
-/// A token character lowercased, or 0 for any other byte: header names are checked and
-/// lowercased in one look-up a byte.
-pub(super) fn token_lowered(b: u8) -> u8 {
-    TOKEN_LOWERED[usize::from(b)]
-}
-
-const TOKEN_LOWERED: [u8; 256] = {
-    let mut table = [0; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        let token = c.is_ascii_alphanumeric()
-            || matches!(c, b'!' | b'#' | b'$' | b'%' | b'&' | b'\'' | b'*' | b'+' | b'-')
-            || matches!(c, b'.' | b'^' | b'_' | b'`' | b'|' | b'~');
-        if token {
-            table[b] = c.to_ascii_lowercase();
-        }
-        b += 1;
-    }
-    table
-};
 
 /// `1*DIGIT` in `radix`, leading zeros and all. A number too large for a `usize` is
 /// `usize::MAX`: it is over any body limit all the same, so it is refused as too large.

@@ -340,11 +340,7 @@ pub fn valid_host(value: &str) -> bool {
     while i < bytes.len() {
         match HOST_BYTES[bytes[i] as usize] {
             NAME => i += 1,
-            PERCENT
-                if bytes.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) =>
-            {
-                i += 3
-            }
+            PERCENT if crate::util::encoding::escape_at(bytes, i) => i += 3,
             COLON => break,
             _ => return false,
         }

@@ -370,13 +370,16 @@ impl UriTemplate {
 
     /// Why the template's literal text would not expand to URIs (the schema's `format:
     /// "uri-template"`): each variable stands in as `x`, and the text must then be a URI
-    /// ([`encoding::uri_problem`]), with no `'` (RFC 6570 literals leave it out).
+    /// ([`encoding::uri_problem`]), with no `'` (RFC 6570 literals leave it out). A `{+var}`
+    /// that opens the template may bring the scheme (`{+base}/readme`): it stands in as `x:`.
     fn literal_problem(&self) -> Option<String> {
         let probe: String = self
             .parts
             .iter()
-            .map(|part| match part {
+            .enumerate()
+            .map(|(i, part)| match part {
                 Part::Literal(text) => text.as_str(),
+                Part::Var { reserved: true, .. } if i == 0 => "x:",
                 Part::Var { .. } => "x",
             })
             .collect();

@@ -105,6 +105,9 @@ fn a_resource_or_template_that_is_not_a_uri_is_refused_at_registration() {
     let mut server = Server::new("t", "1");
     server.add_resource(resource("mf://a/it's%20fine")).unwrap();
     server.add_template(template("mf://a/{x}/{+rest}?q=1#top")).unwrap();
+    // A `{+var}` that opens the template may bring the scheme itself (RFC 6570 reserved
+    // expansion keeps its `:` and `/`).
+    server.add_template(template("{+base}/readme")).unwrap();
 }
 
 #[test]

@@ -609,7 +609,7 @@ impl<'io> Conn<'io> {
                 text.push(b',');
             }
             // Writing to a `Vec` cannot fail.
-            let unread = session.unread_id();
+            let unread = session.unread;
             let _ = jsonrpc::write_response_as(&mut text, id.as_ref(), unread, &Err(error), b"}");
         };
         let batch = matches!(frame, Frame::Batch(_));

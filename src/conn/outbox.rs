@@ -17,7 +17,7 @@ pub(crate) struct Outbox<'w> {
     scratch: Vec<u8>,
     error: Option<io::Error>,
     /// How a reply names a request whose id could not be read: as the revision the
-    /// connection's session negotiated says (`Session::unread_id`); `null` until then.
+    /// connection's session negotiated says (`Session::unread`); `null` until then.
     pub unread: UnreadId,
 }
 

@@ -62,7 +62,8 @@ pub(crate) const FILE_LOOKS_PER_TICK: usize = 256;
 #[derive(Default)]
 pub(crate) struct Session {
     pub legacy_version: Option<&'static str>,
-    /// How an unread id is written under `legacy_version`, set with it (a look per line).
+    /// How a reply to a message whose id could not be read names it under `legacy_version`,
+    /// set with it (`null` before `initialize`): a look per line.
     pub unread: UnreadId,
     /// What the legacy client declared in `initialize`: a few short names, never the object.
     pub client_capabilities: Declared,
@@ -111,12 +112,6 @@ pub(crate) struct Stream {
 }
 
 impl Session {
-    /// How a reply to a message whose id could not be read names it, by the revision this
-    /// session negotiated (`null` before `initialize`).
-    pub fn unread_id(&self) -> UnreadId {
-        self.unread
-    }
-
     /// Whether the client may send JSON-RPC batches: of the revisions, 2025-03-26 alone has
     /// them.
     pub fn takes_batches(&self) -> bool {

@@ -44,9 +44,9 @@ pub(crate) type Watch<'w, 'f> = Option<&'w mut (dyn FnMut(&Served) + 'f)>;
 pub(crate) fn serve_line(server: &Server, line: &[u8], session: &mut Session, conn: &mut Conn) {
     // An id that cannot be read is written as the revision in force says, before and after
     // this line (which may be the `initialize` that sets it).
-    conn.out.unread = session.unread_id();
+    conn.out.unread = session.unread;
     serve_text(server, line, session, conn);
-    conn.out.unread = session.unread_id();
+    conn.out.unread = session.unread;
 }
 
 fn serve_text(server: &Server, line: &[u8], session: &mut Session, conn: &mut Conn) {

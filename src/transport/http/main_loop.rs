@@ -427,7 +427,7 @@ impl<'s> Dispatcher<'s> {
                         Outbox::new(&mut body).batch(&replies);
                         (200, Some(body))
                     }
-                    Err(error) => (400, response_as(None, state.unread_id(), &Err(error))),
+                    Err(error) => (400, response_as(None, state.unread, &Err(error))),
                 }
             }
         };

@@ -191,6 +191,14 @@ impl Session {
         self.listening.keys()
     }
 
+    /// The protocol version of the open stream `id`, as its request named it.
+    pub fn stream_version(&self, id: &Id) -> Option<&'static str> {
+        match self.listening.get(id.as_json())?.era {
+            Era::Modern(version) => Some(version),
+            Era::Legacy => None,
+        }
+    }
+
     /// Whether a `subscriptions/listen` stream with this id is open.
     pub fn is_listening(&self, id: &Id) -> bool {
         self.listening.contains_key(id.as_json())

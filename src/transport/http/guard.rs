@@ -348,8 +348,8 @@ pub fn valid_host(value: &str) -> bool {
     i > 0 && bytes[i..].iter().skip(1).all(u8::is_ascii_digit)
 }
 
-/// What each byte is to [`valid_host`]'s one look a byte: [`reg_name_byte`]s as `NAME`, but
-/// `%` and `:`, which end or escape a name.
+/// What each byte is to [`valid_host`]'s one look a byte: [`reg_name_byte`]s as `NAME`, `%`
+/// (an escape's start) and `:` (the name's end).
 const HOST_BYTES: [u8; 256] = {
     let (mut table, mut b) = ([0u8; 256], 0usize);
     while b < 256 {
@@ -367,13 +367,13 @@ const NAME: u8 = 1;
 const PERCENT: u8 = 2;
 const COLON: u8 = 3;
 
-/// RFC 3986 `unreserved / pct-encoded / sub-delims` but `,`, byte by byte (a `%` is checked
-/// for its two hex digits apart). A comma is a sub-delim, yet no name holds one: it is two
+/// RFC 3986 `unreserved / sub-delims` but `,`, byte by byte (`pct-encoded` is checked apart,
+/// as a `%` and its two hex digits). A comma is a sub-delim, yet no name holds one: it is two
 /// `Host` values joined, one of which a proxy in front may have read (RFC 9112 §3.2 refuses
 /// two).
 const fn reg_name_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric()
-        || matches!(b, b'-' | b'.' | b'_' | b'~' | b'%')
+        || matches!(b, b'-' | b'.' | b'_' | b'~')
         || matches!(b, b'!' | b'$' | b'&' | b'\'' | b'(' | b')' | b'*' | b'+' | b';' | b'=')
 }
 
@@ -382,7 +382,7 @@ const fn reg_name_byte(b: u8) -> bool {
 fn ip_literal(inside: &str) -> bool {
     if let Some(future) = inside.strip_prefix(['v', 'V']) {
         let Some((version, rest)) = future.split_once('.') else { return false };
-        let rest_ok = |b: u8| b == b':' || (b != b'%' && reg_name_byte(b));
+        let rest_ok = |b: u8| b == b':' || reg_name_byte(b);
         return !version.is_empty()
             && version.bytes().all(|b| b.is_ascii_hexdigit())
             && !rest.is_empty()

@@ -307,11 +307,12 @@ impl<'s> Dispatcher<'s> {
         for (session, sink, opened) in self.listens.drain(..) {
             for id in session.streams() {
                 let result = Ok(lifecycle::listen_complete(self.server, id));
-                let result = shown_end(self.server, id, &opened, result);
+                let version = session.stream_version(id);
+                let result = shown_end(self.server, id, version, &opened, result);
                 let mut body = Vec::new();
                 Outbox::new(&mut body).response(Some(id), &result);
                 sink.send(Out::Done(Some((200, body))));
-                self.observer.listen_ended(id, &opened.0, opened.1, &result);
+                self.observer.listen_ended(id, &opened.0, version, &result);
             }
         }
         for legacy in self.sessions.values_mut() {
@@ -330,8 +331,9 @@ impl<'s> Dispatcher<'s> {
             // ended well, with nothing more to say.
             let gone = sink.is_closed();
             for id in session.streams().filter(|_| gone) {
-                let ended = shown_end(server, id, opened, Ok(Payload::Json(Vec::new())));
-                observer.listen_ended(id, &opened.0, opened.1, &ended);
+                let version = session.stream_version(id);
+                let ended = shown_end(server, id, version, opened, Ok(Payload::Json(Vec::new())));
+                observer.listen_ended(id, &opened.0, version, &ended);
             }
             !gone
         });
@@ -513,33 +515,35 @@ fn lend(from: &mut Session, to: &mut Session) {
 }
 
 /// How a `subscriptions/listen` call arrived, with the trace context its span and log line
-/// will name when it ends (`_meta`'s, else its header's), and its protocol version: read
-/// again from its `_meta` (a listen is rare).
+/// will name when it ends (`_meta`'s, else its header's: read again, a listen is rare), and
+/// who opened it. Its protocol version is its session's to say (`Session::stream_version`).
 fn opened(call: &Call) -> Opened {
     let mut meta = None;
-    let (from_meta, version) = match call.frame(&mut meta) {
+    let from_meta = match call.frame(&mut meta) {
         Frame::Single(Message::Request { params: ParamsField::Object(params), .. }) => {
-            let version = match era::read_meta(params.meta, None) {
-                Ok(era::RequestMeta { era: era::Era::Modern(version), .. }) => Some(version),
-                _ => None,
-            };
-            (era::trace_context(params.meta), version)
+            era::trace_context(params.meta)
         }
-        _ => (None, None),
+        _ => None,
     };
     let Arrival { received, transport, .. } = call.arrival;
     let trace = from_meta.or_else(|| call.arrival.trace.clone());
-    (Arrival { received, trace, transport }, version, call.principal.clone())
+    (Arrival { received, trace, transport }, call.principal.clone())
 }
 
-/// How a listen stream arrived, its protocol version and who opened it ([`opened`]).
-type Opened = (Arrival, Option<&'static str>, Option<Arc<Principal>>);
+/// How a listen stream arrived and who opened it ([`opened`]).
+type Opened = (Arrival, Option<Arc<Principal>>);
 
-/// `reply`, ending a listen stream, shown to `on_reply` ([`listen_ended`]).
-fn shown_end(server: &Server, id: &Id, opened: &Opened, reply: Reply) -> Reply {
-    let version = opened.1.unwrap_or(era::MODERN_VERSIONS[0]);
+/// `reply`, ending a listen stream of `version`, shown to `on_reply` ([`listen_ended`]).
+fn shown_end(
+    server: &Server,
+    id: &Id,
+    version: Option<&'static str>,
+    opened: &Opened,
+    reply: Reply,
+) -> Reply {
+    let version = version.unwrap_or(era::MODERN_VERSIONS[0]);
     let took = opened.0.received.elapsed();
-    listen_ended(server, id, version, opened.2.as_deref(), reply, took)
+    listen_ended(server, id, version, opened.1.as_deref(), reply, took)
 }
 
 /// One response as JSON bytes (logged at debug level by the outbox).
